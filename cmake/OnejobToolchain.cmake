@@ -1,0 +1,19 @@
+# Compiler cache and warning policy shared by every onejob target.
+
+find_program(ONEJOB_CCACHE ccache)
+if(ONEJOB_CCACHE)
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${ONEJOB_CCACHE}")
+endif()
+
+# Our own code builds with warnings as errors; third-party headers come from imported
+# targets or /usr/include and are therefore system includes, exempt from these flags.
+add_library(onejob_warnings INTERFACE)
+target_compile_options(onejob_warnings INTERFACE -Wall -Wextra -Werror -Wpedantic -Wshadow
+                                                 -Wnon-virtual-dtor -Wold-style-cast)
+
+# Every onejob target includes headers by their path from the repository root,
+# e.g. "system/domain/job.hpp".
+add_library(onejob_root_includes INTERFACE)
+target_include_directories(onejob_root_includes INTERFACE "${PROJECT_SOURCE_DIR}")
+
+add_compile_definitions(BOOST_ASIO_NO_DEPRECATED)

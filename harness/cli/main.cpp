@@ -1,0 +1,148 @@
+// The onejob command line: the one place that wires adapters to the harness.
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/report/report.hpp"
+#include "harness/scenario/loader.hpp"
+#include "harness/scenario/runner.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using onejob::scenario::ScenarioError;
+using onejob::scenario::ScenarioSpec;
+
+constexpr int kExitPass = 0;
+constexpr int kExitFail = 1;
+constexpr int kExitBadInput = 2;
+
+bool is_scenario_file(const fs::path& path) {
+  return path.extension() == ".yaml" || path.extension() == ".yml";
+}
+
+// The scenario files named by `paths`: files as given, folders searched recursively, each
+// folder's files in sorted order so a run never depends on directory order.
+std::vector<std::string> find_scenario_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& path : paths) {
+    std::error_code error;
+    const auto status = fs::status(path, error);
+    if (fs::is_directory(status)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::recursive_directory_iterator(path)) {
+        if (entry.is_regular_file() && is_scenario_file(entry.path())) {
+          found.push_back(entry.path().lexically_normal().string());
+        }
+      }
+      std::ranges::sort(found);
+      if (found.empty()) throw ScenarioError(path, {}, "no *.yaml or *.yml scenario files here");
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::exists(status)) {
+      files.push_back(fs::path(path).lexically_normal().string());
+    } else {
+      throw ScenarioError(path, {}, "no such file or directory");
+    }
+  }
+  return files;
+}
+
+// Loads every file before running any, so bad input is reported whole and up front.
+std::optional<std::vector<ScenarioSpec>> load_all(const std::vector<std::string>& files) {
+  std::vector<ScenarioSpec> specs;
+  std::map<std::string, std::string> file_by_name;
+  bool ok = true;
+  for (const auto& file : files) {
+    try {
+      auto spec = onejob::scenario::load_scenario_file(file);
+      auto [it, fresh] = file_by_name.emplace(spec.name, file);
+      if (!fresh) {
+        throw ScenarioError(file, spec.name_mark,
+                            "scenario name \"" + spec.name + "\" is already used by " + it->second);
+      }
+      specs.push_back(std::move(spec));
+    } catch (const ScenarioError& error) {
+      std::cerr << error.what() << "\n";
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return specs;
+}
+
+int run_command(const std::vector<std::string>& paths, std::optional<std::uint64_t> seed,
+                const std::string& report_dir) {
+  std::vector<std::string> files;
+  try {
+    files = find_scenario_files(paths);
+  } catch (const ScenarioError& error) {
+    std::cerr << "onejob: " << error.what() << "\n";
+    return kExitBadInput;
+  }
+  auto specs = load_all(files);
+  if (!specs) return kExitBadInput;
+
+  std::vector<onejob::scenario::RunResult> results;
+  for (const auto& spec : *specs) {
+    results.push_back(onejob::scenario::run_scenario(spec, {.seed = seed, .make_store = {}}));
+  }
+  std::cout << onejob::report::text_summary(results);
+  try {
+    onejob::report::write_reports(report_dir, results);
+  } catch (const std::exception& error) {
+    std::cerr << "onejob: cannot write reports to " << report_dir << ": " << error.what() << "\n";
+    return kExitBadInput;
+  }
+  std::cout << "reports: " << report_dir << "/summary.json, junit.xml, summary.txt, traces/\n";
+  const bool all_passed = std::ranges::all_of(results, [](const auto& r) { return r.passed(); });
+  return all_passed ? kExitPass : kExitFail;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "onejob: a deterministic fault-injection harness around a reference job/attempt system.\n"
+      "One user click must never become two jobs, two charges or two results."};
+  app.footer(
+      "Exit codes: 0 all scenarios passed; 1 an invariant was violated or an expectation\n"
+      "failed; 2 bad input (unreadable or invalid scenario, bad flags).\n"
+      "Run 'onejob run --help' for the run command.");
+  app.require_subcommand(1);
+
+  std::vector<std::string> paths{"scenarios"};
+  std::optional<std::uint64_t> seed;
+  std::string report_dir = "reports/latest";
+  auto* run = app.add_subcommand(
+      "run",
+      "Run scenarios on the embedded in-memory store and check every invariant.\n"
+      "Prints one line per scenario (PASS/FAIL, name, seed, trace hash) and a total line;\n"
+      "a failure lists its violations, the first offending event and the command that replays "
+      "it.");
+  run->add_option("paths", paths, "Scenario files (*.yaml) or folders searched recursively")
+      ->capture_default_str();
+  run->add_option("--seed", seed, "Override every scenario's seed (unsigned 64-bit)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--report-dir", report_dir,
+                  "Where to write summary.txt, summary.json, junit.xml and traces/<name>.jsonl")
+      ->capture_default_str();
+  run->footer(
+      "Same build + scenario + seed gives a byte-identical trace and the same trace hash.\n"
+      "Exit codes: 0 all passed; 1 a violation or failed expectation; 2 bad input\n"
+      "(errors name file:line:col).");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? kExitPass : kExitBadInput;
+  }
+  if (run->parsed()) return run_command(paths, seed, report_dir);
+  return kExitBadInput;
+}

@@ -1,0 +1,160 @@
+#include "harness/report/report.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace onejob::report {
+namespace {
+
+const sim::TraceEvent* find_event(const scenario::RunResult& result,
+                                   const std::optional<std::uint64_t>& seq) {
+  if (!seq || *seq == 0 || *seq > result.history.size()) return nullptr;
+  return &result.history[*seq - 1];
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters even when escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string violation_text(const scenario::RunResult& result, const check::Violation& v) {
+  std::string text = "[" + v.invariant + "] " + v.message;
+  if (const auto* event = find_event(result, v.event_seq)) {
+    text += "\n      first offending event: " + sim::to_json_line(*event);
+  }
+  return text;
+}
+
+void write_file(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+std::string replay_command(const scenario::RunResult& result) {
+  return "build/onejob run " + result.file + " --seed " + std::to_string(result.seed);
+}
+
+std::string summary_line(const scenario::RunResult& result) {
+  return std::string(result.passed() ? "PASS" : "FAIL") + "  " + result.name +
+         "  seed=" + std::to_string(result.seed) + "  trace=" + result.trace_hash;
+}
+
+std::string text_summary(const std::vector<scenario::RunResult>& results) {
+  std::string out;
+  std::size_t failed = 0;
+  for (const auto& result : results) {
+    out += summary_line(result) + "\n";
+    if (result.passed()) continue;
+    ++failed;
+    for (const auto& violation : result.violations) {
+      out += "    " + violation_text(result, violation) + "\n";
+    }
+    out += "    replay: " + replay_command(result) + "\n";
+  }
+  out += std::to_string(results.size()) + " scenarios: " +
+         std::to_string(results.size() - failed) + " passed, " + std::to_string(failed) +
+         " failed\n";
+  return out;
+}
+
+std::string summary_json(const std::vector<scenario::RunResult>& results) {
+  nlohmann::ordered_json summary;
+  std::size_t passed = 0;
+  auto entries = nlohmann::ordered_json::array();
+  for (const auto& result : results) {
+    if (result.passed()) ++passed;
+    auto violations = nlohmann::ordered_json::array();
+    for (const auto& v : result.violations) {
+      nlohmann::ordered_json violation;
+      violation["invariant"] = v.invariant;
+      violation["message"] = v.message;
+      const auto* event = find_event(result, v.event_seq);
+      violation["event"] =
+          event ? nlohmann::ordered_json::parse(sim::to_json_line(*event)) : nullptr;
+      violations.push_back(std::move(violation));
+    }
+    nlohmann::ordered_json entry;
+    entry["name"] = result.name;
+    entry["file"] = result.file;
+    entry["seed"] = result.seed;
+    entry["status"] = result.passed() ? "pass" : "fail";
+    entry["trace_hash"] = result.trace_hash;
+    entry["violations"] = std::move(violations);
+    if (!result.passed()) entry["replay"] = replay_command(result);
+    entries.push_back(std::move(entry));
+  }
+  summary["scenarios"] = results.size();
+  summary["passed"] = passed;
+  summary["failed"] = results.size() - passed;
+  summary["results"] = std::move(entries);
+  return summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string junit_xml(const std::vector<scenario::RunResult>& results) {
+  std::size_t failures = 0;
+  for (const auto& result : results) failures += result.passed() ? 0 : 1;
+  const std::string counts = "tests=\"" + std::to_string(results.size()) + "\" failures=\"" +
+                             std::to_string(failures) + "\"";
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites " + counts + ">\n";
+  out += "  <testsuite name=\"onejob.scenarios\" " + counts + ">\n";
+  for (const auto& result : results) {
+    out += "    <testcase classname=\"scenarios\" name=\"" + xml_escape(result.name) +
+           "\" file=\"" + xml_escape(result.file) + "\">\n";
+    if (!result.passed()) {
+      const auto& first = result.violations.front();
+      std::string details;
+      for (const auto& violation : result.violations) {
+        details += violation_text(result, violation) + "\n";
+      }
+      details += "replay: " + replay_command(result) + "\n";
+      out += "      <failure type=\"" + xml_escape(first.invariant) + "\" message=\"" +
+             xml_escape(first.message) + "\">" + xml_escape(details) + "</failure>\n";
+    }
+    out += "      <system-out>seed=" + std::to_string(result.seed) +
+           " trace=" + result.trace_hash + "</system-out>\n";
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+void write_reports(const std::filesystem::path& dir,
+                   const std::vector<scenario::RunResult>& results) {
+  namespace fs = std::filesystem;
+  const fs::path traces = dir / "traces";
+  fs::create_directories(traces);
+  for (const auto& entry : fs::directory_iterator(traces)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".jsonl") fs::remove(entry.path());
+  }
+  for (const auto& result : results) {
+    write_file(traces / (result.name + ".jsonl"), result.trace_jsonl);
+  }
+  write_file(dir / "summary.txt", text_summary(results));
+  write_file(dir / "summary.json", summary_json(results));
+  write_file(dir / "junit.xml", junit_xml(results));
+}
+
+}  // namespace onejob::report

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/scenario/runner.hpp"
+
+namespace onejob::report {
+
+// The command line that reruns one scenario with the same seed.
+std::string replay_command(const scenario::RunResult& result);
+
+// "PASS  name  seed=N  trace=HASH" for the console.
+std::string summary_line(const scenario::RunResult& result);
+
+// The whole run for people: one line per scenario, each failure's violations with the first
+// offending event and the replay command, and a total line.
+std::string text_summary(const std::vector<scenario::RunResult>& results);
+
+// {"scenarios","passed","failed","results":[{"name","file","seed","status","trace_hash",
+//  "violations":[{"invariant","message","event"}]}]}; "event" is the offending trace event or
+// null.
+std::string summary_json(const std::vector<scenario::RunResult>& results);
+
+// One <testcase> per scenario, failures carrying their violations.
+std::string junit_xml(const std::vector<scenario::RunResult>& results);
+
+// Writes summary.txt, summary.json, junit.xml and traces/<name>.jsonl into `dir` (created if
+// needed; stale traces/*.jsonl from an earlier run are removed). Throws
+// std::filesystem::filesystem_error or std::runtime_error when the files cannot be written.
+void write_reports(const std::filesystem::path& dir,
+                   const std::vector<scenario::RunResult>& results);
+
+}  // namespace onejob::report

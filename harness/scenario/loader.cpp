@@ -1,0 +1,256 @@
+#include "harness/scenario/loader.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "harness/check/invariant.hpp"
+#include "harness/scenario/yaml_reader.hpp"
+
+namespace onejob::scenario {
+namespace {
+
+constexpr int kMaxRequests = 100'000;
+
+bool is_valid_name(std::string_view name) {
+  return !name.empty() && name.size() <= 100 && std::ranges::all_of(name, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_' || c == '.';
+  });
+}
+
+class Loader {
+ public:
+  explicit Loader(const std::string& file) : reader_(file) {}
+
+  ScenarioSpec load(const YAML::Node& root);
+
+ private:
+  void load_clients(const YAML::Node& node);
+  void load_network(const YAML::Node& node);
+  LatencySpec load_latency(const YAML::Node& node);
+  void load_timeline(const YAML::Node& node);
+  CreateJobAction load_create_job(const YAML::Node& node);
+  void load_expectations(const YAML::Node& node);
+  int request_number(const YAML::Node& node);
+  void load_invariants(const YAML::Node& node);
+
+  YamlReader reader_;
+  ScenarioSpec spec_;
+};
+
+ScenarioSpec Loader::load(const YAML::Node& root) {
+  YamlMap top(reader_, root, "scenario",
+              {"name", "description", "seed", "clients", "network", "timeline", "expect",
+               "invariants"});
+  spec_.file = reader_.file();
+  const auto name = top.require("name");
+  spec_.name = reader_.string(name, "name");
+  spec_.name_mark = reader_.mark(name);
+  if (!is_valid_name(spec_.name)) {
+    reader_.fail(name, "name: expected 1-100 characters from [A-Za-z0-9._-]");
+  }
+  if (auto description = top.get("description")) {
+    spec_.description = reader_.string(*description, "description");
+  }
+  spec_.seed = reader_.unsigned_integer(top.require("seed"), "seed");
+  load_clients(top.require("clients"));
+  if (auto network = top.get("network")) load_network(*network);
+  load_timeline(top.require("timeline"));
+  if (auto expect = top.get("expect")) load_expectations(*expect);
+  if (auto invariants = top.get("invariants")) {
+    load_invariants(*invariants);
+  } else {
+    for (const auto& invariant : check::all_invariants()) {
+      spec_.invariants.emplace_back(invariant.id);
+    }
+  }
+  return std::move(spec_);
+}
+
+void Loader::load_clients(const YAML::Node& node) {
+  reader_.expect_sequence(node, "clients");
+  if (node.size() == 0) reader_.fail(node, "clients: expected at least one client");
+  for (const auto& item : node) {
+    YamlMap client(reader_, item, "client", {"name", "owner"});
+    ClientSpec spec{reader_.string(client.require("name"), "client name"),
+                    reader_.string(client.require("owner"), "client owner")};
+    if (!is_valid_name(spec.name)) {
+      reader_.fail(client.require("name"), "client name: expected 1-100 characters from [A-Za-z0-9._-]");
+    }
+    if (spec.owner.empty()) reader_.fail(client.require("owner"), "client owner: must not be empty");
+    for (const auto& other : spec_.clients) {
+      if (other.name == spec.name) {
+        reader_.fail(client.require("name"), "client \"" + spec.name + "\" is defined twice");
+      }
+    }
+    spec_.clients.push_back(std::move(spec));
+  }
+}
+
+void Loader::load_network(const YAML::Node& node) {
+  YamlMap network(reader_, node, "network", {"client_api"});
+  if (auto link = network.get("client_api")) {
+    YamlMap client_api(reader_, *link, "network.client_api", {"latency"});
+    if (auto latency = client_api.get("latency")) spec_.client_api_latency = load_latency(*latency);
+  }
+}
+
+LatencySpec Loader::load_latency(const YAML::Node& node) {
+  if (node.IsScalar()) {
+    const Duration fixed = reader_.duration(node, "latency");
+    return {fixed, fixed};
+  }
+  YamlMap range(reader_, node, "latency", {"min", "max"});
+  LatencySpec latency{reader_.duration(range.require("min"), "latency min"),
+                      reader_.duration(range.require("max"), "latency max")};
+  if (latency.max < latency.min) reader_.fail(node, "latency: max is less than min");
+  return latency;
+}
+
+void Loader::load_timeline(const YAML::Node& node) {
+  reader_.expect_sequence(node, "timeline");
+  if (node.size() == 0) reader_.fail(node, "timeline: expected at least one action");
+  for (const auto& item : node) {
+    YamlMap entry(reader_, item, "timeline entry", {"at", "create_job"});
+    TimelineEntry timeline_entry;
+    timeline_entry.mark = reader_.mark(item);
+    timeline_entry.at = reader_.duration(entry.require("at"), "at");
+    if (!spec_.timeline.empty() && timeline_entry.at < spec_.timeline.back().at) {
+      reader_.fail(entry.require("at"),
+                   "at: the timeline must be in time order (this entry is earlier than the one "
+                   "before it)");
+    }
+    timeline_entry.create_job = load_create_job(entry.require("create_job"));
+    timeline_entry.request = static_cast<int>(spec_.timeline.size()) + 1;
+    if (timeline_entry.request > kMaxRequests) reader_.fail(item, "timeline: too many requests");
+    spec_.timeline.push_back(std::move(timeline_entry));
+  }
+}
+
+CreateJobAction Loader::load_create_job(const YAML::Node& node) {
+  YamlMap create(reader_, node, "create_job", {"client", "key", "body", "raw_body"});
+  CreateJobAction action;
+  const auto client = create.require("client");
+  action.client = reader_.string(client, "client");
+  auto known = std::ranges::find(spec_.clients, action.client, &ClientSpec::name);
+  if (known == spec_.clients.end()) {
+    reader_.fail(client, "client \"" + action.client + "\" is not defined under clients");
+  }
+  if (auto key = create.get("key")) action.key = reader_.string(*key, "key");
+  auto body = create.get("body");
+  auto raw_body = create.get("raw_body");
+  if (body && raw_body) reader_.fail(node, "create_job: give either body or raw_body, not both");
+  if (!body && !raw_body) reader_.fail(node, "create_job: missing required key \"body\"");
+  action.body = body ? reader_.json(*body).dump() : reader_.string(*raw_body, "raw_body");
+  return action;
+}
+
+int Loader::request_number(const YAML::Node& node) {
+  const int count = static_cast<int>(spec_.timeline.size());
+  const int request = reader_.small_integer(node, "request", 1, kMaxRequests);
+  if (request > count) {
+    reader_.fail(node, "request " + std::to_string(request) + " does not exist (the timeline sends " +
+                           std::to_string(count) + ")");
+  }
+  return request;
+}
+
+void Loader::load_expectations(const YAML::Node& node) {
+  YamlMap expect(reader_, node, "expect", {"responses", "same_job_id", "jobs"});
+  if (auto responses = expect.get("responses")) {
+    reader_.expect_sequence(*responses, "expect.responses");
+    for (const auto& item : *responses) {
+      YamlMap response(reader_, item, "expected response", {"request", "status"});
+      ResponseExpectation expectation{request_number(response.require("request")), {},
+                                      reader_.mark(item)};
+      const auto status = response.require("status");
+      if (status.IsSequence()) {
+        for (const auto& code : status) {
+          expectation.statuses.push_back(reader_.small_integer(code, "status", 100, 599));
+        }
+        if (expectation.statuses.empty()) reader_.fail(status, "status: expected at least one code");
+      } else {
+        expectation.statuses.push_back(reader_.small_integer(status, "status", 100, 599));
+      }
+      spec_.expect.responses.push_back(std::move(expectation));
+    }
+  }
+  if (auto groups = expect.get("same_job_id")) {
+    reader_.expect_sequence(*groups, "expect.same_job_id");
+    for (const auto& group : *groups) {
+      reader_.expect_sequence(group, "same_job_id group");
+      if (group.size() < 2) reader_.fail(group, "same_job_id group: expected at least two requests");
+      SameJobExpectation expectation{{}, reader_.mark(group)};
+      for (const auto& request : group) expectation.requests.push_back(request_number(request));
+      spec_.expect.same_job_id.push_back(std::move(expectation));
+    }
+  }
+  if (auto jobs = expect.get("jobs")) {
+    spec_.expect.jobs = reader_.small_integer(*jobs, "jobs", 0, kMaxRequests);
+    spec_.expect.jobs_mark = reader_.mark(*jobs);
+  }
+}
+
+void Loader::load_invariants(const YAML::Node& node) {
+  if (node.IsScalar() && node.Scalar() == "all") {
+    for (const auto& invariant : check::all_invariants()) spec_.invariants.emplace_back(invariant.id);
+    return;
+  }
+  reader_.expect_sequence(node, "invariants (a list of ids, or all)");
+  for (const auto& item : node) {
+    auto id = reader_.string(item, "invariant");
+    if (check::find_invariant(id) == nullptr) {
+      std::string known;
+      for (const auto& invariant : check::all_invariants()) {
+        known += (known.empty() ? "" : ", ") + std::string(invariant.id);
+      }
+      reader_.fail(item, "unknown invariant \"" + id + "\" (known: " + known + ")");
+    }
+    if (std::ranges::find(spec_.invariants, id) != spec_.invariants.end()) {
+      reader_.fail(item, "invariant \"" + id + "\" is listed twice");
+    }
+    spec_.invariants.push_back(std::move(id));
+  }
+}
+
+}  // namespace
+
+ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(yaml_text);
+  } catch (const YAML::Exception& error) {
+    throw ScenarioError(file, {error.mark.line + 1, error.mark.column + 1},
+                        "invalid YAML: " + error.msg);
+  }
+  if (documents.empty() || documents.front().IsNull()) {
+    throw ScenarioError(file, {1, 1}, "empty scenario: expected a mapping with name, seed, ...");
+  }
+  if (documents.size() > 1) {
+    throw ScenarioError(file, YamlReader(file).mark(documents[1]),
+                        "expected one YAML document, found " + std::to_string(documents.size()));
+  }
+  try {
+    return Loader(file).load(documents.front());
+  } catch (const YAML::Exception& error) {
+    // Conversions inside yaml-cpp itself; report them as bad input rather than crash.
+    throw ScenarioError(file, {error.mark.line + 1, error.mark.column + 1}, error.msg);
+  }
+}
+
+ScenarioSpec load_scenario_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path, {0, 0}, "cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ScenarioError(path, {0, 0}, "cannot read the file");
+  return parse_scenario(text.str(), path);
+}
+
+}  // namespace onejob::scenario

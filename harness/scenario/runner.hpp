@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/check/invariant.hpp"
+#include "harness/scenario/spec.hpp"
+#include "harness/sim/trace.hpp"
+#include "system/ports/store.hpp"
+
+namespace onejob::scenario {
+
+struct RunOptions {
+  std::optional<std::uint64_t> seed;  // overrides the scenario's seed
+  // The store under test; MemoryStore when empty.
+  std::function<std::unique_ptr<Store>()> make_store;
+};
+
+struct RunResult {
+  std::string name;
+  std::string file;
+  std::uint64_t seed = 0;
+  sim::History history;
+  std::string trace_jsonl;
+  std::string trace_hash;
+  // Invariant violations first (in checker order), then failed expectations.
+  std::vector<check::Violation> violations;
+
+  bool passed() const { return violations.empty(); }
+};
+
+// Runs one scenario in a fresh simulated world and judges its history. A pure function of
+// (build, spec, seed): no wall clock, no global state, no threads.
+RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options = {});
+
+}  // namespace onejob::scenario

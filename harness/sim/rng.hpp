@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace onejob::sim {
+
+// The simulation's only source of randomness: xoshiro256** seeded through SplitMix64, with its
+// own distributions (std:: distributions differ between standard library versions).
+//
+// Components never share a stream: each takes `fork("name")`, which depends only on this
+// generator's seed and the name, never on how many numbers were drawn. Adding a component or a
+// draw therefore leaves every other component's numbers unchanged.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed);
+
+  Rng fork(std::string_view stream_name) const;
+
+  std::uint64_t next();
+  // Uniform in [0, bound). REQUIRES: bound > 0.
+  std::uint64_t below(std::uint64_t bound);
+  // Uniform in [low, high]. REQUIRES: low <= high.
+  std::int64_t between(std::int64_t low, std::int64_t high);
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t state_[4];
+};
+
+// FNV-1a, 64 bit: stable across platforms and library versions; used for stream names and
+// trace hashes, never for security.
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ULL);
+
+}  // namespace onejob::sim

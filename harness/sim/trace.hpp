@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "system/ports/clock.hpp"
+#include "system/ports/event_sink.hpp"
+
+namespace onejob::sim {
+
+// One recorded event: what happened, where, and at which simulated instant.
+struct TraceEvent {
+  std::uint64_t seq = 0;  // 1-based position in the history
+  Instant at{};
+  std::string node;
+  Event event{""};
+  bool injected = false;  // a fault the harness caused, as opposed to the system's own doing
+};
+
+using History = std::vector<TraceEvent>;
+
+// The history of one run, in the order events happened. Its JSON Lines form is the run's
+// canonical trace; the hash of those bytes is the run's fingerprint: same build, scenario and
+// seed give the same hash.
+class Trace {
+ public:
+  explicit Trace(const Clock& clock) : clock_(clock) {}
+
+  const TraceEvent& record(std::string node, Event event, bool injected = false);
+
+  const History& events() const { return events_; }
+  std::string to_jsonl() const;
+  // 16 hex digits of FNV-1a 64 over to_jsonl().
+  std::string hash() const;
+
+ private:
+  const Clock& clock_;
+  History events_;
+};
+
+// One JSON object (no newline): {"seq","t_us","node","kind",["injected",]"data":{fields}}.
+std::string to_json_line(const TraceEvent& event);
+std::string hex64(std::uint64_t value);
+
+// The EventSink of one simulated node: stamps each event with the node and the simulated time.
+class NodeEventSink final : public EventSink {
+ public:
+  NodeEventSink(Trace& trace, std::string node) : trace_(trace), node_(std::move(node)) {}
+  void emit(Event event) override { trace_.record(node_, std::move(event)); }
+
+ private:
+  Trace& trace_;
+  std::string node_;
+};
+
+}  // namespace onejob::sim

@@ -1,0 +1,15 @@
+#pragma once
+
+// Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+
+namespace onejob {
+
+// Every port operation that may wait (on a database, a network, a timer) is an Asio awaitable,
+// so the same service code runs on a real io_context and under the deterministic simulator.
+template <typename T>
+using Async = boost::asio::awaitable<T>;
+
+}  // namespace onejob

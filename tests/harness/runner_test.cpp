@@ -1,0 +1,96 @@
+#include <set>
+
+#include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
+
+#include "harness/report/report.hpp"
+#include "harness/scenario/runner.hpp"
+#include "tests/support/broken_stores.hpp"
+#include "tests/support/scenarios.hpp"
+
+namespace onejob::scenario {
+namespace {
+
+std::size_t count_kind(const RunResult& result, const std::string& kind) {
+  std::size_t n = 0;
+  for (const auto& e : result.history) n += e.event.kind() == kind ? 1 : 0;
+  return n;
+}
+
+BOOST_AUTO_TEST_SUITE(scenario_runner)
+
+BOOST_AUTO_TEST_CASE(a_double_click_gives_one_job_and_passes) {
+  auto spec = test::double_click_spec(2, 1);
+  spec.expect.same_job_id.push_back({{1, 2}, {}});
+  spec.expect.jobs = 1;
+  const auto result = run_scenario(spec);
+  BOOST_TEST(result.passed());
+  BOOST_TEST(count_kind(result, "job.created") == 1u);
+  BOOST_TEST(count_kind(result, "client.receive") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(same_seed_gives_a_byte_identical_trace) {
+  const auto spec = test::double_click_spec(5, 11);
+  const auto a = run_scenario(spec);
+  const auto b = run_scenario(spec);
+  BOOST_TEST(a.trace_jsonl == b.trace_jsonl);
+  BOOST_TEST(a.trace_hash == b.trace_hash);
+  BOOST_TEST(a.trace_hash.size() == 16u);
+}
+
+BOOST_AUTO_TEST_CASE(different_seeds_explore_different_interleavings) {
+  const auto spec = test::double_click_spec(5, 0);
+  std::set<std::string> hashes;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    hashes.insert(run_scenario(spec, {.seed = seed, .make_store = {}}).trace_hash);
+  }
+  BOOST_TEST(hashes.size() > 5u);
+}
+
+BOOST_AUTO_TEST_CASE(a_store_without_the_unique_constraint_is_caught_by_i1) {
+  const auto result = run_scenario(test::double_click_spec(2, 1),
+                                   {.seed = std::nullopt, .make_store = [] {
+                                      return std::make_unique<test::StoreWithoutUniqueKey>();
+                                    }});
+  BOOST_TEST(!result.passed());
+  BOOST_REQUIRE(!result.violations.empty());
+  BOOST_TEST(result.violations[0].invariant == "I1");
+  BOOST_TEST(result.violations[0].event_seq.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_wrong_expectation_fails_and_names_the_response) {
+  auto spec = test::double_click_spec(2, 1);
+  spec.expect.responses.push_back({1, {422}, {7, 5}});
+  const auto result = run_scenario(spec);
+  BOOST_REQUIRE(result.violations.size() == 1u);
+  BOOST_TEST(result.violations[0].invariant == "expect");
+  BOOST_TEST(result.violations[0].message.find("request 1: expected status 422") == 0u);
+  BOOST_TEST(result.violations[0].message.find("line 7") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(reports_carry_the_summary_contract) {
+  auto failing = test::double_click_spec(2, 1);
+  failing.expect.jobs = 2;
+  const std::vector<RunResult> results = {run_scenario(test::double_click_spec(2, 1)),
+                                          run_scenario(failing)};
+  const auto summary = nlohmann::json::parse(report::summary_json(results));
+  BOOST_TEST(summary["scenarios"] == 2);
+  BOOST_TEST(summary["passed"] == 1);
+  BOOST_TEST(summary["failed"] == 1);
+  const auto& fail = summary["results"][1];
+  for (const char* field : {"name", "file", "seed", "status", "trace_hash", "violations"}) {
+    BOOST_TEST(fail.contains(field), field);
+  }
+  BOOST_TEST(fail["status"] == "fail");
+  BOOST_TEST(fail["violations"][0]["invariant"] == "expect");
+  BOOST_TEST(fail["violations"][0].contains("event"));
+  BOOST_TEST(fail["replay"] == "build/onejob run generated.yaml --seed 1");
+  const auto junit = report::junit_xml(results);
+  BOOST_TEST(junit.find("<testsuites tests=\"2\" failures=\"1\">") != std::string::npos);
+  BOOST_TEST(junit.find("<failure type=\"expect\"") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace onejob::scenario

@@ -1,0 +1,50 @@
+#include <variant>
+
+#include <boost/test/unit_test.hpp>
+
+#include "system/service/canonical_json.hpp"
+
+namespace onejob {
+namespace {
+
+std::string canonical(std::string_view text) {
+  auto result = canonicalize_json(text);
+  BOOST_REQUIRE_MESSAGE(std::holds_alternative<CanonicalJson>(result), "rejected: " << text);
+  return std::get<CanonicalJson>(result).bytes;
+}
+
+std::string rejection(std::string_view text) {
+  auto result = canonicalize_json(text);
+  BOOST_REQUIRE_MESSAGE(std::holds_alternative<JsonError>(result), "accepted: " << text);
+  return std::get<JsonError>(result).message;
+}
+
+BOOST_AUTO_TEST_SUITE(canonical_json)
+
+BOOST_AUTO_TEST_CASE(sorts_keys_at_every_depth_and_drops_whitespace) {
+  BOOST_TEST(canonical(R"( {"b": {"y":1, "x":[2, {"d":0,"c":0}]}, "a": "s" } )") ==
+             R"({"a":"s","b":{"x":[2,{"c":0,"d":0}],"y":1}})");
+}
+
+BOOST_AUTO_TEST_CASE(array_order_and_number_kind_are_significant) {
+  BOOST_TEST(canonical("[1,2]") != canonical("[2,1]"));
+  BOOST_TEST(canonical("1") != canonical("1.0"));
+}
+
+BOOST_AUTO_TEST_CASE(rejects_repeated_keys_at_any_depth) {
+  BOOST_TEST(rejection(R"({"a":1,"a":1})") == R"(duplicate key "a")");
+  BOOST_TEST(rejection(R"({"x":{"k":1,"k":2}})") == R"(duplicate key "k")");
+  // The same key in sibling objects is not a repeat.
+  BOOST_TEST(canonical(R"([{"k":1},{"k":2}])") == R"([{"k":1},{"k":2}])");
+}
+
+BOOST_AUTO_TEST_CASE(rejects_invalid_json_and_invalid_utf8) {
+  BOOST_TEST(rejection("{").find("invalid JSON") == 0u);
+  BOOST_TEST(rejection("").find("invalid JSON") == 0u);
+  BOOST_TEST(rejection("\"\xff\"").empty() == false);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace onejob
