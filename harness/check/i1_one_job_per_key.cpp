@@ -1,8 +1,9 @@
 #include "harness/check/i1_one_job_per_key.hpp"
 
+#include <utility>
+
 #include <map>
 #include <string>
-#include <utility>
 
 namespace onejob::check {
 namespace {

@@ -9,7 +9,7 @@ namespace onejob::report {
 namespace {
 
 const sim::TraceEvent* find_event(const scenario::RunResult& result,
-                                   const std::optional<std::uint64_t>& seq) {
+                                  const std::optional<std::uint64_t>& seq) {
   if (!seq || *seq == 0 || *seq > result.history.size()) return nullptr;
   return &result.history[*seq - 1];
 }
@@ -18,11 +18,21 @@ std::string xml_escape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 forbids most control characters even when escaped.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
@@ -73,9 +83,8 @@ std::string text_summary(const std::vector<scenario::RunResult>& results) {
     }
     out += "    replay: " + replay_command(result) + "\n";
   }
-  out += std::to_string(results.size()) + " scenarios: " +
-         std::to_string(results.size() - failed) + " passed, " + std::to_string(failed) +
-         " failed\n";
+  out += std::to_string(results.size()) + " scenarios: " + std::to_string(results.size() - failed) +
+         " passed, " + std::to_string(failed) + " failed\n";
   return out;
 }
 
@@ -133,8 +142,8 @@ std::string junit_xml(const std::vector<scenario::RunResult>& results) {
       out += "      <failure type=\"" + xml_escape(first.invariant) + "\" message=\"" +
              xml_escape(first.message) + "\">" + xml_escape(details) + "</failure>\n";
     }
-    out += "      <system-out>seed=" + std::to_string(result.seed) +
-           " trace=" + result.trace_hash + "</system-out>\n";
+    out += "      <system-out>seed=" + std::to_string(result.seed) + " trace=" + result.trace_hash +
+           "</system-out>\n";
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";

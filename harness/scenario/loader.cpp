@@ -19,8 +19,8 @@ constexpr int kMaxRequests = 100'000;
 
 bool is_valid_name(std::string_view name) {
   return !name.empty() && name.size() <= 100 && std::ranges::all_of(name, [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   });
 }
 
@@ -45,9 +45,9 @@ class Loader {
 };
 
 ScenarioSpec Loader::load(const YAML::Node& root) {
-  YamlMap top(reader_, root, "scenario",
-              {"name", "description", "seed", "clients", "network", "timeline", "expect",
-               "invariants"});
+  YamlMap top(
+      reader_, root, "scenario",
+      {"name", "description", "seed", "clients", "network", "timeline", "expect", "invariants"});
   spec_.file = reader_.file();
   const auto name = top.require("name");
   spec_.name = reader_.string(name, "name");
@@ -81,9 +81,11 @@ void Loader::load_clients(const YAML::Node& node) {
     ClientSpec spec{reader_.string(client.require("name"), "client name"),
                     reader_.string(client.require("owner"), "client owner")};
     if (!is_valid_name(spec.name)) {
-      reader_.fail(client.require("name"), "client name: expected 1-100 characters from [A-Za-z0-9._-]");
+      reader_.fail(client.require("name"),
+                   "client name: expected 1-100 characters from [A-Za-z0-9._-]");
     }
-    if (spec.owner.empty()) reader_.fail(client.require("owner"), "client owner: must not be empty");
+    if (spec.owner.empty())
+      reader_.fail(client.require("owner"), "client owner: must not be empty");
     for (const auto& other : spec_.clients) {
       if (other.name == spec.name) {
         reader_.fail(client.require("name"), "client \"" + spec.name + "\" is defined twice");
@@ -155,8 +157,8 @@ int Loader::request_number(const YAML::Node& node) {
   const int count = static_cast<int>(spec_.timeline.size());
   const int request = reader_.small_integer(node, "request", 1, kMaxRequests);
   if (request > count) {
-    reader_.fail(node, "request " + std::to_string(request) + " does not exist (the timeline sends " +
-                           std::to_string(count) + ")");
+    reader_.fail(node, "request " + std::to_string(request) +
+                           " does not exist (the timeline sends " + std::to_string(count) + ")");
   }
   return request;
 }
@@ -167,14 +169,15 @@ void Loader::load_expectations(const YAML::Node& node) {
     reader_.expect_sequence(*responses, "expect.responses");
     for (const auto& item : *responses) {
       YamlMap response(reader_, item, "expected response", {"request", "status"});
-      ResponseExpectation expectation{request_number(response.require("request")), {},
-                                      reader_.mark(item)};
+      ResponseExpectation expectation{
+          request_number(response.require("request")), {}, reader_.mark(item)};
       const auto status = response.require("status");
       if (status.IsSequence()) {
         for (const auto& code : status) {
           expectation.statuses.push_back(reader_.small_integer(code, "status", 100, 599));
         }
-        if (expectation.statuses.empty()) reader_.fail(status, "status: expected at least one code");
+        if (expectation.statuses.empty())
+          reader_.fail(status, "status: expected at least one code");
       } else {
         expectation.statuses.push_back(reader_.small_integer(status, "status", 100, 599));
       }
@@ -185,7 +188,8 @@ void Loader::load_expectations(const YAML::Node& node) {
     reader_.expect_sequence(*groups, "expect.same_job_id");
     for (const auto& group : *groups) {
       reader_.expect_sequence(group, "same_job_id group");
-      if (group.size() < 2) reader_.fail(group, "same_job_id group: expected at least two requests");
+      if (group.size() < 2)
+        reader_.fail(group, "same_job_id group: expected at least two requests");
       SameJobExpectation expectation{{}, reader_.mark(group)};
       for (const auto& request : group) expectation.requests.push_back(request_number(request));
       spec_.expect.same_job_id.push_back(std::move(expectation));
@@ -199,7 +203,8 @@ void Loader::load_expectations(const YAML::Node& node) {
 
 void Loader::load_invariants(const YAML::Node& node) {
   if (node.IsScalar() && node.Scalar() == "all") {
-    for (const auto& invariant : check::all_invariants()) spec_.invariants.emplace_back(invariant.id);
+    for (const auto& invariant : check::all_invariants())
+      spec_.invariants.emplace_back(invariant.id);
     return;
   }
   reader_.expect_sequence(node, "invariants (a list of ids, or all)");

@@ -8,10 +8,11 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
-#include "harness/scenario/expectations.hpp"
-#include "harness/sim/sim_loop.hpp"
 #include "system/adapters/memory_store.hpp"
 #include "system/service/api_handler.hpp"
+
+#include "harness/scenario/expectations.hpp"
+#include "harness/sim/sim_loop.hpp"
 
 namespace onejob::scenario {
 namespace {
@@ -65,24 +66,21 @@ class World {
     }
     event.with("body", action.body);
     trace_.record(client.name, std::move(event));
-    loop_.schedule_after(client_api_latency(),
-                         [this, request = std::move(request), number = entry.request,
-                          client_name = client.name]() mutable {
-                           boost::asio::co_spawn(loop_.io(),
-                                                 serve(this, std::move(request), number,
-                                                       std::move(client_name)),
-                                                 rethrow);
-                         });
+    loop_.schedule_after(
+        client_api_latency(), [this, request = std::move(request), number = entry.request,
+                               client_name = client.name]() mutable {
+          boost::asio::co_spawn(
+              loop_.io(), serve(this, std::move(request), number, std::move(client_name)), rethrow);
+        });
   }
 
   // A named coroutine rather than a lambda: its parameters live in the coroutine frame.
   static Async<void> serve(World* world, Request request, int number, std::string client) {
     Response response = co_await world->api_.handle(std::move(request));
-    world->loop_.schedule_after(
-        world->client_api_latency(),
-        [world, response = std::move(response), number, client = std::move(client)] {
-          world->receive(number, client, response);
-        });
+    world->loop_.schedule_after(world->client_api_latency(), [world, response = std::move(response),
+                                                              number, client = std::move(client)] {
+      world->receive(number, client, response);
+    });
   }
 
   static void rethrow(std::exception_ptr error) {

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "system/ports/store.hpp"
+
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/spec.hpp"
 #include "harness/sim/trace.hpp"
-#include "system/ports/store.hpp"
 
 namespace onejob::scenario {
 

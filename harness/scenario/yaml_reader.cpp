@@ -162,8 +162,8 @@ YamlMap::YamlMap(const YamlReader& reader, const YAML::Node& node, std::string_v
     if (!known) {
       std::string expected;
       for (auto name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
-      reader.fail(item.first,
-                  "unknown key \"" + key + "\" in " + what_ + " (expected one of: " + expected + ")");
+      reader.fail(item.first, "unknown key \"" + key + "\" in " + what_ +
+                                  " (expected one of: " + expected + ")");
     }
   }
 }

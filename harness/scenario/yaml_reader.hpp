@@ -10,8 +10,9 @@
 #include <nlohmann/json_fwd.hpp>
 #include <yaml-cpp/node/node.h>
 
-#include "harness/scenario/spec.hpp"
 #include "system/domain/time.hpp"
+
+#include "harness/scenario/spec.hpp"
 
 namespace onejob::scenario {
 

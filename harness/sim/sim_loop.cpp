@@ -40,9 +40,8 @@ void SimLoop::schedule_at(Instant at, UniqueFunction handler) {
 
 Async<void> SimLoop::sleep_for(Duration delay) {
   auto initiate = [this, delay](auto completion) {
-    schedule_after(delay, [completion = std::move(completion)]() mutable {
-      std::move(completion)();
-    });
+    schedule_after(delay,
+                   [completion = std::move(completion)]() mutable { std::move(completion)(); });
   };
   return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void()>(
       std::move(initiate), boost::asio::use_awaitable);

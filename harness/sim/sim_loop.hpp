@@ -4,10 +4,11 @@
 #include <memory>
 #include <vector>
 
-#include "harness/sim/rng.hpp"
-#include "harness/sim/unique_function.hpp"
 #include "system/ports/async.hpp"
 #include "system/ports/clock.hpp"
+
+#include "harness/sim/rng.hpp"
+#include "harness/sim/unique_function.hpp"
 
 namespace boost::asio {
 class io_context;

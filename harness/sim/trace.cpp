@@ -9,8 +9,8 @@
 namespace onejob::sim {
 
 const TraceEvent& Trace::record(std::string node, Event event, bool injected) {
-  events_.push_back(TraceEvent{events_.size() + 1, clock_.now(), std::move(node),
-                               std::move(event), injected});
+  events_.push_back(
+      TraceEvent{events_.size() + 1, clock_.now(), std::move(node), std::move(event), injected});
   return events_.back();
 }
 

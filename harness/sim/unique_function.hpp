@@ -1,8 +1,9 @@
 #pragma once
 
+#include <utility>
+
 #include <memory>
 #include <type_traits>
-#include <utility>
 
 namespace onejob::sim {
 
@@ -13,8 +14,8 @@ class UniqueFunction {
   UniqueFunction() = default;
 
   template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, UniqueFunction>)
-  UniqueFunction(F f)  // NOLINT(google-explicit-constructor): used like std::function
+  requires(!std::is_same_v<std::remove_cvref_t<F>, UniqueFunction>)
+      UniqueFunction(F f)  // NOLINT(google-explicit-constructor): used like std::function
       : impl_(std::make_unique<Impl<F>>(std::move(f))) {}
 
   void operator()() { impl_->call(); }

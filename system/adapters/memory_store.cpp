@@ -27,7 +27,7 @@ Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
 }
 
 Async<std::optional<Job>> MemoryStore::find_job_by_key(std::string owner_id,
-                                                      std::string idempotency_key) {
+                                                       std::string idempotency_key) {
   auto key_it = jobs_by_owner_key_.find({owner_id, idempotency_key});
   if (key_it == jobs_by_owner_key_.end()) co_return std::nullopt;
   co_return jobs_.at(key_it->second);

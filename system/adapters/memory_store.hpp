@@ -1,8 +1,9 @@
 #pragma once
 
+#include <utility>
+
 #include <map>
 #include <string>
-#include <utility>
 
 #include "system/ports/store.hpp"
 

@@ -1,10 +1,11 @@
 #pragma once
 
+#include <utility>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <variant>
 #include <vector>
 
@@ -21,7 +22,9 @@ class Event {
   Event& with(std::string name, std::int64_t value);
   Event& with(std::string name, bool value);
   Event& with(std::string name, std::string value);
-  Event& with(std::string name, const char* value) { return with(std::move(name), std::string(value)); }
+  Event& with(std::string name, const char* value) {
+    return with(std::move(name), std::string(value));
+  }
   Event& with(std::string name, int value) { return with(std::move(name), std::int64_t{value}); }
 
   const std::string& kind() const { return kind_; }

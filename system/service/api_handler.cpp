@@ -1,7 +1,7 @@
 #include "system/service/api_handler.hpp"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <string_view>
 #include <variant>
 

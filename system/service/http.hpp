@@ -1,9 +1,10 @@
 #pragma once
 
+#include <utility>
+
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace onejob {

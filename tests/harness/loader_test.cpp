@@ -1,8 +1,8 @@
+#include "harness/scenario/loader.hpp"
+
 #include <string>
 
 #include <boost/test/unit_test.hpp>
-
-#include "harness/scenario/loader.hpp"
 
 namespace onejob::scenario {
 namespace {
@@ -71,8 +71,9 @@ BOOST_AUTO_TEST_CASE(loads_every_field) {
   BOOST_REQUIRE(spec.timeline.size() == 2u);
   BOOST_TEST(spec.timeline[0].create_job.key.value_or("") == "k1");
   // Plain scalars become JSON numbers, booleans and null; quoted ones stay strings.
-  BOOST_TEST(spec.timeline[0].create_job.body ==
-             R"({"input":{"n":1,"none":null,"ok":true,"s":"1"},"operation":"classify","provider":"alpha"})");
+  BOOST_TEST(
+      spec.timeline[0].create_job.body ==
+      R"({"input":{"n":1,"none":null,"ok":true,"s":"1"},"operation":"classify","provider":"alpha"})");
   BOOST_TEST(spec.timeline[1].at.count() == 3'600'000'000);
   BOOST_TEST(!spec.timeline[1].create_job.key.has_value());
   BOOST_TEST(spec.timeline[1].create_job.body == "not json");
@@ -103,7 +104,8 @@ BOOST_AUTO_TEST_CASE(unknown_keys_are_refused_with_the_allowed_ones) {
 BOOST_AUTO_TEST_CASE(wrong_types_are_refused) {
   check_error(variant("seed: 9", "seed: nine"), "3:7", "seed: expected a non-negative integer");
   check_error(variant("seed: 9", "seed: -1"), "3:7", "non-negative integer");
-  check_error(variant("name: two-clicks", "name: [a]"), "1:7", "name: expected a string, found a list");
+  check_error(variant("name: two-clicks", "name: [a]"), "1:7",
+              "name: expected a string, found a list");
   check_error(variant("  - {name: browser, owner: alice}", "  - browser"), "5:5",
               "client: expected a mapping");
   check_error(variant("{request: 1, status: 201}", "{request: 1, status: 999}"), "19:28",
@@ -122,7 +124,8 @@ BOOST_AUTO_TEST_CASE(dangling_names_and_impossible_references_are_refused) {
               "client \"phone\" is not defined under clients");
   check_error(variant("same_job_id: [[1, 2]]", "same_job_id: [[1, 3]]"), "21:21",
               "request 3 does not exist (the timeline sends 2)");
-  check_error(variant("invariants: [I1]", "invariants: [I42]"), "23:14", "unknown invariant \"I42\"");
+  check_error(variant("invariants: [I1]", "invariants: [I42]"), "23:14",
+              "unknown invariant \"I42\"");
 }
 
 BOOST_AUTO_TEST_CASE(impossible_timelines_are_refused) {

@@ -1,9 +1,9 @@
+#include "harness/sim/rng.hpp"
+
 #include <set>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
-
-#include "harness/sim/rng.hpp"
 
 namespace onejob::sim {
 namespace {

@@ -1,10 +1,12 @@
+#include "harness/scenario/runner.hpp"
+
 #include <set>
 
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
 #include "harness/report/report.hpp"
-#include "harness/scenario/runner.hpp"
+
 #include "tests/support/broken_stores.hpp"
 #include "tests/support/scenarios.hpp"
 

@@ -1,3 +1,5 @@
+#include "harness/sim/sim_loop.hpp"
+
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp needs it
 
 #include <set>
@@ -8,8 +10,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
-
-#include "harness/sim/sim_loop.hpp"
 
 namespace onejob::sim {
 namespace {
@@ -29,9 +29,11 @@ std::string tie_order(std::uint64_t seed) {
 
 Async<void> sleeper(SimLoop* loop, std::vector<std::int64_t>* woke_at_ms) {
   co_await loop->sleep_for(milliseconds(250));
-  woke_at_ms->push_back(std::chrono::duration_cast<milliseconds>(loop->now().time_since_epoch()).count());
+  woke_at_ms->push_back(
+      std::chrono::duration_cast<milliseconds>(loop->now().time_since_epoch()).count());
   co_await loop->sleep_for(hours(1));
-  woke_at_ms->push_back(std::chrono::duration_cast<milliseconds>(loop->now().time_since_epoch()).count());
+  woke_at_ms->push_back(
+      std::chrono::duration_cast<milliseconds>(loop->now().time_since_epoch()).count());
 }
 
 BOOST_AUTO_TEST_SUITE(sim_loop)

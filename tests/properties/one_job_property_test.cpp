@@ -5,6 +5,7 @@
 #include <rapidcheck/boost_test.h>
 
 #include "harness/scenario/runner.hpp"
+
 #include "tests/support/scenarios.hpp"
 
 namespace onejob::scenario {

@@ -24,8 +24,7 @@ inline Event job_created(std::int64_t job_id, std::string owner, std::string key
   return Event("job.created").with("job_id", job_id).with("owner", owner).with("key", key);
 }
 
-inline Event create_response(int status, std::int64_t job_id, std::string owner,
-                             std::string key) {
+inline Event create_response(int status, std::int64_t job_id, std::string owner, std::string key) {
   return Event("api.response")
       .with("status", status)
       .with("owner", owner)

@@ -1,10 +1,12 @@
+#include "system/service/api_handler.hpp"
+
 #include <string>
 
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
 #include "system/adapters/memory_store.hpp"
-#include "system/service/api_handler.hpp"
+
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/scenarios.hpp"
@@ -57,7 +59,8 @@ BOOST_AUTO_TEST_CASE(replay_with_the_same_request_is_200_with_the_same_id) {
 
 BOOST_AUTO_TEST_CASE(key_order_and_whitespace_do_not_change_the_request) {
   auto first = post(R"({"operation":"classify","provider":"alpha","input":{"a":1,"b":2}})");
-  auto second = post(R"( { "input" : { "b":2, "a":1 }, "provider":"alpha", "operation":"classify" } )");
+  auto second =
+      post(R"( { "input" : { "b":2, "a":1 }, "provider":"alpha", "operation":"classify" } )");
   BOOST_TEST(second.status == 200);
   BOOST_TEST(body_of(second)["job_id"] == body_of(first)["job_id"]);
 }
@@ -93,7 +96,7 @@ BOOST_AUTO_TEST_CASE(missing_key_is_400) {
 
 BOOST_AUTO_TEST_CASE(keys_that_are_empty_too_long_or_not_printable_ascii_are_400) {
   for (const std::string& key : {std::string(), std::string(256, 'k'), std::string("tab\there"),
-                                std::string("caf\xc3\xa9")}) {
+                                 std::string("caf\xc3\xa9")}) {
     auto response = post(test::classify_body("hi"), key);
     BOOST_TEST(response.status == 400);
     BOOST_TEST(error_of(response) == "idempotency_key_invalid");
@@ -134,11 +137,19 @@ BOOST_AUTO_TEST_CASE(invalid_bodies_are_400_and_store_nothing) {
 
 BOOST_AUTO_TEST_CASE(unauthenticated_unknown_path_and_wrong_method) {
   BOOST_TEST(post(test::classify_body("hi"), "k", "").status == 401);
-  Request get{.method = "GET", .path = "/jobs", .headers = {}, .body = "", .principal = "alice",
+  Request get{.method = "GET",
+              .path = "/jobs",
+              .headers = {},
+              .body = "",
+              .principal = "alice",
               .request_id = "r"};
   BOOST_TEST(test::run_sync(api.handle(get)).status == 405);
-  Request elsewhere{.method = "POST", .path = "/nope", .headers = {}, .body = "",
-                    .principal = "alice", .request_id = "r"};
+  Request elsewhere{.method = "POST",
+                    .path = "/nope",
+                    .headers = {},
+                    .body = "",
+                    .principal = "alice",
+                    .request_id = "r"};
   BOOST_TEST(test::run_sync(api.handle(elsewhere)).status == 404);
   BOOST_TEST(store.job_count() == 0u);
 }

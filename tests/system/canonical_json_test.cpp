@@ -1,8 +1,8 @@
+#include "system/service/canonical_json.hpp"
+
 #include <variant>
 
 #include <boost/test/unit_test.hpp>
-
-#include "system/service/canonical_json.hpp"
 
 namespace onejob {
 namespace {

@@ -1,6 +1,7 @@
+#include "system/adapters/memory_store.hpp"
+
 #include <boost/test/unit_test.hpp>
 
-#include "system/adapters/memory_store.hpp"
 #include "tests/support/run_sync.hpp"
 
 namespace onejob {

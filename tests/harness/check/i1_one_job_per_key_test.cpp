@@ -1,6 +1,7 @@
+#include "harness/check/i1_one_job_per_key.hpp"
+
 #include <boost/test/unit_test.hpp>
 
-#include "harness/check/i1_one_job_per_key.hpp"
 #include "tests/support/histories.hpp"
 
 namespace onejob::check {
