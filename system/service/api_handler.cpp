@@ -15,14 +15,6 @@ namespace {
 constexpr std::size_t kMaxIdempotencyKeyLength = 255;
 constexpr std::array<std::string_view, 3> kOperations = {"classify", "summarize", "extract"};
 
-Response json_response(int status, const nlohmann::json& body) {
-  return Response{status, {{"Content-Type", "application/json"}}, body.dump()};
-}
-
-Response error_response(int status, std::string_view error, std::string_view message) {
-  return json_response(status, {{"error", error}, {"message", message}});
-}
-
 bool is_valid_idempotency_key(std::string_view key) {
   if (key.empty() || key.size() > kMaxIdempotencyKeyLength) return false;
   return std::ranges::all_of(key, [](char c) { return c >= 0x20 && c <= 0x7e; });
@@ -65,6 +57,29 @@ std::variant<CreateBody, std::string> parse_create_body(const std::string& canon
 
 }  // namespace
 
+// Carries the job id and error code next to the serialized response, so reporting the response
+// never re-parses its body.
+struct ApiHandler::Answer {
+  Response response;
+  std::optional<JobId> job_id;
+  std::string error;
+
+  static Answer job(int status, const Job& job) {
+    const nlohmann::json body = {{"job_id", job.id}, {"status", to_string(job.status)}};
+    return {Response{status,
+                     {{"Content-Type", "application/json"},
+                      {"Location", "/jobs/" + std::to_string(job.id)}},
+                     body.dump()},
+            job.id, ""};
+  }
+
+  static Answer failure(int status, std::string error, std::string_view message) {
+    const nlohmann::json body = {{"error", error}, {"message", message}};
+    return {Response{status, {{"Content-Type", "application/json"}}, body.dump()}, std::nullopt,
+            std::move(error)};
+  }
+};
+
 Async<Response> ApiHandler::handle(Request request) {
   events_.emit(Event("api.request")
                    .with("request_id", request.request_id)
@@ -72,46 +87,45 @@ Async<Response> ApiHandler::handle(Request request) {
                    .with("path", request.path)
                    .with("owner", request.principal)
                    .with("key", find_header(request.headers, "Idempotency-Key").value_or("")));
-  Response response;
+  Answer answer;
   if (request.path != "/jobs") {
-    response = error_response(404, "not_found", "no such resource");
+    answer = Answer::failure(404, "not_found", "no such resource");
   } else if (request.method != "POST") {
-    response = error_response(405, "method_not_allowed", "use POST /jobs");
+    answer = Answer::failure(405, "method_not_allowed", "use POST /jobs");
   } else if (request.principal.empty()) {
-    response = error_response(401, "unauthenticated", "no authenticated principal");
+    answer = Answer::failure(401, "unauthenticated", "no authenticated principal");
   } else {
-    response = co_await create_job(request);
+    answer = co_await create_job(request);
   }
   Event event("api.response");
   event.with("request_id", request.request_id)
-      .with("status", response.status)
+      .with("status", answer.response.status)
       .with("owner", request.principal)
       .with("key", find_header(request.headers, "Idempotency-Key").value_or(""));
-  const auto body = nlohmann::json::parse(response.body);
-  if (body.contains("job_id")) event.with("job_id", body["job_id"].get<std::int64_t>());
-  if (body.contains("error")) event.with("error", body["error"].get<std::string>());
+  if (answer.job_id) event.with("job_id", *answer.job_id);
+  if (!answer.error.empty()) event.with("error", answer.error);
   events_.emit(std::move(event));
-  co_return response;
+  co_return std::move(answer.response);
 }
 
-Async<Response> ApiHandler::create_job(const Request& request) {
+Async<ApiHandler::Answer> ApiHandler::create_job(const Request& request) {
   const auto key = find_header(request.headers, "Idempotency-Key");
   if (!key) {
-    co_return error_response(400, "idempotency_key_missing",
-                             "POST /jobs requires an Idempotency-Key header");
+    co_return Answer::failure(400, "idempotency_key_missing",
+                              "POST /jobs requires an Idempotency-Key header");
   }
   if (!is_valid_idempotency_key(*key)) {
-    co_return error_response(400, "idempotency_key_invalid",
-                             "Idempotency-Key must be 1-255 printable ASCII characters");
+    co_return Answer::failure(400, "idempotency_key_invalid",
+                              "Idempotency-Key must be 1-255 printable ASCII characters");
   }
   auto canonical = canonicalize_json(request.body);
   if (auto* error = std::get_if<JsonError>(&canonical)) {
-    co_return error_response(400, "invalid_json", error->message);
+    co_return Answer::failure(400, "invalid_json", error->message);
   }
   auto& payload = std::get<CanonicalJson>(canonical).bytes;
   auto body = parse_create_body(payload);
   if (auto* error = std::get_if<std::string>(&body)) {
-    co_return error_response(400, "invalid_body", *error);
+    co_return Answer::failure(400, "invalid_body", *error);
   }
   auto& fields = std::get<CreateBody>(body);
   // The fingerprint covers the endpoint as well as the body: the same key on another endpoint
@@ -137,24 +151,19 @@ Async<Response> ApiHandler::create_job(const Request& request) {
                      .with("owner", job.owner_id)
                      .with("key", job.idempotency_key)
                      .with("request", job.request_fingerprint));
-    auto response = json_response(201, {{"job_id", job.id}, {"status", to_string(job.status)}});
-    response.headers.emplace_back("Location", "/jobs/" + std::to_string(job.id));
-    co_return response;
+    co_return Answer::job(201, job);
   }
   auto existing = co_await store_.find_job_by_key(request.principal, *key);
   if (!existing) {
     // Under the schema's semantics a violated unique constraint means the row is committed and
     // visible to this next statement; jobs are never deleted.
-    co_return error_response(500, "internal", "conflicting job is not visible");
+    co_return Answer::failure(500, "internal", "conflicting job is not visible");
   }
   if (existing->request_fingerprint != fingerprint) {
-    co_return error_response(422, "idempotency_key_reused",
-                             "this Idempotency-Key was used with a different request");
+    co_return Answer::failure(422, "idempotency_key_reused",
+                              "this Idempotency-Key was used with a different request");
   }
-  auto response =
-      json_response(200, {{"job_id", existing->id}, {"status", to_string(existing->status)}});
-  response.headers.emplace_back("Location", "/jobs/" + std::to_string(existing->id));
-  co_return response;
+  co_return Answer::job(200, *existing);
 }
 
 }  // namespace onejob

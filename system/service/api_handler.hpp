@@ -22,7 +22,8 @@ class ApiHandler {
   Async<Response> handle(Request request);
 
  private:
-  Async<Response> create_job(const Request& request);
+  struct Answer;  // a response plus the facts its event reports
+  Async<Answer> create_job(const Request& request);
 
   Store& store_;
   const Clock& clock_;

@@ -26,6 +26,10 @@
 
 #include "system/adapters/pg_schema.hpp"
 
+#include "harness/scenario/runner.hpp"
+
+#include "tests/support/scenarios.hpp"
+
 namespace {
 
 using onejob::InsertJobResult;
@@ -292,6 +296,36 @@ BOOST_AUTO_TEST_CASE(find_job_by_key_sees_row_committed_by_another_connection) {
 
   BOOST_TEST(!run(store().find_job_by_key("bob", "key-1")).has_value());
   BOOST_TEST(!run(store().find_job_by_key("alice", "key-2")).has_value());
+}
+
+// The same API handler and simulated clients as the scenario suite, with PgStore underneath:
+// the unique constraint in PostgreSQL, not MemoryStore, now decides.
+onejob::scenario::RunResult run_on_pg(const onejob::scenario::ScenarioSpec& spec) {
+  auto result = onejob::scenario::run_scenario(
+      spec, {.seed = std::nullopt,
+             .make_store = [] { return std::make_unique<onejob::PgStore>(pg_url()); }});
+  for (const auto& violation : result.violations) {
+    BOOST_TEST_MESSAGE(violation.invariant << ": " << violation.message);
+  }
+  return result;
+}
+
+BOOST_AUTO_TEST_CASE(double_click_through_the_api_is_one_job_on_postgres) {
+  auto spec = onejob::test::double_click_spec(5, 7);
+  spec.expect.same_job_id.push_back({{1, 2, 3, 4, 5}, {}});
+  spec.expect.jobs = 1;
+  BOOST_TEST(run_on_pg(spec).passed());
+  BOOST_TEST(count_jobs(raw(), "alice", "click-1") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(reused_key_with_another_payload_is_422_on_postgres) {
+  auto spec = onejob::test::double_click_spec(2, 7);
+  spec.timeline[1].at = onejob::Duration(std::chrono::seconds(1));
+  spec.timeline[1].create_job.body = onejob::test::classify_body("another text");
+  spec.expect.responses.push_back({1, {201}, {}});
+  spec.expect.responses.push_back({2, {422}, {}});
+  BOOST_TEST(run_on_pg(spec).passed());
+  BOOST_TEST(count_jobs(raw(), "alice", "click-1") == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
