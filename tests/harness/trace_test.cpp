@@ -1,5 +1,6 @@
 #include <boost/test/unit_test.hpp>
 
+#include "harness/sim/rng.hpp"
 #include "harness/sim/trace.hpp"
 #include "tests/support/recording_sink.hpp"
 
