@@ -1,7 +1,9 @@
+#include "harness/sim/trace.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include "harness/sim/rng.hpp"
-#include "harness/sim/trace.hpp"
+
 #include "tests/support/recording_sink.hpp"
 
 namespace onejob::sim {
