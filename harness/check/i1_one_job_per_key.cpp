@@ -37,7 +37,8 @@ std::vector<Violation> check_one_job_per_key(const sim::History& history) {
                                   std::to_string(it->second.seq) + ")",
                               recorded.seq});
       }
-    } else if (event.kind() == "api.response" && job_id) {
+    } else if (event.kind() == "api.response" && job_id &&
+               event.string_field("route") == "create_job") {
       const auto status = event.int_field("status").value_or(0);
       if (status != 200 && status != 201) continue;
       auto it = jobs.find({owner, key});

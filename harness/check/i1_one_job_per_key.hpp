@@ -10,7 +10,8 @@ namespace onejob::check {
 //
 // Checks, from `job.created` and `api.response` events:
 //   - no second job is created for an (owner, key) pair that already has one;
-//   - every accepted create response (200 or 201) that carries a job id carries the id of the
+//   - every accepted create response (route create_job, 200 or 201) that carries a job id carries
+//   the id of the
 //     job created for its (owner, key), and that job was created before the response.
 // Does not check:
 //   - that the payloads matched (I2 judges a reused key with another payload);

@@ -31,6 +31,7 @@ class Loader {
   ScenarioSpec load(const YAML::Node& root);
 
  private:
+  void load_providers(const YAML::Node& node);
   void load_clients(const YAML::Node& node);
   void load_network(const YAML::Node& node);
   LatencySpec load_latency(const YAML::Node& node);
@@ -45,9 +46,9 @@ class Loader {
 };
 
 ScenarioSpec Loader::load(const YAML::Node& root) {
-  YamlMap top(
-      reader_, root, "scenario",
-      {"name", "description", "seed", "clients", "network", "timeline", "expect", "invariants"});
+  YamlMap top(reader_, root, "scenario",
+              {"name", "description", "seed", "providers", "clients", "network", "timeline",
+               "expect", "invariants"});
   spec_.file = reader_.file();
   const auto name = top.require("name");
   spec_.name = reader_.string(name, "name");
@@ -59,6 +60,7 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
     spec_.description = reader_.string(*description, "description");
   }
   spec_.seed = reader_.unsigned_integer(top.require("seed"), "seed");
+  if (auto providers = top.get("providers")) load_providers(*providers);
   load_clients(top.require("clients"));
   if (auto network = top.get("network")) load_network(*network);
   load_timeline(top.require("timeline"));
@@ -71,6 +73,23 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
     }
   }
   return std::move(spec_);
+}
+
+void Loader::load_providers(const YAML::Node& node) {
+  reader_.expect_sequence(node, "providers");
+  for (const auto& item : node) {
+    YamlMap provider(reader_, item, "provider", {"name"});
+    const auto name = provider.require("name");
+    ProviderSpec spec{reader_.string(name, "provider name")};
+    if (!is_valid_name(spec.name)) {
+      reader_.fail(name, "provider name: expected 1-100 characters from [A-Za-z0-9._-]");
+    }
+    if (std::ranges::find(spec_.providers, spec.name, &ProviderSpec::name) !=
+        spec_.providers.end()) {
+      reader_.fail(name, "provider \"" + spec.name + "\" is defined twice");
+    }
+    spec_.providers.push_back(std::move(spec));
+  }
 }
 
 void Loader::load_clients(const YAML::Node& node) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <stdexcept>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -19,6 +20,25 @@ namespace {
 
 constexpr const char* kApiNode = "api-1";
 
+// Scenarios so far exercise the API alone: no worker runs, so nothing may call a provider.
+// A call would mean the harness wired a worker without a provider simulation.
+class NoProviderSimulation final : public ProviderClient {
+ public:
+  Async<ProviderReply> call(ProviderCall call) override {
+    throw std::logic_error("provider " + call.provider + " called, but this run simulates none");
+  }
+  Async<ProviderStatus> status(std::string provider, std::string) override {
+    throw std::logic_error("provider " + provider + " asked, but this run simulates none");
+  }
+};
+
+SystemConfig system_config(const ScenarioSpec& spec) {
+  SystemConfig config;
+  for (const auto& provider : spec.providers) config.providers.push_back({.name = provider.name});
+  config.validate();
+  return config;
+}
+
 // One simulated world: clients, a client<->API link with latency, one API node, one store.
 class World {
  public:
@@ -29,7 +49,9 @@ class World {
         trace_(loop_),
         store_(std::move(store)),
         api_events_(trace_, kApiNode),
-        api_(*store_, loop_, api_events_),
+        config_(system_config(spec)),
+        api_context_{*store_, providers_, loop_, loop_, api_events_, config_},
+        api_(api_context_),
         client_api_rng_(root_rng_.fork("net.client_api")),
         received_(spec.timeline.size()) {}
 
@@ -106,6 +128,9 @@ class World {
   sim::Trace trace_;
   std::unique_ptr<Store> store_;
   sim::NodeEventSink api_events_;
+  NoProviderSimulation providers_;
+  SystemConfig config_;
+  SystemContext api_context_;
   ApiHandler api_;
   sim::Rng client_api_rng_;
   std::vector<std::optional<ReceivedResponse>> received_;

@@ -36,6 +36,10 @@ struct LatencySpec {
   Duration max{0};
 };
 
+struct ProviderSpec {
+  std::string name;
+};
+
 struct ClientSpec {
   std::string name;
   std::string owner;  // the principal the client authenticates as
@@ -79,6 +83,7 @@ struct ScenarioSpec {
   SourceMark name_mark;
   std::string description;
   std::uint64_t seed = 0;
+  std::vector<ProviderSpec> providers;
   std::vector<ClientSpec> clients;
   LatencySpec client_api_latency;
   std::vector<TimelineEntry> timeline;

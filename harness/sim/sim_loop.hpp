@@ -2,13 +2,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "system/ports/async.hpp"
 #include "system/ports/clock.hpp"
+#include "system/ports/timer.hpp"
+#include "system/ports/unique_function.hpp"
 
 #include "harness/sim/rng.hpp"
-#include "harness/sim/unique_function.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -25,7 +27,7 @@ namespace onejob::sim {
 // explore different interleavings, the same seed always the same one.
 //
 // Single-threaded: every method must be called from the thread that calls run().
-class SimLoop final : public Clock {
+class SimLoop final : public Clock, public Timer {
  public:
   explicit SimLoop(Rng tie_breaker);
   ~SimLoop() override;
@@ -42,7 +44,7 @@ class SimLoop final : public Clock {
 
   // Completes after `delay` of simulated time; an Asio async operation, so coroutines co_await
   // it exactly as they would a steady_timer.
-  Async<void> sleep_for(Duration delay);
+  Async<void> sleep_for(Duration delay) override;
 
   // The io_context that runs ready work; co_spawn onto it.
   boost::asio::io_context& io();
@@ -52,7 +54,19 @@ class SimLoop final : public Clock {
   // Exceptions thrown by handlers propagate out of run().
   std::uint64_t run(Instant until = Instant::max());
 
+  // run(until), then lets simulated time reach `until` even if nothing happens on the way.
+  void advance_to(Instant until) {
+    run(until);
+    if (now_ < until) now_ = until;
+  }
+  void advance(Duration by) { advance_to(now_ + by); }
+
   std::size_t pending() const { return queue_.size(); }
+  // The instant of the earliest queued handler, if any.
+  std::optional<Instant> next_instant() const {
+    if (queue_.empty()) return std::nullopt;
+    return queue_.front().at;
+  }
 
  private:
   struct Entry {

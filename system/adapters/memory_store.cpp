@@ -1,13 +1,26 @@
 #include "system/adapters/memory_store.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace onejob {
+namespace {
+
+bool contains(const std::vector<AttemptState>& states, AttemptState state) {
+  return std::ranges::find(states, state) != states.end();
+}
+
+}  // namespace
+
+// ---- jobs ------------------------------------------------------------------------------------
 
 Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
   // nextval() runs before the constraint check, so a rejected insert still consumes an id.
   const JobId id = next_job_id_++;
   auto owner_key = std::make_pair(new_job.owner_id, new_job.idempotency_key);
   if (jobs_by_owner_key_.contains(owner_key)) {
-    co_return InsertJobResult{InsertJobResult::Outcome::unique_violation, std::nullopt};
+    co_return InsertJobResult{InsertJobResult::Outcome::unique_violation, std::nullopt,
+                              std::nullopt};
   }
   Job job{
       .id = id,
@@ -16,14 +29,21 @@ Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
       .request_fingerprint = std::move(new_job.request_fingerprint),
       .operation = std::move(new_job.operation),
       .target_provider = std::move(new_job.target_provider),
+      .failover = std::move(new_job.failover),
+      .input_json = std::move(new_job.input_json),
       .payload_json = std::move(new_job.payload_json),
       .status = JobStatus::pending,
       .version = 1,
+      .completed_by = std::nullopt,
+      .result = {},
+      .failure_reason = {},
       .created_at = new_job.created_at,
   };
   jobs_by_owner_key_.emplace(std::move(owner_key), id);
-  auto [it, inserted] = jobs_.emplace(id, std::move(job));
-  co_return InsertJobResult{InsertJobResult::Outcome::inserted, it->second};
+  const Job& stored = jobs_.emplace(id, std::move(job)).first->second;
+  Attempt first =
+      insert_attempt_row(stored, stored.target_provider, AttemptOrigin::initial, stored.created_at);
+  co_return InsertJobResult{InsertJobResult::Outcome::inserted, stored, std::move(first)};
 }
 
 Async<std::optional<Job>> MemoryStore::find_job_by_key(std::string owner_id,
@@ -37,6 +57,186 @@ Async<std::optional<Job>> MemoryStore::find_job(std::string owner_id, JobId id) 
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.owner_id != owner_id) co_return std::nullopt;
   co_return it->second;
+}
+
+Async<std::optional<Job>> MemoryStore::load_job(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) co_return std::nullopt;
+  co_return it->second;
+}
+
+Async<bool> MemoryStore::fail_job(JobId id, std::string reason, Instant) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.status != JobStatus::pending || it->second.completed_by ||
+      live_attempt_by_job_.contains(id)) {
+    co_return false;
+  }
+  it->second.status = JobStatus::failed;
+  it->second.failure_reason = std::move(reason);
+  co_return true;
+}
+
+// ---- attempts --------------------------------------------------------------------------------
+
+Attempt MemoryStore::insert_attempt_row(const Job& job, const std::string& provider,
+                                        AttemptOrigin origin, Instant at) {
+  auto& of_job = attempts_by_job_[job.id];
+  const int attempt_no = static_cast<int>(of_job.size()) + 1;
+  Attempt attempt{
+      .id = next_attempt_id_++,
+      .job_id = job.id,
+      .attempt_no = attempt_no,
+      .provider = provider,
+      .provider_key = derive_provider_key(job.id, attempt_no),
+      .origin = origin,
+      .state = AttemptState::starting,
+      .lease_owner = {},
+      .lease_token = 0,
+      .lease_expires_at = {},
+      .created_at = at,
+      .finished_at = std::nullopt,
+      .outcome_reason = {},
+      .result = {},
+  };
+  of_job.push_back(attempt.id);
+  live_attempt_by_job_.emplace(job.id, attempt.id);
+  attempts_by_state_[attempt.state].insert(attempt.id);
+  return attempts_.emplace(attempt.id, attempt).first->second;
+}
+
+Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
+  using Outcome = InsertAttemptResult::Outcome;
+  auto job = jobs_.find(new_attempt.job_id);
+  if (job == jobs_.end()) co_return InsertAttemptResult{Outcome::job_not_found, {}, {}};
+  if (job->second.completed_by) co_return InsertAttemptResult{Outcome::job_completed, {}, {}};
+  if (auto live = live_attempt_by_job_.find(job->first); live != live_attempt_by_job_.end()) {
+    co_return InsertAttemptResult{Outcome::live_attempt_exists, {}, live->second};
+  }
+  job->second.status = JobStatus::pending;
+  Attempt attempt = insert_attempt_row(job->second, new_attempt.provider, new_attempt.origin,
+                                       new_attempt.created_at);
+  co_return InsertAttemptResult{Outcome::inserted, std::move(attempt), {}};
+}
+
+Async<std::optional<Attempt>> MemoryStore::find_attempt(AttemptId id) {
+  auto it = attempts_.find(id);
+  if (it == attempts_.end()) co_return std::nullopt;
+  co_return it->second;
+}
+
+Async<std::vector<Attempt>> MemoryStore::list_attempts(JobId job_id) {
+  std::vector<Attempt> found;
+  for (AttemptId id : attempts_by_job_[job_id]) found.push_back(attempts_.at(id));
+  co_return found;
+}
+
+Async<std::vector<Attempt>> MemoryStore::find_attempts_in_state(AttemptState state) {
+  std::vector<Attempt> found;
+  for (AttemptId id : attempts_by_state_[state]) found.push_back(attempts_.at(id));
+  co_return found;
+}
+
+Async<std::vector<Attempt>> MemoryStore::find_expired_leases(Instant now) {
+  std::vector<Attempt> found;
+  for (AttemptId id : attempts_by_state_[AttemptState::running]) {
+    const Attempt& attempt = attempts_.at(id);
+    if (attempt.lease_expires_at <= now) found.push_back(attempt);
+  }
+  co_return found;
+}
+
+Async<std::optional<Attempt>> MemoryStore::claim_next_attempt(std::string worker, Instant now,
+                                                              Instant lease_expires_at) {
+  auto& starting = attempts_by_state_[AttemptState::starting];
+  if (starting.empty()) co_return std::nullopt;
+  Attempt& attempt = attempts_.at(*starting.begin());
+  set_state(attempt, AttemptState::running, {}, now);
+  attempt.lease_owner = std::move(worker);
+  attempt.lease_token += 1;
+  attempt.lease_expires_at = lease_expires_at;
+  co_return attempt;
+}
+
+void MemoryStore::set_state(Attempt& attempt, AttemptState to, const std::string& reason,
+                            Instant at) {
+  require_legal_transition(attempt.state, to);
+  attempts_by_state_[attempt.state].erase(attempt.id);
+  attempts_by_state_[to].insert(attempt.id);
+  if (is_live(attempt.state) && !is_live(to)) live_attempt_by_job_.erase(attempt.job_id);
+  attempt.state = to;
+  if (!reason.empty()) attempt.outcome_reason = reason;
+  if (!is_live(to)) attempt.finished_at = at;
+}
+
+Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
+  using Outcome = UpdateAttemptResult::Outcome;
+  if (update.to == AttemptState::succeeded || update.to == AttemptState::discarded) {
+    throw std::logic_error(
+        "an attempt reaches SUCCEEDED or DISCARDED only through "
+        "complete_attempt (the job's compare-and-swap)");
+  }
+  auto it = attempts_.find(update.attempt_id);
+  if (it == attempts_.end()) co_return UpdateAttemptResult{Outcome::not_found, {}, {}};
+  Attempt& attempt = it->second;
+  if (update.fence && *update.fence != attempt.lease_token) {
+    co_return UpdateAttemptResult{Outcome::fenced, attempt, attempt.state};
+  }
+  if (!contains(update.from, attempt.state)) {
+    co_return UpdateAttemptResult{Outcome::state_mismatch, attempt, attempt.state};
+  }
+  const AttemptState before = attempt.state;
+  set_state(attempt, update.to, update.reason, update.at);
+  if (update.take_over_as) {
+    attempt.lease_owner = *update.take_over_as;
+    attempt.lease_token += 1;
+  }
+  co_return UpdateAttemptResult{Outcome::applied, attempt, before};
+}
+
+Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt completion) {
+  using Outcome = CompleteAttemptResult::Outcome;
+  auto it = attempts_.find(completion.attempt_id);
+  if (it == attempts_.end() || it->second.job_id != completion.job_id) {
+    co_return CompleteAttemptResult{Outcome::not_found, {}, {}, {}};
+  }
+  Attempt& attempt = it->second;
+  Job& job = jobs_.at(attempt.job_id);
+  if (completion.fence && *completion.fence != attempt.lease_token) {
+    co_return CompleteAttemptResult{Outcome::fenced, job, attempt, attempt.state};
+  }
+  if (!contains(completion.from, attempt.state)) {
+    co_return CompleteAttemptResult{Outcome::state_mismatch, job, attempt, attempt.state};
+  }
+  const AttemptState before = attempt.state;
+  // UPDATE jobs ... WHERE id = $j AND version = $v AND completed_by IS NULL
+  const bool won = job.version == completion.expected_version && !job.completed_by;
+  if (won) {
+    job.result = completion.result;
+    job.completed_by = attempt.id;
+    job.status = JobStatus::succeeded;
+    job.failure_reason.clear();
+    job.version += 1;
+    set_state(attempt, AttemptState::succeeded, "won", completion.at);
+  } else {
+    const std::string winner = job.completed_by ? std::to_string(*job.completed_by) : "none";
+    set_state(attempt, AttemptState::discarded, "lost to attempt " + winner, completion.at);
+  }
+  attempt.result = std::move(completion.result);
+  co_return CompleteAttemptResult{won ? Outcome::won : Outcome::lost, job, attempt, before};
+}
+
+// ---- certifications -------------------------------------------------------------------------
+
+Async<void> MemoryStore::record_certification(Certification certification) {
+  certifications_.push_back(std::move(certification));
+  co_return;
+}
+
+Async<std::optional<Certification>> MemoryStore::latest_certification(std::string provider) {
+  for (auto it = certifications_.rbegin(); it != certifications_.rend(); ++it) {
+    if (it->provider == provider) co_return *it;
+  }
+  co_return std::nullopt;
 }
 
 }  // namespace onejob

@@ -3,28 +3,60 @@
 #include <utility>
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "system/ports/store.hpp"
 
 namespace onejob {
 
-// The embedded store: the SQL schema's semantics in memory. Every operation is atomic (it
-// completes without suspending), which matches one autocommit statement.
+// The embedded store: the SQL schema's semantics in memory, constraint violations included.
+// Every operation completes without suspending, so each is atomic, as one transaction is.
 class MemoryStore final : public Store {
  public:
   Async<InsertJobResult> insert_job(NewJob job) override;
   Async<std::optional<Job>> find_job_by_key(std::string owner_id,
                                             std::string idempotency_key) override;
   Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override;
+  Async<std::optional<Job>> load_job(JobId id) override;
+  Async<bool> fail_job(JobId id, std::string reason, Instant at) override;
+
+  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override;
+  Async<std::optional<Attempt>> find_attempt(AttemptId id) override;
+  Async<std::vector<Attempt>> list_attempts(JobId job_id) override;
+  Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
+  Async<std::vector<Attempt>> find_expired_leases(Instant now) override;
+  Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
+                                                   Instant lease_expires_at) override;
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override;
+  Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override;
+
+  Async<void> record_certification(Certification certification) override;
+  Async<std::optional<Certification>> latest_certification(std::string provider) override;
 
   std::size_t job_count() const { return jobs_.size(); }
+  std::size_t attempt_count() const { return attempts_.size(); }
 
  private:
+  // The bodies of the operations, callable from one another inside one "transaction".
+  Attempt insert_attempt_row(const Job& job, const std::string& provider, AttemptOrigin origin,
+                             Instant at);
+  void set_state(Attempt& attempt, AttemptState to, const std::string& reason, Instant at);
+
   JobId next_job_id_ = 1;
+  AttemptId next_attempt_id_ = 1;
   std::map<JobId, Job> jobs_;
   // UNIQUE (owner_id, idempotency_key)
   std::map<std::pair<std::string, std::string>, JobId> jobs_by_owner_key_;
+  std::map<AttemptId, Attempt> attempts_;
+  // UNIQUE (job_id, attempt_no): each job's attempts in attempt_no order
+  std::map<JobId, std::vector<AttemptId>> attempts_by_job_;
+  // CREATE UNIQUE INDEX ... ON attempts (job_id) WHERE state IN ('STARTING','RUNNING','UNKNOWN')
+  std::map<JobId, AttemptId> live_attempt_by_job_;
+  // CREATE INDEX ... ON attempts (state, id)
+  std::map<AttemptState, std::set<AttemptId>> attempts_by_state_;
+  std::vector<Certification> certifications_;
 };
 
 }  // namespace onejob

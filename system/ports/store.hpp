@@ -1,12 +1,22 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "system/domain/attempt.hpp"
 #include "system/domain/job.hpp"
 #include "system/ports/async.hpp"
 
 namespace onejob {
+
+// Durable state. Every implementation gives exactly the semantics of the SQL schema in
+// system/adapters/pg_schema.cpp, constraint violations included. The database, not a
+// read-then-write in the service, is what makes one (owner, key) one job, one live attempt per
+// job, and one winner per job. Each operation is one transaction.
+
+// ---- jobs ------------------------------------------------------------------------------------
 
 // The fields a create writes; the store assigns the id (from its sequence) and the version.
 struct NewJob {
@@ -15,28 +25,105 @@ struct NewJob {
   std::string request_fingerprint;
   std::string operation;
   std::string target_provider;
+  std::vector<std::string> failover;
+  std::string input_json;
   std::string payload_json;
   Instant created_at{};
 };
 
 struct InsertJobResult {
   enum class Outcome {
-    inserted,          // the row is committed; `job` holds it
+    inserted,          // the job and its first attempt are committed together
     unique_violation,  // (owner_id, idempotency_key) exists already; nothing was written
   };
   Outcome outcome;
   std::optional<Job> job;
+  std::optional<Attempt> initial_attempt;  // STARTING, on target_provider, attempt_no 1
 };
 
-// Durable state. Implementations must give exactly the semantics of the SQL schema in
-// system/adapters/pg_schema.cpp, constraint violations included: the database, not a
-// read-then-write in the service, is what makes one (owner, key) one job.
+// ---- attempts --------------------------------------------------------------------------------
+
+struct NewAttempt {
+  JobId job_id = 0;
+  std::string provider;
+  AttemptOrigin origin = AttemptOrigin::initial;
+  Instant created_at{};
+};
+
+struct InsertAttemptResult {
+  enum class Outcome {
+    inserted,             // `attempt` is the new STARTING attempt, numbered max+1 in its job
+    live_attempt_exists,  // the one-live-attempt-per-job index refused it; `blocking` names it
+    job_completed,        // the job has a winner; nothing was written
+    job_not_found,
+  };
+  Outcome outcome;
+  std::optional<Attempt> attempt;
+  std::optional<AttemptId> blocking;
+};
+
+// A guarded state change. It applies only when the attempt is in one of `from` and, when
+// `fence` is set, still carries that lease token: a worker whose lease was taken over writes
+// nothing (fenced), whatever state it believes the attempt is in.
+struct AttemptUpdate {
+  AttemptId attempt_id = 0;
+  std::vector<AttemptState> from;
+  AttemptState to = AttemptState::failed;
+  std::optional<std::int64_t> fence;
+  // When set, the writer takes the attempt over: lease_owner becomes this and the token is
+  // bumped, fencing out the previous holder (used when a lease expired).
+  std::optional<std::string> take_over_as;
+  std::string reason;
+  Instant at{};
+};
+
+struct UpdateAttemptResult {
+  enum class Outcome { applied, fenced, state_mismatch, not_found };
+  Outcome outcome;
+  std::optional<Attempt> attempt;      // after the write when applied; as found otherwise
+  std::optional<AttemptState> before;  // the state the write found
+};
+
+// An attempt's valid result, offered to the job's compare-and-swap:
+//   UPDATE jobs SET result = $r, completed_by = $a, status = 'succeeded', version = version + 1
+//   WHERE id = $j AND version = $v AND completed_by IS NULL
+// One row: the attempt won and becomes SUCCEEDED. Zero rows: another attempt already won; this
+// one becomes DISCARDED with its result kept on the attempt, never on the job. The attempt's
+// guard (from + fence, as in AttemptUpdate) is checked first; if it fails nothing is written.
+struct CompleteAttempt {
+  AttemptId attempt_id = 0;
+  JobId job_id = 0;
+  std::int64_t expected_version = 1;
+  std::vector<AttemptState> from;
+  std::optional<std::int64_t> fence;
+  std::string result;
+  Instant at{};
+};
+
+struct CompleteAttemptResult {
+  enum class Outcome { won, lost, fenced, state_mismatch, not_found };
+  Outcome outcome;
+  std::optional<Job> job;              // after the transaction
+  std::optional<Attempt> attempt;      // after the transaction
+  std::optional<AttemptState> before;  // the attempt's state the transaction found
+};
+
+// ---- provider certifications ----------------------------------------------------------------
+
+struct Certification {
+  std::string provider;
+  bool passed = false;
+  std::vector<std::string> reasons;  // every failed check; empty when passed
+  Instant at{};
+};
+
 class Store {
  public:
   virtual ~Store() = default;
 
-  // INSERT INTO jobs ...; a duplicate (owner_id, idempotency_key) is a unique_violation and
-  // writes nothing (the id sequence still advances, as PostgreSQL's does).
+  // INSERT INTO jobs ...; INSERT INTO attempts ... (attempt 1) in one transaction, so an
+  // accepted job always has work queued. A duplicate (owner_id, idempotency_key) is a
+  // unique_violation and writes nothing (the id sequence still advances, as PostgreSQL's does).
   virtual Async<InsertJobResult> insert_job(NewJob job) = 0;
 
   // SELECT ... WHERE owner_id = $1 AND idempotency_key = $2; sees every committed row.
@@ -46,6 +133,40 @@ class Store {
   // SELECT ... WHERE id = $1 AND owner_id = $2: another owner's job is indistinguishable from
   // an absent one.
   virtual Async<std::optional<Job>> find_job(std::string owner_id, JobId id) = 0;
+
+  // The job whatever its owner: for workers and the reconciler, never for API reads.
+  virtual Async<std::optional<Job>> load_job(JobId id) = 0;
+
+  // Marks a pending job failed when nothing can still complete it: no winner and no live
+  // attempt. Returns whether it changed the row. Does not bump the version.
+  virtual Async<bool> fail_job(JobId id, std::string reason, Instant at) = 0;
+
+  // Inserts a STARTING attempt numbered max(attempt_no) + 1. A pending-or-failed job becomes
+  // pending again. Refused while the job has a live attempt or a winner.
+  virtual Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) = 0;
+
+  virtual Async<std::optional<Attempt>> find_attempt(AttemptId id) = 0;
+  // Every attempt of the job, by attempt_no.
+  virtual Async<std::vector<Attempt>> list_attempts(JobId job_id) = 0;
+  // Attempts in `state`, by id.
+  virtual Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) = 0;
+  // RUNNING attempts whose lease expired at or before `now`, by id.
+  virtual Async<std::vector<Attempt>> find_expired_leases(Instant now) = 0;
+
+  // Claims the oldest STARTING attempt: it becomes RUNNING, owned by `worker` until
+  // `lease_expires_at`, with a bumped lease token (the fence for all its later writes).
+  // Two workers never claim one attempt (FOR UPDATE SKIP LOCKED).
+  virtual Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
+                                                           Instant lease_expires_at) = 0;
+
+  // Throws IllegalTransition when the guard holds but the transition is not in the table, and
+  // std::logic_error for a target of SUCCEEDED or DISCARDED (only complete_attempt sets those).
+  virtual Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) = 0;
+
+  virtual Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) = 0;
+
+  virtual Async<void> record_certification(Certification certification) = 0;
+  virtual Async<std::optional<Certification>> latest_certification(std::string provider) = 0;
 };
 
 }  // namespace onejob

@@ -1,33 +1,28 @@
 #pragma once
 
-#include "system/ports/async.hpp"
-#include "system/ports/clock.hpp"
-#include "system/ports/event_sink.hpp"
-#include "system/ports/store.hpp"
 #include "system/service/http.hpp"
+#include "system/service/system_context.hpp"
 
 namespace onejob {
 
-// The job API. Status codes:
-//   POST /jobs  201 created | 200 replay of the same request (same job id) |
-//               400 missing/invalid Idempotency-Key or body | 401 no principal |
-//               422 idempotency_key_reused (same key, different request; nothing stored)
-// Every request and response is reported to the EventSink with the request id, owner and key.
+// The job API (status codes and their reasons: README.md):
+//   POST /jobs                  201 created | 200 replay, same job id | 400 missing/invalid key
+//                               or body | 422 idempotency_key_reused (nothing stored)
+//   GET  /jobs/{id}             200 | 404, also for another owner's job
+//   POST /jobs/{id}/attempts    201 | 409 attempt_in_flight | 409 job_completed |
+//                               422 provider_not_certified | 404
+//   POST /attempts/{id}/cancel  200 | 409 attempt_not_live | 404
+// Every call needs an authenticated principal (401 otherwise), which owns what it creates and
+// is the only owner who can see it. Every request and response is reported to the EventSink.
 class ApiHandler {
  public:
-  // REQUIRES: store, clock and events outlive the handler and every request it is handling.
-  ApiHandler(Store& store, const Clock& clock, EventSink& events)
-      : store_(store), clock_(clock), events_(events) {}
+  // REQUIRES: the context outlives the handler and every request it is handling.
+  explicit ApiHandler(SystemContext& context) : context_(context) {}
 
   Async<Response> handle(Request request);
 
  private:
-  struct Answer;  // a response plus the facts its event reports
-  Async<Answer> create_job(const Request& request);
-
-  Store& store_;
-  const Clock& clock_;
-  EventSink& events_;
+  SystemContext& context_;
 };
 
 }  // namespace onejob

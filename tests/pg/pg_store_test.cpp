@@ -1,85 +1,34 @@
-// PgStore and the jobs schema against a live PostgreSQL (ONEJOB_PG_URL; see .ci/with-postgres).
-// Each test case gets its own freshly created schema, so cases never see each other's rows or
-// sequence values, and a developer database the URL points at is never touched outside it.
+// PgStore's jobs and the schema against a live PostgreSQL (ONEJOB_PG_URL; see
+// .ci/with-postgres), plus the scenario suite's stories run on PgStore. Attempts, claims and
+// completion are in pg_attempts_test.cpp; the differential test against MemoryStore in
+// pg_differential_test.cpp. Each test case gets its own schema (PgFixture).
 #define BOOST_TEST_MODULE onejob_pg
 #define BOOST_TEST_NO_MAIN
 
-#include "system/adapters/pg_store.hpp"
+#include <utility>
 
-#include <utility>  // before Boost.Asio: 1.74's awaitable.hpp uses std::exchange unincluded
-
+#include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <exception>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 #include <pqxx/pqxx>
-#include <unistd.h>
 
 #include "system/adapters/pg_schema.hpp"
 
 #include "harness/scenario/runner.hpp"
 
+#include "tests/pg/pg_fixture.hpp"
 #include "tests/support/scenarios.hpp"
 
+namespace onejob::pg_test {
 namespace {
-
-using onejob::InsertJobResult;
-using onejob::Job;
-using onejob::JobId;
-using onejob::NewJob;
-
-std::string pg_url() {
-  const char* url = std::getenv("ONEJOB_PG_URL");
-  return url == nullptr ? std::string{} : std::string{url};
-}
-
-// Runs one store operation to completion on a private io_context and returns its value (or
-// rethrows its exception).
-template <typename T>
-T run(onejob::Async<T> operation) {
-  boost::asio::io_context io;
-  std::optional<T> result;
-  std::exception_ptr error;
-  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
-    error = e;
-    if (!e) result.emplace(std::move(value));
-  });
-  io.run();
-  if (error) std::rethrow_exception(error);
-  return std::move(*result);
-}
-
-std::string_view outcome_name(InsertJobResult::Outcome outcome) {
-  switch (outcome) {
-    case InsertJobResult::Outcome::inserted:
-      return "inserted";
-    case InsertJobResult::Outcome::unique_violation:
-      return "unique_violation";
-  }
-  return "invalid";
-}
-
-NewJob new_job(std::string owner_id, std::string idempotency_key,
-               std::string payload_json = R"({"text":"hello"})") {
-  return NewJob{
-      .owner_id = std::move(owner_id),
-      .idempotency_key = std::move(idempotency_key),
-      .request_fingerprint = "POST /jobs\n" + payload_json,
-      .operation = "summarize",
-      .target_provider = "provider-a",
-      .payload_json = payload_json,
-      .created_at = onejob::Instant{onejob::Duration{1'234'567}},
-  };
-}
 
 // A raw INSERT, bypassing PgStore: what any client of the database could do.
 JobId insert_row(pqxx::transaction_base& tx, const std::string& owner_id,
@@ -87,8 +36,8 @@ JobId insert_row(pqxx::transaction_base& tx, const std::string& owner_id,
   return tx
       .exec_params1(
           "INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, operation,"
-          " target_provider, payload_json, created_at_us)"
-          " VALUES ($1, $2, $3, 'summarize', 'provider-a', $4, 42) RETURNING id",
+          " target_provider, input_json, payload_json, created_at_us)"
+          " VALUES ($1, $2, $3, 'summarize', 'provider-a', '{}', $4, 42) RETURNING id",
           owner_id, idempotency_key, "POST /jobs\n" + payload_json, payload_json)[0]
       .as<JobId>();
 }
@@ -112,8 +61,7 @@ std::int64_t count_jobs(pqxx::connection& connection, const std::string& owner_i
 }
 
 bool names_owner_key_constraint(const pqxx::unique_violation& e) {
-  return e.sqlstate() == "23505" &&
-         std::string_view{e.what()}.find("jobs_owner_key_unique") != std::string_view::npos;
+  return names_constraint(e, "jobs_owner_key_unique");
 }
 
 void check_same_job(const Job& actual, const Job& expected) {
@@ -123,71 +71,19 @@ void check_same_job(const Job& actual, const Job& expected) {
   BOOST_TEST(actual.request_fingerprint == expected.request_fingerprint);
   BOOST_TEST(actual.operation == expected.operation);
   BOOST_TEST(actual.target_provider == expected.target_provider);
+  BOOST_TEST(actual.failover == expected.failover);
+  BOOST_TEST(actual.input_json == expected.input_json);
   BOOST_TEST(actual.payload_json == expected.payload_json);
-  BOOST_TEST(onejob::to_string(actual.status) == onejob::to_string(expected.status));
+  BOOST_TEST(to_string(actual.status) == to_string(expected.status));
   BOOST_TEST(actual.version == expected.version);
-  BOOST_TEST(actual.created_at.time_since_epoch().count() ==
-             expected.created_at.time_since_epoch().count());
+  BOOST_TEST(actual.completed_by.has_value() == expected.completed_by.has_value());
+  if (actual.completed_by && expected.completed_by) {
+    BOOST_TEST(*actual.completed_by == *expected.completed_by);
+  }
+  BOOST_TEST(actual.result == expected.result);
+  BOOST_TEST(actual.failure_reason == expected.failure_reason);
+  BOOST_TEST(us_of(actual.created_at) == us_of(expected.created_at));
 }
-
-// A fresh schema per test case. Connections find it through PGOPTIONS (libpq reads it when the
-// connection string sets no `options`), which works for key=value strings and URIs alike.
-class PgFixture {
- public:
-  PgFixture() : schema_{next_schema_name()}, admin_{pg_url()} {
-    {
-      pqxx::nontransaction tx{admin_};
-      const std::string name = tx.quote_name(schema_);
-      // A crashed earlier run with the same pid may have left it behind.
-      tx.exec("DROP SCHEMA IF EXISTS " + name + " CASCADE");
-      tx.exec("CREATE SCHEMA " + name);
-    }
-    ::setenv("PGOPTIONS", ("-c search_path=" + schema_).c_str(), 1);
-    raw_ = std::make_unique<pqxx::connection>(pg_url());
-    require_own_schema();
-    store_ = std::make_unique<onejob::PgStore>(pg_url());
-    store_->apply_schema();
-  }
-
-  ~PgFixture() {
-    store_.reset();
-    raw_.reset();
-    ::unsetenv("PGOPTIONS");
-    try {
-      pqxx::nontransaction tx{admin_};
-      tx.exec("DROP SCHEMA " + tx.quote_name(schema_) + " CASCADE");
-    } catch (const std::exception& e) {
-      BOOST_TEST_MESSAGE("could not drop schema " << schema_ << ": " << e.what());
-    }
-  }
-
-  PgFixture(const PgFixture&) = delete;
-  PgFixture& operator=(const PgFixture&) = delete;
-
-  onejob::PgStore& store() { return *store_; }
-  pqxx::connection& raw() { return *raw_; }
-
- private:
-  static std::string next_schema_name() {
-    static int counter = 0;
-    return "onejob_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
-  }
-
-  // If ONEJOB_PG_URL carries its own `options`, PGOPTIONS is ignored and the tests would run in
-  // (and drop tables of) some other schema: refuse instead.
-  void require_own_schema() {
-    pqxx::nontransaction tx{*raw_};
-    const pqxx::field current = tx.exec1("SELECT current_schema()")[0];
-    if (current.is_null() || current.as<std::string>() != schema_) {
-      throw std::runtime_error("search_path not applied (does ONEJOB_PG_URL set options=?)");
-    }
-  }
-
-  std::string schema_;
-  pqxx::connection admin_;
-  std::unique_ptr<pqxx::connection> raw_;
-  std::unique_ptr<onejob::PgStore> store_;
-};
 
 }  // namespace
 
@@ -199,11 +95,25 @@ BOOST_AUTO_TEST_CASE(schema_applies_twice) {
   BOOST_CHECK_NO_THROW(store().apply_schema());
   // Also as plain SQL, the way psql or a migration tool would feed it.
   pqxx::nontransaction tx{raw()};
-  BOOST_CHECK_NO_THROW(tx.exec(std::string{onejob::pg_schema_sql()}));
-  const auto constraints = tx.exec1(
-      "SELECT count(*) FROM pg_constraint"
-      " WHERE conname = 'jobs_owner_key_unique' AND conrelid = 'jobs'::regclass")[0];
-  BOOST_TEST(constraints.as<int>() == 1);
+  BOOST_CHECK_NO_THROW(tx.exec(std::string{pg_schema_sql()}));
+  for (const char* name :
+       {"jobs_owner_key_unique", "jobs_succeeded_iff_completed", "jobs_completed_by_attempt_of_job",
+        "attempts_job_attempt_no_unique", "attempts_finished_iff_not_live"}) {
+    BOOST_TEST_CONTEXT("constraint " << name) {
+      BOOST_TEST(tx.exec_params1("SELECT count(*) FROM pg_constraint WHERE conname = $1"
+                                 " AND connamespace = current_schema()::regnamespace",
+                                 name)[0]
+                     .as<int>() == 1);
+    }
+  }
+  for (const char* name : {"attempts_one_live_per_job", "attempts_state_id"}) {
+    BOOST_TEST_CONTEXT("index " << name) {
+      BOOST_TEST(tx.exec_params1("SELECT count(*) FROM pg_indexes WHERE indexname = $1"
+                                 " AND schemaname = current_schema()",
+                                 name)[0]
+                     .as<int>() == 1);
+    }
+  }
 }
 
 // The acceptance item: the database itself, with no application code involved, refuses a
@@ -238,9 +148,14 @@ BOOST_AUTO_TEST_CASE(insert_job_reports_unique_violation_and_consumes_an_id) {
       .request_fingerprint = first.request_fingerprint,
       .operation = first.operation,
       .target_provider = first.target_provider,
+      .failover = first.failover,
+      .input_json = first.input_json,
       .payload_json = first.payload_json,
-      .status = onejob::JobStatus::pending,
+      .status = JobStatus::pending,
       .version = 1,
+      .completed_by = std::nullopt,
+      .result = {},
+      .failure_reason = {},
       .created_at = first.created_at,
   };
   check_same_job(*inserted.job, expected);
@@ -249,20 +164,89 @@ BOOST_AUTO_TEST_CASE(insert_job_reports_unique_violation_and_consumes_an_id) {
       run(store().insert_job(new_job("alice", "key-1", R"({"text":"second"})")));
   BOOST_TEST(outcome_name(duplicate.outcome) == "unique_violation");
   BOOST_TEST(!duplicate.job.has_value());
+  BOOST_TEST(!duplicate.initial_attempt.has_value());
 
   // nextval() ran for the rejected row too, exactly as MemoryStore models it.
   const InsertJobResult next = run(store().insert_job(new_job("alice", "key-2")));
   BOOST_REQUIRE(next.job.has_value());
   BOOST_TEST(next.job->id == inserted.job->id + 2);
 
-  // The rejected insert wrote nothing: the first job is intact.
+  // The rejected insert wrote nothing, no attempt either: the first job is intact.
   BOOST_TEST(count_jobs(raw(), "alice", "key-1") == 1);
+  BOOST_TEST(
+      count_rows(raw(), "SELECT count(*) FROM attempts WHERE job_id = $1", inserted.job->id) == 1);
   const std::optional<Job> stored = run(store().find_job_by_key("alice", "key-1"));
   BOOST_REQUIRE(stored.has_value());
   check_same_job(*stored, expected);
 }
 
-BOOST_AUTO_TEST_CASE(find_job_is_owner_scoped) {
+BOOST_AUTO_TEST_CASE(insert_job_commits_its_initial_attempt_with_it) {
+  const InsertJobResult inserted = run(store().insert_job(new_job("alice", "key-1")));
+  BOOST_REQUIRE(inserted.job.has_value());
+  BOOST_REQUIRE(inserted.initial_attempt.has_value());
+  const Job& job = *inserted.job;
+  const Attempt& first = *inserted.initial_attempt;
+  BOOST_TEST(first.job_id == job.id);
+  BOOST_TEST(first.attempt_no == 1);
+  BOOST_TEST(first.provider == "provider-a");
+  BOOST_TEST(first.provider_key == std::to_string(job.id) + ":1");
+  BOOST_TEST(to_string(first.origin) == "initial");
+  BOOST_TEST(to_string(first.state) == "STARTING");
+  BOOST_TEST(first.lease_owner.empty());
+  BOOST_TEST(first.lease_token == 0);
+  BOOST_TEST(us_of(first.lease_expires_at) == 0);
+  BOOST_TEST(us_of(first.created_at) == us_of(job.created_at));
+  BOOST_TEST(!first.finished_at.has_value());
+  BOOST_TEST(first.outcome_reason.empty());
+  BOOST_TEST(first.result.empty());
+
+  // What was returned is what was committed.
+  const std::vector<Attempt> listed = run(store().list_attempts(job.id));
+  BOOST_REQUIRE(listed.size() == 1u);
+  BOOST_TEST(listed[0].id == first.id);
+  BOOST_TEST(listed[0].provider_key == first.provider_key);
+  const std::optional<Attempt> found = run(store().find_attempt(first.id));
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(to_string(found->state) == "STARTING");
+  const std::optional<Job> loaded = run(store().load_job(job.id));
+  BOOST_REQUIRE(loaded.has_value());
+  check_same_job(*loaded, job);
+}
+
+// text[] round trip: order, duplicates and every character the array syntax treats specially.
+BOOST_AUTO_TEST_CASE(failover_list_comes_back_exactly) {
+  NewJob odd = new_job("alice", "key-1");
+  odd.failover = {"",     "a,b",      "q\"uote",     "back\\slash", "{brace}",
+                  "NULL", " spaced ", "caf\xc3\xa9", "a,b"};
+  const InsertJobResult inserted = run(store().insert_job(odd));
+  BOOST_REQUIRE(inserted.job.has_value());
+  BOOST_TEST(inserted.job->failover == odd.failover);
+  BOOST_TEST(run(store().load_job(inserted.job->id))->failover == odd.failover);
+
+  NewJob none = new_job("alice", "key-2");
+  none.failover.clear();
+  const InsertJobResult empty = run(store().insert_job(none));
+  BOOST_REQUIRE(empty.job.has_value());
+  BOOST_TEST(empty.job->failover.empty());
+}
+
+// libpq sends text parameters as C strings: unguarded, "k\0a" and "k\0b" would both be
+// stored as "k" and name one job. PgStore refuses them before sending anything.
+BOOST_AUTO_TEST_CASE(a_nul_byte_is_refused_not_truncated) {
+  const std::string key_a{"k\0a", 3};
+  const std::string key_b{"k\0b", 3};
+  BOOST_CHECK_THROW(run(store().insert_job(new_job("alice", key_a))), std::invalid_argument);
+  BOOST_CHECK_THROW(run(store().find_job_by_key("alice", key_b)), std::invalid_argument);
+  NewJob nul_in_failover = new_job("alice", "key-1");
+  nul_in_failover.failover = {std::string{"be\0ta", 5}};
+  BOOST_CHECK_THROW(run(store().insert_job(nul_in_failover)), std::invalid_argument);
+  pqxx::nontransaction tx{raw()};
+  BOOST_TEST(tx.exec1("SELECT count(*) FROM jobs")[0].as<int>() == 0);
+  // Invalid UTF-8 never gets that far: the server refuses it.
+  BOOST_CHECK_THROW(run(store().insert_job(new_job("alice", "caf\xe9"))), pqxx::data_exception);
+}
+
+BOOST_AUTO_TEST_CASE(find_job_is_owner_scoped_and_load_job_is_not) {
   const InsertJobResult inserted = run(store().insert_job(new_job("alice", "key-1")));
   BOOST_REQUIRE(inserted.job.has_value());
   const JobId id = inserted.job->id;
@@ -272,6 +256,8 @@ BOOST_AUTO_TEST_CASE(find_job_is_owner_scoped) {
   check_same_job(*own, *inserted.job);
   BOOST_TEST(!run(store().find_job("bob", id)).has_value());
   BOOST_TEST(!run(store().find_job("alice", id + 1000)).has_value());
+  BOOST_TEST(run(store().load_job(id)).has_value());
+  BOOST_TEST(!run(store().load_job(id + 1000)).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(find_job_by_key_sees_row_committed_by_another_connection) {
@@ -290,9 +276,10 @@ BOOST_AUTO_TEST_CASE(find_job_by_key_sees_row_committed_by_another_connection) {
   BOOST_TEST(found->idempotency_key == "key-1");
   BOOST_TEST(found->payload_json == payload);
   BOOST_TEST(found->request_fingerprint == "POST /jobs\n" + payload);
+  BOOST_TEST(found->failover.empty());
   BOOST_TEST(found->version == 1);
-  BOOST_TEST(onejob::to_string(found->status) == "pending");
-  BOOST_TEST(found->created_at.time_since_epoch().count() == 42);
+  BOOST_TEST(to_string(found->status) == "pending");
+  BOOST_TEST(us_of(found->created_at) == 42);
 
   BOOST_TEST(!run(store().find_job_by_key("bob", "key-1")).has_value());
   BOOST_TEST(!run(store().find_job_by_key("alice", "key-2")).has_value());
@@ -300,10 +287,10 @@ BOOST_AUTO_TEST_CASE(find_job_by_key_sees_row_committed_by_another_connection) {
 
 // The same API handler and simulated clients as the scenario suite, with PgStore underneath:
 // the unique constraint in PostgreSQL, not MemoryStore, now decides.
-onejob::scenario::RunResult run_on_pg(const onejob::scenario::ScenarioSpec& spec) {
-  auto result = onejob::scenario::run_scenario(
-      spec, {.seed = std::nullopt,
-             .make_store = [] { return std::make_unique<onejob::PgStore>(pg_url()); }});
+scenario::RunResult run_on_pg(const scenario::ScenarioSpec& spec) {
+  auto result = scenario::run_scenario(spec, {.seed = std::nullopt, .make_store = [] {
+                                                return std::make_unique<PgStore>(pg_url());
+                                              }});
   for (const auto& violation : result.violations) {
     BOOST_TEST_MESSAGE(violation.invariant << ": " << violation.message);
   }
@@ -311,7 +298,7 @@ onejob::scenario::RunResult run_on_pg(const onejob::scenario::ScenarioSpec& spec
 }
 
 BOOST_AUTO_TEST_CASE(double_click_through_the_api_is_one_job_on_postgres) {
-  auto spec = onejob::test::double_click_spec(5, 7);
+  auto spec = test::double_click_spec(5, 7);
   spec.expect.same_job_id.push_back({{1, 2, 3, 4, 5}, {}});
   spec.expect.jobs = 1;
   BOOST_TEST(run_on_pg(spec).passed());
@@ -319,9 +306,9 @@ BOOST_AUTO_TEST_CASE(double_click_through_the_api_is_one_job_on_postgres) {
 }
 
 BOOST_AUTO_TEST_CASE(reused_key_with_another_payload_is_422_on_postgres) {
-  auto spec = onejob::test::double_click_spec(2, 7);
-  spec.timeline[1].at = onejob::Duration(std::chrono::seconds(1));
-  spec.timeline[1].create_job.body = onejob::test::classify_body("another text");
+  auto spec = test::double_click_spec(2, 7);
+  spec.timeline[1].at = Duration(std::chrono::seconds(1));
+  spec.timeline[1].create_job.body = test::classify_body("another text");
   spec.expect.responses.push_back({1, {201}, {}});
   spec.expect.responses.push_back({2, {422}, {}});
   BOOST_TEST(run_on_pg(spec).passed());
@@ -330,8 +317,10 @@ BOOST_AUTO_TEST_CASE(reused_key_with_another_payload_is_422_on_postgres) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+}  // namespace onejob::pg_test
+
 int main(int argc, char* argv[]) {
-  if (pg_url().empty()) {
+  if (onejob::pg_test::pg_url().empty()) {
     // 77 is the test's SKIP_RETURN_CODE: ctest shows "skipped", never a silent pass.
     std::cout << "pg tests skipped: ONEJOB_PG_URL not set\n";
     return 77;

@@ -26,6 +26,7 @@ inline Event job_created(std::int64_t job_id, std::string owner, std::string key
 
 inline Event create_response(int status, std::int64_t job_id, std::string owner, std::string key) {
   return Event("api.response")
+      .with("route", "create_job")
       .with("status", status)
       .with("owner", owner)
       .with("key", key)

@@ -1,96 +1,94 @@
-#include "system/service/api_handler.hpp"
-
 #include <string>
 
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
-#include "system/adapters/memory_store.hpp"
+#include "system/service/certifier.hpp"
 
-#include "tests/support/recording_sink.hpp"
-#include "tests/support/run_sync.hpp"
 #include "tests/support/scenarios.hpp"
+#include "tests/support/system_fixture.hpp"
 
 namespace onejob {
 namespace {
 
-struct ApiFixture {
-  MemoryStore store;
-  test::ManualClock clock;
-  test::RecordingSink events;
-  ApiHandler api{store, clock, events};
+using test::json_int;
+using test::json_string;
 
+struct ApiFixture : test::SystemFixture {
   Response post(std::string body, std::optional<std::string> key = "key-1",
                 std::string owner = "alice") {
-    Request request{.method = "POST",
-                    .path = "/jobs",
-                    .headers = {},
-                    .body = std::move(body),
-                    .principal = std::move(owner),
-                    .request_id = "r"};
-    if (key) request.headers.emplace_back("Idempotency-Key", *key);
-    return test::run_sync(api.handle(std::move(request)));
+    return request("POST", "/jobs", std::move(body), std::move(owner), std::move(key));
   }
 };
 
-nlohmann::json body_of(const Response& response) { return nlohmann::json::parse(response.body); }
-
-std::string error_of(const Response& response) {
-  return body_of(response).value("error", std::string("(none)"));
-}
-
 BOOST_FIXTURE_TEST_SUITE(api_handler, ApiFixture)
 
-BOOST_AUTO_TEST_CASE(first_create_is_201_with_a_job_id) {
+// ---- POST /jobs ------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(first_create_is_201_with_a_job_id_and_queues_attempt_1) {
   auto response = post(test::classify_body("hi"));
   BOOST_TEST(response.status == 201);
-  BOOST_TEST(body_of(response)["job_id"].get<std::int64_t>() == 1);
+  BOOST_TEST(json_int(response, "job_id") == 1);
   BOOST_TEST(find_header(response.headers, "location").value_or("") == "/jobs/1");
-  BOOST_TEST(store.job_count() == 1u);
+  const auto attempts = this->attempts(1);
+  BOOST_REQUIRE(attempts.size() == 1u);
+  BOOST_TEST(attempts[0].provider == "alpha");
+  BOOST_TEST(attempts[0].provider_key == "1:1");
+  BOOST_TEST(to_string(attempts[0].state) == "STARTING");
 }
 
 BOOST_AUTO_TEST_CASE(replay_with_the_same_request_is_200_with_the_same_id) {
   auto first = post(test::classify_body("hi"));
   auto second = post(test::classify_body("hi"));
   BOOST_TEST(second.status == 200);
-  BOOST_TEST(body_of(second)["job_id"] == body_of(first)["job_id"]);
+  BOOST_TEST(json_int(second, "job_id") == json_int(first, "job_id"));
   BOOST_TEST(store.job_count() == 1u);
+  BOOST_TEST(store.attempt_count() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(key_order_and_whitespace_do_not_change_the_request) {
-  auto first = post(R"({"operation":"classify","provider":"alpha","input":{"a":1,"b":2}})");
-  auto second =
-      post(R"( { "input" : { "b":2, "a":1 }, "provider":"alpha", "operation":"classify" } )");
+  auto first =
+      post(R"({"operation":"extract","provider":"alpha","input":{"text":"t","fields":["a","b"]}})");
+  auto second = post(
+      R"( { "input" : { "fields":["a","b"], "text":"t" }, "provider":"alpha", "operation":"extract" } )");
+  BOOST_TEST(first.status == 201);
   BOOST_TEST(second.status == 200);
-  BOOST_TEST(body_of(second)["job_id"] == body_of(first)["job_id"]);
+  BOOST_TEST(json_int(second, "job_id") == json_int(first, "job_id"));
 }
 
 BOOST_AUTO_TEST_CASE(same_key_different_payload_is_422_without_a_job_id_and_stores_nothing) {
   post(test::classify_body("hi"));
   auto response = post(test::classify_body("something else"));
   BOOST_TEST(response.status == 422);
-  BOOST_TEST(error_of(response) == "idempotency_key_reused");
-  BOOST_TEST(!body_of(response).contains("job_id"));
+  BOOST_TEST(json_string(response, "error") == "idempotency_key_reused");
+  BOOST_TEST(!nlohmann::json::parse(response.body).contains("job_id"));
   BOOST_TEST(store.job_count() == 1u);
+  BOOST_TEST(store.attempt_count() == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(same_key_other_provider_or_operation_is_422) {
-  post(R"({"operation":"classify","provider":"alpha","input":"x"})");
-  BOOST_TEST(post(R"({"operation":"classify","provider":"beta","input":"x"})").status == 422);
-  BOOST_TEST(post(R"({"operation":"summarize","provider":"alpha","input":"x"})").status == 422);
+BOOST_AUTO_TEST_CASE(same_key_other_provider_operation_or_failover_is_422) {
+  post(R"({"operation":"classify","provider":"alpha","input":{"text":"x"}})");
+  BOOST_TEST(post(R"({"operation":"classify","provider":"beta","input":{"text":"x"}})").status ==
+             422);
+  BOOST_TEST(post(R"({"operation":"summarize","provider":"alpha","input":{"text":"x"}})").status ==
+             422);
+  BOOST_TEST(
+      post(
+          R"({"operation":"classify","provider":"alpha","failover":["beta"],"input":{"text":"x"}})")
+          .status == 422);
 }
 
 BOOST_AUTO_TEST_CASE(same_key_under_another_owner_is_another_job) {
   auto a = post(test::classify_body("hi"), "key-1", "alice");
   auto b = post(test::classify_body("hi"), "key-1", "bob");
   BOOST_TEST(b.status == 201);
-  BOOST_TEST(body_of(a)["job_id"] != body_of(b)["job_id"]);
+  BOOST_TEST(json_int(a, "job_id") != json_int(b, "job_id"));
 }
 
 BOOST_AUTO_TEST_CASE(missing_key_is_400) {
   auto response = post(test::classify_body("hi"), std::nullopt);
   BOOST_TEST(response.status == 400);
-  BOOST_TEST(error_of(response) == "idempotency_key_missing");
+  BOOST_TEST(json_string(response, "error") == "idempotency_key_missing");
   BOOST_TEST(store.job_count() == 0u);
 }
 
@@ -99,7 +97,7 @@ BOOST_AUTO_TEST_CASE(keys_that_are_empty_too_long_or_not_printable_ascii_are_400
                                  std::string("caf\xc3\xa9")}) {
     auto response = post(test::classify_body("hi"), key);
     BOOST_TEST(response.status == 400);
-    BOOST_TEST(error_of(response) == "idempotency_key_invalid");
+    BOOST_TEST(json_string(response, "error") == "idempotency_key_invalid");
   }
   BOOST_TEST(post(test::classify_body("hi"), std::string(255, 'k')).status == 201);
   BOOST_TEST(store.job_count() == 1u);
@@ -112,50 +110,53 @@ BOOST_AUTO_TEST_CASE(header_names_are_case_insensitive) {
                   .body = test::classify_body("hi"),
                   .principal = "alice",
                   .request_id = "r"};
-  BOOST_TEST(test::run_sync(api.handle(request)).status == 201);
+  BOOST_TEST(run(api.handle(request)).status == 201);
 }
 
 BOOST_AUTO_TEST_CASE(invalid_bodies_are_400_and_store_nothing) {
   const std::pair<std::string, std::string> cases[] = {
       {"not json", "invalid_json"},
-      {R"({"operation":"classify","operation":"extract","provider":"a","input":1})",
+      {R"({"operation":"classify","operation":"extract","provider":"alpha","input":{"text":"x"}})",
        "invalid_json"},
       {R"([1,2])", "invalid_body"},
-      {R"({"operation":"classify","provider":"a","input":1,"owner":"mallory"})", "invalid_body"},
-      {R"({"operation":"translate","provider":"a","input":1})", "invalid_body"},
-      {R"({"operation":"classify","provider":"","input":1})", "invalid_body"},
-      {R"({"operation":"classify","provider":"a"})", "invalid_body"},
-      {R"({"operation":7,"provider":"a","input":1})", "invalid_body"},
+      {R"({"operation":"classify","provider":"alpha","input":{"text":"x"},"owner":"mallory"})",
+       "invalid_body"},
+      {R"({"operation":"translate","provider":"alpha","input":{"text":"x"}})", "invalid_body"},
+      {R"({"operation":"classify","provider":"nobody","input":{"text":"x"}})", "invalid_body"},
+      {R"({"operation":"classify","provider":"alpha","failover":["alpha"],"input":{"text":"x"}})",
+       "invalid_body"},
+      {R"({"operation":"classify","provider":"alpha","failover":["beta","beta"],"input":{"text":"x"}})",
+       "invalid_body"},
+      {R"({"operation":"classify","provider":"alpha"})", "invalid_body"},
+      {R"({"operation":"classify","provider":"alpha","input":{"text":""}})", "invalid_body"},
+      {R"({"operation":"classify","provider":"alpha","input":{"text":"x","extra":1}})",
+       "invalid_body"},
+      {R"({"operation":"extract","provider":"alpha","input":{"text":"x","fields":[]}})",
+       "invalid_body"},
+      {R"({"operation":7,"provider":"alpha","input":{"text":"x"}})", "invalid_body"},
   };
   for (const auto& [body, error] : cases) {
     auto response = post(body);
     BOOST_TEST(response.status == 400, body);
-    BOOST_TEST(error_of(response) == error, body);
+    BOOST_TEST(json_string(response, "error") == error, body);
   }
   BOOST_TEST(store.job_count() == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(unauthenticated_unknown_path_and_wrong_method) {
+BOOST_AUTO_TEST_CASE(unauthenticated_unknown_paths_and_wrong_methods) {
   BOOST_TEST(post(test::classify_body("hi"), "k", "").status == 401);
-  Request get{.method = "GET",
-              .path = "/jobs",
-              .headers = {},
-              .body = "",
-              .principal = "alice",
-              .request_id = "r"};
-  BOOST_TEST(test::run_sync(api.handle(get)).status == 405);
-  Request elsewhere{.method = "POST",
-                    .path = "/nope",
-                    .headers = {},
-                    .body = "",
-                    .principal = "alice",
-                    .request_id = "r"};
-  BOOST_TEST(test::run_sync(api.handle(elsewhere)).status == 404);
+  BOOST_TEST(request("GET", "/jobs").status == 405);
+  BOOST_TEST(request("POST", "/nope").status == 404);
+  BOOST_TEST(request("GET", "/jobs/abc").status == 404);
+  BOOST_TEST(request("GET", "/jobs/0").status == 404);
+  BOOST_TEST(request("GET", "/jobs/+1").status == 404);
+  BOOST_TEST(request("DELETE", "/jobs/1").status == 405);
+  BOOST_TEST(request("GET", "/attempts/1/cancel").status == 405);
   BOOST_TEST(store.job_count() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(events_report_requests_creations_and_responses) {
-  clock.advance(std::chrono::seconds(3));
+  loop.advance(std::chrono::seconds(3));
   post(test::classify_body("hi"));
   post(test::classify_body("hi"));
   BOOST_TEST(events.of_kind("api.request").size() == 2u);
@@ -164,13 +165,96 @@ BOOST_AUTO_TEST_CASE(events_report_requests_creations_and_responses) {
   BOOST_TEST(created[0].int_field("job_id").value_or(0) == 1);
   BOOST_TEST(created[0].string_field("owner").value_or("") == "alice");
   BOOST_TEST(created[0].string_field("key").value_or("") == "key-1");
+  BOOST_TEST(events.of_kind("attempt.created").size() == 1u);
   auto responses = events.of_kind("api.response");
   BOOST_REQUIRE(responses.size() == 2u);
   BOOST_TEST(responses[0].int_field("status").value_or(0) == 201);
   BOOST_TEST(responses[1].int_field("status").value_or(0) == 200);
   BOOST_TEST(responses[1].int_field("job_id").value_or(0) == 1);
-  auto job = test::run_sync(store.find_job("alice", 1));
-  BOOST_TEST((job->created_at.time_since_epoch() == Duration(std::chrono::seconds(3))));
+  BOOST_TEST(responses[1].string_field("route").value_or("") == "create_job");
+  BOOST_TEST((job(1)->created_at.time_since_epoch() == Duration(std::chrono::seconds(3))));
+}
+
+// ---- GET /jobs/{id} ------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(get_is_owner_scoped_and_another_owners_job_looks_absent) {
+  post(test::classify_body("hi"), "k", "alice");
+  auto own = request("GET", "/jobs/1", "", "alice");
+  BOOST_TEST(own.status == 200);
+  BOOST_TEST(json_string(own, "status") == "pending");
+  auto probe = request("GET", "/jobs/1", "", "bob");
+  auto absent = request("GET", "/jobs/99", "", "bob");
+  BOOST_TEST(probe.status == 404);
+  BOOST_TEST(probe.body == absent.body);  // indistinguishable, byte for byte
+}
+
+// ---- POST /jobs/{id}/attempts and POST /attempts/{id}/cancel ---------------------------------
+
+BOOST_AUTO_TEST_CASE(explicit_attempt_while_one_is_live_is_409_attempt_in_flight) {
+  BOOST_TEST(certify("beta"));
+  post(test::classify_body("hi"));
+  auto response = request("POST", "/jobs/1/attempts", R"({"provider":"beta"})");
+  BOOST_TEST(response.status == 409);
+  BOOST_TEST(json_string(response, "error") == "attempt_in_flight");
+  BOOST_TEST(store.attempt_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_unblocks_an_explicit_attempt_on_a_certified_provider) {
+  BOOST_TEST(certify("beta"));
+  post(test::classify_body("hi"));
+  auto cancel = request("POST", "/attempts/1/cancel");
+  BOOST_TEST(cancel.status == 200);
+  BOOST_TEST(json_string(cancel, "state") == "CANCELLED");
+  auto retry = request("POST", "/jobs/1/attempts", R"({"provider":"beta"})");
+  BOOST_TEST(retry.status == 201);
+  BOOST_TEST(json_int(retry, "attempt_no") == 2);
+  BOOST_TEST(json_string(retry, "provider") == "beta");
+  BOOST_TEST(attempts(1)[1].provider_key == "1:2");
+}
+
+BOOST_AUTO_TEST_CASE(explicit_attempt_on_an_uncertified_provider_is_422) {
+  post(test::classify_body("hi"));
+  request("POST", "/attempts/1/cancel");
+  auto response = request("POST", "/jobs/1/attempts", R"({"provider":"gamma"})");
+  BOOST_TEST(response.status == 422);
+  BOOST_TEST(json_string(response, "error") == "provider_not_certified");
+  providers.set_default("gamma", test::Scripted::answer(R"({"label":"other"})"));
+  BOOST_TEST(!certify("gamma"));  // a failed certification does not help either
+  BOOST_TEST(request("POST", "/jobs/1/attempts", R"({"provider":"gamma"})").status == 422);
+  BOOST_TEST(request("POST", "/jobs/1/attempts", R"({"provider":"nobody"})").status == 400);
+  BOOST_TEST(request("POST", "/jobs/1/attempts", R"({"provider":1})").status == 400);
+  BOOST_TEST(store.attempt_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(explicit_attempt_after_a_winner_is_409_job_completed) {
+  BOOST_TEST(certify("alpha"));
+  post(test::classify_body("I was charged twice"));
+  auto claimed = run(store.claim_next_attempt("w", loop.now(), loop.now() + config.policy.lease));
+  run(store.complete_attempt(CompleteAttempt{.attempt_id = claimed->id,
+                                             .job_id = 1,
+                                             .expected_version = 1,
+                                             .from = {AttemptState::running},
+                                             .fence = claimed->lease_token,
+                                             .result = R"({"confidence":1,"label":"billing"})",
+                                             .at = loop.now()}));
+  auto response = request("POST", "/jobs/1/attempts");
+  BOOST_TEST(response.status == 409);
+  BOOST_TEST(json_string(response, "error") == "job_completed");
+  auto view = nlohmann::json::parse(request("GET", "/jobs/1").body);
+  BOOST_TEST(view["status"] == "succeeded");
+  BOOST_TEST(view["result"]["label"] == "billing");
+  BOOST_TEST(view["completed_by"] == claimed->id);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_is_owner_scoped_and_only_for_live_attempts) {
+  post(test::classify_body("hi"));
+  BOOST_TEST(request("POST", "/attempts/1/cancel", "", "bob").status == 404);
+  BOOST_TEST(request("POST", "/attempts/9/cancel").status == 404);
+  BOOST_TEST(request("POST", "/attempts/1/cancel").status == 200);
+  auto again = request("POST", "/attempts/1/cancel");
+  BOOST_TEST(again.status == 409);
+  BOOST_TEST(json_string(again, "error") == "attempt_not_live");
+  BOOST_TEST(request("POST", "/jobs/1/attempts", "", "bob").status == 404);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

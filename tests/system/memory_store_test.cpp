@@ -7,67 +7,279 @@
 namespace onejob {
 namespace {
 
+using test::run_sync;
+using S = AttemptState;
+
 NewJob new_job(std::string owner, std::string key, std::string fingerprint = "POST /jobs\n{}") {
   return NewJob{.owner_id = std::move(owner),
                 .idempotency_key = std::move(key),
                 .request_fingerprint = std::move(fingerprint),
                 .operation = "classify",
                 .target_provider = "alpha",
+                .failover = {"beta"},
+                .input_json = R"({"text":"x"})",
                 .payload_json = "{}",
                 .created_at = Instant(Duration(42))};
 }
 
-using Outcome = InsertJobResult::Outcome;
+Instant at(int seconds) { return Instant(std::chrono::seconds(seconds)); }
 
-BOOST_AUTO_TEST_SUITE(memory_store)
-
-BOOST_AUTO_TEST_CASE(insert_returns_the_committed_row) {
+struct StoreFixture {
   MemoryStore store;
-  auto result = test::run_sync(store.insert_job(new_job("alice", "k1")));
-  BOOST_TEST((result.outcome == Outcome::inserted));
-  BOOST_REQUIRE(result.job.has_value());
+
+  // A job with its initial attempt; returns the attempt.
+  Attempt job_with_attempt(std::string key = "k1") {
+    return *run_sync(store.insert_job(new_job("alice", std::move(key)))).initial_attempt;
+  }
+  Attempt claim(std::string worker = "w1") {
+    return *run_sync(store.claim_next_attempt(std::move(worker), at(1), at(21)));
+  }
+  UpdateAttemptResult update(AttemptId id, std::vector<S> from, S to,
+                             std::optional<std::int64_t> fence = std::nullopt,
+                             std::optional<std::string> take_over = std::nullopt) {
+    return run_sync(store.update_attempt(AttemptUpdate{.attempt_id = id,
+                                                       .from = std::move(from),
+                                                       .to = to,
+                                                       .fence = fence,
+                                                       .take_over_as = std::move(take_over),
+                                                       .reason = "test",
+                                                       .at = at(2)}));
+  }
+  CompleteAttemptResult complete(const Attempt& attempt, std::vector<S> from, std::string result,
+                                 std::optional<std::int64_t> fence = std::nullopt) {
+    return run_sync(store.complete_attempt(CompleteAttempt{.attempt_id = attempt.id,
+                                                           .job_id = attempt.job_id,
+                                                           .expected_version = 1,
+                                                           .from = std::move(from),
+                                                           .fence = fence,
+                                                           .result = std::move(result),
+                                                           .at = at(3)}));
+  }
+  // Drives `attempt` (STARTING, just created) into `state` through the store's own operations.
+  Attempt drive(Attempt attempt, S state) {
+    if (state == S::starting) return attempt;
+    if (state == S::cancelled) return *update(attempt.id, {S::starting}, S::cancelled).attempt;
+    attempt = claim();
+    if (state == S::running) return attempt;
+    return *update(attempt.id, {S::running}, state).attempt;  // unknown
+  }
+  Attempt retry(JobId job) {
+    return *run_sync(store.insert_attempt({job, "beta", AttemptOrigin::explicit_retry, at(2)}))
+                .attempt;
+  }
+};
+
+BOOST_FIXTURE_TEST_SUITE(memory_store, StoreFixture)
+
+// ---- jobs ------------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(insert_commits_the_job_with_its_first_attempt) {
+  auto result = run_sync(store.insert_job(new_job("alice", "k1")));
+  BOOST_TEST((result.outcome == InsertJobResult::Outcome::inserted));
   BOOST_TEST(result.job->id == 1);
-  BOOST_TEST(result.job->owner_id == "alice");
   BOOST_TEST(result.job->version == 1);
-  BOOST_TEST(result.job->created_at.time_since_epoch().count() == 42);
-  BOOST_TEST(store.job_count() == 1u);
+  BOOST_TEST(!result.job->completed_by.has_value());
+  BOOST_TEST(result.job->failover == std::vector<std::string>{"beta"});
+  BOOST_REQUIRE(result.initial_attempt.has_value());
+  BOOST_TEST(result.initial_attempt->attempt_no == 1);
+  BOOST_TEST(result.initial_attempt->provider == "alpha");
+  BOOST_TEST(result.initial_attempt->provider_key == "1:1");
+  BOOST_TEST(to_string(result.initial_attempt->state) == "STARTING");
 }
 
 BOOST_AUTO_TEST_CASE(duplicate_owner_key_is_a_unique_violation_that_writes_nothing) {
-  MemoryStore store;
-  test::run_sync(store.insert_job(new_job("alice", "k1", "first")));
-  auto second = test::run_sync(store.insert_job(new_job("alice", "k1", "second")));
-  BOOST_TEST((second.outcome == Outcome::unique_violation));
+  run_sync(store.insert_job(new_job("alice", "k1", "first")));
+  auto second = run_sync(store.insert_job(new_job("alice", "k1", "second")));
+  BOOST_TEST((second.outcome == InsertJobResult::Outcome::unique_violation));
   BOOST_TEST(!second.job.has_value());
   BOOST_TEST(store.job_count() == 1u);
-  auto kept = test::run_sync(store.find_job_by_key("alice", "k1"));
-  BOOST_REQUIRE(kept.has_value());
-  BOOST_TEST(kept->request_fingerprint == "first");
+  BOOST_TEST(store.attempt_count() == 1u);
+  BOOST_TEST(run_sync(store.find_job_by_key("alice", "k1"))->request_fingerprint == "first");
 }
 
 BOOST_AUTO_TEST_CASE(a_rejected_insert_still_consumes_an_id_like_a_sequence) {
-  MemoryStore store;
-  test::run_sync(store.insert_job(new_job("alice", "k1")));
-  test::run_sync(store.insert_job(new_job("alice", "k1")));
-  auto third = test::run_sync(store.insert_job(new_job("alice", "k2")));
-  BOOST_TEST(third.job->id == 3);
-}
-
-BOOST_AUTO_TEST_CASE(the_same_key_under_another_owner_is_another_job) {
-  MemoryStore store;
-  auto a = test::run_sync(store.insert_job(new_job("alice", "k1")));
-  auto b = test::run_sync(store.insert_job(new_job("bob", "k1")));
-  BOOST_TEST((b.outcome == Outcome::inserted));
-  BOOST_TEST(a.job->id != b.job->id);
+  run_sync(store.insert_job(new_job("alice", "k1")));
+  run_sync(store.insert_job(new_job("alice", "k1")));
+  BOOST_TEST(run_sync(store.insert_job(new_job("alice", "k2"))).job->id == 3);
 }
 
 BOOST_AUTO_TEST_CASE(reads_are_owner_scoped) {
-  MemoryStore store;
-  auto a = test::run_sync(store.insert_job(new_job("alice", "k1")));
-  BOOST_TEST(test::run_sync(store.find_job("alice", a.job->id)).has_value());
-  BOOST_TEST(!test::run_sync(store.find_job("bob", a.job->id)).has_value());
-  BOOST_TEST(!test::run_sync(store.find_job("alice", 999)).has_value());
-  BOOST_TEST(!test::run_sync(store.find_job_by_key("bob", "k1")).has_value());
+  auto a = run_sync(store.insert_job(new_job("alice", "k1")));
+  auto b = run_sync(store.insert_job(new_job("bob", "k1")));
+  BOOST_TEST(a.job->id != b.job->id);
+  BOOST_TEST(run_sync(store.find_job("alice", a.job->id)).has_value());
+  BOOST_TEST(!run_sync(store.find_job("bob", a.job->id)).has_value());
+  BOOST_TEST(!run_sync(store.find_job("alice", 999)).has_value());
+  BOOST_TEST(run_sync(store.load_job(a.job->id)).has_value());
+}
+
+// ---- attempts --------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(one_live_attempt_per_job_is_enforced_by_the_store) {
+  Attempt first = job_with_attempt();
+  for (S live : {S::starting, S::running, S::unknown}) {
+    if (live == S::running) claim();
+    if (live == S::unknown) update(first.id, {S::running}, S::unknown);
+    auto refused =
+        run_sync(store.insert_attempt({first.job_id, "beta", AttemptOrigin::failover, at(5)}));
+    BOOST_TEST((refused.outcome == InsertAttemptResult::Outcome::live_attempt_exists));
+    BOOST_TEST(refused.blocking.value_or(0) == first.id);
+  }
+  update(first.id, {S::unknown}, S::cancelled);
+  auto second =
+      run_sync(store.insert_attempt({first.job_id, "beta", AttemptOrigin::failover, at(5)}));
+  BOOST_TEST((second.outcome == InsertAttemptResult::Outcome::inserted));
+  BOOST_TEST(second.attempt->attempt_no == 2);
+  BOOST_TEST(second.attempt->provider_key == "1:2");
+  BOOST_TEST(run_sync(store.list_attempts(first.job_id)).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(no_attempt_after_a_winner_and_none_for_a_missing_job) {
+  Attempt first = claim(job_with_attempt().lease_owner);
+  complete(first, {S::running}, "{}");
+  auto refused =
+      run_sync(store.insert_attempt({first.job_id, "beta", AttemptOrigin::failover, at(5)}));
+  BOOST_TEST((refused.outcome == InsertAttemptResult::Outcome::job_completed));
+  auto missing = run_sync(store.insert_attempt({77, "beta", AttemptOrigin::failover, at(5)}));
+  BOOST_TEST((missing.outcome == InsertAttemptResult::Outcome::job_not_found));
+}
+
+BOOST_AUTO_TEST_CASE(claims_take_the_oldest_starting_attempt_once_with_a_fresh_token) {
+  Attempt a = job_with_attempt("k1");
+  Attempt b = job_with_attempt("k2");
+  Attempt first = claim("w1");
+  Attempt second = claim("w2");
+  BOOST_TEST(first.id == a.id);
+  BOOST_TEST(second.id == b.id);
+  BOOST_TEST(first.lease_owner == "w1");
+  BOOST_TEST(first.lease_token == 1);
+  BOOST_TEST(to_string(first.state) == "RUNNING");
+  BOOST_TEST(!run_sync(store.claim_next_attempt("w3", at(1), at(21))).has_value());
+  BOOST_TEST(run_sync(store.find_expired_leases(at(20))).empty());
+  BOOST_TEST(run_sync(store.find_expired_leases(at(21))).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(the_fence_rejects_a_writer_whose_lease_was_taken_over) {
+  Attempt held = claim(job_with_attempt().lease_owner);
+  auto takeover = update(held.id, {S::running}, S::unknown, held.lease_token, "reconciler");
+  BOOST_TEST((takeover.outcome == UpdateAttemptResult::Outcome::applied));
+  BOOST_TEST(takeover.attempt->lease_token == held.lease_token + 1);
+  BOOST_TEST(takeover.attempt->lease_owner == "reconciler");
+  // The old holder believes the attempt is UNKNOWN too; the fence, not the state, refuses it.
+  auto stale = complete(held, {S::unknown}, "{}", held.lease_token);
+  BOOST_TEST((stale.outcome == CompleteAttemptResult::Outcome::fenced));
+  BOOST_TEST(!stale.job->completed_by.has_value());
+  auto stale_update = update(held.id, {S::unknown}, S::failed, held.lease_token);
+  BOOST_TEST((stale_update.outcome == UpdateAttemptResult::Outcome::fenced));
+  BOOST_TEST(to_string(stale_update.attempt->state) == "UNKNOWN");
+  auto current = complete(held, {S::unknown}, "{}", takeover.attempt->lease_token);
+  BOOST_TEST((current.outcome == CompleteAttemptResult::Outcome::won));
+}
+
+BOOST_AUTO_TEST_CASE(a_guard_on_the_wrong_state_writes_nothing) {
+  Attempt attempt = job_with_attempt();
+  auto result = update(attempt.id, {S::running}, S::unknown);
+  BOOST_TEST((result.outcome == UpdateAttemptResult::Outcome::state_mismatch));
+  BOOST_TEST(to_string(*result.before) == "STARTING");
+  BOOST_TEST(
+      (update(999, {S::running}, S::unknown).outcome == UpdateAttemptResult::Outcome::not_found));
+}
+
+// ---- the transition table ----------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(every_transition_of_the_table_is_applied_by_the_store) {
+  int key = 0;
+  for (const auto& [from, to] : legal_attempt_transitions()) {
+    BOOST_TEST_CONTEXT(to_string(from) << " -> " << to_string(to)) {
+      Attempt first = job_with_attempt("table-" + std::to_string(++key));
+      S reached{};
+      if (to == S::discarded && from == S::cancelled) {
+        // The cancelled attempt's late result arrives after a retry has won.
+        Attempt cancelled = drive(first, S::cancelled);
+        Attempt winner = drive(retry(first.job_id), S::running);
+        complete(winner, {S::running}, R"({"winner":true})");
+        auto result = complete(cancelled, {S::cancelled}, R"({"late":true})");
+        BOOST_TEST(result.job->result == R"({"winner":true})");
+        BOOST_TEST(result.attempt->result == R"({"late":true})");
+        reached = result.attempt->state;
+      } else if (to == S::discarded) {
+        // An earlier, cancelled attempt wins while this one is live; this one's result loses.
+        Attempt early = drive(first, S::cancelled);
+        Attempt attempt = drive(retry(first.job_id), from);
+        complete(early, {S::cancelled}, R"({"winner":true})");
+        auto result = complete(attempt, {from}, R"({"mine":true})");
+        BOOST_TEST(result.job->result == R"({"winner":true})");
+        BOOST_TEST(result.attempt->result == R"({"mine":true})");
+        reached = result.attempt->state;
+      } else if (to == S::succeeded) {
+        auto result = complete(drive(first, from), {from}, R"({"mine":true})");
+        BOOST_TEST(result.job->result == R"({"mine":true})");
+        reached = result.attempt->state;
+      } else {
+        auto result = update(drive(first, from).id, {from}, to);
+        BOOST_TEST((result.outcome == UpdateAttemptResult::Outcome::applied));
+        BOOST_TEST((result.before == from));
+        reached = result.attempt->state;
+      }
+      BOOST_TEST((reached == to));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_illegal_transition_is_a_programming_error) {
+  Attempt attempt = drive(job_with_attempt("dead"), S::running);
+  update(attempt.id, {S::running}, S::failed);
+  BOOST_CHECK_THROW(update(attempt.id, {S::failed}, S::running), IllegalTransition);
+  Attempt fresh = job_with_attempt("fresh");
+  BOOST_CHECK_THROW(update(fresh.id, {S::starting}, S::unknown), IllegalTransition);
+  // Only the compare-and-swap decides a winner or a loser.
+  Attempt running = claim();
+  BOOST_CHECK_THROW(update(running.id, {S::running}, S::succeeded), std::logic_error);
+  BOOST_CHECK_THROW(update(running.id, {S::running}, S::discarded), std::logic_error);
+}
+
+// ---- the compare-and-swap ------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(first_result_wins_and_bumps_the_version_once_the_second_is_discarded) {
+  Attempt first = claim(job_with_attempt().lease_owner);
+  update(first.id, {S::running}, S::cancelled);
+  Attempt second = drive(retry(first.job_id), S::running);
+  auto won = complete(second, {S::running}, R"({"from":"second"})");
+  BOOST_TEST((won.outcome == CompleteAttemptResult::Outcome::won));
+  BOOST_TEST(won.job->version == 2);
+  BOOST_TEST(won.job->completed_by.value_or(0) == second.id);
+  BOOST_TEST(to_string(won.job->status) == "succeeded");
+  auto lost = complete(first, {S::cancelled}, R"({"from":"first"})");
+  BOOST_TEST((lost.outcome == CompleteAttemptResult::Outcome::lost));
+  BOOST_TEST(to_string(lost.attempt->state) == "DISCARDED");
+  BOOST_TEST(lost.attempt->result == R"({"from":"first"})");
+  BOOST_TEST(lost.job->version == 2);
+  BOOST_TEST(lost.job->completed_by.value_or(0) == second.id);
+  BOOST_TEST(lost.job->result == R"({"from":"second"})");
+}
+
+BOOST_AUTO_TEST_CASE(fail_job_only_without_winner_or_live_attempt) {
+  Attempt attempt = job_with_attempt();
+  BOOST_TEST(!run_sync(store.fail_job(attempt.job_id, "nothing left", at(3))));
+  claim();
+  update(attempt.id, {S::running}, S::failed);
+  BOOST_TEST(run_sync(store.fail_job(attempt.job_id, "nothing left", at(3))));
+  BOOST_TEST(to_string(run_sync(store.load_job(attempt.job_id))->status) == "failed");
+  BOOST_TEST(!run_sync(store.fail_job(attempt.job_id, "again", at(3))));
+  // An explicit retry reopens a failed job.
+  auto retry = run_sync(
+      store.insert_attempt({attempt.job_id, "beta", AttemptOrigin::explicit_retry, at(4)}));
+  BOOST_TEST((retry.outcome == InsertAttemptResult::Outcome::inserted));
+  BOOST_TEST(to_string(run_sync(store.load_job(attempt.job_id))->status) == "pending");
+}
+
+BOOST_AUTO_TEST_CASE(the_latest_certification_decides) {
+  BOOST_TEST(!run_sync(store.latest_certification("beta")).has_value());
+  run_sync(store.record_certification({"beta", true, {}, at(1)}));
+  run_sync(store.record_certification({"beta", false, {"case 1: wrong label"}, at(2)}));
+  auto latest = run_sync(store.latest_certification("beta"));
+  BOOST_TEST(!latest->passed);
+  BOOST_TEST(latest->reasons == std::vector<std::string>{"case 1: wrong label"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

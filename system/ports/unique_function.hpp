@@ -5,7 +5,7 @@
 #include <memory>
 #include <type_traits>
 
-namespace onejob::sim {
+namespace onejob {
 
 // A move-only `void()` callable. Asio completion handlers (those that resume a coroutine among
 // them) are move-only, so std::function cannot hold them.
@@ -36,4 +36,4 @@ class UniqueFunction {
   std::unique_ptr<Base> impl_;
 };
 
-}  // namespace onejob::sim
+}  // namespace onejob

@@ -1,0 +1,64 @@
+#pragma once
+
+#include "system/ports/store.hpp"
+
+namespace onejob::sim {
+
+// Forwards every Store operation to another store (leveldb's EnvWrapper): a fault-injecting or
+// deliberately broken store derives from it and overrides only what it breaks.
+class StoreWrapper : public Store {
+ public:
+  // REQUIRES: `target` outlives the wrapper.
+  explicit StoreWrapper(Store& target) : target_(target) {}
+
+  Async<InsertJobResult> insert_job(NewJob job) override { return target_.insert_job(job); }
+  Async<std::optional<Job>> find_job_by_key(std::string owner_id, std::string key) override {
+    return target_.find_job_by_key(owner_id, key);
+  }
+  Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override {
+    return target_.find_job(owner_id, id);
+  }
+  Async<std::optional<Job>> load_job(JobId id) override { return target_.load_job(id); }
+  Async<bool> fail_job(JobId id, std::string reason, Instant at) override {
+    return target_.fail_job(id, reason, at);
+  }
+  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override {
+    return target_.insert_attempt(attempt);
+  }
+  Async<std::optional<Attempt>> find_attempt(AttemptId id) override {
+    return target_.find_attempt(id);
+  }
+  Async<std::vector<Attempt>> list_attempts(JobId job_id) override {
+    return target_.list_attempts(job_id);
+  }
+  Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override {
+    return target_.find_attempts_in_state(state);
+  }
+  Async<std::vector<Attempt>> find_expired_leases(Instant now) override {
+    return target_.find_expired_leases(now);
+  }
+  Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
+                                                   Instant lease_expires_at) override {
+    return target_.claim_next_attempt(worker, now, lease_expires_at);
+  }
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
+    return target_.update_attempt(update);
+  }
+  Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override {
+    return target_.complete_attempt(completion);
+  }
+  Async<void> record_certification(Certification certification) override {
+    return target_.record_certification(certification);
+  }
+  Async<std::optional<Certification>> latest_certification(std::string provider) override {
+    return target_.latest_certification(provider);
+  }
+
+ protected:
+  Store& target() { return target_; }
+
+ private:
+  Store& target_;
+};
+
+}  // namespace onejob::sim

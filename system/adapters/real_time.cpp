@@ -1,0 +1,18 @@
+#include "system/adapters/real_time.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace onejob {
+
+Instant SteadyClock::now() const {
+  return Instant(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - start_));
+}
+
+Async<void> AsioTimer::sleep_for(Duration delay) {
+  boost::asio::steady_timer timer(io_, delay);
+  co_await timer.async_wait(boost::asio::use_awaitable);
+}
+
+}  // namespace onejob

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <chrono>
+
+#include "system/ports/clock.hpp"
+#include "system/ports/timer.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace onejob {
+
+// Real time for production wiring: instants count from the clock's construction on
+// std::chrono::steady_clock (never wall-clock time, which can jump).
+class SteadyClock final : public Clock {
+ public:
+  SteadyClock() : start_(std::chrono::steady_clock::now()) {}
+  Instant now() const override;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Waits on a boost::asio::steady_timer of the given io_context.
+// REQUIRES: the io_context outlives the timer and every wait.
+class AsioTimer final : public Timer {
+ public:
+  explicit AsioTimer(boost::asio::io_context& io) : io_(io) {}
+  Async<void> sleep_for(Duration delay) override;
+
+ private:
+  boost::asio::io_context& io_;
+};
+
+}  // namespace onejob

@@ -1,0 +1,103 @@
+#include "system/domain/attempt.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace onejob {
+namespace {
+
+using S = AttemptState;
+
+constexpr std::array<std::pair<S, std::string_view>, 7> kStateNames = {{
+    {S::starting, "STARTING"},
+    {S::running, "RUNNING"},
+    {S::unknown, "UNKNOWN"},
+    {S::succeeded, "SUCCEEDED"},
+    {S::failed, "FAILED"},
+    {S::cancelled, "CANCELLED"},
+    {S::discarded, "DISCARDED"},
+}};
+
+}  // namespace
+
+std::string_view to_string(AttemptState state) {
+  for (const auto& [s, name] : kStateNames) {
+    if (s == state) return name;
+  }
+  return "INVALID";
+}
+
+std::optional<AttemptState> parse_attempt_state(std::string_view text) {
+  for (const auto& [s, name] : kStateNames) {
+    if (name == text) return s;
+  }
+  return std::nullopt;
+}
+
+bool is_live(AttemptState state) {
+  return state == S::starting || state == S::running || state == S::unknown;
+}
+
+const std::vector<std::pair<AttemptState, AttemptState>>& legal_attempt_transitions() {
+  static const std::vector<std::pair<S, S>> table = {
+      // A worker claims it, or an operator cancels it before any worker did, or it cannot even
+      // be sent (its prompt does not fit the provider).
+      {S::starting, S::running},
+      {S::starting, S::cancelled},
+      {S::starting, S::failed},
+      // The call's outcome.
+      {S::running, S::succeeded},
+      {S::running, S::discarded},
+      {S::running, S::failed},
+      {S::running, S::unknown},  // deadline passed, or the lease expired with the worker gone
+      {S::running, S::cancelled},
+      // Late truth (the original call answering late, or the reconciler asking), or an operator.
+      {S::unknown, S::succeeded},
+      {S::unknown, S::discarded},
+      {S::unknown, S::failed},
+      {S::unknown, S::cancelled},
+      // A cancelled attempt's late result still competes: first to return wins.
+      {S::cancelled, S::succeeded},
+      {S::cancelled, S::discarded},
+  };
+  return table;
+}
+
+bool is_legal_transition(AttemptState from, AttemptState to) {
+  const auto& table = legal_attempt_transitions();
+  return std::find(table.begin(), table.end(), std::pair{from, to}) != table.end();
+}
+
+IllegalTransition::IllegalTransition(AttemptState from, AttemptState to)
+    : std::logic_error("illegal attempt transition " + std::string(to_string(from)) + " -> " +
+                       std::string(to_string(to))) {}
+
+void require_legal_transition(AttemptState from, AttemptState to) {
+  if (!is_legal_transition(from, to)) throw IllegalTransition(from, to);
+}
+
+std::string_view to_string(AttemptOrigin origin) {
+  switch (origin) {
+    case AttemptOrigin::initial:
+      return "initial";
+    case AttemptOrigin::failover:
+      return "failover";
+    case AttemptOrigin::explicit_retry:
+      return "explicit";
+  }
+  return "invalid";
+}
+
+std::optional<AttemptOrigin> parse_attempt_origin(std::string_view text) {
+  for (auto origin :
+       {AttemptOrigin::initial, AttemptOrigin::failover, AttemptOrigin::explicit_retry}) {
+    if (to_string(origin) == text) return origin;
+  }
+  return std::nullopt;
+}
+
+std::string derive_provider_key(JobId job_id, int attempt_no) {
+  return std::to_string(job_id) + ":" + std::to_string(attempt_no);
+}
+
+}  // namespace onejob

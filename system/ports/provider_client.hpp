@@ -1,0 +1,56 @@
+#pragma once
+
+#include <string>
+
+#include "system/domain/time.hpp"
+#include "system/ports/async.hpp"
+
+namespace onejob {
+
+// One request to a model provider. `provider_key` is derived from the attempt
+// (job_id:attempt_no): a provider that deduplicates on it executes a repeated call once.
+struct ProviderCall {
+  std::string provider;
+  std::string provider_key;
+  std::string operation;
+  std::string prompt;      // rendered through the provider's own template
+  std::string input_json;  // the operation's input, canonical JSON
+  double temperature = 0.0;
+  Instant deadline{};  // the caller stops waiting then; the provider may go on working
+};
+
+struct ProviderReply {
+  enum class Kind {
+    answered,         // `output` is what the provider returned (not yet validated)
+    rejected,         // the provider definitively refused or failed; `reason` says why
+    maybe_delivered,  // the transport failed after sending: the provider may be working on it
+  };
+  Kind kind = Kind::maybe_delivered;
+  std::string output;
+  std::string reason;
+};
+
+// What the provider knows of a key, for the reconciler.
+struct ProviderStatus {
+  enum class Kind {
+    completed,  // `output` is the answer
+    failed,     // definitively failed; `reason`
+    running,    // still working
+    not_found,  // never received (or forgotten): says nothing about whether work happened
+    unreachable,
+  };
+  Kind kind = Kind::unreachable;
+  std::string output;
+  std::string reason;
+};
+
+// The model providers. A call that never answers simply never completes; callers bound it
+// with a deadline of their own.
+class ProviderClient {
+ public:
+  virtual ~ProviderClient() = default;
+  virtual Async<ProviderReply> call(ProviderCall call) = 0;
+  virtual Async<ProviderStatus> status(std::string provider, std::string provider_key) = 0;
+};
+
+}  // namespace onejob

@@ -1,0 +1,178 @@
+// POST /jobs and GET /jobs/{id}.
+#include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "system/service/api_endpoints.hpp"
+#include "system/service/canonical_json.hpp"
+#include "system/service/settlement.hpp"
+
+namespace onejob {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxIdempotencyKeyLength = 255;
+
+bool is_valid_idempotency_key(std::string_view key) {
+  if (key.empty() || key.size() > kMaxIdempotencyKeyLength) return false;
+  return std::ranges::all_of(key, [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
+struct CreateBody {
+  std::string operation;
+  std::string provider;
+  std::vector<std::string> failover;
+  std::string input_json;
+};
+
+// {"operation", "provider", "input", optional "failover": [provider, ...]}. Anything else is
+// refused rather than ignored: an ignored field would still be part of the fingerprint the
+// client believes it sent.
+std::variant<CreateBody, std::string> parse_create_body(const SystemConfig& config,
+                                                        const std::string& canonical) {
+  const auto body = json::parse(canonical);
+  if (!body.is_object()) return std::string("body must be a JSON object");
+  for (const auto& [name, value] : body.items()) {
+    if (name != "operation" && name != "provider" && name != "input" && name != "failover") {
+      return "unknown field \"" + name + "\"";
+    }
+  }
+  CreateBody parsed;
+  auto operation = body.find("operation");
+  if (operation == body.end() || !operation->is_string()) {
+    return std::string("\"operation\" must be a string");
+  }
+  parsed.operation = operation->get<std::string>();
+  if (!is_known_operation(parsed.operation)) {
+    return "unknown operation \"" + parsed.operation +
+           "\" (expected classify, summarize or extract)";
+  }
+  auto provider = body.find("provider");
+  if (provider == body.end() || !provider->is_string()) {
+    return std::string("\"provider\" must be a string");
+  }
+  parsed.provider = provider->get<std::string>();
+  if (config.find_provider(parsed.provider) == nullptr) {
+    return "unknown provider \"" + parsed.provider + "\"";
+  }
+  if (auto failover = body.find("failover"); failover != body.end()) {
+    if (!failover->is_array()) return std::string("\"failover\" must be a list of providers");
+    std::set<std::string> seen{parsed.provider};
+    for (const auto& name : *failover) {
+      if (!name.is_string() || config.find_provider(name.get<std::string>()) == nullptr) {
+        return "\"failover\" names an unknown provider " + name.dump();
+      }
+      if (!seen.insert(name.get<std::string>()).second) {
+        return "\"failover\" repeats provider " + name.dump();
+      }
+      parsed.failover.push_back(name.get<std::string>());
+    }
+  }
+  if (!body.contains("input")) return std::string("\"input\" is required");
+  auto input = validate_input(parsed.operation, body["input"].dump());
+  if (auto* bad = std::get_if<ContractViolation>(&input)) return bad->reason;
+  parsed.input_json = std::get<ContractOk>(input).canonical;
+  return parsed;
+}
+
+ApiAnswer job_answer(int status, const Job& job) {
+  auto answer =
+      ApiAnswer::json(status, json{{"job_id", job.id}, {"status", to_string(job.status)}}.dump());
+  answer.response.headers.emplace_back("Location", "/jobs/" + std::to_string(job.id));
+  answer.job_id = job.id;
+  return answer;
+}
+
+}  // namespace
+
+Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
+  const auto key = find_header(request.headers, "Idempotency-Key");
+  if (!key) {
+    co_return ApiAnswer::failure(400, "idempotency_key_missing",
+                                 "POST /jobs requires an Idempotency-Key header");
+  }
+  if (!is_valid_idempotency_key(*key)) {
+    co_return ApiAnswer::failure(400, "idempotency_key_invalid",
+                                 "Idempotency-Key must be 1-255 printable ASCII characters");
+  }
+  auto canonical = canonicalize_json(request.body);
+  if (auto* error = std::get_if<JsonError>(&canonical)) {
+    co_return ApiAnswer::failure(400, "invalid_json", error->message);
+  }
+  const auto& payload = std::get<CanonicalJson>(canonical).bytes;
+  auto body = parse_create_body(context.config, payload);
+  if (auto* error = std::get_if<std::string>(&body)) {
+    co_return ApiAnswer::failure(400, "invalid_body", *error);
+  }
+  auto& fields = std::get<CreateBody>(body);
+  // The fingerprint covers the endpoint as well as the body: the same key on another endpoint
+  // is another request.
+  std::string fingerprint = request.method + " " + request.path + "\n" + payload;
+
+  // Insert first and let the unique constraint decide: a lookup before the insert would race
+  // with a concurrent create of the same key.
+  NewJob new_job{
+      .owner_id = request.principal,
+      .idempotency_key = *key,
+      .request_fingerprint = fingerprint,
+      .operation = fields.operation,
+      .target_provider = fields.provider,
+      .failover = fields.failover,
+      .input_json = fields.input_json,
+      .payload_json = payload,
+      .created_at = context.clock.now(),
+  };
+  auto inserted = co_await context.store.insert_job(std::move(new_job));
+  if (inserted.outcome == InsertJobResult::Outcome::inserted) {
+    const Job& job = *inserted.job;
+    context.events.emit(Event("job.created")
+                            .with("job_id", job.id)
+                            .with("owner", job.owner_id)
+                            .with("key", job.idempotency_key)
+                            .with("request", job.request_fingerprint));
+    emit_attempt_created(context.events, *inserted.initial_attempt);
+    co_return job_answer(201, job);
+  }
+  auto existing = co_await context.store.find_job_by_key(request.principal, *key);
+  if (!existing) {
+    // Under the schema's semantics a violated unique constraint means the row is committed and
+    // visible to this next statement; jobs are never deleted.
+    co_return ApiAnswer::failure(500, "internal", "conflicting job is not visible");
+  }
+  if (existing->request_fingerprint != fingerprint) {
+    co_return ApiAnswer::failure(422, "idempotency_key_reused",
+                                 "this Idempotency-Key was used with a different request");
+  }
+  co_return job_answer(200, *existing);
+}
+
+Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId id) {
+  auto job = co_await context.store.find_job(request.principal, id);
+  if (!job) co_return ApiAnswer::failure(404, "not_found", "no such job");
+  json attempts = json::array();
+  bool blocked = false;
+  for (const auto& attempt : co_await context.store.list_attempts(id)) {
+    blocked = blocked || attempt.state == AttemptState::unknown;
+    // Attempt results are never shown: a discarded result must not be visible to a reader.
+    attempts.push_back({{"attempt_id", attempt.id},
+                        {"attempt_no", attempt.attempt_no},
+                        {"provider", attempt.provider},
+                        {"origin", to_string(attempt.origin)},
+                        {"state", to_string(attempt.state)},
+                        {"reason", attempt.outcome_reason}});
+  }
+  json body = {{"job_id", job->id},           {"status", to_string(job->status)},
+               {"operation", job->operation}, {"provider", job->target_provider},
+               {"failover", job->failover},   {"version", job->version},
+               {"blocked", blocked},          {"attempts", std::move(attempts)}};
+  body["completed_by"] = job->completed_by ? json(*job->completed_by) : json(nullptr);
+  if (job->status == JobStatus::succeeded) body["result"] = json::parse(job->result);
+  if (job->status == JobStatus::failed) body["failure_reason"] = job->failure_reason;
+  auto answer = ApiAnswer::json(200, body.dump());
+  answer.job_id = job->id;
+  co_return answer;
+}
+
+}  // namespace onejob

@@ -1,0 +1,106 @@
+#include "system/service/certifier.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "system/service/deadline.hpp"
+
+namespace onejob {
+namespace {
+
+using nlohmann::json;
+
+struct ContractCase {
+  const char* operation;
+  const char* input_json;
+  // What the answer must mean, beyond the contract; nullopt when it does.
+  std::optional<std::string> (*meaning)(const json& output);
+};
+
+std::optional<std::string> expect_label(const json& output, const char* label) {
+  if (output["label"] == label) return std::nullopt;
+  return "expected label \"" + std::string(label) + "\", got " + output["label"].dump();
+}
+
+std::optional<std::string> expect_contains(const json& output, const char* field,
+                                           const char* needle) {
+  const auto& value = output["fields"][field];
+  if (value.is_string() && value.get_ref<const std::string&>().find(needle) != std::string::npos) {
+    return std::nullopt;
+  }
+  return "expected field \"" + std::string(field) + "\" to contain \"" + needle + "\", got " +
+         value.dump();
+}
+
+// Real-shaped samples with unambiguous answers; canonical JSON inputs.
+const ContractCase kSuite[] = {
+    {"classify", R"({"text":"I was charged twice for my March subscription"})",
+     [](const json& out) { return expect_label(out, "billing"); }},
+    {"classify", R"({"text":"The app crashes every time I upload a photo"})",
+     [](const json& out) { return expect_label(out, "support"); }},
+    {"summarize",
+     R"({"text":"The quarterly report shows revenue grew 12 percent while costs stayed flat, driven mostly by the new enterprise plan; churn fell slightly and hiring will resume in the spring."})",
+     [](const json&) -> std::optional<std::string> { return std::nullopt; }},
+    {"extract",
+     R"({"fields":["total","due_date"],"text":"Invoice 2291: total 310.00 EUR, due 2026-12-01."})",
+     [](const json& out) -> std::optional<std::string> {
+       if (auto bad = expect_contains(out, "total", "310.00")) return bad;
+       return expect_contains(out, "due_date", "2026-12-01");
+     }},
+};
+
+}  // namespace
+
+Async<Certification> Certifier::certify(const ProviderProfile& profile) {
+  std::vector<std::string> reasons;
+  const Instant started = context_.clock.now();
+  int number = 0;
+  for (const auto& sample : kSuite) {
+    ++number;
+    const std::string label = "case " + std::to_string(number) + " (" + sample.operation + "): ";
+    auto prompt = render_prompt(profile, sample.operation, sample.input_json);
+    if (auto* rejected = std::get_if<PromptRejected>(&prompt)) {
+      reasons.push_back(label + rejected->reason);
+      continue;
+    }
+    const Duration timeout = context_.config.policy.attempt_deadline;
+    ProviderCall call{.provider = profile.name,
+                      .provider_key = "cert:" + profile.name + ":" +
+                                      std::to_string(started.time_since_epoch().count()) + ":" +
+                                      std::to_string(number),
+                      .operation = sample.operation,
+                      .prompt = std::get<RenderedPrompt>(prompt).text,
+                      .input_json = sample.input_json,
+                      .temperature = 0.0,
+                      .deadline = context_.clock.now() + timeout};
+    auto reply =
+        co_await with_deadline(context_.providers.call(std::move(call)), context_.timer, timeout);
+    if (!reply) {
+      reasons.push_back(label + "no answer within the deadline");
+    } else if (reply->kind == ProviderReply::Kind::rejected) {
+      reasons.push_back(label + "provider refused: " + reply->reason);
+    } else if (reply->kind == ProviderReply::Kind::maybe_delivered) {
+      reasons.push_back(label + "transport failed: " + reply->reason);
+    } else {
+      auto check = validate_output(sample.operation, sample.input_json, reply->output);
+      if (auto* violation = std::get_if<ContractViolation>(&check)) {
+        reasons.push_back(label + violation->reason);
+      } else if (auto wrong = sample.meaning(json::parse(std::get<ContractOk>(check).canonical))) {
+        reasons.push_back(label + *wrong);
+      }
+    }
+  }
+  Certification certification{.provider = profile.name,
+                              .passed = reasons.empty(),
+                              .reasons = reasons,
+                              .at = context_.clock.now()};
+  co_await context_.store.record_certification(certification);
+  std::string joined;
+  for (const auto& reason : reasons) joined += (joined.empty() ? "" : "; ") + reason;
+  context_.events.emit(Event("certification.recorded")
+                           .with("provider", profile.name)
+                           .with("passed", certification.passed)
+                           .with("reasons", joined));
+  co_return certification;
+}
+
+}  // namespace onejob

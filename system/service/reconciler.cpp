@@ -1,0 +1,98 @@
+#include "system/service/reconciler.hpp"
+
+#include "system/service/deadline.hpp"
+#include "system/service/settlement.hpp"
+
+namespace onejob {
+
+struct ReconcilerCore {
+  SystemContext& context;
+  bool alive = true;
+};
+
+namespace {
+
+constexpr const char* kName = "reconciler";
+
+using CorePtr = std::shared_ptr<ReconcilerCore>;
+
+const char* status_name(ProviderStatus::Kind kind) {
+  switch (kind) {
+    case ProviderStatus::Kind::completed:
+      return "completed";
+    case ProviderStatus::Kind::failed:
+      return "failed";
+    case ProviderStatus::Kind::running:
+      return "running";
+    case ProviderStatus::Kind::not_found:
+      return "not_found";
+    case ProviderStatus::Kind::unreachable:
+      break;
+  }
+  return "unreachable";
+}
+
+Async<void> resolve_unknown(CorePtr core, Attempt attempt) {
+  auto& context = core->context;
+  auto status =
+      co_await with_deadline(context.providers.status(attempt.provider, attempt.provider_key),
+                             context.timer, context.config.policy.status_timeout);
+  if (!core->alive) co_return;
+  const auto kind = status ? status->kind : ProviderStatus::Kind::unreachable;
+  context.events.emit(Event("reconciler.status")
+                          .with("job_id", attempt.job_id)
+                          .with("attempt_id", attempt.id)
+                          .with("provider", attempt.provider)
+                          .with("status", status_name(kind)));
+  Settlement settlement(context);
+  const Writer me{kName, attempt.lease_token};
+  // Locals, not braced lists inside co_await: g++ 12 miscompiles initializer_list temporaries
+  // there ("array used as initializer").
+  const std::vector<AttemptState> only_unknown{AttemptState::unknown};
+  if (kind == ProviderStatus::Kind::completed) {
+    auto job = co_await context.store.load_job(attempt.job_id);
+    if (!core->alive || !job) co_return;
+    co_await settlement.answered(attempt, *job, status->output, only_unknown, me);
+  } else if (kind == ProviderStatus::Kind::failed) {
+    co_await settlement.failed(attempt, "provider reports failure: " + status->reason, only_unknown,
+                               me);
+  }
+}
+
+Async<void> sweep(CorePtr core) {
+  auto& context = core->context;
+  Settlement settlement(context);
+  for (const auto& attempt : co_await context.store.find_expired_leases(context.clock.now())) {
+    if (!core->alive) co_return;
+    const Writer takeover{kName, attempt.lease_token};
+    co_await settlement.unknown(attempt,
+                                "lease expired: worker " + attempt.lease_owner + " presumed lost",
+                                takeover, std::string(kName));
+  }
+  for (auto& attempt : co_await context.store.find_attempts_in_state(AttemptState::unknown)) {
+    if (!core->alive) co_return;
+    co_await resolve_unknown(core, std::move(attempt));
+  }
+}
+
+Async<void> run_loop(CorePtr core) {
+  while (core->alive) {
+    co_await sweep(core);
+    co_await core->context.timer.sleep_for(core->context.config.policy.reconcile_period);
+  }
+}
+
+}  // namespace
+
+Reconciler::Reconciler(SystemContext& context)
+    : core_(std::make_shared<ReconcilerCore>(ReconcilerCore{context})) {}
+
+Reconciler::~Reconciler() { core_->alive = false; }
+
+Async<void> Reconciler::run() { return run_loop(core_); }
+
+Async<void> Reconciler::sweep_once() { return sweep(core_); }
+
+void Reconciler::stop() { core_->alive = false; }
+
+}  // namespace onejob

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <memory>
+
+#include "system/service/system_context.hpp"
+
+namespace onejob {
+
+struct ReconcilerCore;
+
+// Resolves what workers could not. Every policy.reconcile_period it
+//   - takes over RUNNING attempts whose lease expired (their worker is presumed lost): they
+//     become UNKNOWN, never FAILED and never retried, and the token bump fences the old
+//     worker's writes out;
+//   - asks each UNKNOWN attempt's provider for the status of its derived key: a completed
+//     answer goes to the job's compare-and-swap exactly as an in-time answer would, a definitive
+//     failure fails the attempt (and failover runs); anything else leaves it UNKNOWN, blocking
+//     the job until the provider knows or an operator cancels.
+class Reconciler {
+ public:
+  explicit Reconciler(SystemContext& context);
+  ~Reconciler();
+  Reconciler(const Reconciler&) = delete;
+  Reconciler& operator=(const Reconciler&) = delete;
+
+  Async<void> run();
+  Async<void> sweep_once();
+  void stop();
+
+ private:
+  std::shared_ptr<ReconcilerCore> core_;
+};
+
+}  // namespace onejob

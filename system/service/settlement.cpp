@@ -1,0 +1,198 @@
+#include "system/service/settlement.hpp"
+
+#include <algorithm>
+
+namespace onejob {
+namespace {
+
+std::vector<AttemptState> without(std::vector<AttemptState> states, AttemptState removed) {
+  std::erase(states, removed);
+  return states;
+}
+
+}  // namespace
+
+void emit_attempt_created(EventSink& events, const Attempt& attempt) {
+  events.emit(Event("attempt.created")
+                  .with("job_id", attempt.job_id)
+                  .with("attempt_id", attempt.id)
+                  .with("attempt_no", attempt.attempt_no)
+                  .with("provider", attempt.provider)
+                  .with("provider_key", attempt.provider_key)
+                  .with("origin", std::string(to_string(attempt.origin))));
+}
+
+Async<UpdateAttemptResult> Settlement::transition(AttemptUpdate update, const Writer& writer) {
+  update.fence = writer.fence;
+  const AttemptState to = update.to;
+  const std::string reason = update.reason;
+  auto result = co_await context_.store.update_attempt(std::move(update));
+  using Outcome = UpdateAttemptResult::Outcome;
+  if (result.outcome == Outcome::applied) {
+    context_.events.emit(Event("attempt.state")
+                             .with("job_id", result.attempt->job_id)
+                             .with("attempt_id", result.attempt->id)
+                             .with("from", std::string(to_string(*result.before)))
+                             .with("to", std::string(to_string(to)))
+                             .with("reason", reason)
+                             .with("by", writer.name));
+  } else if (result.attempt) {
+    context_.events.emit(Event("attempt.write_refused")
+                             .with("job_id", result.attempt->job_id)
+                             .with("attempt_id", result.attempt->id)
+                             .with("why", result.outcome == Outcome::fenced ? "fenced" : "state")
+                             .with("found", std::string(to_string(result.attempt->state)))
+                             .with("wanted", std::string(to_string(to)))
+                             .with("by", writer.name)
+                             .with("token", writer.fence.value_or(0)));
+  }
+  co_return result;
+}
+
+Async<void> Settlement::answered(const Attempt& attempt, const Job& job, const std::string& output,
+                                 std::vector<AttemptState> from, const Writer& writer) {
+  auto check = validate_output(job.operation, job.input_json, output);
+  if (auto* violation = std::get_if<ContractViolation>(&check)) {
+    context_.events.emit(Event("output.rejected")
+                             .with("job_id", job.id)
+                             .with("attempt_id", attempt.id)
+                             .with("provider", attempt.provider)
+                             .with("reason", violation->reason)
+                             .with("output", output));
+    co_await failed(attempt, "output broke the contract: " + violation->reason, std::move(from),
+                    writer);
+    co_return;
+  }
+  CompleteAttempt completion{
+      .attempt_id = attempt.id,
+      .job_id = job.id,
+      .expected_version = job.version,
+      .from = std::move(from),
+      .fence = writer.fence,
+      .result = std::get<ContractOk>(check).canonical,
+      .at = context_.clock.now(),
+  };
+  auto result = co_await context_.store.complete_attempt(std::move(completion));
+  using Outcome = CompleteAttemptResult::Outcome;
+  if (result.outcome == Outcome::fenced || result.outcome == Outcome::state_mismatch) {
+    context_.events.emit(Event("attempt.write_refused")
+                             .with("job_id", job.id)
+                             .with("attempt_id", attempt.id)
+                             .with("why", result.outcome == Outcome::fenced ? "fenced" : "state")
+                             .with("found", std::string(to_string(result.attempt->state)))
+                             .with("wanted", "SUCCEEDED")
+                             .with("by", writer.name)
+                             .with("token", writer.fence.value_or(0)));
+    co_return;
+  }
+  if (result.outcome == Outcome::not_found) co_return;
+  const bool won = result.outcome == Outcome::won;
+  context_.events.emit(Event("job.cas")
+                           .with("job_id", job.id)
+                           .with("attempt_id", attempt.id)
+                           .with("expected_version", job.version)
+                           .with("won", won)
+                           .with("winner", result.job->completed_by.value_or(0)));
+  context_.events.emit(Event("attempt.state")
+                           .with("job_id", job.id)
+                           .with("attempt_id", attempt.id)
+                           .with("from", std::string(to_string(*result.before)))
+                           .with("to", std::string(to_string(result.attempt->state)))
+                           .with("reason", result.attempt->outcome_reason)
+                           .with("by", writer.name));
+  if (won) {
+    context_.events.emit(Event("job.completed")
+                             .with("job_id", job.id)
+                             .with("attempt_id", attempt.id)
+                             .with("version", result.job->version)
+                             .with("result", result.job->result));
+  } else {
+    context_.events.emit(Event("result.discarded")
+                             .with("job_id", job.id)
+                             .with("attempt_id", attempt.id)
+                             .with("winner", result.job->completed_by.value_or(0))
+                             .with("result", result.attempt->result));
+  }
+}
+
+Async<void> Settlement::failed(const Attempt& attempt, const std::string& reason,
+                               std::vector<AttemptState> from, const Writer& writer) {
+  // An operator's cancel stands: a cancelled attempt's failure changes nothing.
+  AttemptUpdate update{.attempt_id = attempt.id,
+                       .from = without(std::move(from), AttemptState::cancelled),
+                       .to = AttemptState::failed,
+                       .fence = {},
+                       .take_over_as = {},
+                       .reason = reason,
+                       .at = context_.clock.now()};
+  auto result = co_await transition(std::move(update), writer);
+  if (result.outcome == UpdateAttemptResult::Outcome::applied) {
+    co_await fail_over(attempt.job_id, *result.attempt);
+  }
+}
+
+Async<UpdateAttemptResult> Settlement::unknown(const Attempt& attempt, const std::string& reason,
+                                               const Writer& writer,
+                                               std::optional<std::string> take_over_as) {
+  AttemptUpdate update{.attempt_id = attempt.id,
+                       .from = {AttemptState::running},
+                       .to = AttemptState::unknown,
+                       .fence = {},
+                       .take_over_as = std::move(take_over_as),
+                       .reason = reason,
+                       .at = context_.clock.now()};
+  co_return co_await transition(std::move(update), writer);
+}
+
+Async<bool> Settlement::is_certified(const std::string& provider) {
+  auto certification = co_await context_.store.latest_certification(provider);
+  co_return certification && certification->passed;
+}
+
+Async<void> Settlement::fail_over(JobId job_id, const Attempt& failed_attempt) {
+  auto job = co_await context_.store.load_job(job_id);
+  if (!job || job->completed_by) co_return;
+  const auto attempts = co_await context_.store.list_attempts(job_id);
+  std::string reason;
+  std::optional<std::string> next;
+  if (static_cast<int>(attempts.size()) >= context_.config.policy.attempt_limit) {
+    reason =
+        "attempt limit of " + std::to_string(context_.config.policy.attempt_limit) + " reached";
+  } else {
+    // The order is target_provider, then the failover list; continue after the provider that
+    // just failed.
+    std::vector<std::string> order{job->target_provider};
+    order.insert(order.end(), job->failover.begin(), job->failover.end());
+    auto position = std::ranges::find(order, failed_attempt.provider);
+    for (auto it = position == order.end() ? order.begin() : position + 1; it != order.end();
+         ++it) {
+      if (co_await is_certified(*it)) {
+        next = *it;
+        break;
+      }
+      context_.events.emit(Event("failover.skipped")
+                               .with("job_id", job_id)
+                               .with("provider", *it)
+                               .with("reason", "no passing contract certification"));
+    }
+    if (!next) reason = "no contract-certified provider left to fail over to";
+  }
+  if (next) {
+    NewAttempt new_attempt{
+        .job_id = job_id,
+        .provider = *next,
+        .origin = AttemptOrigin::failover,
+        .created_at = context_.clock.now(),
+    };
+    auto inserted = co_await context_.store.insert_attempt(std::move(new_attempt));
+    if (inserted.outcome == InsertAttemptResult::Outcome::inserted) {
+      emit_attempt_created(context_.events, *inserted.attempt);
+    }
+    co_return;
+  }
+  if (co_await context_.store.fail_job(job_id, reason, context_.clock.now())) {
+    context_.events.emit(Event("job.failed").with("job_id", job_id).with("reason", reason));
+  }
+}
+
+}  // namespace onejob

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "system/ports/clock.hpp"
+#include "system/ports/event_sink.hpp"
+#include "system/ports/provider_client.hpp"
+#include "system/ports/store.hpp"
+#include "system/ports/timer.hpp"
+#include "system/service/contract.hpp"
+
+namespace onejob {
+
+struct Policy {
+  // How long a worker waits for a provider before the attempt becomes UNKNOWN.
+  Duration attempt_deadline = std::chrono::seconds(30);
+  // How long a claim lasts. Longer than attempt_deadline, so a live worker always settles its
+  // attempt before its lease can be taken over.
+  Duration lease = std::chrono::seconds(60);
+  Duration reconcile_period = std::chrono::seconds(10);
+  Duration status_timeout = std::chrono::seconds(5);  // for the reconciler's status queries
+  Duration worker_poll = std::chrono::milliseconds(100);
+  int worker_capacity = 4;  // attempts one worker runs at once
+  int attempt_limit = 5;    // attempts per job beyond which failover stops (explicit ones too)
+};
+
+struct SystemConfig {
+  Policy policy;
+  std::vector<ProviderProfile> providers;
+
+  // nullptr when no provider has this name.
+  const ProviderProfile* find_provider(std::string_view name) const;
+  // Throws std::invalid_argument naming the first problem (lease not above the deadline, a
+  // duplicate provider, a non-positive limit).
+  void validate() const;
+};
+
+// The ports and configuration every service component works with.
+// REQUIRES: everything referenced outlives the components built on it.
+struct SystemContext {
+  Store& store;
+  ProviderClient& providers;
+  const Clock& clock;
+  Timer& timer;
+  EventSink& events;
+  const SystemConfig& config;
+};
+
+}  // namespace onejob

@@ -1,0 +1,182 @@
+#include "system/service/worker.hpp"
+
+#include "system/service/deadline.hpp"
+#include "system/service/settlement.hpp"
+
+namespace onejob {
+
+// Shared by the worker and every coroutine it started, so a coroutine that resumes after the
+// worker stopped (or was destroyed) finds `alive` false instead of a dangling pointer.
+struct WorkerCore {
+  SystemContext& context;
+  std::string name;
+  bool alive = true;
+  int in_flight = 0;
+};
+
+namespace {
+
+using CorePtr = std::shared_ptr<WorkerCore>;
+
+std::vector<AttemptState> expected_states(bool late) {
+  if (late) return {AttemptState::unknown, AttemptState::cancelled};
+  return {AttemptState::running, AttemptState::cancelled};
+}
+
+Async<void> settle_reply(CorePtr core, Attempt attempt, Job job, ProviderReply reply, bool late) {
+  Settlement settlement(core->context);
+  const Writer me{core->name, attempt.lease_token};
+  switch (reply.kind) {
+    case ProviderReply::Kind::answered:
+      co_await settlement.answered(attempt, job, reply.output, expected_states(late), me);
+      break;
+    case ProviderReply::Kind::rejected:
+      co_await settlement.failed(attempt, "provider refused: " + reply.reason,
+                                 expected_states(late), me);
+      break;
+    case ProviderReply::Kind::maybe_delivered:
+      // The request may have reached the provider: as unknown as a timeout, never a failure.
+      if (!late) {
+        co_await settlement.unknown(attempt, "transport failed after sending: " + reply.reason, me);
+      }
+      break;
+  }
+}
+
+void emit_reply(WorkerCore& core, const Attempt& attempt, const ProviderReply& reply, bool late) {
+  static constexpr const char* kKinds[] = {"answered", "rejected", "maybe_delivered"};
+  core.context.events.emit(Event("provider.reply")
+                               .with("job_id", attempt.job_id)
+                               .with("attempt_id", attempt.id)
+                               .with("provider", attempt.provider)
+                               .with("kind", kKinds[static_cast<int>(reply.kind)])
+                               .with("late", late));
+}
+
+Async<void> on_late_reply(CorePtr core, Attempt attempt, Job job, ProviderReply reply) {
+  if (!core->alive) co_return;
+  emit_reply(*core, attempt, reply, /*late=*/true);
+  co_await settle_reply(core, std::move(attempt), std::move(job), std::move(reply), true);
+}
+
+// Runs one claimed attempt until its outcome is decided: answered, failed, or UNKNOWN at the
+// deadline. Decrements in_flight at that point; a late answer is handled after.
+Async<void> run_attempt(CorePtr core, Attempt attempt) {
+  auto& context = core->context;
+  Settlement settlement(context);
+  const Writer me{core->name, attempt.lease_token};
+  struct InFlight {
+    CorePtr core;
+    ~InFlight() { --core->in_flight; }
+  } in_flight{core};
+
+  auto job = co_await context.store.load_job(attempt.job_id);
+  if (!core->alive || !job) co_return;
+  // Locals, not braced lists inside co_await: g++ 12 miscompiles initializer_list temporaries
+  // there ("array used as initializer").
+  const std::vector<AttemptState> only_running{AttemptState::running};
+  if (job->completed_by) {
+    AttemptUpdate update{
+        .attempt_id = attempt.id,
+        .from = only_running,
+        .to = AttemptState::cancelled,
+        .fence = {},
+        .take_over_as = {},
+        .reason = "job already completed by attempt " + std::to_string(*job->completed_by),
+        .at = context.clock.now()};
+    co_await settlement.transition(std::move(update), me);
+    co_return;
+  }
+  const ProviderProfile* profile = context.config.find_provider(attempt.provider);
+  if (profile == nullptr) {
+    co_await settlement.failed(attempt, "provider \"" + attempt.provider + "\" is not configured",
+                               only_running, me);
+    co_return;
+  }
+  auto prompt = render_prompt(*profile, job->operation, job->input_json);
+  if (auto* rejected = std::get_if<PromptRejected>(&prompt)) {
+    co_await settlement.failed(attempt, rejected->reason, only_running, me);
+    co_return;
+  }
+  const Duration deadline = context.config.policy.attempt_deadline;
+  ProviderCall call{.provider = attempt.provider,
+                    .provider_key = attempt.provider_key,
+                    .operation = job->operation,
+                    .prompt = std::get<RenderedPrompt>(prompt).text,
+                    .input_json = job->input_json,
+                    .temperature = 0.0,
+                    .deadline = context.clock.now() + deadline};
+  context.events.emit(Event("provider.call")
+                          .with("job_id", attempt.job_id)
+                          .with("attempt_id", attempt.id)
+                          .with("provider", attempt.provider)
+                          .with("provider_key", attempt.provider_key)
+                          .with("deadline_us", call.deadline.time_since_epoch().count()));
+  LateHandler<ProviderReply> late = [core, attempt, job = *job](ProviderReply reply) {
+    return on_late_reply(core, attempt, job, std::move(reply));
+  };
+  auto reply = co_await with_deadline(context.providers.call(std::move(call)), context.timer,
+                                      deadline, std::move(late));
+  if (!core->alive) co_return;
+  if (!reply) {
+    co_await settlement.unknown(attempt, "no answer within the attempt deadline", me);
+    co_return;
+  }
+  emit_reply(*core, attempt, *reply, /*late=*/false);
+  co_await settle_reply(core, attempt, *job, std::move(*reply), false);
+}
+
+Async<std::optional<Attempt>> claim(const CorePtr& core) {
+  auto& context = core->context;
+  const Instant now = context.clock.now();
+  auto claimed =
+      co_await context.store.claim_next_attempt(core->name, now, now + context.config.policy.lease);
+  if (!core->alive || !claimed) co_return std::nullopt;
+  context.events.emit(
+      Event("attempt.state")
+          .with("job_id", claimed->job_id)
+          .with("attempt_id", claimed->id)
+          .with("from", std::string(to_string(AttemptState::starting)))
+          .with("to", std::string(to_string(AttemptState::running)))
+          .with("reason", "claimed")
+          .with("by", core->name)
+          .with("token", claimed->lease_token)
+          .with("lease_expires_us", claimed->lease_expires_at.time_since_epoch().count()));
+  ++core->in_flight;
+  co_return claimed;
+}
+
+Async<void> run_loop(CorePtr core) {
+  auto executor = co_await boost::asio::this_coro::executor;
+  while (core->alive) {
+    if (core->in_flight < core->context.config.policy.worker_capacity) {
+      if (auto attempt = co_await claim(core)) {
+        boost::asio::co_spawn(executor, run_attempt(core, std::move(*attempt)), rethrow_error);
+        continue;
+      }
+    }
+    co_await core->context.timer.sleep_for(core->context.config.policy.worker_poll);
+  }
+}
+
+}  // namespace
+
+Worker::Worker(SystemContext& context, std::string name)
+    : core_(std::make_shared<WorkerCore>(WorkerCore{context, std::move(name)})) {}
+
+Worker::~Worker() { core_->alive = false; }
+
+void Worker::stop() { core_->alive = false; }
+
+const std::string& Worker::name() const { return core_->name; }
+
+Async<void> Worker::run() { return run_loop(core_); }
+
+Async<bool> Worker::run_once() {
+  auto attempt = co_await claim(core_);
+  if (!attempt) co_return false;
+  co_await run_attempt(core_, std::move(*attempt));
+  co_return true;
+}
+
+}  // namespace onejob

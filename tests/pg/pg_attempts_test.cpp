@@ -1,0 +1,743 @@
+// PgStore's attempts against PostgreSQL: the one-live-attempt index, numbering, claims under
+// leases, guarded and fenced updates, the completion compare-and-swap, fail_job and provider
+// certifications. Each expectation is what MemoryStore (the reference) does; where PostgreSQL
+// necessarily differs, the test says so.
+#include <utility>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+#include <pqxx/pqxx>
+
+#include "tests/pg/pg_fixture.hpp"
+
+namespace onejob::pg_test {
+namespace {
+
+using S = AttemptState;
+
+struct Created {
+  Job job;
+  Attempt first;
+};
+
+Created create_job(PgStore& store, const std::string& key) {
+  InsertJobResult inserted = run(store.insert_job(new_job("alice", key)));
+  BOOST_REQUIRE(inserted.job.has_value());
+  BOOST_REQUIRE(inserted.initial_attempt.has_value());
+  return Created{*inserted.job, *inserted.initial_attempt};
+}
+
+Attempt claim(PgStore& store, const std::string& worker, std::int64_t lease_expires_us) {
+  std::optional<Attempt> claimed =
+      run(store.claim_next_attempt(worker, at_us(10), at_us(lease_expires_us)));
+  BOOST_REQUIRE(claimed.has_value());
+  return *claimed;
+}
+
+UpdateAttemptResult update(PgStore& store, AttemptId id, std::vector<AttemptState> from,
+                           AttemptState to, std::optional<std::int64_t> fence,
+                           std::string reason = {}, std::int64_t at = 500,
+                           std::optional<std::string> take_over_as = std::nullopt) {
+  return run(store.update_attempt(AttemptUpdate{
+      .attempt_id = id,
+      .from = std::move(from),
+      .to = to,
+      .fence = fence,
+      .take_over_as = std::move(take_over_as),
+      .reason = std::move(reason),
+      .at = at_us(at),
+  }));
+}
+
+CompleteAttemptResult complete(PgStore& store, const Attempt& attempt,
+                               std::int64_t expected_version, std::vector<AttemptState> from,
+                               std::optional<std::int64_t> fence, std::string result,
+                               std::int64_t at = 700) {
+  return run(store.complete_attempt(CompleteAttempt{
+      .attempt_id = attempt.id,
+      .job_id = attempt.job_id,
+      .expected_version = expected_version,
+      .from = std::move(from),
+      .fence = fence,
+      .result = std::move(result),
+      .at = at_us(at),
+  }));
+}
+
+InsertAttemptResult add_attempt(PgStore& store, JobId job_id, std::string provider = "provider-b",
+                                std::int64_t at = 600) {
+  return run(store.insert_attempt(NewAttempt{
+      .job_id = job_id,
+      .provider = std::move(provider),
+      .origin = AttemptOrigin::failover,
+      .created_at = at_us(at),
+  }));
+}
+
+Attempt find(PgStore& store, AttemptId id) {
+  std::optional<Attempt> found = run(store.find_attempt(id));
+  BOOST_REQUIRE(found.has_value());
+  return *found;
+}
+
+Job load(PgStore& store, JobId id) {
+  std::optional<Job> found = run(store.load_job(id));
+  BOOST_REQUIRE(found.has_value());
+  return *found;
+}
+
+std::vector<AttemptId> ids_of(const std::vector<Attempt>& attempts) {
+  std::vector<AttemptId> ids;
+  for (const Attempt& attempt : attempts) ids.push_back(attempt.id);
+  return ids;
+}
+
+std::int64_t count_attempts(pqxx::connection& connection, JobId job_id) {
+  return count_rows(connection, "SELECT count(*) FROM attempts WHERE job_id = $1", job_id);
+}
+
+// A raw attempt row, bypassing PgStore. finished_at_us follows the schema's rule (set exactly
+// when not live) so that only the constraint under test can object.
+void insert_raw_attempt(pqxx::transaction_base& tx, JobId job_id, int attempt_no,
+                        const std::string& state) {
+  const bool live = state == "STARTING" || state == "RUNNING" || state == "UNKNOWN";
+  tx.exec_params0(
+      "INSERT INTO attempts (job_id, attempt_no, provider, provider_key, origin, state,"
+      " created_at_us, finished_at_us) VALUES ($1, $2, 'provider-z', 'raw', 'explicit', $3, 1,"
+      " CASE WHEN $4 THEN NULL ELSE 2 END)",
+      job_id, attempt_no, state, live);
+}
+
+bool names_live_index(const pqxx::unique_violation& e) {
+  return names_constraint(e, "attempts_one_live_per_job");
+}
+
+bool is_not_illegal_transition(const std::logic_error& e) {
+  return dynamic_cast<const IllegalTransition*>(&e) == nullptr;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(pg_attempts, PgFixture)
+
+// ---- the one-live-attempt index ----------------------------------------------------------
+
+// The database itself, with no application code involved, refuses a second live attempt.
+BOOST_AUTO_TEST_CASE(database_refuses_a_second_live_attempt) {
+  const Created created = create_job(store(), "key-1");  // its attempt 1 is STARTING
+  for (const char* state : {"STARTING", "RUNNING", "UNKNOWN"}) {
+    BOOST_TEST_CONTEXT("second attempt " << state) {
+      pqxx::work tx{raw()};
+      BOOST_CHECK_EXCEPTION(insert_raw_attempt(tx, created.job.id, 2, state),
+                            pqxx::unique_violation, names_live_index);
+    }
+  }
+  // Finished attempts are not limited.
+  {
+    pqxx::work tx{raw()};
+    insert_raw_attempt(tx, created.job.id, 2, "FAILED");
+    insert_raw_attempt(tx, created.job.id, 3, "CANCELLED");
+    tx.commit();
+  }
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 3);
+}
+
+BOOST_AUTO_TEST_CASE(insert_attempt_is_refused_while_an_attempt_is_live) {
+  const Created created = create_job(store(), "key-1");
+  const JobId job_id = created.job.id;
+  const AttemptId first = created.first.id;
+
+  auto check_refused = [&](std::string_view live_state) {
+    BOOST_TEST_CONTEXT("blocking attempt " << live_state) {
+      BOOST_TEST(to_string(find(store(), first).state) == live_state);
+      const InsertAttemptResult refused = add_attempt(store(), job_id);
+      BOOST_TEST(outcome_name(refused.outcome) == "live_attempt_exists");
+      BOOST_TEST(!refused.attempt.has_value());
+      BOOST_REQUIRE(refused.blocking.has_value());
+      BOOST_TEST(*refused.blocking == first);
+      BOOST_TEST(count_attempts(raw(), job_id) == 1);
+    }
+  };
+  check_refused("STARTING");
+  const Attempt running = claim(store(), "w1", 1000);
+  check_refused("RUNNING");
+  BOOST_TEST(
+      outcome_name(update(store(), first, {S::running}, S::unknown, running.lease_token).outcome) ==
+      "applied");
+  check_refused("UNKNOWN");
+
+  BOOST_TEST(outcome_name(update(store(), first, {S::unknown}, S::failed, std::nullopt, "refused")
+                              .outcome) == "applied");
+  const InsertAttemptResult inserted = add_attempt(store(), job_id, "provider-b", 600);
+  BOOST_TEST(outcome_name(inserted.outcome) == "inserted");
+  BOOST_TEST(!inserted.blocking.has_value());
+  BOOST_REQUIRE(inserted.attempt.has_value());
+  const Attempt& second = *inserted.attempt;
+  BOOST_TEST(second.job_id == job_id);
+  BOOST_TEST(second.attempt_no == 2);
+  BOOST_TEST(second.provider == "provider-b");
+  BOOST_TEST(second.provider_key == std::to_string(job_id) + ":2");
+  BOOST_TEST(to_string(second.origin) == "failover");
+  BOOST_TEST(to_string(second.state) == "STARTING");
+  BOOST_TEST(second.lease_token == 0);
+  BOOST_TEST(us_of(second.created_at) == 600);
+  BOOST_TEST(!second.finished_at.has_value());
+  BOOST_TEST(to_string(load(store(), job_id).status) == "pending");
+}
+
+// PostgreSQL's nextval() runs before the index refuses the row, so a refused insert_attempt
+// uses up an attempt id, as a refused insert_job uses up a job id. MemoryStore does not model
+// this for attempts (its next attempt would be first + 1): ids are opaque, nothing may rely on
+// them being dense.
+BOOST_AUTO_TEST_CASE(a_refused_insert_attempt_still_consumes_an_attempt_id) {
+  const Created created = create_job(store(), "key-1");
+  BOOST_TEST(outcome_name(add_attempt(store(), created.job.id).outcome) == "live_attempt_exists");
+  update(store(), created.first.id, {S::starting}, S::failed, std::nullopt, "unsendable");
+  const InsertAttemptResult inserted = add_attempt(store(), created.job.id);
+  BOOST_REQUIRE(inserted.attempt.has_value());
+  BOOST_TEST(inserted.attempt->id == created.first.id + 2);
+  BOOST_TEST(inserted.attempt->attempt_no == 2);
+}
+
+BOOST_AUTO_TEST_CASE(attempt_no_is_max_plus_one_within_its_job) {
+  const Created a = create_job(store(), "key-a");
+  const Created b = create_job(store(), "key-b");
+  AttemptId a_live = a.first.id;
+  AttemptId b_live = b.first.id;
+  for (int round = 2; round <= 4; ++round) {
+    update(store(), a_live, {S::starting}, S::failed, std::nullopt, "refused");
+    const InsertAttemptResult next_a = add_attempt(store(), a.job.id);
+    BOOST_REQUIRE(next_a.attempt.has_value());
+    BOOST_TEST(next_a.attempt->attempt_no == round);
+    BOOST_TEST(next_a.attempt->provider_key ==
+               std::to_string(a.job.id) + ":" + std::to_string(round));
+    a_live = next_a.attempt->id;
+    if (round == 3) {
+      update(store(), b_live, {S::starting}, S::cancelled, std::nullopt, "operator");
+      const InsertAttemptResult next_b = add_attempt(store(), b.job.id);
+      BOOST_REQUIRE(next_b.attempt.has_value());
+      BOOST_TEST(next_b.attempt->attempt_no == 2);
+      b_live = next_b.attempt->id;
+    }
+  }
+  std::vector<int> numbers;
+  for (const Attempt& attempt : run(store().list_attempts(a.job.id))) {
+    numbers.push_back(attempt.attempt_no);
+  }
+  BOOST_TEST(numbers == (std::vector<int>{1, 2, 3, 4}), boost::test_tools::per_element());
+  BOOST_TEST(run(store().list_attempts(b.job.id)).size() == 2u);
+  BOOST_TEST(run(store().list_attempts(999'999)).empty());
+}
+
+BOOST_AUTO_TEST_CASE(insert_attempt_on_a_missing_or_completed_job_writes_nothing) {
+  const InsertAttemptResult missing = add_attempt(store(), 999'999);
+  BOOST_TEST(outcome_name(missing.outcome) == "job_not_found");
+  BOOST_TEST(!missing.attempt.has_value());
+  BOOST_TEST(!missing.blocking.has_value());
+
+  const Created created = create_job(store(), "key-1");
+  const Attempt running = claim(store(), "w1", 1000);
+  BOOST_TEST(outcome_name(
+                 complete(store(), running, 1, {S::running}, running.lease_token, "out").outcome) ==
+             "won");
+  const InsertAttemptResult completed = add_attempt(store(), created.job.id);
+  BOOST_TEST(outcome_name(completed.outcome) == "job_completed");
+  BOOST_TEST(!completed.attempt.has_value());
+  BOOST_TEST(!completed.blocking.has_value());
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 1);
+  BOOST_TEST(to_string(load(store(), created.job.id).status) == "succeeded");
+}
+
+// MemoryStore resets only the status; the failure reason stays until a winner clears it.
+BOOST_AUTO_TEST_CASE(insert_attempt_reopens_a_failed_job) {
+  const Created created = create_job(store(), "key-1");
+  update(store(), created.first.id, {S::starting}, S::failed, std::nullopt, "refused");
+  BOOST_TEST(run(store().fail_job(created.job.id, "every provider refused", at_us(550))));
+  BOOST_TEST(to_string(load(store(), created.job.id).status) == "failed");
+
+  BOOST_TEST(outcome_name(add_attempt(store(), created.job.id).outcome) == "inserted");
+  const Job reopened = load(store(), created.job.id);
+  BOOST_TEST(to_string(reopened.status) == "pending");
+  BOOST_TEST(reopened.failure_reason == "every provider refused");
+  BOOST_TEST(reopened.version == 1);
+}
+
+// ---- claims and leases -------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(claim_takes_the_oldest_starting_attempt_and_bumps_its_token) {
+  const Created a = create_job(store(), "key-a");
+  const Created b = create_job(store(), "key-b");
+
+  const Attempt first = claim(store(), "w1", 1000);
+  BOOST_TEST(first.id == a.first.id);
+  BOOST_TEST(to_string(first.state) == "RUNNING");
+  BOOST_TEST(first.lease_owner == "w1");
+  BOOST_TEST(first.lease_token == 1);
+  BOOST_TEST(us_of(first.lease_expires_at) == 1000);
+  BOOST_TEST(!first.finished_at.has_value());
+  BOOST_TEST(first.outcome_reason.empty());
+
+  const Attempt second = claim(store(), "w2", 2000);
+  BOOST_TEST(second.id == b.first.id);
+  BOOST_TEST(second.lease_owner == "w2");
+  BOOST_TEST(second.lease_token == 1);
+  BOOST_TEST(!run(store().claim_next_attempt("w3", at_us(10), at_us(3000))).has_value());
+
+  BOOST_TEST(ids_of(run(store().find_attempts_in_state(S::running))) ==
+                 (std::vector<AttemptId>{a.first.id, b.first.id}),
+             boost::test_tools::per_element());
+  BOOST_TEST(run(store().find_attempts_in_state(S::starting)).empty());
+  // The claim is committed, not just returned.
+  BOOST_TEST(find(store(), a.first.id).lease_owner == "w1");
+}
+
+// FOR UPDATE SKIP LOCKED: a worker passes over an attempt another transaction holds.
+BOOST_AUTO_TEST_CASE(a_claim_skips_an_attempt_another_transaction_holds) {
+  const Created a = create_job(store(), "key-a");
+  const Created b = create_job(store(), "key-b");
+  {
+    pqxx::work holder{raw()};
+    holder.exec_params1("SELECT id FROM attempts WHERE id = $1 FOR UPDATE", a.first.id);
+    BOOST_TEST(claim(store(), "w1", 1000).id == b.first.id);
+    BOOST_TEST(!run(store().claim_next_attempt("w2", at_us(10), at_us(1000))).has_value());
+    holder.commit();
+  }
+  BOOST_TEST(claim(store(), "w2", 1000).id == a.first.id);
+}
+
+// Real concurrency: two connections, two threads, claiming as fast as they can.
+BOOST_AUTO_TEST_CASE(two_workers_on_two_connections_never_claim_one_attempt) {
+  constexpr int kJobs = 40;
+  std::set<AttemptId> created;
+  for (int i = 0; i < kJobs; ++i) {
+    created.insert(create_job(store(), "key-" + std::to_string(i)).first.id);
+  }
+  PgStore other{pg_url()};
+  std::vector<Attempt> claimed_by_1;
+  std::vector<Attempt> claimed_by_2;
+  auto drain = [](PgStore* store, const char* worker, std::vector<Attempt>* claimed) {
+    while (auto attempt = run(store->claim_next_attempt(worker, at_us(10), at_us(1000)))) {
+      claimed->push_back(*attempt);
+    }
+  };
+  std::thread first{drain, &store(), "w1", &claimed_by_1};
+  std::thread second{drain, &other, "w2", &claimed_by_2};
+  first.join();
+  second.join();
+
+  std::set<AttemptId> claimed;
+  for (const auto* batch : {&claimed_by_1, &claimed_by_2}) {
+    for (const Attempt& attempt : *batch) {
+      BOOST_TEST(claimed.insert(attempt.id).second, "attempt " << attempt.id << " claimed twice");
+      BOOST_TEST(attempt.lease_token == 1);
+    }
+  }
+  BOOST_TEST(claimed == created);
+  BOOST_TEST_MESSAGE("w1 claimed " << claimed_by_1.size() << ", w2 " << claimed_by_2.size());
+}
+
+BOOST_AUTO_TEST_CASE(expired_leases_are_running_attempts_at_or_past_their_lease) {
+  const Created a = create_job(store(), "key-a");
+  const Created b = create_job(store(), "key-b");
+  const Created c = create_job(store(), "key-c");
+  const Created d = create_job(store(), "key-d");
+  claim(store(), "w1", 100);  // a
+  claim(store(), "w1", 200);  // b
+  claim(store(), "w1", 50);   // c, then no longer RUNNING
+  update(store(), c.first.id, {S::running}, S::unknown, 1, "deadline passed");
+  // d stays STARTING: it has no lease at all.
+
+  auto expired_at = [&](std::int64_t now) {
+    return ids_of(run(store().find_expired_leases(at_us(now))));
+  };
+  BOOST_TEST(expired_at(99).empty());
+  BOOST_TEST(expired_at(100) == (std::vector<AttemptId>{a.first.id}),
+             boost::test_tools::per_element());
+  BOOST_TEST(expired_at(5000) == (std::vector<AttemptId>{a.first.id, b.first.id}),
+             boost::test_tools::per_element());
+  BOOST_TEST(ids_of(run(store().find_attempts_in_state(S::starting))) ==
+                 (std::vector<AttemptId>{d.first.id}),
+             boost::test_tools::per_element());
+  BOOST_TEST(ids_of(run(store().find_attempts_in_state(S::unknown))) ==
+                 (std::vector<AttemptId>{c.first.id}),
+             boost::test_tools::per_element());
+}
+
+// ---- guarded updates ---------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(update_attempt_with_a_stale_fence_writes_nothing) {
+  const Created created = create_job(store(), "key-1");
+  const Attempt running = claim(store(), "w1", 1000);
+  // The fence is checked before the state: a fenced writer learns nothing else.
+  for (const std::vector<AttemptState>& from :
+       {std::vector<AttemptState>{S::running}, std::vector<AttemptState>{S::starting}}) {
+    const UpdateAttemptResult fenced =
+        update(store(), created.first.id, from, S::failed, running.lease_token - 1, "late");
+    BOOST_TEST(outcome_name(fenced.outcome) == "fenced");
+    BOOST_REQUIRE(fenced.before.has_value());
+    BOOST_TEST(to_string(*fenced.before) == "RUNNING");
+    BOOST_REQUIRE(fenced.attempt.has_value());
+    BOOST_TEST(to_string(fenced.attempt->state) == "RUNNING");
+  }
+  const Attempt stored = find(store(), created.first.id);
+  BOOST_TEST(to_string(stored.state) == "RUNNING");
+  BOOST_TEST(stored.outcome_reason.empty());
+}
+
+BOOST_AUTO_TEST_CASE(update_attempt_reports_state_mismatch_and_not_found) {
+  const Created created = create_job(store(), "key-1");
+  const UpdateAttemptResult mismatch =
+      update(store(), created.first.id, {S::running, S::unknown}, S::failed, std::nullopt);
+  BOOST_TEST(outcome_name(mismatch.outcome) == "state_mismatch");
+  BOOST_REQUIRE(mismatch.before.has_value());
+  BOOST_TEST(to_string(*mismatch.before) == "STARTING");
+  BOOST_REQUIRE(mismatch.attempt.has_value());
+  BOOST_TEST(mismatch.attempt->id == created.first.id);
+  BOOST_TEST(to_string(find(store(), created.first.id).state) == "STARTING");
+
+  const UpdateAttemptResult missing =
+      update(store(), 999'999, {S::starting}, S::failed, std::nullopt);
+  BOOST_TEST(outcome_name(missing.outcome) == "not_found");
+  BOOST_TEST(!missing.attempt.has_value());
+  BOOST_TEST(!missing.before.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(update_attempt_applies_and_finishes_only_when_leaving_live_states) {
+  const Created created = create_job(store(), "key-1");
+  const Attempt running = claim(store(), "w1", 1000);
+
+  const UpdateAttemptResult unknown = update(store(), created.first.id, {S::running}, S::unknown,
+                                             running.lease_token, "deadline passed", 300);
+  BOOST_TEST(outcome_name(unknown.outcome) == "applied");
+  BOOST_REQUIRE(unknown.before.has_value());
+  BOOST_TEST(to_string(*unknown.before) == "RUNNING");
+  BOOST_REQUIRE(unknown.attempt.has_value());
+  BOOST_TEST(to_string(unknown.attempt->state) == "UNKNOWN");
+  BOOST_TEST(unknown.attempt->outcome_reason == "deadline passed");
+  BOOST_TEST(!unknown.attempt->finished_at.has_value());  // UNKNOWN is still live
+  BOOST_TEST(unknown.attempt->lease_token == 1);
+  BOOST_TEST(unknown.attempt->lease_owner == "w1");
+
+  // An empty reason keeps the previous one.
+  const UpdateAttemptResult failed =
+      update(store(), created.first.id, {S::unknown}, S::failed, std::nullopt, "", 400);
+  BOOST_TEST(outcome_name(failed.outcome) == "applied");
+  BOOST_REQUIRE(failed.attempt.has_value());
+  BOOST_TEST(to_string(failed.attempt->state) == "FAILED");
+  BOOST_TEST(failed.attempt->outcome_reason == "deadline passed");
+  BOOST_REQUIRE(failed.attempt->finished_at.has_value());
+  BOOST_TEST(us_of(*failed.attempt->finished_at) == 400);
+
+  const Attempt stored = find(store(), created.first.id);
+  BOOST_TEST(to_string(stored.state) == "FAILED");
+  BOOST_REQUIRE(stored.finished_at.has_value());
+  BOOST_TEST(us_of(*stored.finished_at) == 400);
+}
+
+BOOST_AUTO_TEST_CASE(take_over_bumps_the_token_and_fences_the_previous_holder) {
+  const Created created = create_job(store(), "key-1");
+  const Attempt running = claim(store(), "w1", 100);
+  BOOST_TEST(running.lease_token == 1);
+
+  const UpdateAttemptResult taken =
+      update(store(), created.first.id, {S::running}, S::unknown, std::nullopt, "lease expired",
+             150, std::string{"reconciler"});
+  BOOST_TEST(outcome_name(taken.outcome) == "applied");
+  BOOST_REQUIRE(taken.attempt.has_value());
+  BOOST_TEST(taken.attempt->lease_owner == "reconciler");
+  BOOST_TEST(taken.attempt->lease_token == 2);
+
+  // The worker that lost its lease comes back: fenced, whatever state it names.
+  BOOST_TEST(outcome_name(update(store(), created.first.id, {S::unknown}, S::failed,
+                                 running.lease_token, "late failure")
+                              .outcome) == "fenced");
+  BOOST_TEST(
+      outcome_name(complete(store(), running, 1, {S::unknown}, running.lease_token, "x").outcome) ==
+      "fenced");
+  BOOST_TEST(outcome_name(update(store(), created.first.id, {S::unknown}, S::failed, 2, "refused")
+                              .outcome) == "applied");
+}
+
+BOOST_AUTO_TEST_CASE(an_illegal_transition_throws_and_writes_nothing) {
+  const Created created = create_job(store(), "key-1");
+  claim(store(), "w1", 1000);
+  BOOST_CHECK_THROW(update(store(), created.first.id, {S::running}, S::starting, 1, "back"),
+                    IllegalTransition);
+  BOOST_CHECK_THROW(update(store(), created.first.id, {S::running}, S::running, 1, "again"),
+                    IllegalTransition);
+  const Attempt stored = find(store(), created.first.id);
+  BOOST_TEST(to_string(stored.state) == "RUNNING");
+  BOOST_TEST(stored.outcome_reason.empty());
+
+  update(store(), created.first.id, {S::running}, S::failed, 1, "refused");
+  BOOST_CHECK_THROW(update(store(), created.first.id, {S::failed}, S::cancelled, std::nullopt),
+                    IllegalTransition);
+  // The guard comes first: a failing guard is an outcome, never an exception.
+  BOOST_TEST(outcome_name(update(store(), created.first.id, {S::running}, S::starting, std::nullopt)
+                              .outcome) == "state_mismatch");
+}
+
+BOOST_AUTO_TEST_CASE(update_attempt_never_sets_succeeded_or_discarded) {
+  const Created created = create_job(store(), "key-1");
+  const Attempt running = claim(store(), "w1", 1000);
+  for (const AttemptState to : {S::succeeded, S::discarded}) {
+    BOOST_CHECK_EXCEPTION(update(store(), running.id, {S::running}, to, 1), std::logic_error,
+                          is_not_illegal_transition);
+    // Refused before any lookup, as MemoryStore does.
+    BOOST_CHECK_EXCEPTION(update(store(), 999'999, {S::running}, to, 1), std::logic_error,
+                          is_not_illegal_transition);
+  }
+  BOOST_TEST(to_string(find(store(), created.first.id).state) == "RUNNING");
+}
+
+// ---- completion: the compare-and-swap ----------------------------------------------------
+
+// A cancelled attempt's late result still competes; first to return wins, the other is kept
+// as DISCARDED with its own bytes, and the job's version moves exactly once.
+BOOST_AUTO_TEST_CASE(complete_attempt_first_wins_and_the_late_one_is_discarded) {
+  const Created created = create_job(store(), "key-1");
+  const JobId job_id = created.job.id;
+  const Attempt slow = claim(store(), "w1", 1000);
+  update(store(), slow.id, {S::running}, S::cancelled, std::nullopt, "operator", 200);
+  // A second try cancelled before any worker claimed it: it will offer the job's current
+  // version, and still lose, because completed_by is set by then.
+  const InsertAttemptResult never_claimed = add_attempt(store(), job_id);
+  BOOST_REQUIRE(never_claimed.attempt.has_value());
+  const Attempt idle = *never_claimed.attempt;
+  update(store(), idle.id, {S::starting}, S::cancelled, std::nullopt, "operator", 250);
+  const InsertAttemptResult retry = add_attempt(store(), job_id);
+  BOOST_REQUIRE(retry.attempt.has_value());
+  const Attempt fast = claim(store(), "w2", 2000);
+  BOOST_TEST(fast.id == retry.attempt->id);
+
+  const CompleteAttemptResult won =
+      complete(store(), fast, 1, {S::running, S::unknown}, fast.lease_token, "{\"w\":3}", 700);
+  BOOST_TEST(outcome_name(won.outcome) == "won");
+  BOOST_REQUIRE(won.before.has_value());
+  BOOST_TEST(to_string(*won.before) == "RUNNING");
+  BOOST_REQUIRE(won.job.has_value());
+  BOOST_TEST(to_string(won.job->status) == "succeeded");
+  BOOST_TEST(won.job->version == 2);
+  BOOST_REQUIRE(won.job->completed_by.has_value());
+  BOOST_TEST(*won.job->completed_by == fast.id);
+  BOOST_TEST(won.job->result == "{\"w\":3}");
+  BOOST_TEST(won.job->failure_reason.empty());
+  BOOST_REQUIRE(won.attempt.has_value());
+  BOOST_TEST(to_string(won.attempt->state) == "SUCCEEDED");
+  BOOST_TEST(won.attempt->outcome_reason == "won");
+  BOOST_TEST(won.attempt->result == "{\"w\":3}");
+  BOOST_REQUIRE(won.attempt->finished_at.has_value());
+  BOOST_TEST(us_of(*won.attempt->finished_at) == 700);
+
+  struct Late {
+    Attempt attempt;
+    std::int64_t expected_version;
+    std::string result;
+  };
+  for (const Late& late : {Late{slow, 1, "{\"l\":1}"}, Late{idle, 2, "{\"l\":2}"}}) {
+    BOOST_TEST_CONTEXT("late attempt " << late.attempt.attempt_no) {
+      const CompleteAttemptResult lost = complete(store(), late.attempt, late.expected_version,
+                                                  {S::cancelled}, std::nullopt, late.result, 800);
+      BOOST_TEST(outcome_name(lost.outcome) == "lost");
+      BOOST_REQUIRE(lost.before.has_value());
+      BOOST_TEST(to_string(*lost.before) == "CANCELLED");
+      BOOST_REQUIRE(lost.attempt.has_value());
+      BOOST_TEST(to_string(lost.attempt->state) == "DISCARDED");
+      BOOST_TEST(lost.attempt->outcome_reason == "lost to attempt " + std::to_string(fast.id));
+      BOOST_TEST(lost.attempt->result == late.result);
+      // finished_at moves from the cancel to the discard, as MemoryStore::set_state does.
+      BOOST_REQUIRE(lost.attempt->finished_at.has_value());
+      BOOST_TEST(us_of(*lost.attempt->finished_at) == 800);
+      BOOST_REQUIRE(lost.job.has_value());
+      BOOST_TEST(lost.job->version == 2);
+      BOOST_TEST(lost.job->result == "{\"w\":3}");
+    }
+  }
+  // Read back with plain SQL: the job holds the winner's bytes, version bumped once.
+  pqxx::nontransaction tx{raw()};
+  const pqxx::row row = tx.exec_params1(
+      "SELECT result, version, completed_by, status FROM jobs WHERE id = $1", job_id);
+  BOOST_TEST(row["result"].as<std::string>() == "{\"w\":3}");
+  BOOST_TEST(row["version"].as<std::int64_t>() == 2);
+  BOOST_TEST(row["completed_by"].as<AttemptId>() == fast.id);
+  BOOST_TEST(row["status"].as<std::string>() == "succeeded");
+  // The winner cannot complete twice.
+  BOOST_TEST(
+      outcome_name(complete(store(), fast, 2, {S::running}, fast.lease_token, "again").outcome) ==
+      "state_mismatch");
+}
+
+BOOST_AUTO_TEST_CASE(complete_attempt_guards_write_nothing) {
+  const Created created = create_job(store(), "key-1");
+  const Attempt running = claim(store(), "w1", 1000);
+
+  const CompleteAttemptResult fenced = complete(store(), running, 1, {S::running}, 7, "x");
+  BOOST_TEST(outcome_name(fenced.outcome) == "fenced");
+  BOOST_REQUIRE(fenced.job.has_value());
+  BOOST_TEST(fenced.job->version == 1);
+  BOOST_REQUIRE(fenced.attempt.has_value());
+  BOOST_TEST(to_string(fenced.attempt->state) == "RUNNING");
+  BOOST_REQUIRE(fenced.before.has_value());
+
+  const CompleteAttemptResult mismatch =
+      complete(store(), running, 1, {S::unknown, S::cancelled}, std::nullopt, "x");
+  BOOST_TEST(outcome_name(mismatch.outcome) == "state_mismatch");
+  BOOST_REQUIRE(mismatch.job.has_value());
+  BOOST_REQUIRE(mismatch.before.has_value());
+  BOOST_TEST(to_string(*mismatch.before) == "RUNNING");
+
+  Attempt wrong_job = running;
+  wrong_job.job_id = created.job.id + 1;
+  const CompleteAttemptResult not_found =
+      complete(store(), wrong_job, 1, {S::running}, std::nullopt, "x");
+  BOOST_TEST(outcome_name(not_found.outcome) == "not_found");
+  BOOST_TEST(!not_found.job.has_value());
+  BOOST_TEST(!not_found.attempt.has_value());
+  BOOST_TEST(!not_found.before.has_value());
+  Attempt missing = running;
+  missing.id = 999'999;
+  BOOST_TEST(outcome_name(complete(store(), missing, 1, {S::running}, std::nullopt, "x").outcome) ==
+             "not_found");
+
+  const Job job = load(store(), created.job.id);
+  BOOST_TEST(job.version == 1);
+  BOOST_TEST(!job.completed_by.has_value());
+  BOOST_TEST(job.result.empty());
+  const Attempt stored = find(store(), running.id);
+  BOOST_TEST(to_string(stored.state) == "RUNNING");
+  BOOST_TEST(stored.result.empty());
+}
+
+// No winner yet, but the caller's version is stale: zero rows, so the attempt loses, to
+// nobody. That is MemoryStore's rule too.
+BOOST_AUTO_TEST_CASE(complete_attempt_with_a_stale_version_loses_to_none) {
+  const Created created = create_job(store(), "key-1");
+  const Attempt running = claim(store(), "w1", 1000);
+  const CompleteAttemptResult lost = complete(store(), running, 5, {S::running}, 1, "bytes");
+  BOOST_TEST(outcome_name(lost.outcome) == "lost");
+  BOOST_REQUIRE(lost.attempt.has_value());
+  BOOST_TEST(to_string(lost.attempt->state) == "DISCARDED");
+  BOOST_TEST(lost.attempt->outcome_reason == "lost to attempt none");
+  BOOST_TEST(lost.attempt->result == "bytes");
+  const Job job = load(store(), created.job.id);
+  BOOST_TEST(to_string(job.status) == "pending");
+  BOOST_TEST(job.version == 1);
+  BOOST_TEST(!job.completed_by.has_value());
+}
+
+// The transaction rolls back: the job's compare-and-swap, already executed when the attempt's
+// transition turns out illegal, is undone. (MemoryStore has written the job by then; see the
+// report accompanying this test.)
+BOOST_AUTO_TEST_CASE(complete_attempt_with_an_illegal_transition_rolls_back) {
+  const Created created = create_job(store(), "key-1");
+  BOOST_CHECK_THROW(complete(store(), created.first, 1, {S::starting}, std::nullopt, "early"),
+                    IllegalTransition);
+  const Job job = load(store(), created.job.id);
+  BOOST_TEST(to_string(job.status) == "pending");
+  BOOST_TEST(job.version == 1);
+  BOOST_TEST(!job.completed_by.has_value());
+  BOOST_TEST(job.result.empty());
+  const Attempt stored = find(store(), created.first.id);
+  BOOST_TEST(to_string(stored.state) == "STARTING");
+  BOOST_TEST(stored.result.empty());
+}
+
+// ---- fail_job ----------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(fail_job_only_when_pending_without_winner_or_live_attempt) {
+  BOOST_TEST(!run(store().fail_job(999'999, "gone", at_us(1))));
+
+  const Created a = create_job(store(), "key-a");
+  BOOST_TEST(!run(store().fail_job(a.job.id, "too early", at_us(1))));  // attempt 1 is live
+  BOOST_TEST(to_string(load(store(), a.job.id).status) == "pending");
+  update(store(), a.first.id, {S::starting}, S::failed, std::nullopt, "refused");
+  BOOST_TEST(run(store().fail_job(a.job.id, "every provider refused", at_us(2))));
+  const Job failed = load(store(), a.job.id);
+  BOOST_TEST(to_string(failed.status) == "failed");
+  BOOST_TEST(failed.failure_reason == "every provider refused");
+  BOOST_TEST(failed.version == 1);
+  BOOST_TEST(!run(store().fail_job(a.job.id, "again", at_us(3))));  // no longer pending
+  BOOST_TEST(load(store(), a.job.id).failure_reason == "every provider refused");
+
+  const Created b = create_job(store(), "key-b");
+  const Attempt running = claim(store(), "w1", 1000);
+  BOOST_TEST(running.job_id == b.job.id);
+  complete(store(), running, 1, {S::running}, 1, "out");
+  BOOST_TEST(!run(store().fail_job(b.job.id, "too late", at_us(4))));
+  BOOST_TEST(to_string(load(store(), b.job.id).status) == "succeeded");
+}
+
+// ---- certifications ----------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(latest_recorded_certification_wins) {
+  BOOST_TEST(!run(store().latest_certification("beta")).has_value());
+  const std::vector<std::string> reasons{"schema: unexpected key \"x\"", "back\\slash, comma"};
+  run(store().record_certification(
+      Certification{.provider = "beta", .passed = false, .reasons = reasons, .at = at_us(10)}));
+  run(store().record_certification(
+      Certification{.provider = "alpha", .passed = true, .reasons = {}, .at = at_us(5)}));
+
+  std::optional<Certification> beta = run(store().latest_certification("beta"));
+  BOOST_REQUIRE(beta.has_value());
+  BOOST_TEST(beta->provider == "beta");
+  BOOST_TEST(!beta->passed);
+  BOOST_TEST(beta->reasons == reasons, boost::test_tools::per_element());
+  BOOST_TEST(us_of(beta->at) == 10);
+
+  // Last recorded, not latest `at`: exactly MemoryStore's order.
+  run(store().record_certification(
+      Certification{.provider = "beta", .passed = true, .reasons = {}, .at = at_us(3)}));
+  beta = run(store().latest_certification("beta"));
+  BOOST_REQUIRE(beta.has_value());
+  BOOST_TEST(beta->passed);
+  BOOST_TEST(beta->reasons.empty());
+  BOOST_TEST(us_of(beta->at) == 3);
+  const std::optional<Certification> alpha = run(store().latest_certification("alpha"));
+  BOOST_REQUIRE(alpha.has_value());
+  BOOST_TEST(alpha->passed);
+}
+
+// ---- what the schema refuses on its own --------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(database_refuses_a_winner_from_another_job_or_without_success) {
+  const Created a = create_job(store(), "key-a");
+  const Created b = create_job(store(), "key-b");
+  {
+    pqxx::work tx{raw()};
+    BOOST_CHECK_THROW(tx.exec_params0("UPDATE jobs SET status = 'succeeded', completed_by = $2"
+                                      " WHERE id = $1",
+                                      a.job.id, b.first.id),
+                      pqxx::foreign_key_violation);
+  }
+  {
+    pqxx::work tx{raw()};
+    BOOST_CHECK_THROW(
+        tx.exec_params0("UPDATE jobs SET status = 'succeeded' WHERE id = $1", a.job.id),
+        pqxx::check_violation);
+  }
+  {
+    pqxx::work tx{raw()};
+    BOOST_CHECK_THROW(
+        tx.exec_params0("UPDATE attempts SET state = 'DONE' WHERE id = $1", a.first.id),
+        pqxx::check_violation);
+  }
+  {
+    pqxx::work tx{raw()};
+    BOOST_CHECK_THROW(
+        tx.exec_params0("UPDATE attempts SET state = 'FAILED' WHERE id = $1", a.first.id),
+        pqxx::check_violation);  // leaves the live states without a finished_at
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace onejob::pg_test

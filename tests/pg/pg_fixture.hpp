@@ -1,0 +1,94 @@
+#pragma once
+
+// Shared by the PostgreSQL test files: the fixture that gives each test case its own schema,
+// the helper that runs one store call to completion, and raw-SQL helpers that bypass PgStore.
+
+#include <utility>  // before Boost.Asio: 1.74's awaitable.hpp uses std::exchange unincluded
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <pqxx/pqxx>
+
+#include "system/adapters/pg_store.hpp"
+
+namespace onejob::pg_test {
+
+// The database under test, from ONEJOB_PG_URL (set by .ci/with-postgres); empty when unset.
+std::string pg_url();
+
+// Runs one store operation to completion on a private io_context and returns its value (or
+// rethrows its exception).
+template <typename T>
+T run(Async<T> operation) {
+  boost::asio::io_context io;
+  std::optional<T> result;
+  std::exception_ptr error;
+  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
+    error = e;
+    if (!e) result.emplace(std::move(value));
+  });
+  io.run();
+  if (error) std::rethrow_exception(error);
+  return std::move(*result);
+}
+
+inline void run(Async<void> operation) {
+  boost::asio::io_context io;
+  std::exception_ptr error;
+  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e) { error = e; });
+  io.run();
+  if (error) std::rethrow_exception(error);
+}
+
+inline Instant at_us(std::int64_t us) { return Instant{Duration{us}}; }
+inline std::int64_t us_of(Instant at) { return at.time_since_epoch().count(); }
+
+// Readable names for the outcomes, so a failed BOOST_TEST shows which one came back.
+std::string_view outcome_name(InsertJobResult::Outcome outcome);
+std::string_view outcome_name(InsertAttemptResult::Outcome outcome);
+std::string_view outcome_name(UpdateAttemptResult::Outcome outcome);
+std::string_view outcome_name(CompleteAttemptResult::Outcome outcome);
+
+NewJob new_job(std::string owner_id, std::string idempotency_key,
+               std::string payload_json = R"({"text":"hello"})");
+
+// Whether a unique violation (SQLSTATE 23505) was raised by `constraint`.
+bool names_constraint(const pqxx::unique_violation& e, std::string_view constraint);
+
+// SELECT count(*) with one bigint parameter, e.g. "SELECT count(*) FROM attempts WHERE
+// job_id = $1".
+std::int64_t count_rows(pqxx::connection& connection, const std::string& query, std::int64_t id);
+
+// A fresh schema per test case, so cases never see each other's rows or sequence values, and a
+// developer database the URL points at is never touched outside it. Connections find it
+// through PGOPTIONS (libpq reads it when the connection string sets no `options`), which works
+// for key=value strings and URIs alike; a PgStore a test creates itself lands there too.
+class PgFixture {
+ public:
+  PgFixture();
+  ~PgFixture();
+  PgFixture(const PgFixture&) = delete;
+  PgFixture& operator=(const PgFixture&) = delete;
+
+  PgStore& store() { return *store_; }
+  pqxx::connection& raw() { return *raw_; }
+
+ private:
+  // If ONEJOB_PG_URL carries its own `options`, PGOPTIONS is ignored and the tests would run in
+  // (and drop tables of) some other schema: refuse instead.
+  void require_own_schema();
+
+  std::string schema_;
+  pqxx::connection admin_;
+  std::unique_ptr<pqxx::connection> raw_;
+  std::unique_ptr<PgStore> store_;
+};
+
+}  // namespace onejob::pg_test

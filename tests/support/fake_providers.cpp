@@ -1,0 +1,81 @@
+#include "tests/support/fake_providers.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "system/service/deadline.hpp"
+
+namespace onejob::test {
+
+std::string correct_output(const std::string& operation, const std::string& input_json) {
+  const auto input = nlohmann::json::parse(input_json);
+  const auto& text = input["text"].get_ref<const std::string&>();
+  if (operation == "classify") {
+    std::string label = "other";
+    if (text.find("charged") != std::string::npos || text.find("invoice") != std::string::npos) {
+      label = "billing";
+    } else if (text.find("crash") != std::string::npos) {
+      label = "support";
+    }
+    return nlohmann::json{{"label", label}, {"confidence", 0.9}}.dump();
+  }
+  if (operation == "summarize") {
+    return nlohmann::json{{"summary", text.substr(0, text.size() / 2)}}.dump();
+  }
+  nlohmann::json fields = nlohmann::json::object();
+  for (const auto& name : input["fields"]) {
+    const auto& field = name.get_ref<const std::string&>();
+    std::string value;
+    if (field == "total") value = "310.00 EUR";
+    if (field == "due_date") value = "2026-12-01";
+    fields[field] = value.empty() ? nlohmann::json(nullptr) : nlohmann::json(value);
+  }
+  return nlohmann::json{{"fields", fields}}.dump();
+}
+
+FakeProviders::FakeProviders(sim::SimLoop& loop) : loop_(loop) {}
+
+// Destroying the never-set OneShots frees the calls suspended on them.
+FakeProviders::~FakeProviders() = default;
+
+std::size_t FakeProviders::calls_to(const std::string& provider) const {
+  std::size_t n = 0;
+  for (const auto& call : calls_) n += call.provider == provider ? 1 : 0;
+  return n;
+}
+
+Async<ProviderReply> FakeProviders::call(ProviderCall call) {
+  calls_.push_back(call);
+  Scripted behaviour = defaults_[call.provider];
+  if (auto& script = scripts_[call.provider]; !script.empty()) {
+    behaviour = std::move(script.front());
+    script.pop_front();
+  }
+  if (behaviour.kind == Scripted::Kind::hang) {
+    // Never set: the call stays suspended until the fake is destroyed, which frees it.
+    hung_.push_back(std::make_unique<OneShot>());
+    co_await hung_.back()->wait();
+  }
+  co_await loop_.sleep_for(behaviour.latency);
+  switch (behaviour.kind) {
+    case Scripted::Kind::correct:
+      co_return ProviderReply{
+          ProviderReply::Kind::answered, correct_output(call.operation, call.input_json), {}};
+    case Scripted::Kind::answer:
+      co_return ProviderReply{ProviderReply::Kind::answered, behaviour.output, {}};
+    case Scripted::Kind::reject:
+      co_return ProviderReply{ProviderReply::Kind::rejected, {}, "model overloaded (503)"};
+    case Scripted::Kind::maybe_delivered:
+    case Scripted::Kind::hang:
+      break;
+  }
+  co_return ProviderReply{ProviderReply::Kind::maybe_delivered, {}, "connection reset"};
+}
+
+Async<ProviderStatus> FakeProviders::status(std::string, std::string provider_key) {
+  co_await loop_.sleep_for(std::chrono::milliseconds(5));
+  auto it = statuses_.find(provider_key);
+  if (it == statuses_.end()) co_return ProviderStatus{ProviderStatus::Kind::not_found, {}, {}};
+  co_return it->second;
+}
+
+}  // namespace onejob::test
