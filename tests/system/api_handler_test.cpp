@@ -3,7 +3,12 @@
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include "system/service/certifier.hpp"
+#include "system/service/deadline.hpp"
+#include "tests/support/latent_store.hpp"
 
 #include "tests/support/scenarios.hpp"
 #include "tests/support/system_fixture.hpp"
@@ -173,6 +178,44 @@ BOOST_AUTO_TEST_CASE(events_report_requests_creations_and_responses) {
   BOOST_TEST(responses[1].int_field("job_id").value_or(0) == 1);
   BOOST_TEST(responses[1].string_field("route").value_or("") == "create_job");
   BOOST_TEST((job(1)->created_at.time_since_epoch() == Duration(std::chrono::seconds(3))));
+}
+
+// Seed breakpoint: simultaneous POSTs with one key, interleaved between their statements by a
+// store with latency, in seeded orders: identical job ids, one job, one attempt.
+BOOST_AUTO_TEST_CASE(concurrent_double_click_gets_identical_job_ids) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    sim::SimLoop world(sim::Rng{seed});
+    MemoryStore memory;
+    test::LatentStore latent(memory, world, std::chrono::milliseconds(3));
+    SystemContext concurrent{latent, providers, world, world, events, config};
+    ApiHandler handler(concurrent);
+    std::vector<Response> responses(seed % 2 == 0 ? 2 : 10);
+    for (auto& response : responses) {
+      Request click{.method = "POST",
+                    .path = "/jobs",
+                    .headers = {{"Idempotency-Key", "click"}},
+                    .body = test::classify_body("hi"),
+                    .principal = "alice",
+                    .request_id = "r"};
+      boost::asio::co_spawn(world.io(), handler.handle(std::move(click)),
+                            [&response](std::exception_ptr error, Response r) {
+                              if (error) std::rethrow_exception(error);
+                              response = std::move(r);
+                            });
+    }
+    world.run();
+    BOOST_TEST_CONTEXT("seed " << seed) {
+      int created = 0;
+      for (const auto& response : responses) {
+        BOOST_TEST((response.status == 201 || response.status == 200));
+        BOOST_TEST(json_int(response, "job_id") == 1);
+        created += response.status == 201 ? 1 : 0;
+      }
+      BOOST_TEST(created == 1);
+      BOOST_TEST(memory.job_count() == 1u);
+      BOOST_TEST(memory.attempt_count() == 1u);
+    }
+  }
 }
 
 // ---- GET /jobs/{id} ------------------------------------------------------------------------
