@@ -110,6 +110,8 @@ Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
   if (job == jobs_.end()) co_return InsertAttemptResult{Outcome::job_not_found, {}, {}};
   if (job->second.completed_by) co_return InsertAttemptResult{Outcome::job_completed, {}, {}};
   if (auto live = live_attempt_by_job_.find(job->first); live != live_attempt_by_job_.end()) {
+    // As in PostgreSQL, nextval() ran before the unique index refused the row.
+    ++next_attempt_id_;
     co_return InsertAttemptResult{Outcome::live_attempt_exists, {}, live->second};
   }
   job->second.status = JobStatus::pending;
@@ -208,6 +210,9 @@ Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt compl
     co_return CompleteAttemptResult{Outcome::state_mismatch, job, attempt, attempt.state};
   }
   const AttemptState before = attempt.state;
+  // SUCCEEDED and DISCARDED are legal from the same states: check before writing anything, so an
+  // illegal call leaves the job untouched, as a rolled-back transaction would.
+  require_legal_transition(attempt.state, AttemptState::succeeded);
   // UPDATE jobs ... WHERE id = $j AND version = $v AND completed_by IS NULL
   const bool won = job.version == completion.expected_version && !job.completed_by;
   if (won) {

@@ -14,7 +14,8 @@ namespace onejob {
 // Durable state. Every implementation gives exactly the semantics of the SQL schema in
 // system/adapters/pg_schema.cpp, constraint violations included. The database, not a
 // read-then-write in the service, is what makes one (owner, key) one job, one live attempt per
-// job, and one winner per job. Each operation is one transaction.
+// job, and one winner per job. Each operation is one transaction. Strings are UTF-8 without NUL
+// bytes (PostgreSQL text cannot hold one); PgStore refuses a NUL rather than truncate.
 
 // ---- jobs ------------------------------------------------------------------------------------
 

@@ -1,15 +1,14 @@
 #include <string>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "system/service/certifier.hpp"
 #include "system/service/deadline.hpp"
-#include "tests/support/latent_store.hpp"
 
+#include "tests/support/latent_store.hpp"
 #include "tests/support/scenarios.hpp"
 #include "tests/support/system_fixture.hpp"
 
