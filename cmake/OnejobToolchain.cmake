@@ -17,3 +17,8 @@ add_library(onejob_root_includes INTERFACE)
 target_include_directories(onejob_root_includes INTERFACE "${PROJECT_SOURCE_DIR}")
 
 add_compile_definitions(BOOST_ASIO_NO_DEPRECATED)
+
+# Boost 1.74's asio/awaitable.hpp uses std::exchange without including <utility>; whether a file
+# compiles must not depend on include order (which clang-format may change), so every
+# translation unit gets <utility> first.
+target_compile_options(onejob_root_includes INTERFACE -include utility)
