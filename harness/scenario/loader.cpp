@@ -115,10 +115,12 @@ void Loader::load_clients(const YAML::Node& node) {
 }
 
 void Loader::load_network(const YAML::Node& node) {
-  YamlMap network(reader_, node, "network", {"client_api"});
-  if (auto link = network.get("client_api")) {
-    YamlMap client_api(reader_, *link, "network.client_api", {"latency"});
-    if (auto latency = client_api.get("latency")) spec_.client_api_latency = load_latency(*latency);
+  YamlMap network(reader_, node, "network", {"client_lb"});
+  if (auto link = network.get("client_lb")) {
+    YamlMap client_lb(reader_, *link, "network.client_lb", {"latency"});
+    if (auto latency = client_lb.get("latency")) {
+      spec_.network.client_lb.latency = load_latency(*latency);
+    }
   }
 }
 

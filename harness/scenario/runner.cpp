@@ -67,7 +67,7 @@ class World {
 
  private:
   Duration client_api_latency() {
-    const auto& latency = spec_.client_api_latency;
+    const auto& latency = spec_.network.client_lb.latency;
     return Duration(client_api_rng_.between(latency.min.count(), latency.max.count()));
   }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -36,8 +37,92 @@ struct LatencySpec {
   Duration max{0};
 };
 
+// A probability in parts per million: integer arithmetic keeps draws identical everywhere.
+using Ppm = std::uint32_t;
+constexpr Ppm kPpmOne = 1'000'000;
+
+// What a simulated provider does with one execution.
+enum class ProviderOutcome {
+  ok,                // the contract-honouring answer
+  error,             // a definitive error (HTTP 4xx/5xx from the provider)
+  malformed,         // prose instead of JSON
+  hallucinated_key,  // the right answer plus an extra top-level key
+  wrong_operation,   // valid JSON that does another operation
+  hang,              // never answers
+};
+
+struct ProviderCallSpec {
+  ProviderOutcome outcome = ProviderOutcome::ok;
+  std::optional<LatencySpec> latency;  // overrides the provider's latency
+};
+
 struct ProviderSpec {
   std::string name;
+  LatencySpec latency{std::chrono::milliseconds(20), std::chrono::milliseconds(20)};
+  bool certify = false;  // run contract certification at t=0, before the timeline
+  std::size_t max_prompt_tokens = 4096;
+  std::optional<std::string> prompt_template;
+  ProviderCallSpec default_call;
+  std::vector<ProviderCallSpec> script;  // executions 1, 2, ... in order; then default_call
+};
+
+struct TopologySpec {
+  int api_nodes = 1;
+  int workers = 1;
+  bool reconciler = true;
+};
+
+struct ScenarioPolicy {
+  Duration attempt_deadline = std::chrono::seconds(30);
+  Duration lease = std::chrono::seconds(60);
+  Duration reconcile_period = std::chrono::seconds(10);
+  Duration status_timeout = std::chrono::seconds(5);
+  Duration worker_poll = std::chrono::milliseconds(100);
+  int worker_capacity = 4;
+  int attempt_limit = 5;
+  // A client waits this long for a response, then resends the same request (same key).
+  Duration client_timeout = std::chrono::seconds(5);
+  int client_retries = 0;
+  // The load balancer waits this long for an API node, then tries another (same key).
+  Duration lb_timeout = std::chrono::seconds(3);
+  int lb_retries = 0;
+};
+
+enum class LinkKind { client_lb, lb_api, worker_provider, node_store };
+
+struct LinkSpec {
+  LatencySpec latency{std::chrono::milliseconds(1), std::chrono::milliseconds(1)};
+  Ppm drop_request = 0;
+  Ppm drop_response = 0;  // the work is done, the reply is lost
+  Ppm duplicate = 0;
+  Ppm reorder = 0;  // the message is held back by up to reorder_window extra
+  Duration reorder_window = std::chrono::milliseconds(50);
+  Ppm commit_unknown = 0;  // node_store only: the write commits, the reply is lost
+};
+
+struct NetworkSpec {
+  LinkSpec client_lb;
+  LinkSpec lb_api;
+  LinkSpec worker_provider;
+  LinkSpec node_store;
+};
+
+struct NodeFaultSpec {
+  enum class Kind { crash, restart };
+  Duration at{0};
+  Kind kind = Kind::crash;
+  std::string node;  // api-N, worker-N or reconciler
+  SourceMark mark;
+};
+
+struct PartitionSpec {
+  enum class Direction { both, requests, responses };
+  LinkKind link = LinkKind::node_store;
+  std::vector<std::string> nodes;  // the nodes cut off on that link
+  Direction direction = Direction::both;
+  Duration from{0};
+  Duration until{0};
+  SourceMark mark;
 };
 
 struct ClientSpec {
@@ -83,9 +168,15 @@ struct ScenarioSpec {
   SourceMark name_mark;
   std::string description;
   std::uint64_t seed = 0;
+  std::optional<Duration> duration;  // when the run ends; default: last action + 10 minutes
+  bool swarm = false;                // the seed switches fault kinds on and picks their rates
+  TopologySpec topology;
+  ScenarioPolicy policy;
   std::vector<ProviderSpec> providers;
   std::vector<ClientSpec> clients;
-  LatencySpec client_api_latency;
+  NetworkSpec network;
+  std::vector<NodeFaultSpec> node_faults;
+  std::vector<PartitionSpec> partitions;
   std::vector<TimelineEntry> timeline;
   Expectations expect;
   std::vector<std::string> invariants;  // ids of the invariant checkers that apply

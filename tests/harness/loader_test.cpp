@@ -13,7 +13,7 @@ seed: 9
 clients:
   - {name: browser, owner: alice}
 network:
-  client_api:
+  client_lb:
     latency: {min: 1ms, max: 2s}
 timeline:
   - at: 0ms
@@ -66,8 +66,8 @@ BOOST_AUTO_TEST_CASE(loads_every_field) {
   BOOST_TEST(spec.seed == 9u);
   BOOST_TEST(spec.clients.size() == 1u);
   BOOST_TEST(spec.clients[0].owner == "alice");
-  BOOST_TEST(spec.client_api_latency.min.count() == 1'000);
-  BOOST_TEST(spec.client_api_latency.max.count() == 2'000'000);
+  BOOST_TEST(spec.network.client_lb.latency.min.count() == 1'000);
+  BOOST_TEST(spec.network.client_lb.latency.max.count() == 2'000'000);
   BOOST_REQUIRE(spec.timeline.size() == 2u);
   BOOST_TEST(spec.timeline[0].create_job.key.value_or("") == "k1");
   // Plain scalars become JSON numbers, booleans and null; quoted ones stay strings.

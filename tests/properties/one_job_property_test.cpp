@@ -21,7 +21,7 @@ RC_BOOST_PROP(one_key_one_payload_is_one_job_in_any_interleaving, ()) {
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   auto spec = test::double_click_spec(requests, seed);
   const auto latency_max_us = *rc::gen::inRange<std::int64_t>(0, 50'000);
-  spec.client_api_latency = {Duration(0), Duration(latency_max_us)};
+  spec.network.client_lb.latency = {Duration(0), Duration(latency_max_us)};
   auto instants = *rc::gen::container<std::vector<std::int64_t>>(
       static_cast<std::size_t>(requests), rc::gen::inRange<std::int64_t>(0, 20'000));
   std::sort(instants.begin(), instants.end());

@@ -15,7 +15,7 @@ scenario::ScenarioSpec double_click_spec(int requests, std::uint64_t seed) {
   spec.seed = seed;
   spec.providers = {{"alpha"}};
   spec.clients = {{"browser", "alice"}};
-  spec.client_api_latency = {std::chrono::milliseconds(5), std::chrono::milliseconds(5)};
+  spec.network.client_lb.latency = {std::chrono::milliseconds(5), std::chrono::milliseconds(5)};
   for (int i = 1; i <= requests; ++i) {
     scenario::TimelineEntry entry;
     entry.at = Duration(0);
