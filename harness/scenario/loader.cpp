@@ -80,7 +80,8 @@ void Loader::load_providers(const YAML::Node& node) {
   for (const auto& item : node) {
     YamlMap provider(reader_, item, "provider", {"name"});
     const auto name = provider.require("name");
-    ProviderSpec spec{reader_.string(name, "provider name")};
+    ProviderSpec spec;
+    spec.name = reader_.string(name, "provider name");
     if (!is_valid_name(spec.name)) {
       reader_.fail(name, "provider name: expected 1-100 characters from [A-Za-z0-9._-]");
     }
