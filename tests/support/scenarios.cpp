@@ -13,7 +13,9 @@ scenario::ScenarioSpec double_click_spec(int requests, std::uint64_t seed) {
   spec.file = "generated.yaml";
   spec.name = "generated";
   spec.seed = seed;
-  spec.providers = {{"alpha"}};
+  scenario::ProviderSpec alpha;
+  alpha.name = "alpha";
+  spec.providers = {alpha};
   spec.clients = {{"browser", "alice"}};
   spec.network.client_lb.latency = {std::chrono::milliseconds(5), std::chrono::milliseconds(5)};
   for (int i = 1; i <= requests; ++i) {
