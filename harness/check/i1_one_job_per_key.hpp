@@ -8,7 +8,8 @@ namespace onejob::check {
 
 // I1 — one job per (owner, idempotency key).
 //
-// Checks, from `job.created` and `api.response` events:
+// Checks, from `job.created` (the API's report), `store.job_inserted` (the store's own log, which
+// also covers a commit whose reply was lost) and `api.response` events:
 //   - no second job is created for an (owner, key) pair that already has one;
 //   - every accepted create response (route create_job, 200 or 201) that carries a job id carries
 //   the id of the

@@ -1,6 +1,7 @@
 #include "harness/scenario/expectations.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 namespace onejob::scenario {
@@ -60,8 +61,15 @@ std::vector<check::Violation> check_expectations(
     }
   }
   if (spec.expect.jobs) {
-    const auto created = std::ranges::count_if(
-        history, [](const sim::TraceEvent& e) { return e.event.kind() == "job.created"; });
+    // Distinct jobs the store committed or the API reported (a commit whose reply was lost is
+    // in the store's log only).
+    std::set<std::int64_t> jobs;
+    for (const auto& e : history) {
+      if (e.event.kind() == "job.created" || e.event.kind() == "store.job_inserted") {
+        jobs.insert(e.event.int_field("job_id").value_or(0));
+      }
+    }
+    const auto created = static_cast<std::int64_t>(jobs.size());
     if (created != *spec.expect.jobs) {
       fail("expected " + std::to_string(*spec.expect.jobs) + " job(s) created, got " +
                std::to_string(created) + at(spec.expect.jobs_mark),

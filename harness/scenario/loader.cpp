@@ -10,12 +10,23 @@
 #include <yaml-cpp/yaml.h>
 
 #include "harness/check/invariant.hpp"
+#include "harness/scenario/loader_sections.hpp"
 #include "harness/scenario/yaml_reader.hpp"
 
 namespace onejob::scenario {
 namespace {
 
 constexpr int kMaxRequests = 100'000;
+
+// In the order the error message lists them; the names are spec.cpp's.
+constexpr ProviderOutcome kOutcomes[] = {
+    ProviderOutcome::ok,
+    ProviderOutcome::error,
+    ProviderOutcome::malformed,
+    ProviderOutcome::hallucinated_key,
+    ProviderOutcome::wrong_operation,
+    ProviderOutcome::hang,
+};
 
 bool is_valid_name(std::string_view name) {
   return !name.empty() && name.size() <= 100 && std::ranges::all_of(name, [](char c) {
@@ -31,10 +42,14 @@ class Loader {
   ScenarioSpec load(const YAML::Node& root);
 
  private:
+  Duration positive_duration(const YAML::Node& node, std::string_view what);
+  void load_topology(const YAML::Node& node);
+  void load_policy(const YAML::Node& node);
   void load_providers(const YAML::Node& node);
+  ProviderSpec load_provider(const YAML::Node& node);
+  ProviderCallSpec load_provider_call(const YAML::Node& node, const std::string& what);
+  ProviderOutcome load_outcome(const YAML::Node& node, const std::string& what);
   void load_clients(const YAML::Node& node);
-  void load_network(const YAML::Node& node);
-  LatencySpec load_latency(const YAML::Node& node);
   void load_timeline(const YAML::Node& node);
   CreateJobAction load_create_job(const YAML::Node& node);
   void load_expectations(const YAML::Node& node);
@@ -47,8 +62,8 @@ class Loader {
 
 ScenarioSpec Loader::load(const YAML::Node& root) {
   YamlMap top(reader_, root, "scenario",
-              {"name", "description", "seed", "providers", "clients", "network", "timeline",
-               "expect", "invariants"});
+              {"name", "description", "seed", "duration", "swarm", "topology", "policy",
+               "providers", "clients", "network", "faults", "timeline", "expect", "invariants"});
   spec_.file = reader_.file();
   const auto name = top.require("name");
   spec_.name = reader_.string(name, "name");
@@ -60,9 +75,18 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
     spec_.description = reader_.string(*description, "description");
   }
   spec_.seed = reader_.unsigned_integer(top.require("seed"), "seed");
+  // Sections are read in this order whatever their order in the file: later ones check names
+  // and times against earlier ones (faults against duration, topology, clients and providers).
+  if (auto duration = top.get("duration")) {
+    spec_.duration = positive_duration(*duration, "duration");
+  }
+  if (auto swarm = top.get("swarm")) spec_.swarm = reader_.boolean(*swarm, "swarm");
+  if (auto topology = top.get("topology")) load_topology(*topology);
+  if (auto policy = top.get("policy")) load_policy(*policy);
   if (auto providers = top.get("providers")) load_providers(*providers);
   load_clients(top.require("clients"));
-  if (auto network = top.get("network")) load_network(*network);
+  if (auto network = top.get("network")) spec_.network = loading::read_network(reader_, *network);
+  if (auto faults = top.get("faults")) loading::read_faults(reader_, *faults, spec_);
   load_timeline(top.require("timeline"));
   if (auto expect = top.get("expect")) load_expectations(*expect);
   if (auto invariants = top.get("invariants")) {
@@ -75,22 +99,131 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
   return std::move(spec_);
 }
 
+Duration Loader::positive_duration(const YAML::Node& node, std::string_view what) {
+  const Duration value = reader_.duration(node, what);
+  if (value <= Duration(0)) reader_.fail(node, std::string(what) + ": expected more than 0");
+  return value;
+}
+
+void Loader::load_topology(const YAML::Node& node) {
+  YamlMap topology(reader_, node, "topology", {"api_nodes", "workers", "reconciler"});
+  if (auto api_nodes = topology.get("api_nodes")) {
+    spec_.topology.api_nodes = reader_.small_integer(*api_nodes, "topology.api_nodes", 1, 16);
+  }
+  if (auto workers = topology.get("workers")) {
+    spec_.topology.workers = reader_.small_integer(*workers, "topology.workers", 0, 16);
+  }
+  if (auto reconciler = topology.get("reconciler")) {
+    spec_.topology.reconciler = reader_.boolean(*reconciler, "topology.reconciler");
+  }
+}
+
+void Loader::load_policy(const YAML::Node& node) {
+  YamlMap map(reader_, node, "policy",
+              {"attempt_deadline", "lease", "reconcile_period", "status_timeout", "worker_poll",
+               "worker_capacity", "attempt_limit", "client_timeout", "client_retries", "lb_timeout",
+               "lb_retries"});
+  auto& policy = spec_.policy;
+  const auto read_duration = [&](std::string_view key, Duration& field) {
+    if (auto value = map.get(key)) field = positive_duration(*value, "policy." + std::string(key));
+  };
+  const auto read_count = [&](std::string_view key, int& field, int min, int max) {
+    if (auto value = map.get(key)) {
+      field = reader_.small_integer(*value, "policy." + std::string(key), min, max);
+    }
+  };
+  read_duration("attempt_deadline", policy.attempt_deadline);
+  read_duration("lease", policy.lease);
+  read_duration("reconcile_period", policy.reconcile_period);
+  read_duration("status_timeout", policy.status_timeout);
+  read_duration("worker_poll", policy.worker_poll);
+  read_count("worker_capacity", policy.worker_capacity, 1, 64);
+  read_count("attempt_limit", policy.attempt_limit, 1, 100);
+  read_duration("client_timeout", policy.client_timeout);
+  read_count("client_retries", policy.client_retries, 0, 10);
+  read_duration("lb_timeout", policy.lb_timeout);
+  read_count("lb_retries", policy.lb_retries, 0, 10);
+  // A lease that expires before the attempt's own deadline would hand a live attempt to a
+  // second worker.
+  if (policy.lease <= policy.attempt_deadline) {
+    const auto lease = map.get("lease");
+    reader_.fail(lease ? *lease : map.require("attempt_deadline"),
+                 "policy.lease: expected longer than policy.attempt_deadline (" +
+                     format_duration(policy.attempt_deadline) + "), found " +
+                     format_duration(policy.lease) + (lease ? "" : " (the default)"));
+  }
+}
+
 void Loader::load_providers(const YAML::Node& node) {
   reader_.expect_sequence(node, "providers");
-  for (const auto& item : node) {
-    YamlMap provider(reader_, item, "provider", {"name"});
-    const auto name = provider.require("name");
-    ProviderSpec spec;
-    spec.name = reader_.string(name, "provider name");
-    if (!is_valid_name(spec.name)) {
-      reader_.fail(name, "provider name: expected 1-100 characters from [A-Za-z0-9._-]");
-    }
-    if (std::ranges::find(spec_.providers, spec.name, &ProviderSpec::name) !=
-        spec_.providers.end()) {
-      reader_.fail(name, "provider \"" + spec.name + "\" is defined twice");
-    }
-    spec_.providers.push_back(std::move(spec));
+  for (const auto& item : node) spec_.providers.push_back(load_provider(item));
+}
+
+ProviderSpec Loader::load_provider(const YAML::Node& node) {
+  YamlMap provider(
+      reader_, node, "provider",
+      {"name", "latency", "certify", "max_prompt_tokens", "prompt_template", "default", "script"});
+  const auto name = provider.require("name");
+  ProviderSpec spec;
+  spec.name = reader_.string(name, "provider name");
+  if (!is_valid_name(spec.name)) {
+    reader_.fail(name, "provider name: expected 1-100 characters from [A-Za-z0-9._-]");
   }
+  if (std::ranges::find(spec_.providers, spec.name, &ProviderSpec::name) != spec_.providers.end()) {
+    reader_.fail(name, "provider \"" + spec.name + "\" is defined twice");
+  }
+  // Partitions on worker_provider name workers and providers in one list.
+  const auto nodes = loading::topology_nodes(spec_.topology);
+  if (std::ranges::find(nodes, spec.name) != nodes.end()) {
+    reader_.fail(name, "provider name: \"" + spec.name + "\" is already the name of a node");
+  }
+  if (auto latency = provider.get("latency")) spec.latency = reader_.latency(*latency, "latency");
+  if (auto certify = provider.get("certify")) spec.certify = reader_.boolean(*certify, "certify");
+  if (auto tokens = provider.get("max_prompt_tokens")) {
+    spec.max_prompt_tokens =
+        static_cast<std::size_t>(reader_.small_integer(*tokens, "max_prompt_tokens", 1, 1'000'000));
+  }
+  if (auto prompt = provider.get("prompt_template")) {
+    spec.prompt_template = reader_.string(*prompt, "prompt_template");
+    if (spec.prompt_template->find("{{input}}") == std::string::npos) {
+      reader_.fail(*prompt,
+                   "prompt_template: expected the {{input}} placeholder (without it the "
+                   "provider never sees the input)");
+    }
+  }
+  if (auto call = provider.get("default")) spec.default_call = load_provider_call(*call, "default");
+  if (auto script = provider.get("script")) {
+    reader_.expect_sequence(*script, "script");
+    for (const auto& call : *script) spec.script.push_back(load_provider_call(call, "script item"));
+  }
+  return spec;
+}
+
+ProviderCallSpec Loader::load_provider_call(const YAML::Node& node, const std::string& what) {
+  ProviderCallSpec call;
+  if (node.IsScalar()) {
+    call.outcome = load_outcome(node, what);
+    return call;
+  }
+  if (!node.IsMap()) {
+    reader_.fail(node, what + ": expected an outcome name or {outcome: ..., latency: ...}");
+  }
+  YamlMap map(reader_, node, what, {"outcome", "latency"});
+  call.outcome = load_outcome(map.require("outcome"), what + " outcome");
+  if (auto latency = map.get("latency"))
+    call.latency = reader_.latency(*latency, what + " latency");
+  return call;
+}
+
+ProviderOutcome Loader::load_outcome(const YAML::Node& node, const std::string& what) {
+  const auto name = reader_.string(node, what);
+  if (auto outcome = parse_provider_outcome(name)) return *outcome;
+  std::string expected;
+  for (auto known : kOutcomes) {
+    expected += (expected.empty() ? "" : ", ") + std::string(to_string(known));
+  }
+  reader_.fail(node,
+               what + ": unknown outcome \"" + name + "\" (expected one of: " + expected + ")");
 }
 
 void Loader::load_clients(const YAML::Node& node) {
@@ -113,28 +246,6 @@ void Loader::load_clients(const YAML::Node& node) {
     }
     spec_.clients.push_back(std::move(spec));
   }
-}
-
-void Loader::load_network(const YAML::Node& node) {
-  YamlMap network(reader_, node, "network", {"client_lb"});
-  if (auto link = network.get("client_lb")) {
-    YamlMap client_lb(reader_, *link, "network.client_lb", {"latency"});
-    if (auto latency = client_lb.get("latency")) {
-      spec_.network.client_lb.latency = load_latency(*latency);
-    }
-  }
-}
-
-LatencySpec Loader::load_latency(const YAML::Node& node) {
-  if (node.IsScalar()) {
-    const Duration fixed = reader_.duration(node, "latency");
-    return {fixed, fixed};
-  }
-  YamlMap range(reader_, node, "latency", {"min", "max"});
-  LatencySpec latency{reader_.duration(range.require("min"), "latency min"),
-                      reader_.duration(range.require("max"), "latency max")};
-  if (latency.max < latency.min) reader_.fail(node, "latency: max is less than min");
-  return latency;
 }
 
 void Loader::load_timeline(const YAML::Node& node) {

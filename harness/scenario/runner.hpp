@@ -28,6 +28,7 @@ struct RunResult {
   sim::History history;
   std::string trace_jsonl;
   std::string trace_hash;
+  Duration simulated{0};  // simulated time the run covered
   // Invariant violations first (in checker order), then failed expectations.
   std::vector<check::Violation> violations;
 

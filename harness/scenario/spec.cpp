@@ -10,4 +10,31 @@ ScenarioError::ScenarioError(const std::string& file, SourceMark mark, const std
       mark_(mark),
       message_(message) {}
 
+namespace {
+
+constexpr std::pair<ProviderOutcome, std::string_view> kOutcomeNames[] = {
+    {ProviderOutcome::ok, "ok"},
+    {ProviderOutcome::error, "error"},
+    {ProviderOutcome::malformed, "malformed"},
+    {ProviderOutcome::hallucinated_key, "hallucinated_key"},
+    {ProviderOutcome::wrong_operation, "wrong_operation"},
+    {ProviderOutcome::hang, "hang"},
+};
+
+}  // namespace
+
+std::string_view to_string(ProviderOutcome outcome) {
+  for (const auto& [value, name] : kOutcomeNames) {
+    if (value == outcome) return name;
+  }
+  return "invalid";
+}
+
+std::optional<ProviderOutcome> parse_provider_outcome(std::string_view text) {
+  for (const auto& [value, name] : kOutcomeNames) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
 }  // namespace onejob::scenario

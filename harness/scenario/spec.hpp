@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "system/domain/time.hpp"
@@ -50,6 +51,9 @@ enum class ProviderOutcome {
   wrong_operation,   // valid JSON that does another operation
   hang,              // never answers
 };
+
+std::string_view to_string(ProviderOutcome outcome);
+std::optional<ProviderOutcome> parse_provider_outcome(std::string_view text);
 
 struct ProviderCallSpec {
   ProviderOutcome outcome = ProviderOutcome::ok;

@@ -64,6 +64,36 @@ std::optional<Duration> parse_duration(std::string_view text) {
   return Duration(*count * per_unit);
 }
 
+std::string format_duration(Duration duration) {
+  constexpr std::pair<std::int64_t, std::string_view> kUnits[] = {
+      {3'600'000'000, "h"}, {60'000'000, "m"}, {1'000'000, "s"}, {1'000, "ms"}, {1, "us"}};
+  const std::int64_t count = duration.count();
+  if (count == 0) return "0s";
+  for (const auto& [per_unit, unit] : kUnits) {
+    if (count % per_unit == 0) return std::to_string(count / per_unit) + std::string(unit);
+  }
+  return std::to_string(count) + "us";
+}
+
+ParsedProbability parse_probability(std::string_view text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string_view number_text = percent ? text.substr(0, text.size() - 1) : text;
+  // from_chars, unlike strtod and streams, ignores the locale: "0.5" reads the same everywhere.
+  auto number = parse_number<double>(number_text);
+  if (!number || !std::isfinite(*number)) {
+    return {std::nullopt,
+            "expected a probability: a percentage such as 10% or 2.5%, or a number from 0 to 1 "
+            "such as 0.1"};
+  }
+  const double scale = percent ? 10'000.0 : 1'000'000.0;
+  if (*number < 0) return {std::nullopt, std::string(text) + " is negative (expected 0 to 100%)"};
+  if (*number * scale > kPpmOne) {
+    return {std::nullopt, std::string(text) + (percent ? " is more than 100%" : " is more than 1") +
+                              " (expected a percentage from 0% to 100%, or a number from 0 to 1)"};
+  }
+  return {static_cast<Ppm>(std::llround(*number * scale)), {}};
+}
+
 SourceMark YamlReader::mark(const YAML::Node& node) const {
   const YAML::Mark m = node.Mark();
   if (m.is_null()) return {};
@@ -104,6 +134,32 @@ Duration YamlReader::duration(const YAML::Node& node, std::string_view what) con
                    ": expected a duration such as 250ms, 10s or 1h (units: us, ms, s, m, h)");
   }
   return *value;
+}
+
+LatencySpec YamlReader::latency(const YAML::Node& node, std::string_view what) const {
+  if (node.IsScalar()) {
+    const Duration fixed = duration(node, what);
+    return {fixed, fixed};
+  }
+  const std::string name(what);
+  YamlMap range(*this, node, name, {"min", "max"});
+  LatencySpec latency{duration(range.require("min"), name + " min"),
+                      duration(range.require("max"), name + " max")};
+  if (latency.max < latency.min) fail(node, name + ": max is less than min");
+  return latency;
+}
+
+bool YamlReader::boolean(const YAML::Node& node, std::string_view what) const {
+  const std::string text = string(node, what);
+  if (node.Tag() == "?" && text == "true") return true;
+  if (node.Tag() == "?" && text == "false") return false;
+  fail(node, std::string(what) + ": expected true or false");
+}
+
+Ppm YamlReader::probability(const YAML::Node& node, std::string_view what) const {
+  auto parsed = parse_probability(string(node, what));
+  if (!parsed.ppm) fail(node, std::string(what) + ": " + parsed.problem);
+  return *parsed.ppm;
 }
 
 void YamlReader::expect_sequence(const YAML::Node& node, std::string_view what) const {

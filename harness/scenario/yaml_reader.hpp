@@ -31,6 +31,12 @@ class YamlReader {
   int small_integer(const YAML::Node& node, std::string_view what, int min, int max) const;
   // "250ms", "10s", "1h"; units us, ms, s, m, h.
   Duration duration(const YAML::Node& node, std::string_view what) const;
+  // "5ms" (fixed) or {min: 1ms, max: 2s} (drawn uniformly per message or call).
+  LatencySpec latency(const YAML::Node& node, std::string_view what) const;
+  // Plain true or false; quoted text and YAML 1.1 spellings (yes, on, True) are refused.
+  bool boolean(const YAML::Node& node, std::string_view what) const;
+  // "10%", "2.5%" or a number from 0 to 1 ("0.1"), in parts per million rounded to nearest.
+  Ppm probability(const YAML::Node& node, std::string_view what) const;
   // A YAML value as JSON: quoted scalars stay strings; plain scalars become null, booleans and
   // numbers when they read as such (YAML 1.2 core schema).
   nlohmann::json json(const YAML::Node& node) const;
@@ -61,5 +67,14 @@ class YamlMap {
 };
 
 std::optional<Duration> parse_duration(std::string_view text);
+// The inverse, in the largest unit that divides it exactly: "90s", "250ms", "1h".
+std::string format_duration(Duration duration);
+
+// Why `text` is not a probability (parse_probability's error), or its value.
+struct ParsedProbability {
+  std::optional<Ppm> ppm;
+  std::string problem;  // set when ppm is empty
+};
+ParsedProbability parse_probability(std::string_view text);
 
 }  // namespace onejob::scenario

@@ -22,9 +22,17 @@ struct SimLoop::Io {
 SimLoop::SimLoop(Rng tie_breaker) : io_(std::make_unique<Io>()), tie_breaker_(tie_breaker) {}
 
 // Queued handlers may own suspended coroutine frames; destroy them before the io_context.
-SimLoop::~SimLoop() { queue_.clear(); }
+SimLoop::~SimLoop() { shutdown(); }
 
-boost::asio::io_context& SimLoop::io() { return io_->context; }
+void SimLoop::shutdown() {
+  queue_.clear();
+  io_.reset();
+}
+
+boost::asio::io_context& SimLoop::io() {
+  if (!io_) throw std::logic_error("SimLoop used after shutdown()");
+  return io_->context;
+}
 
 bool SimLoop::later(const Entry& a, const Entry& b) {
   if (a.at != b.at) return a.at > b.at;
@@ -49,7 +57,7 @@ Async<void> SimLoop::sleep_for(Duration delay) {
 
 std::uint64_t SimLoop::run(Instant until) {
   std::uint64_t ran = 0;
-  auto& context = io_->context;
+  auto& context = io();
   for (;;) {
     context.poll();
     if (queue_.empty() || queue_.front().at > until) break;

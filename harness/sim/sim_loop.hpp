@@ -46,6 +46,10 @@ class SimLoop final : public Clock, public Timer {
   // it exactly as they would a steady_timer.
   Async<void> sleep_for(Duration delay) override;
 
+  // Destroys everything queued or ready, coroutine frames included, now rather than in the
+  // destructor: owners call it while the objects those frames point to are still alive.
+  void shutdown();
+
   // The io_context that runs ready work; co_spawn onto it.
   boost::asio::io_context& io();
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,22 @@ struct Certification {
   bool passed = false;
   std::vector<std::string> reasons;  // every failed check; empty when passed
   Instant at{};
+};
+
+// The store could not be reached or could not answer. Infrastructure failure is the one thing
+// store operations throw (the outcomes a caller acts on are values); each service boundary
+// catches it: the API answers 503, workers and the reconciler leave the attempt to its lease.
+class StoreError : public std::runtime_error {
+ public:
+  enum class Kind {
+    unavailable,      // the statement never ran: nothing was written
+    maybe_committed,  // the reply was lost: the write may or may not have committed
+  };
+  StoreError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
 };
 
 class Store {

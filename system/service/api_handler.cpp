@@ -54,6 +54,20 @@ Route match(std::string_view path) {
   return {};
 }
 
+Async<ApiAnswer> route_request(SystemContext& context, const Request& request, const Route& route) {
+  if (route.name.empty()) co_return ApiAnswer::failure(404, "not_found", "no such resource");
+  if (request.method != route.method) {
+    co_return ApiAnswer::failure(405, "method_not_allowed", "use " + route.method);
+  }
+  if (request.principal.empty()) {
+    co_return ApiAnswer::failure(401, "unauthenticated", "no authenticated principal");
+  }
+  if (route.name == "create_job") co_return co_await create_job(context, request);
+  if (route.name == "get_job") co_return co_await get_job(context, request, route.id);
+  if (route.name == "create_attempt") co_return co_await create_attempt(context, request, route.id);
+  co_return co_await cancel_attempt(context, request, route.id);
+}
+
 }  // namespace
 
 ApiAnswer ApiAnswer::json(int status, std::string body) {
@@ -78,20 +92,13 @@ Async<Response> ApiHandler::handle(Request request) {
                            .with("owner", request.principal)
                            .with("key", key));
   ApiAnswer answer;
-  if (route.name.empty()) {
-    answer = ApiAnswer::failure(404, "not_found", "no such resource");
-  } else if (request.method != route.method) {
-    answer = ApiAnswer::failure(405, "method_not_allowed", "use " + route.method);
-  } else if (request.principal.empty()) {
-    answer = ApiAnswer::failure(401, "unauthenticated", "no authenticated principal");
-  } else if (route.name == "create_job") {
-    answer = co_await create_job(context_, request);
-  } else if (route.name == "get_job") {
-    answer = co_await get_job(context_, request, route.id);
-  } else if (route.name == "create_attempt") {
-    answer = co_await create_attempt(context_, request, route.id);
-  } else {
-    answer = co_await cancel_attempt(context_, request, route.id);
+  try {
+    answer = co_await route_request(context_, request, route);
+  } catch (const StoreError& error) {
+    // The create may have committed; the same request with the same key will say so (200).
+    answer = ApiAnswer::failure(
+        503, "store_unavailable",
+        std::string(error.what()) + "; retry the same request with the same Idempotency-Key");
   }
   Event event("api.response");
   event.with("request_id", request.request_id)

@@ -77,7 +77,15 @@ Async<void> sweep(CorePtr core) {
 
 Async<void> run_loop(CorePtr core) {
   while (core->alive) {
-    co_await sweep(core);
+    try {
+      co_await sweep(core);
+    } catch (const StoreError& error) {
+      // Unreachable store: try again next period; nothing here is lost, only delayed.
+      if (core->alive) {
+        core->context.events.emit(
+            Event("reconciler.store_error").with("message", std::string(error.what())));
+      }
+    }
     co_await core->context.timer.sleep_for(core->context.config.policy.reconcile_period);
   }
 }

@@ -53,10 +53,26 @@ void emit_reply(WorkerCore& core, const Attempt& attempt, const ProviderReply& r
                                .with("late", late));
 }
 
+// A store that cannot be reached leaves the attempt as it is: its lease expires and the
+// reconciler takes over, which is exactly the path of a crashed worker.
+void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt) {
+  core.context.events.emit(Event("worker.store_error")
+                               .with("worker", core.name)
+                               .with("attempt_id", attempt)
+                               .with("kind", error.kind() == StoreError::Kind::unavailable
+                                                 ? "unavailable"
+                                                 : "maybe_committed")
+                               .with("message", std::string(error.what())));
+}
+
 Async<void> on_late_reply(CorePtr core, Attempt attempt, Job job, ProviderReply reply) {
   if (!core->alive) co_return;
   emit_reply(*core, attempt, reply, /*late=*/true);
-  co_await settle_reply(core, std::move(attempt), std::move(job), std::move(reply), true);
+  try {
+    co_await settle_reply(core, attempt, std::move(job), std::move(reply), true);
+  } catch (const StoreError& error) {
+    report_store_error(*core, error, attempt.id);
+  }
 }
 
 // Runs one claimed attempt until its outcome is decided: answered, failed, or UNKNOWN at the
@@ -126,6 +142,15 @@ Async<void> run_attempt(CorePtr core, Attempt attempt) {
   co_await settle_reply(core, attempt, *job, std::move(*reply), false);
 }
 
+Async<void> run_attempt_guarded(CorePtr core, Attempt attempt) {
+  const AttemptId id = attempt.id;
+  try {
+    co_await run_attempt(core, std::move(attempt));
+  } catch (const StoreError& error) {
+    if (core->alive) report_store_error(*core, error, id);
+  }
+}
+
 Async<std::optional<Attempt>> claim(const CorePtr& core) {
   auto& context = core->context;
   const Instant now = context.clock.now();
@@ -150,8 +175,16 @@ Async<void> run_loop(CorePtr core) {
   auto executor = co_await boost::asio::this_coro::executor;
   while (core->alive) {
     if (core->in_flight < core->context.config.policy.worker_capacity) {
-      if (auto attempt = co_await claim(core)) {
-        boost::asio::co_spawn(executor, run_attempt(core, std::move(*attempt)), rethrow_error);
+      std::optional<Attempt> attempt;
+      try {
+        attempt = co_await claim(core);
+      } catch (const StoreError& error) {
+        // A claim whose reply was lost may have committed: that attempt's lease expires.
+        if (core->alive) report_store_error(*core, error, 0);
+      }
+      if (attempt) {
+        boost::asio::co_spawn(executor, run_attempt_guarded(core, std::move(*attempt)),
+                              rethrow_error);
         continue;
       }
     }
@@ -175,7 +208,7 @@ Async<void> Worker::run() { return run_loop(core_); }
 Async<bool> Worker::run_once() {
   auto attempt = co_await claim(core_);
   if (!attempt) co_return false;
-  co_await run_attempt(core_, std::move(*attempt));
+  co_await run_attempt_guarded(core_, std::move(*attempt));
   co_return true;
 }
 

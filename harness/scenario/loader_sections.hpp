@@ -1,0 +1,27 @@
+#pragma once
+
+// The parts of the scenario loader that live outside loader.cpp. Internal to the loader: the
+// public entry points are in loader.hpp.
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/node/node.h>
+
+#include "harness/scenario/spec.hpp"
+#include "harness/scenario/yaml_reader.hpp"
+
+namespace onejob::scenario::loading {
+
+// api-1..api-N, worker-1..worker-M, then reconciler when the topology has one.
+std::vector<std::string> topology_nodes(const TopologySpec& topology);
+
+// The `network:` mapping: one optional entry per link, each key optional.
+NetworkSpec read_network(const YamlReader& reader, const YAML::Node& node);
+
+// The `faults:` list into spec.node_faults and spec.partitions, file order kept.
+// REQUIRES: spec.duration, spec.topology, spec.clients and spec.providers already read, since
+// fault times and node names are checked against them.
+void read_faults(const YamlReader& reader, const YAML::Node& node, ScenarioSpec& spec);
+
+}  // namespace onejob::scenario::loading

@@ -1,0 +1,345 @@
+#include "harness/scenario/world.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "system/service/api_handler.hpp"
+#include "system/service/certifier.hpp"
+#include "system/service/deadline.hpp"
+#include "system/service/reconciler.hpp"
+#include "system/service/worker.hpp"
+
+#include "harness/sim/faulty_store.hpp"
+#include "harness/sim/networked_providers.hpp"
+#include "harness/sim/sim_network.hpp"
+#include "harness/sim/sim_provider.hpp"
+
+namespace onejob::scenario {
+namespace {
+
+constexpr const char* kLb = "lb";
+const Duration kSettleTime = std::chrono::minutes(10);
+
+SystemConfig system_config(const ScenarioSpec& spec) {
+  SystemConfig config;
+  const auto& p = spec.policy;
+  config.policy = Policy{.attempt_deadline = p.attempt_deadline,
+                         .lease = p.lease,
+                         .reconcile_period = p.reconcile_period,
+                         .status_timeout = p.status_timeout,
+                         .worker_poll = p.worker_poll,
+                         .worker_capacity = p.worker_capacity,
+                         .attempt_limit = p.attempt_limit};
+  for (const auto& provider : spec.providers) {
+    ProviderProfile profile;
+    profile.name = provider.name;
+    profile.max_prompt_tokens = provider.max_prompt_tokens;
+    if (provider.prompt_template) profile.prompt_template = *provider.prompt_template;
+    config.providers.push_back(std::move(profile));
+  }
+  config.validate();
+  return config;
+}
+
+// Swarm testing: the seed decides which fault kinds are on for each link and how often they
+// fire, so a fleet of seeds covers combinations nobody would write by hand.
+void apply_swarm(NetworkSpec& network, sim::Rng rng) {
+  auto maybe = [&rng](Ppm& rate) {
+    if (rng.below(2) == 0) rate = static_cast<Ppm>(rng.between(10'000, 200'000));
+  };
+  for (LinkSpec* link :
+       {&network.client_lb, &network.lb_api, &network.worker_provider, &network.node_store}) {
+    maybe(link->drop_request);
+    maybe(link->drop_response);
+    maybe(link->duplicate);
+    maybe(link->reorder);
+  }
+  maybe(network.node_store.commit_unknown);
+}
+
+Duration last_action(const ScenarioSpec& spec) {
+  Duration last{0};
+  for (const auto& entry : spec.timeline) last = std::max(last, entry.at);
+  for (const auto& fault : spec.node_faults) last = std::max(last, fault.at);
+  for (const auto& partition : spec.partitions) last = std::max(last, partition.until);
+  return last;
+}
+
+}  // namespace
+
+struct World::Incarnation {
+  std::unique_ptr<sim::FaultyStore> store;
+  std::unique_ptr<sim::NetworkedProviders> providers;
+  std::unique_ptr<sim::NodeEventSink> events;
+  std::unique_ptr<SystemContext> context;
+  std::unique_ptr<ApiHandler> api;
+  std::unique_ptr<Worker> worker;
+  std::unique_ptr<Reconciler> reconciler;
+  bool up = true;
+};
+
+struct World::Node {
+  std::string name;
+  Role role;
+  std::vector<std::unique_ptr<Incarnation>> lives;  // every incarnation, the current one last
+  Incarnation& current() { return *lives.back(); }
+};
+
+World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store> store)
+    : spec_(spec),
+      root_rng_(seed),
+      loop_(root_rng_.fork("loop.ties")),
+      trace_(loop_),
+      store_(std::move(store)),
+      config_(system_config(spec)),
+      network_(spec.network),
+      client_attempts_(spec.timeline.size(), 0),
+      received_(spec.timeline.size()) {
+  if (spec.swarm) apply_swarm(network_, root_rng_.fork("swarm"));
+  build_links(seed);
+  for (const auto& provider : spec.providers) {
+    providers_.emplace(provider.name,
+                       std::make_unique<sim::SimProvider>(
+                           provider, root_rng_.fork("provider." + provider.name), loop_, trace_));
+  }
+  auto add = [this](std::string name, Role role) {
+    nodes_.emplace(name, std::make_unique<Node>(Node{name, role, {}}));
+  };
+  for (int i = 1; i <= spec.topology.api_nodes; ++i) {
+    api_names_.push_back("api-" + std::to_string(i));
+    add(api_names_.back(), Role::api);
+  }
+  for (int i = 1; i <= spec.topology.workers; ++i) add("worker-" + std::to_string(i), Role::worker);
+  if (spec.topology.reconciler) add("reconciler", Role::reconciler);
+  add("certifier", Role::certifier);
+  lb_next_ = root_rng_.fork("lb").below(api_names_.size());
+}
+
+World::~World() {
+  // Stop every worker and reconciler before the loop (and with it their coroutines) goes away.
+  for (auto& [name, node] : nodes_) {
+    for (auto& life : node->lives) {
+      if (life->worker) life->worker->stop();
+      if (life->reconciler) life->reconciler->stop();
+    }
+  }
+  loop_.shutdown();
+}
+
+void World::build_links(std::uint64_t) {
+  const std::pair<LinkKind, std::pair<const char*, const LinkSpec*>> links[] = {
+      {LinkKind::client_lb, {"net.client_lb", &network_.client_lb}},
+      {LinkKind::lb_api, {"net.lb_api", &network_.lb_api}},
+      {LinkKind::worker_provider, {"net.worker_provider", &network_.worker_provider}},
+      {LinkKind::node_store, {"net.node_store", &network_.node_store}},
+  };
+  for (const auto& [kind, named] : links) {
+    links_.emplace(kind,
+                   std::make_unique<sim::SimLink>(named.first, *named.second,
+                                                  root_rng_.fork(named.first), loop_, trace_));
+  }
+  for (const auto& partition : spec_.partitions)
+    links_.at(partition.link)->add_partition(partition);
+}
+
+World::Node& World::node(const std::string& name) { return *nodes_.at(name); }
+
+void World::start(Node& node, bool restart) {
+  auto life = std::make_unique<Incarnation>();
+  life->store = std::make_unique<sim::FaultyStore>(*store_, *links_.at(LinkKind::node_store), loop_,
+                                                   trace_, node.name);
+  life->providers = std::make_unique<sim::NetworkedProviders>(*links_.at(LinkKind::worker_provider),
+                                                              node.name, providers_);
+  life->events = std::make_unique<sim::NodeEventSink>(trace_, node.name);
+  life->context = std::make_unique<SystemContext>(
+      SystemContext{*life->store, *life->providers, loop_, loop_, *life->events, config_});
+  auto& executor = loop_.io();
+  switch (node.role) {
+    case Role::api:
+      life->api = std::make_unique<ApiHandler>(*life->context);
+      break;
+    case Role::worker:
+      life->worker = std::make_unique<Worker>(*life->context, node.name);
+      boost::asio::co_spawn(executor, life->worker->run(), rethrow_error);
+      break;
+    case Role::reconciler:
+      life->reconciler = std::make_unique<Reconciler>(*life->context);
+      boost::asio::co_spawn(executor, life->reconciler->run(), rethrow_error);
+      break;
+    case Role::certifier:
+      break;
+  }
+  trace_.record(node.name,
+                Event("node.start").with("incarnation", static_cast<int>(node.lives.size()) + 1),
+                restart);
+  node.lives.push_back(std::move(life));
+}
+
+void World::crash(Node& node) {
+  Incarnation& life = node.current();
+  life.up = false;
+  life.store->close();
+  if (life.worker) life.worker->stop();
+  if (life.reconciler) life.reconciler->stop();
+  trace_.record(node.name, Event("node.crash"), /*injected=*/true);
+}
+
+void World::run() {
+  for (const auto& [name, node] : nodes_) start(*node, false);
+  for (const auto& provider : spec_.providers) {
+    if (!provider.certify) continue;
+    boost::asio::co_spawn(
+        loop_.io(),
+        certify(this, &node("certifier").current(), *config_.find_provider(provider.name)),
+        rethrow_error);
+  }
+  for (const auto& entry : spec_.timeline) {
+    const int number = entry.request;
+    loop_.schedule_at(Instant(entry.at), [this, number] { client_send(number, 1); });
+  }
+  for (const auto& fault : spec_.node_faults) {
+    loop_.schedule_at(Instant(fault.at), [this, &fault] {
+      Node& target = node(fault.node);
+      if (fault.kind == NodeFaultSpec::Kind::crash) {
+        crash(target);
+      } else {
+        start(target, true);
+      }
+    });
+  }
+  end_ = Instant(spec_.duration.value_or(last_action(spec_) + kSettleTime));
+  loop_.advance_to(end_);
+  trace_.record("world", Event("run.end"));
+}
+
+Async<void> World::certify(World* world, Incarnation* life, ProviderProfile profile) {
+  Certifier certifier(*life->context);
+  try {
+    co_await certifier.certify(profile);
+  } catch (const StoreError& error) {
+    world->trace_.record("certifier", Event("certification.store_error")
+                                          .with("provider", profile.name)
+                                          .with("message", std::string(error.what())));
+  }
+}
+
+// ---- clients and the load balancer -------------------------------------------------------
+
+void World::client_send(int number, int attempt) {
+  const auto& entry = spec_.timeline[number - 1];
+  const auto& action = entry.create_job;
+  const auto& client = *std::ranges::find(spec_.clients, action.client, &ClientSpec::name);
+  client_attempts_[number - 1] = attempt;
+  Request request{.method = "POST",
+                  .path = "/jobs",
+                  .headers = {},
+                  .body = action.body,
+                  .principal = client.owner,
+                  .request_id = "r" + std::to_string(number) + "." + std::to_string(attempt)};
+  Event event("client.send");
+  event.with("request", number).with("attempt", attempt);
+  if (action.key) {
+    request.headers.emplace_back("Idempotency-Key", *action.key);
+    event.with("key", *action.key);
+  }
+  if (attempt == 1) event.with("body", action.body);
+  trace_.record(client.name, std::move(event));
+  links_.at(LinkKind::client_lb)
+      ->send(sim::Direction::request, client.name, kLb, request.request_id,
+             [this, number, attempt, request] { lb_receive(number, attempt, request, 0); });
+  // No answer in time: send the same request again, with the same key.
+  loop_.schedule_after(spec_.policy.client_timeout, [this, number, attempt] {
+    if (received_[number - 1] || client_attempts_[number - 1] != attempt) return;
+    if (attempt > spec_.policy.client_retries) return;
+    client_send(number, attempt + 1);
+  });
+}
+
+void World::lb_receive(int number, int attempt, const Request& request, int lb_try) {
+  // Round robin across requests; a retry of one request moves on to the next node.
+  auto [base, fresh] = lb_base_.try_emplace({number, attempt}, lb_next_);
+  if (fresh) ++lb_next_;
+  const std::string api =
+      api_names_[(base->second + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
+  trace_.record(kLb, Event("lb.forward")
+                         .with("request", number)
+                         .with("attempt", attempt)
+                         .with("try", lb_try + 1)
+                         .with("to", api));
+  Request forwarded = request;
+  forwarded.request_id += "." + std::to_string(lb_try + 1);
+  links_.at(LinkKind::lb_api)
+      ->send(sim::Direction::request, kLb, api, forwarded.request_id,
+             [this, api, number, attempt, lb_try, forwarded] {
+               api_receive(api, number, attempt, lb_try, forwarded);
+             });
+  // The API node did not answer in time: the same request (same key) goes to another node.
+  loop_.schedule_after(spec_.policy.lb_timeout, [this, number, attempt, request, lb_try] {
+    if (lb_answered_[{number, attempt}] || lb_try >= spec_.policy.lb_retries) return;
+    lb_receive(number, attempt, request, lb_try + 1);
+  });
+}
+
+void World::api_receive(const std::string& api, int number, int attempt, int lb_try,
+                        Request request) {
+  Incarnation& life = node(api).current();
+  if (!life.up) return;  // a crashed node accepts nothing
+  boost::asio::co_spawn(loop_.io(),
+                        serve(this, api, &life, number, attempt, lb_try, std::move(request)),
+                        rethrow_error);
+}
+
+Async<void> World::serve(World* world, std::string api, Incarnation* life, int number, int attempt,
+                         int lb_try, Request request) {
+  const Response response = co_await life->api->handle(std::move(request));
+  if (!life->up) co_return;  // crashed while handling: the reply dies with the process
+  const auto& client = world->spec_.timeline[number - 1].create_job.client;
+  world->links_.at(LinkKind::lb_api)
+      ->send(sim::Direction::response, api, kLb,
+             "response r" + std::to_string(number) + "." + std::to_string(attempt),
+             [world, number, attempt, client, response] {
+               world->lb_respond(number, attempt, client, response);
+             });
+  (void)lb_try;
+}
+
+void World::lb_respond(int number, int attempt, const std::string& client,
+                       const Response& response) {
+  bool& answered = lb_answered_[{number, attempt}];
+  if (answered) {
+    trace_.record(kLb, Event("lb.drop_late").with("request", number).with("attempt", attempt));
+    return;
+  }
+  answered = true;
+  links_.at(LinkKind::client_lb)
+      ->send(sim::Direction::response, kLb, client,
+             "response r" + std::to_string(number) + "." + std::to_string(attempt),
+             [this, number, attempt, client, response] {
+               client_receive(number, attempt, client, response);
+             });
+}
+
+void World::client_receive(int number, int attempt, const std::string& client,
+                           const Response& response) {
+  std::optional<std::int64_t> job_id;
+  const auto body = nlohmann::json::parse(response.body, nullptr, false);
+  if (body.is_object() && body.contains("job_id") && body["job_id"].is_number_integer()) {
+    job_id = body["job_id"].get<std::int64_t>();
+  }
+  auto& slot = received_[number - 1];
+  Event event("client.receive");
+  event.with("request", number).with("attempt", attempt).with("status", response.status);
+  if (job_id) event.with("job_id", *job_id);
+  if (slot) event.with("duplicate", true);
+  const auto& recorded = trace_.record(client, std::move(event));
+  if (slot) return;
+  // A 503 is not an answer while the client may still retry: its timeout resends the same
+  // request (same key) as for a lost response.
+  if (response.status == 503 && attempt <= spec_.policy.client_retries) return;
+  slot = ReceivedResponse{response.status, job_id, recorded.seq};
+}
+
+}  // namespace onejob::scenario

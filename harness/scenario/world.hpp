@@ -1,0 +1,82 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "system/ports/store.hpp"
+#include "system/service/http.hpp"
+#include "system/service/system_context.hpp"
+
+#include "harness/scenario/expectations.hpp"
+#include "harness/scenario/spec.hpp"
+#include "harness/sim/sim_loop.hpp"
+#include "harness/sim/trace.hpp"
+
+namespace onejob::sim {
+class SimLink;
+class SimProvider;
+}  // namespace onejob::sim
+
+namespace onejob::scenario {
+
+// One simulated deployment, built from a scenario: clients, a load balancer, API nodes, workers,
+// a reconciler, providers and the store, joined by faulty links, every node crashable and
+// restartable. Everything runs on one SimLoop from one seed: the run is a pure function of
+// (build, scenario, seed).
+class World {
+ public:
+  World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store> store);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  // Runs the scenario to its end (its duration, or 10 minutes after its last action).
+  void run();
+
+  const sim::Trace& trace() const { return trace_; }
+  const std::vector<std::optional<ReceivedResponse>>& received() const { return received_; }
+  Instant end() const { return end_; }
+
+ private:
+  struct Incarnation;
+  struct Node;
+  enum class Role { api, worker, reconciler, certifier };
+
+  void build_links(std::uint64_t seed);
+  void start(Node& node, bool restart);
+  void crash(Node& node);
+  Node& node(const std::string& name);
+
+  void client_send(int number, int attempt);
+  void lb_receive(int number, int attempt, const Request& request, int lb_try);
+  void api_receive(const std::string& api, int number, int attempt, int lb_try, Request request);
+  void lb_respond(int number, int attempt, const std::string& client, const Response& response);
+  void client_receive(int number, int attempt, const std::string& client, const Response& response);
+  static Async<void> serve(World* world, std::string api, Incarnation* incarnation, int number,
+                           int attempt, int lb_try, Request request);
+  static Async<void> certify(World* world, Incarnation* incarnation, ProviderProfile profile);
+
+  const ScenarioSpec& spec_;
+  sim::Rng root_rng_;
+  sim::SimLoop loop_;
+  sim::Trace trace_;
+  std::unique_ptr<Store> store_;
+  SystemConfig config_;
+  NetworkSpec network_;
+  std::map<LinkKind, std::unique_ptr<sim::SimLink>> links_;
+  std::map<std::string, std::unique_ptr<sim::SimProvider>> providers_;
+  std::map<std::string, std::unique_ptr<Node>> nodes_;
+  std::vector<std::string> api_names_;
+  std::uint64_t lb_next_ = 0;
+  std::map<std::pair<int, int>, bool> lb_answered_;  // (request, client attempt)
+  std::map<std::pair<int, int>, std::uint64_t> lb_base_;
+  std::vector<int> client_attempts_;
+  std::vector<std::optional<ReceivedResponse>> received_;
+  Instant end_{};
+};
+
+}  // namespace onejob::scenario

@@ -1,0 +1,128 @@
+#include "harness/sim/faulty_store.hpp"
+
+namespace onejob::sim {
+
+void FaultyStore::fail(StoreError::Kind kind, const char* fault, const char* operation) {
+  trace_.record(link_.name(),
+                Event("store.fault")
+                    .with("node", node_)
+                    .with("operation", operation)
+                    .with("fault", fault)
+                    .with("outcome", kind == StoreError::Kind::unavailable ? "unavailable"
+                                                                           : "maybe_committed"),
+                /*injected=*/true);
+  throw StoreError(kind, std::string("store ") + fault + " during " + operation);
+}
+
+Async<void> FaultyStore::before_statement(const char* operation) {
+  if (closed_) throw StoreError(StoreError::Kind::unavailable, node_ + " is down");
+  co_await loop_.sleep_for(link_.latency());
+  if (closed_) throw StoreError(StoreError::Kind::unavailable, node_ + " is down");
+  if (link_.partitioned(Direction::request, node_, "store")) {
+    fail(StoreError::Kind::unavailable, "partition", operation);
+  }
+  if (link_.chance(link_.spec().drop_request)) {
+    fail(StoreError::Kind::unavailable, "request lost", operation);
+  }
+}
+
+Async<void> FaultyStore::after_statement(const char* operation, bool write) {
+  co_await loop_.sleep_for(link_.latency());
+  const auto lost = write ? StoreError::Kind::maybe_committed : StoreError::Kind::unavailable;
+  if (closed_) throw StoreError(lost, node_ + " went down waiting for the reply");
+  if (link_.partitioned(Direction::response, node_, "store")) fail(lost, "partition", operation);
+  if (link_.chance(link_.spec().drop_response)) fail(lost, "reply lost", operation);
+  if (write && link_.chance(link_.spec().commit_unknown)) {
+    fail(StoreError::Kind::maybe_committed, "commit outcome unknown", operation);
+  }
+}
+
+template <typename T>
+Async<T> FaultyStore::round_trip(const char* operation, bool write,
+                                 std::function<Async<T>()> statement) {
+  co_await before_statement(operation);
+  T result = co_await statement();
+  co_await after_statement(operation, write);
+  co_return result;
+}
+
+Async<InsertJobResult> FaultyStore::insert_job(NewJob job) {
+  co_await before_statement("insert_job");
+  auto result = co_await target().insert_job(std::move(job));
+  if (result.outcome == InsertJobResult::Outcome::inserted) {
+    // The store's own log: the row exists from here on, whatever becomes of the reply.
+    trace_.record("store", Event("store.job_inserted")
+                               .with("job_id", result.job->id)
+                               .with("owner", result.job->owner_id)
+                               .with("key", result.job->idempotency_key)
+                               .with("attempt_id", result.initial_attempt->id)
+                               .with("via", node_));
+  }
+  co_await after_statement("insert_job", true);
+  co_return result;
+}
+Async<std::optional<Job>> FaultyStore::find_job_by_key(std::string owner_id, std::string key) {
+  return round_trip<std::optional<Job>>("find_job_by_key", false, [this, owner_id, key] {
+    return target().find_job_by_key(owner_id, key);
+  });
+}
+Async<std::optional<Job>> FaultyStore::find_job(std::string owner_id, JobId id) {
+  return round_trip<std::optional<Job>>(
+      "find_job", false, [this, owner_id, id] { return target().find_job(owner_id, id); });
+}
+Async<std::optional<Job>> FaultyStore::load_job(JobId id) {
+  return round_trip<std::optional<Job>>("load_job", false,
+                                        [this, id] { return target().load_job(id); });
+}
+Async<bool> FaultyStore::fail_job(JobId id, std::string reason, Instant at) {
+  return round_trip<bool>("fail_job", true,
+                          [this, id, reason, at] { return target().fail_job(id, reason, at); });
+}
+Async<InsertAttemptResult> FaultyStore::insert_attempt(NewAttempt attempt) {
+  return round_trip<InsertAttemptResult>(
+      "insert_attempt", true, [this, attempt] { return target().insert_attempt(attempt); });
+}
+Async<std::optional<Attempt>> FaultyStore::find_attempt(AttemptId id) {
+  return round_trip<std::optional<Attempt>>("find_attempt", false,
+                                            [this, id] { return target().find_attempt(id); });
+}
+Async<std::vector<Attempt>> FaultyStore::list_attempts(JobId job_id) {
+  return round_trip<std::vector<Attempt>>(
+      "list_attempts", false, [this, job_id] { return target().list_attempts(job_id); });
+}
+Async<std::vector<Attempt>> FaultyStore::find_attempts_in_state(AttemptState state) {
+  return round_trip<std::vector<Attempt>>("find_attempts_in_state", false, [this, state] {
+    return target().find_attempts_in_state(state);
+  });
+}
+Async<std::vector<Attempt>> FaultyStore::find_expired_leases(Instant now) {
+  return round_trip<std::vector<Attempt>>(
+      "find_expired_leases", false, [this, now] { return target().find_expired_leases(now); });
+}
+Async<std::optional<Attempt>> FaultyStore::claim_next_attempt(std::string worker, Instant now,
+                                                              Instant lease_expires_at) {
+  return round_trip<std::optional<Attempt>>("claim_next_attempt", true, [=, this] {
+    return target().claim_next_attempt(worker, now, lease_expires_at);
+  });
+}
+Async<UpdateAttemptResult> FaultyStore::update_attempt(AttemptUpdate update) {
+  return round_trip<UpdateAttemptResult>(
+      "update_attempt", true, [this, update] { return target().update_attempt(update); });
+}
+Async<CompleteAttemptResult> FaultyStore::complete_attempt(CompleteAttempt completion) {
+  return round_trip<CompleteAttemptResult>("complete_attempt", true, [this, completion] {
+    return target().complete_attempt(completion);
+  });
+}
+Async<void> FaultyStore::record_certification(Certification certification) {
+  co_await before_statement("record_certification");
+  co_await target().record_certification(std::move(certification));
+  co_await after_statement("record_certification", true);
+}
+Async<std::optional<Certification>> FaultyStore::latest_certification(std::string provider) {
+  return round_trip<std::optional<Certification>>("latest_certification", false, [this, provider] {
+    return target().latest_certification(provider);
+  });
+}
+
+}  // namespace onejob::sim

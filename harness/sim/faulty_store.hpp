@@ -1,0 +1,56 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "harness/sim/sim_network.hpp"
+#include "harness/sim/store_wrapper.hpp"
+
+namespace onejob::sim {
+
+// One node's connection to the store, over the node_store link. Forwards every operation and
+// breaks only what the link says: latency both ways, partitions, a lost request (unavailable:
+// nothing ran), a lost reply or "commit outcome unknown" (the write committed, the answer never
+// came: maybe_committed). A crashed node's connection refuses everything. Every fault is
+// recorded as injected.
+class FaultyStore final : public StoreWrapper {
+ public:
+  FaultyStore(Store& target, SimLink& link, SimLoop& loop, Trace& trace, std::string node)
+      : StoreWrapper(target), link_(link), loop_(loop), trace_(trace), node_(std::move(node)) {}
+
+  // The node crashed: this connection is gone for good (a restart opens a new one).
+  void close() { closed_ = true; }
+
+  Async<InsertJobResult> insert_job(NewJob job) override;
+  Async<std::optional<Job>> find_job_by_key(std::string owner_id, std::string key) override;
+  Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override;
+  Async<std::optional<Job>> load_job(JobId id) override;
+  Async<bool> fail_job(JobId id, std::string reason, Instant at) override;
+  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override;
+  Async<std::optional<Attempt>> find_attempt(AttemptId id) override;
+  Async<std::vector<Attempt>> list_attempts(JobId job_id) override;
+  Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
+  Async<std::vector<Attempt>> find_expired_leases(Instant now) override;
+  Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
+                                                   Instant lease_expires_at) override;
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override;
+  Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override;
+  Async<void> record_certification(Certification certification) override;
+  Async<std::optional<Certification>> latest_certification(std::string provider) override;
+
+ private:
+  // Runs `statement` as one round trip over the link. `write`: may commit.
+  template <typename T>
+  Async<T> round_trip(const char* operation, bool write, std::function<Async<T>()> statement);
+  Async<void> before_statement(const char* operation);
+  Async<void> after_statement(const char* operation, bool write);
+  [[noreturn]] void fail(StoreError::Kind kind, const char* fault, const char* operation);
+
+  SimLink& link_;
+  SimLoop& loop_;
+  Trace& trace_;
+  std::string node_;
+  bool closed_ = false;
+};
+
+}  // namespace onejob::sim

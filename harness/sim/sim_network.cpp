@@ -1,0 +1,79 @@
+#include "harness/sim/sim_network.hpp"
+
+#include <algorithm>
+
+namespace onejob::sim {
+
+const char* to_string(Direction direction) {
+  return direction == Direction::request ? "request" : "response";
+}
+
+SimLink::SimLink(std::string name, scenario::LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace)
+    : name_(std::move(name)), spec_(spec), rng_(rng), loop_(loop), trace_(trace) {}
+
+void SimLink::add_partition(const scenario::PartitionSpec& partition) {
+  partitions_.push_back(partition);
+}
+
+Duration SimLink::latency() {
+  return Duration(rng_.between(spec_.latency.min.count(), spec_.latency.max.count()));
+}
+
+bool SimLink::chance(scenario::Ppm ppm) {
+  if (ppm == 0) return false;  // no draw: a fault kind that is off leaves the stream untouched
+  return rng_.below(scenario::kPpmOne) < ppm;
+}
+
+bool SimLink::partitioned(Direction direction, const std::string& from,
+                          const std::string& to) const {
+  using D = scenario::PartitionSpec::Direction;
+  const Instant now = loop_.now();
+  for (const auto& partition : partitions_) {
+    if (now < Instant(partition.from) || now >= Instant(partition.until)) continue;
+    if (partition.direction == D::requests && direction != Direction::request) continue;
+    if (partition.direction == D::responses && direction != Direction::response) continue;
+    const auto& nodes = partition.nodes;
+    if (std::ranges::find(nodes, from) != nodes.end() ||
+        std::ranges::find(nodes, to) != nodes.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void SimLink::record_fault(const char* fault, Direction direction, const std::string& from,
+                           const std::string& to, const std::string& what) {
+  trace_.record(name_,
+                Event(std::string("net.") + fault)
+                    .with("direction", to_string(direction))
+                    .with("from", from)
+                    .with("to", to)
+                    .with("message", what),
+                /*injected=*/true);
+}
+
+void SimLink::send(Direction direction, const std::string& from, const std::string& to,
+                   const std::string& what, std::function<void()> deliver) {
+  if (partitioned(direction, from, to)) {
+    record_fault("partitioned", direction, from, to, what);
+    return;
+  }
+  const bool drop =
+      chance(direction == Direction::request ? spec_.drop_request : spec_.drop_response);
+  if (drop) {
+    record_fault("drop", direction, from, to, what);
+    return;
+  }
+  Duration delay = latency();
+  if (chance(spec_.reorder)) {
+    delay += Duration(rng_.between(0, spec_.reorder_window.count()));
+    record_fault("delay", direction, from, to, what);
+  }
+  loop_.schedule_after(delay, deliver);
+  if (chance(spec_.duplicate)) {
+    record_fault("duplicate", direction, from, to, what);
+    loop_.schedule_after(latency(), deliver);
+  }
+}
+
+}  // namespace onejob::sim

@@ -1,0 +1,128 @@
+#include "harness/sim/sim_provider.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace onejob::sim {
+namespace {
+
+using nlohmann::json;
+using scenario::ProviderOutcome;
+
+std::string correct_output(const std::string& operation, const json& input) {
+  const auto& text = input["text"].get_ref<const std::string&>();
+  if (operation == "classify") {
+    std::string label = "other";
+    if (text.find("charged") != std::string::npos || text.find("nvoice") != std::string::npos ||
+        text.find("refund") != std::string::npos) {
+      label = "billing";
+    } else if (text.find("crash") != std::string::npos) {
+      label = "support";
+    }
+    return json{{"label", label}, {"confidence", 0.9}}.dump();
+  }
+  if (operation == "summarize") return json{{"summary", text.substr(0, text.size() / 2)}}.dump();
+  json fields = json::object();
+  for (const auto& name : input["fields"]) {
+    const auto& field = name.get_ref<const std::string&>();
+    if (field == "total") {
+      fields[field] = "310.00 EUR";
+    } else if (field == "due_date") {
+      fields[field] = "2026-12-01";
+    } else {
+      fields[field] = nullptr;
+    }
+  }
+  return json{{"fields", fields}}.dump();
+}
+
+}  // namespace
+
+std::string provider_output(ProviderOutcome outcome, const std::string& operation,
+                            const std::string& input_json) {
+  const auto input = json::parse(input_json);
+  switch (outcome) {
+    case ProviderOutcome::malformed:
+      return "Sure! Here is what I found: it looks like a billing question.";
+    case ProviderOutcome::hallucinated_key: {
+      auto answer = json::parse(correct_output(operation, input));
+      answer["notes"] = "I also checked the customer's history.";
+      return answer.dump();
+    }
+    case ProviderOutcome::wrong_operation:
+      // The prompt template made it do something else: echo the text back as a "summary".
+      return json{{"summary", input["text"]}}.dump();
+    default:
+      return correct_output(operation, input);
+  }
+}
+
+SimProvider::SimProvider(const scenario::ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace)
+    : spec_(spec), rng_(rng), loop_(loop), trace_(trace) {}
+
+void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
+  auto [it, first] = executions_.try_emplace(call.provider_key);
+  Execution& execution = it->second;
+  if (!first) {
+    trace_.record(spec_.name, Event("provider.dedup")
+                                  .with("provider_key", call.provider_key)
+                                  .with("done", execution.done));
+    if (execution.done) {
+      loop_.schedule_after(Duration(0), [reply, answer = execution.reply] { reply(answer); });
+    } else {
+      execution.waiting.push_back(std::move(reply));
+    }
+    return;
+  }
+  execution.waiting.push_back(std::move(reply));
+  execute(call);
+}
+
+void SimProvider::execute(const ProviderCall& call) {
+  const bool certification = call.provider_key.starts_with("cert:");
+  scenario::ProviderCallSpec behaviour = spec_.default_call;
+  if (!certification && scripted_executions_ < spec_.script.size()) {
+    behaviour = spec_.script[scripted_executions_];
+  }
+  if (!certification) ++scripted_executions_;
+  const auto latency_range = behaviour.latency.value_or(spec_.latency);
+  const Duration latency(rng_.between(latency_range.min.count(), latency_range.max.count()));
+  // The job id is the key's prefix: executions per job is what I9 counts.
+  const auto colon = call.provider_key.find(':');
+  trace_.record(
+      spec_.name,
+      Event("provider.execute")
+          .with("provider_key", call.provider_key)
+          .with("job_id", certification ? std::string() : call.provider_key.substr(0, colon))
+          .with("operation", call.operation)
+          .with("outcome", std::string(scenario::to_string(behaviour.outcome)))
+          .with("latency_us", latency.count()));
+  if (behaviour.outcome == ProviderOutcome::hang) return;
+  ProviderReply reply;
+  if (behaviour.outcome == ProviderOutcome::error) {
+    reply = {ProviderReply::Kind::rejected, {}, "503 model overloaded"};
+  } else {
+    reply = {ProviderReply::Kind::answered,
+             provider_output(behaviour.outcome, call.operation, call.input_json),
+             {}};
+  }
+  loop_.schedule_after(latency, [this, key = call.provider_key, reply] {
+    Execution& done = executions_.at(key);
+    done.done = true;
+    done.reply = reply;
+    auto waiting = std::move(done.waiting);
+    for (auto& answer : waiting) answer(reply);
+  });
+}
+
+ProviderStatus SimProvider::status(const std::string& provider_key) const {
+  auto it = executions_.find(provider_key);
+  if (it == executions_.end()) return {ProviderStatus::Kind::not_found, {}, {}};
+  const Execution& execution = it->second;
+  if (!execution.done) return {ProviderStatus::Kind::running, {}, {}};
+  if (execution.reply.kind == ProviderReply::Kind::answered) {
+    return {ProviderStatus::Kind::completed, execution.reply.output, {}};
+  }
+  return {ProviderStatus::Kind::failed, {}, execution.reply.reason};
+}
+
+}  // namespace onejob::sim

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "system/ports/provider_client.hpp"
+
+#include "harness/scenario/spec.hpp"
+#include "harness/sim/rng.hpp"
+#include "harness/sim/sim_loop.hpp"
+#include "harness/sim/trace.hpp"
+
+namespace onejob::sim {
+
+// The answer a provider gives for `outcome` (ok = the contract-honouring answer).
+std::string provider_output(scenario::ProviderOutcome outcome, const std::string& operation,
+                            const std::string& input_json);
+
+// A scripted model provider. It deduplicates on the derived key, as a well-behaved provider
+// does: the first request with a key executes (an execution is a side effect: compute, money);
+// every later request with that key waits for, or gets, the same outcome. Executions follow the
+// provider's script in order, then its default; certification requests ("cert:" keys) always use
+// the default and do not consume the script. The status endpoint reports what it knows of a key.
+class SimProvider {
+ public:
+  SimProvider(const scenario::ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace);
+
+  using ReplyFn = std::function<void(ProviderReply)>;
+  // A request that has reached the provider. `reply` runs when it answers (never, for a hang).
+  void receive(const ProviderCall& call, ReplyFn reply);
+  ProviderStatus status(const std::string& provider_key) const;
+
+  const std::string& name() const { return spec_.name; }
+
+ private:
+  struct Execution {
+    bool done = false;
+    ProviderReply reply;
+    std::vector<ReplyFn> waiting;
+  };
+
+  void execute(const ProviderCall& call);
+
+  scenario::ProviderSpec spec_;
+  Rng rng_;
+  SimLoop& loop_;
+  Trace& trace_;
+  std::size_t scripted_executions_ = 0;
+  std::map<std::string, Execution> executions_;  // by provider key
+};
+
+}  // namespace onejob::sim
