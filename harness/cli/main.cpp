@@ -1,5 +1,7 @@
 // The onejob command line: the one place that wires adapters to the harness.
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -16,6 +18,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using onejob::Duration;
 using onejob::scenario::ScenarioError;
 using onejob::scenario::ScenarioSpec;
 
@@ -76,8 +79,29 @@ std::optional<std::vector<ScenarioSpec>> load_all(const std::vector<std::string>
   return specs;
 }
 
-int run_command(const std::vector<std::string>& paths, std::optional<std::uint64_t> seed,
-                const std::string& report_dir) {
+struct RunFlags {
+  std::vector<std::string> paths{"scenarios"};
+  std::optional<std::uint64_t> seed;
+  std::string report_dir = "reports/latest";
+  bool check_determinism = false;
+};
+
+// Runs one scenario, twice when asked: a second run in the same process must reproduce the
+// trace byte for byte, or the scenario fails with a "determinism" violation.
+onejob::scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& flags) {
+  auto result = onejob::scenario::run_scenario(spec, {.seed = flags.seed, .make_store = {}});
+  if (flags.check_determinism) {
+    const auto again = onejob::scenario::run_scenario(spec, {.seed = flags.seed, .make_store = {}});
+    if (auto broken = onejob::scenario::compare_runs(result, again)) {
+      result.violations.push_back(std::move(*broken));
+    }
+  }
+  return result;
+}
+
+int run_command(const RunFlags& flags) {
+  const auto& paths = flags.paths;
+  const auto& report_dir = flags.report_dir;
   std::vector<std::string> files;
   try {
     files = find_scenario_files(paths);
@@ -89,10 +113,19 @@ int run_command(const std::vector<std::string>& paths, std::optional<std::uint64
   if (!specs) return kExitBadInput;
 
   std::vector<onejob::scenario::RunResult> results;
+  // Wall time is measured here, outside the simulation, and only ever printed: it never
+  // reaches a trace or a report file.
+  const auto started = std::chrono::steady_clock::now();
+  Duration simulated{0};
   for (const auto& spec : *specs) {
-    results.push_back(onejob::scenario::run_scenario(spec, {.seed = seed, .make_store = {}}));
+    results.push_back(run_one(spec, flags));
+    simulated += results.back().simulated;
   }
+  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
   std::cout << onejob::report::text_summary(results);
+  std::printf("simulated %.1f s in %.3f s of wall time%s\n",
+              std::chrono::duration<double>(simulated).count(), wall.count(),
+              flags.check_determinism ? " (each scenario run twice)" : "");
   try {
     onejob::report::write_reports(report_dir, results);
   } catch (const std::exception& error) {
@@ -116,22 +149,22 @@ int main(int argc, char** argv) {
       "Run 'onejob run --help' for the run command.");
   app.require_subcommand(1);
 
-  std::vector<std::string> paths{"scenarios"};
-  std::optional<std::uint64_t> seed;
-  std::string report_dir = "reports/latest";
+  RunFlags flags;
   auto* run = app.add_subcommand(
       "run",
       "Run scenarios on the embedded in-memory store and check every invariant.\n"
       "Prints one line per scenario (PASS/FAIL, name, seed, trace hash) and a total line;\n"
       "a failure lists its violations, the first offending event and the command that replays "
       "it.");
-  run->add_option("paths", paths, "Scenario files (*.yaml) or folders searched recursively")
+  run->add_option("paths", flags.paths, "Scenario files (*.yaml) or folders searched recursively")
       ->capture_default_str();
-  run->add_option("--seed", seed, "Override every scenario's seed (unsigned 64-bit)")
+  run->add_option("--seed", flags.seed, "Override every scenario's seed (unsigned 64-bit)")
       ->check(CLI::NonNegativeNumber);
-  run->add_option("--report-dir", report_dir,
+  run->add_option("--report-dir", flags.report_dir,
                   "Where to write summary.txt, summary.json, junit.xml and traces/<name>.jsonl")
       ->capture_default_str();
+  run->add_flag("--check-determinism", flags.check_determinism,
+                "Run every scenario twice in this process; differing traces fail the scenario");
   run->footer(
       "Same build + scenario + seed gives a byte-identical trace and the same trace hash.\n"
       "Exit codes: 0 all passed; 1 a violation or failed expectation; 2 bad input\n"
@@ -143,6 +176,6 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? kExitPass : kExitBadInput;
   }
-  if (run->parsed()) return run_command(paths, seed, report_dir);
+  if (run->parsed()) return run_command(flags);
   return kExitBadInput;
 }

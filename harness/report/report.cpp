@@ -1,5 +1,7 @@
 #include "harness/report/report.hpp"
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
@@ -67,8 +69,12 @@ std::string replay_command(const scenario::RunResult& result) {
 }
 
 std::string summary_line(const scenario::RunResult& result) {
+  const auto simulated = std::chrono::duration_cast<std::chrono::milliseconds>(result.simulated);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3fs", static_cast<double>(simulated.count()) / 1000);
   return std::string(result.passed() ? "PASS" : "FAIL") + "  " + result.name +
-         "  seed=" + std::to_string(result.seed) + "  trace=" + result.trace_hash;
+         "  seed=" + std::to_string(result.seed) + "  trace=" + result.trace_hash +
+         "  simulated=" + seconds;
 }
 
 std::string text_summary(const std::vector<scenario::RunResult>& results) {

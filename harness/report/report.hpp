@@ -11,7 +11,7 @@ namespace onejob::report {
 // The command line that reruns one scenario with the same seed.
 std::string replay_command(const scenario::RunResult& result);
 
-// "PASS  name  seed=N  trace=HASH" for the console.
+// "PASS  name  seed=N  trace=HASH  simulated=S" for the console.
 std::string summary_line(const scenario::RunResult& result);
 
 // The whole run for people: one line per scenario, each failure's violations with the first

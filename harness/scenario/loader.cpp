@@ -210,8 +210,9 @@ ProviderCallSpec Loader::load_provider_call(const YAML::Node& node, const std::s
   }
   YamlMap map(reader_, node, what, {"outcome", "latency"});
   call.outcome = load_outcome(map.require("outcome"), what + " outcome");
-  if (auto latency = map.get("latency"))
+  if (auto latency = map.get("latency")) {
     call.latency = reader_.latency(*latency, what + " latency");
+  }
   return call;
 }
 

@@ -1,5 +1,6 @@
 #include "harness/scenario/runner.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include "system/adapters/memory_store.hpp"
@@ -36,6 +37,21 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   auto failed = check_expectations(spec, world.received(), result.history);
   result.violations.insert(result.violations.end(), failed.begin(), failed.end());
   return result;
+}
+
+std::optional<check::Violation> compare_runs(const RunResult& first, const RunResult& second) {
+  if (first.trace_jsonl == second.trace_jsonl) return std::nullopt;
+  const auto& a = first.trace_jsonl;
+  const auto& b = second.trace_jsonl;
+  std::uint64_t event = 1;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()) && a[i] == b[i]; ++i) {
+    event += a[i] == '\n' ? 1 : 0;
+  }
+  return check::Violation{"determinism",
+                          "a second run with seed " + std::to_string(first.seed) + " gave trace " +
+                              second.trace_hash + " instead of " + first.trace_hash +
+                              "; they first differ at event " + std::to_string(event),
+                          event <= first.history.size() ? std::optional(event) : std::nullopt};
 }
 
 }  // namespace onejob::scenario

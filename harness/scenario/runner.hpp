@@ -39,4 +39,8 @@ struct RunResult {
 // (build, spec, seed): no wall clock, no global state, no threads.
 RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options = {});
 
+// The determinism invariant: two runs of one scenario with one seed must produce byte-identical
+// traces. Returns the violation (naming the first event where they part) when they do not.
+std::optional<check::Violation> compare_runs(const RunResult& first, const RunResult& second);
+
 }  // namespace onejob::scenario

@@ -443,6 +443,12 @@ BOOST_AUTO_TEST_CASE(partition_of_a_node_not_on_the_link_is_refused) {
               "partition: unknown link \"store\"");
 }
 
+BOOST_AUTO_TEST_CASE(a_provider_named_like_a_node_is_refused) {
+  // worker_provider partitions list workers and providers together, so the names must differ.
+  check_error(full_variant("  - name: beta", "  - name: worker-2"), "38:11",
+              "provider name: \"worker-2\" is already the name of a node");
+}
+
 BOOST_AUTO_TEST_CASE(faults_after_the_end_of_the_run_are_refused) {
   check_error(full_variant("{at: 20s, restart", "{at: 2h, restart"), "5:10",
               "at: 2h is after the end of the run (duration: 1h)");

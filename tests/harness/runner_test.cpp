@@ -49,6 +49,24 @@ BOOST_AUTO_TEST_CASE(different_seeds_explore_different_interleavings) {
   BOOST_TEST(hashes.size() > 5u);
 }
 
+BOOST_AUTO_TEST_CASE(the_determinism_check_names_the_first_event_where_runs_part) {
+  const auto spec = test::double_click_spec(3, 5);
+  const auto a = run_scenario(spec);
+  BOOST_TEST(!compare_runs(a, run_scenario(spec)).has_value());
+  // A run that is not a function of its seed: here, simply another seed.
+  const auto b = run_scenario(spec, {.seed = 6, .make_store = {}});
+  const auto broken = compare_runs(a, b);
+  BOOST_REQUIRE(broken.has_value());
+  BOOST_TEST(broken->invariant == "determinism");
+  BOOST_TEST(broken->message.find("instead of " + a.trace_hash) != std::string::npos);
+  std::size_t same = 0;
+  while (a.history[same].event.fields() == b.history[same].event.fields() &&
+         a.history[same].at == b.history[same].at && a.history[same].node == b.history[same].node) {
+    ++same;
+  }
+  BOOST_TEST(broken->event_seq.value_or(0) == same + 1);
+}
+
 BOOST_AUTO_TEST_CASE(a_store_without_the_unique_constraint_is_caught_by_i1) {
   const auto result = run_scenario(test::double_click_spec(2, 1),
                                    {.seed = std::nullopt, .make_store = [] {
