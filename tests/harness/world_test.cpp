@@ -219,6 +219,70 @@ BOOST_AUTO_TEST_CASE(swarm_seeds_switch_different_faults_on) {
   BOOST_TEST(fault_sets.size() > 4u);
 }
 
+BOOST_AUTO_TEST_CASE(lost_requests_to_one_api_node_make_the_lb_try_the_next) {
+  auto spec = one_job();
+  spec.topology.api_nodes = 2;
+  spec.policy.lb_timeout = seconds(1);
+  spec.policy.lb_retries = 1;
+  spec.partitions.push_back({.link = LinkKind::lb_api,
+                             .nodes = {"api-1", "api-2"},
+                             .direction = PartitionSpec::Direction::requests,
+                             .from = Duration(0),
+                             .until = milliseconds(900),
+                             .mark = {}});
+  spec.expect.responses.push_back({1, {201}, {}});
+  const auto result = run_scenario(spec);
+  require_pass(result);
+  BOOST_TEST(events_of(result, "net.partitioned").size() == 1u);
+  BOOST_TEST(events_of(result, "lb.forward").size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_fallback_that_hallucinates_a_key_is_not_failed_over_to_when_uncertified) {
+  auto spec = one_job();
+  ProviderSpec beta = spec.providers[0];
+  beta.name = "beta";
+  beta.certify = true;
+  beta.default_call.outcome = ProviderOutcome::hallucinated_key;
+  spec.providers.push_back(beta);
+  spec.providers[0].script = {{ProviderOutcome::error, std::nullopt}};
+  spec.timeline[0].at = seconds(1);  // after certification
+  spec.timeline[0].create_job.body =
+      R"({"operation":"classify","provider":"alpha","failover":["beta"],"input":{"text":"refund"}})";
+  const auto result = run_scenario(spec);
+  require_pass(result);
+  const auto certification = events_of(result, "certification.recorded");
+  BOOST_REQUIRE(certification.size() == 1u);
+  BOOST_TEST(!certification[0]->event.bool_field("passed").value_or(true));
+  BOOST_TEST(events_of(result, "failover.skipped").size() == 1u);
+  BOOST_TEST(events_of(result, "job.failed").size() == 1u);
+  BOOST_TEST(events_of(result, "job.completed").empty());
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_after_the_deadline_still_wins_through_the_same_cas) {
+  auto spec = one_job();
+  spec.providers[0].script = {{ProviderOutcome::ok, LatencySpec{seconds(25), seconds(25)}}};
+  const auto result = run_scenario(spec);
+  require_pass(result);
+  BOOST_TEST(
+      attempt_transitions(result) ==
+      (std::vector<std::string>{"STARTING->RUNNING", "RUNNING->UNKNOWN", "UNKNOWN->SUCCEEDED"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_restarted_worker_starts_empty_and_takes_new_work) {
+  auto spec = one_job();
+  spec.node_faults.push_back({seconds(1), NodeFaultSpec::Kind::crash, "worker-1", {}});
+  spec.node_faults.push_back({seconds(2), NodeFaultSpec::Kind::restart, "worker-1", {}});
+  spec.timeline[0].at = seconds(3);
+  const auto result = run_scenario(spec);
+  require_pass(result);
+  const auto starts = events_of(result, "node.start");
+  const auto restarted = std::ranges::find_if(
+      starts, [](const sim::TraceEvent* e) { return e->node == "worker-1" && e->injected; });
+  BOOST_REQUIRE(restarted != starts.end());
+  BOOST_TEST((*restarted)->event.int_field("incarnation").value_or(0) == 2);
+  BOOST_TEST(events_of(result, "job.completed").size() == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
