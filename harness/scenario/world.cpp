@@ -126,6 +126,11 @@ World::~World() {
       if (life->reconciler) life->reconciler->stop();
     }
   }
+  // Calls that never completed are owned by the nodes' provider clients and by the providers.
+  // Destroying those hands each suspended coroutine to the io_context for unwinding, so they go
+  // first, while the io_context still exists; shutting the loop down then destroys it all.
+  nodes_.clear();
+  providers_.clear();
   loop_.shutdown();
 }
 
