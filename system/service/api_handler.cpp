@@ -71,7 +71,7 @@ Async<ApiAnswer> route_request(SystemContext& context, const Request& request, c
 }  // namespace
 
 ApiAnswer ApiAnswer::json(int status, std::string body) {
-  return {Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}};
+  return {Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}, {}};
 }
 
 ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message) {
@@ -109,6 +109,7 @@ Async<Response> ApiHandler::handle(Request request) {
   if (answer.job_id) event.with("job_id", *answer.job_id);
   if (answer.attempt_id) event.with("attempt_id", *answer.attempt_id);
   if (!answer.error.empty()) event.with("error", answer.error);
+  if (!answer.fingerprint.empty()) event.with("request", answer.fingerprint);
   context_.events.emit(std::move(event));
   co_return std::move(answer.response);
 }

@@ -133,7 +133,9 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
                             .with("key", job.idempotency_key)
                             .with("request", job.request_fingerprint));
     emit_attempt_created(context.events, *inserted.initial_attempt);
-    co_return job_answer(201, job);
+    auto answer = job_answer(201, job);
+    answer.fingerprint = fingerprint;
+    co_return answer;
   }
   auto existing = co_await context.store.find_job_by_key(request.principal, *key);
   if (!existing) {
@@ -142,10 +144,14 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     co_return ApiAnswer::failure(500, "internal", "conflicting job is not visible");
   }
   if (existing->request_fingerprint != fingerprint) {
-    co_return ApiAnswer::failure(422, "idempotency_key_reused",
-                                 "this Idempotency-Key was used with a different request");
+    auto answer = ApiAnswer::failure(422, "idempotency_key_reused",
+                                     "this Idempotency-Key was used with a different request");
+    answer.fingerprint = fingerprint;
+    co_return answer;
   }
-  co_return job_answer(200, *existing);
+  auto answer = job_answer(200, *existing);
+  answer.fingerprint = fingerprint;
+  co_return answer;
 }
 
 Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId id) {
