@@ -71,7 +71,8 @@ Async<ApiAnswer> route_request(SystemContext& context, const Request& request, c
 }  // namespace
 
 ApiAnswer ApiAnswer::json(int status, std::string body) {
-  return {Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}, {}};
+  return {
+      Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}, {}};
 }
 
 ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message) {
