@@ -253,7 +253,8 @@ void Loader::load_timeline(const YAML::Node& node) {
   reader_.expect_sequence(node, "timeline");
   if (node.size() == 0) reader_.fail(node, "timeline: expected at least one action");
   for (const auto& item : node) {
-    YamlMap entry(reader_, item, "timeline entry", {"at", "create_job"});
+    YamlMap entry(reader_, item, "timeline entry",
+                  {"at", "create_job", "get_job", "retry", "cancel"});
     TimelineEntry timeline_entry;
     timeline_entry.mark = reader_.mark(item);
     timeline_entry.at = reader_.duration(entry.require("at"), "at");
@@ -262,7 +263,27 @@ void Loader::load_timeline(const YAML::Node& node) {
                    "at: the timeline must be in time order (this entry is earlier than the one "
                    "before it)");
     }
-    timeline_entry.create_job = load_create_job(entry.require("create_job"));
+    const std::pair<const char*, TimelineEntry::Kind> kinds[] = {
+        {"create_job", TimelineEntry::Kind::create_job},
+        {"get_job", TimelineEntry::Kind::get_job},
+        {"retry", TimelineEntry::Kind::retry},
+        {"cancel", TimelineEntry::Kind::cancel}};
+    int actions = 0;
+    for (const auto& [key, kind] : kinds) {
+      auto value = entry.get(key);
+      if (!value) continue;
+      if (++actions > 1) reader_.fail(item, "timeline entry: expected exactly one action");
+      timeline_entry.kind = kind;
+      if (kind == TimelineEntry::Kind::create_job) {
+        timeline_entry.create_job = load_create_job(*value);
+        timeline_entry.client = timeline_entry.create_job.client;
+      } else {
+        loading::read_job_action(reader_, *value, timeline_entry, spec_);
+      }
+    }
+    if (actions == 0) {
+      reader_.fail(item, "timeline entry: expected one of create_job, get_job, retry, cancel");
+    }
     timeline_entry.request = static_cast<int>(spec_.timeline.size()) + 1;
     if (timeline_entry.request > kMaxRequests) reader_.fail(item, "timeline: too many requests");
     spec_.timeline.push_back(std::move(timeline_entry));
@@ -298,7 +319,22 @@ int Loader::request_number(const YAML::Node& node) {
 }
 
 void Loader::load_expectations(const YAML::Node& node) {
-  YamlMap expect(reader_, node, "expect", {"responses", "same_job_id", "jobs"});
+  YamlMap expect(
+      reader_, node, "expect",
+      {"responses", "same_job_id", "jobs", "final", "attempts", "discarded", "executions"});
+  if (auto final_jobs = expect.get("final")) {
+    spec_.expect.final_jobs = loading::read_final_jobs(reader_, *final_jobs, spec_);
+  }
+  const std::pair<const char*, std::optional<CountExpectation>*> counts[] = {
+      {"attempts", &spec_.expect.attempts},
+      {"discarded", &spec_.expect.discarded},
+      {"executions", &spec_.expect.executions}};
+  for (const auto& [key, slot] : counts) {
+    if (auto value = expect.get(key)) {
+      *slot = CountExpectation{reader_.small_integer(*value, key, 0, kMaxRequests),
+                               reader_.mark(*value)};
+    }
+  }
   if (auto responses = expect.get("responses")) {
     reader_.expect_sequence(*responses, "expect.responses");
     for (const auto& item : *responses) {

@@ -24,4 +24,13 @@ NetworkSpec read_network(const YamlReader& reader, const YAML::Node& node);
 // fault times and node names are checked against them.
 void read_faults(const YamlReader& reader, const YAML::Node& node, ScenarioSpec& spec);
 
+// The value of a get_job / retry / cancel timeline entry into `entry` (client, target request,
+// attempt number, provider). REQUIRES: spec.clients and the earlier timeline already read.
+void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineEntry& entry,
+                     const ScenarioSpec& spec);
+
+// expect.final: the end state of the jobs of create_job requests.
+std::vector<FinalJobExpectation> read_final_jobs(const YamlReader& reader, const YAML::Node& node,
+                                                 const ScenarioSpec& spec);
+
 }  // namespace onejob::scenario::loading

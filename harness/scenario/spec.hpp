@@ -141,9 +141,20 @@ struct CreateJobAction {
   std::string body;
 };
 
+// One step of the timeline. Besides creating jobs, a client can act on the job an earlier
+// create_job request produced (found through that request's response):
+//   get_job   GET /jobs/{id} (for another owner: the probe must look like a missing job)
+//   retry     POST /jobs/{id}/attempts, optionally naming the provider
+//   cancel    POST /attempts/{id}/cancel of the job's attempt number `attempt_no` (an operator)
 struct TimelineEntry {
+  enum class Kind { create_job, get_job, retry, cancel };
+  Kind kind = Kind::create_job;
   Duration at{0};
-  CreateJobAction create_job;
+  std::string client;
+  CreateJobAction create_job;  // for create_job
+  int target_request = 0;      // for the others: the create_job request whose job is acted on
+  int attempt_no = 0;          // for cancel
+  std::optional<std::string> provider;  // for retry
   int request = 0;  // 1-based number of the request this entry sends, in file order
   SourceMark mark;
 };
@@ -159,11 +170,29 @@ struct SameJobExpectation {
   SourceMark mark;
 };
 
+// The end state of the job a create_job request produced, judged from the history.
+struct FinalJobExpectation {
+  int request = 0;
+  std::optional<std::string> status;  // pending | succeeded | failed | blocked (on UNKNOWN)
+  std::optional<int> completed_by;    // the winning attempt's number
+  std::optional<std::vector<std::string>> attempts;  // every attempt's final state, in order
+  SourceMark mark;
+};
+
+struct CountExpectation {
+  std::int64_t value = 0;
+  SourceMark mark;
+};
+
 struct Expectations {
   std::vector<ResponseExpectation> responses;
   std::vector<SameJobExpectation> same_job_id;
   std::optional<std::int64_t> jobs;  // number of jobs created during the run
   SourceMark jobs_mark;
+  std::vector<FinalJobExpectation> final_jobs;
+  std::optional<CountExpectation> attempts;    // attempts created
+  std::optional<CountExpectation> discarded;   // results that lost the compare-and-swap
+  std::optional<CountExpectation> executions;  // provider executions (side effects)
 };
 
 struct ScenarioSpec {

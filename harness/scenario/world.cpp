@@ -235,26 +235,80 @@ Async<void> World::certify(World* world, Incarnation* life, ProviderProfile prof
 
 void World::client_send(int number, int attempt) {
   const auto& entry = spec_.timeline[number - 1];
-  const auto& action = entry.create_job;
-  const auto& client = *std::ranges::find(spec_.clients, action.client, &ClientSpec::name);
   client_attempts_[number - 1] = attempt;
+  const auto& client = *std::ranges::find(spec_.clients, entry.client, &ClientSpec::name);
   Request request{.method = "POST",
                   .path = "/jobs",
                   .headers = {},
-                  .body = action.body,
+                  .body = {},
                   .principal = client.owner,
                   .request_id = "r" + std::to_string(number) + "." + std::to_string(attempt)};
   Event event("client.send");
   event.with("request", number).with("attempt", attempt);
-  if (action.key) {
-    request.headers.emplace_back("Idempotency-Key", *action.key);
-    event.with("key", *action.key);
+  if (entry.kind == TimelineEntry::Kind::create_job) {
+    request.body = entry.create_job.body;
+    if (entry.create_job.key) {
+      request.headers.emplace_back("Idempotency-Key", *entry.create_job.key);
+      event.with("key", *entry.create_job.key);
+    }
+    if (attempt == 1) event.with("body", request.body);
+    trace_.record(client.name, std::move(event));
+    transmit(number, attempt, std::move(request));
+    return;
   }
-  if (attempt == 1) event.with("body", action.body);
+  // An action on the job of an earlier create: the client knows that job's id only from the
+  // response it got.
+  const auto& created = received_[entry.target_request - 1];
+  if (!created || !created->job_id) {
+    const auto& skipped = trace_.record(
+        client.name,
+        Event("client.skip")
+            .with("request", number)
+            .with("reason", "request " + std::to_string(entry.target_request) + " has no job id"));
+    received_[number - 1] = ReceivedResponse{0, std::nullopt, skipped.seq};
+    return;
+  }
+  const std::string job = std::to_string(*created->job_id);
+  event.with("job_id", *created->job_id);
+  if (entry.kind == TimelineEntry::Kind::get_job) {
+    request.method = "GET";
+    request.path = "/jobs/" + job;
+  } else if (entry.kind == TimelineEntry::Kind::retry) {
+    request.path = "/jobs/" + job + "/attempts";
+    if (entry.provider) request.body = nlohmann::json{{"provider", *entry.provider}}.dump();
+  } else {
+    event.with("attempt_no", entry.attempt_no);
+    trace_.record(client.name, std::move(event));
+    boost::asio::co_spawn(
+        loop_.io(), cancel_attempt(this, number, attempt, *created->job_id, std::move(request)),
+        rethrow_error);
+    return;
+  }
   trace_.record(client.name, std::move(event));
+  transmit(number, attempt, std::move(request));
+}
+
+// An operator's cancel: the operator console looks the attempt up (an omniscient read of the
+// store, as a dashboard would show it) and sends POST /attempts/{id}/cancel.
+Async<void> World::cancel_attempt(World* world, int number, int attempt, JobId job,
+                                  Request request) {
+  const int attempt_no = world->spec_.timeline[number - 1].attempt_no;
+  const auto attempts = co_await world->store_->list_attempts(job);
+  const auto found = std::ranges::find(attempts, attempt_no, &Attempt::attempt_no);
+  request.path = "/attempts/" +
+                 (found == attempts.end() ? std::string("0") : std::to_string(found->id)) +
+                 "/cancel";
+  world->transmit(number, attempt, std::move(request));
+}
+
+void World::transmit(int number, int attempt, Request request) {
+  const auto& client = spec_.timeline[number - 1].client;
+  const std::string id = request.request_id;
   links_.at(LinkKind::client_lb)
-      ->send(sim::Direction::request, client.name, kLb, request.request_id,
-             [this, number, attempt, request] { lb_receive(number, attempt, request, 0); });
+      ->send(sim::Direction::request, client, kLb, id,
+             [this, number, attempt, request = std::move(request)] {
+               lb_receive(number, attempt, request, 0);
+             });
   // No answer in time: send the same request again, with the same key.
   loop_.schedule_after(spec_.policy.client_timeout, [this, number, attempt] {
     if (received_[number - 1] || client_attempts_[number - 1] != attempt) return;
@@ -301,7 +355,7 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
                          int lb_try, Request request) {
   const Response response = co_await life->api->handle(std::move(request));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
-  const auto& client = world->spec_.timeline[number - 1].create_job.client;
+  const auto& client = world->spec_.timeline[number - 1].client;
   world->links_.at(LinkKind::lb_api)
       ->send(sim::Direction::response, api, kLb,
              "response r" + std::to_string(number) + "." + std::to_string(attempt),

@@ -52,6 +52,9 @@ class World {
   Node& node(const std::string& name);
 
   void client_send(int number, int attempt);
+  void transmit(int number, int attempt, Request request);
+  static Async<void> cancel_attempt(World* world, int number, int attempt, JobId job,
+                                    Request request);
   void lb_receive(int number, int attempt, const Request& request, int lb_try);
   void api_receive(const std::string& api, int number, int attempt, int lb_try, Request request);
   void lb_respond(int number, int attempt, const std::string& client, const Response& response);

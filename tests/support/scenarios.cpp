@@ -21,6 +21,7 @@ scenario::ScenarioSpec double_click_spec(int requests, std::uint64_t seed) {
   for (int i = 1; i <= requests; ++i) {
     scenario::TimelineEntry entry;
     entry.at = Duration(0);
+    entry.client = "browser";
     entry.create_job = {"browser", "click-1", classify_body("hello")};
     entry.request = i;
     spec.timeline.push_back(entry);

@@ -1,0 +1,95 @@
+// Timeline actions on an existing job, and expectations about jobs' end states.
+#include <algorithm>
+
+#include <yaml-cpp/yaml.h>
+
+#include "harness/scenario/loader_sections.hpp"
+
+namespace onejob::scenario::loading {
+namespace {
+
+constexpr const char* kAttemptStates[] = {"STARTING", "RUNNING",   "UNKNOWN",  "SUCCEEDED",
+                                          "FAILED",   "CANCELLED", "DISCARDED"};
+constexpr const char* kJobStatuses[] = {"pending", "succeeded", "failed", "blocked"};
+
+// An earlier create_job request of the timeline (numbers are 1-based, in file order).
+int create_request(const YamlReader& reader, const YAML::Node& node, const ScenarioSpec& spec,
+                   int before) {
+  const int request = reader.small_integer(node, "request", 1, before - 1 > 0 ? before - 1 : 1);
+  if (request >= before) {
+    reader.fail(node, "request: expected an earlier create_job request (1 to " +
+                          std::to_string(before - 1) + ")");
+  }
+  if (spec.timeline[request - 1].kind != TimelineEntry::Kind::create_job) {
+    reader.fail(node, "request " + std::to_string(request) + " is not a create_job request");
+  }
+  return request;
+}
+
+template <std::size_t N>
+std::string one_of(const YamlReader& reader, const YAML::Node& node, std::string_view what,
+                   const char* const (&allowed)[N]) {
+  auto value = reader.string(node, what);
+  if (std::ranges::find(allowed, value) == std::end(allowed)) {
+    std::string expected;
+    for (const char* name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
+    reader.fail(node, std::string(what) + ": expected one of " + expected);
+  }
+  return value;
+}
+
+}  // namespace
+
+void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineEntry& entry,
+                     const ScenarioSpec& spec) {
+  const bool cancel = entry.kind == TimelineEntry::Kind::cancel;
+  const bool retry = entry.kind == TimelineEntry::Kind::retry;
+  const char* what = cancel ? "cancel" : retry ? "retry" : "get_job";
+  YamlMap action(reader, node, what,
+                 cancel  ? std::initializer_list<std::string_view>{"client", "request", "attempt"}
+                 : retry ? std::initializer_list<std::string_view>{"client", "request", "provider"}
+                         : std::initializer_list<std::string_view>{"client", "request"});
+  const auto client = action.require("client");
+  entry.client = reader.string(client, "client");
+  if (std::ranges::find(spec.clients, entry.client, &ClientSpec::name) == spec.clients.end()) {
+    reader.fail(client, "client \"" + entry.client + "\" is not defined under clients");
+  }
+  const int this_request = static_cast<int>(spec.timeline.size()) + 1;
+  entry.target_request = create_request(reader, action.require("request"), spec, this_request);
+  if (cancel) entry.attempt_no = reader.small_integer(action.require("attempt"), "attempt", 1, 100);
+  if (retry) {
+    if (auto provider = action.get("provider"))
+      entry.provider = reader.string(*provider, "provider");
+  }
+}
+
+std::vector<FinalJobExpectation> read_final_jobs(const YamlReader& reader, const YAML::Node& node,
+                                                 const ScenarioSpec& spec) {
+  reader.expect_sequence(node, "expect.final");
+  std::vector<FinalJobExpectation> found;
+  const int requests = static_cast<int>(spec.timeline.size()) + 1;
+  for (const auto& item : node) {
+    YamlMap final_job(reader, item, "expected final job",
+                      {"request", "status", "completed_by", "attempts"});
+    FinalJobExpectation expectation;
+    expectation.mark = reader.mark(item);
+    expectation.request = create_request(reader, final_job.require("request"), spec, requests);
+    if (auto status = final_job.get("status")) {
+      expectation.status = one_of(reader, *status, "status", kJobStatuses);
+    }
+    if (auto winner = final_job.get("completed_by")) {
+      expectation.completed_by = reader.small_integer(*winner, "completed_by", 1, 100);
+    }
+    if (auto attempts = final_job.get("attempts")) {
+      reader.expect_sequence(*attempts, "attempts");
+      std::vector<std::string> states;
+      for (const auto& state : *attempts)
+        states.push_back(one_of(reader, state, "attempt state", kAttemptStates));
+      expectation.attempts = std::move(states);
+    }
+    found.push_back(std::move(expectation));
+  }
+  return found;
+}
+
+}  // namespace onejob::scenario::loading
