@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -137,6 +139,48 @@ int run_command(const RunFlags& flags) {
   return all_passed ? kExitPass : kExitFail;
 }
 
+struct ReplayFlags {
+  std::string file;
+  std::optional<std::uint64_t> seed;
+  bool trace = false;
+  std::string diff;
+};
+
+// Reruns one scenario; prints its trace for people, its hash, and its verdict, or where it
+// departs from another run's trace.
+int replay_command(const ReplayFlags& flags) {
+  if (!fs::is_regular_file(flags.file)) {
+    std::cerr << "onejob: " << flags.file << ": replay takes one scenario file\n";
+    return kExitBadInput;
+  }
+  auto specs = load_all({flags.file});
+  if (!specs) return kExitBadInput;
+  std::string other;
+  if (!flags.diff.empty()) {
+    std::ifstream in(flags.diff, std::ios::binary);
+    if (!in) {
+      std::cerr << "onejob: " << flags.diff << ": cannot read the trace to compare with\n";
+      return kExitBadInput;
+    }
+    other.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto result =
+      onejob::scenario::run_scenario(specs->front(), {.seed = flags.seed, .make_store = {}});
+  if (flags.trace) {
+    for (const auto& event : result.history) std::cout << onejob::report::human_line(event) << "\n";
+  }
+  std::cout << onejob::report::text_summary({result});
+  if (!flags.diff.empty()) {
+    if (auto difference = onejob::report::first_difference(result.trace_jsonl, other)) {
+      std::cout << *difference << "\n";
+      return kExitFail;
+    }
+    std::cout << "traces identical: " << flags.diff << "\n";
+    return kExitPass;
+  }
+  return result.passed() ? kExitPass : kExitFail;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -146,7 +190,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 all scenarios passed; 1 an invariant was violated or an expectation\n"
       "failed; 2 bad input (unreadable or invalid scenario, bad flags).\n"
-      "Run 'onejob run --help' for the run command.");
+      "Run 'onejob run --help' or 'onejob replay --help' for each command.");
   app.require_subcommand(1);
 
   RunFlags flags;
@@ -170,6 +214,20 @@ int main(int argc, char** argv) {
       "Exit codes: 0 all passed; 1 a violation or failed expectation; 2 bad input\n"
       "(errors name file:line:col).");
 
+  ReplayFlags replay_flags;
+  auto* replay = app.add_subcommand(
+      "replay",
+      "Rerun one scenario: print its trace (one event per line: simulated time, node, kind, "
+      "data; '!' marks an injected fault), its hash and its verdict.");
+  replay->add_option("file", replay_flags.file, "The scenario file")->required();
+  replay->add_option("--seed", replay_flags.seed, "Override the scenario's seed")
+      ->check(CLI::NonNegativeNumber);
+  replay->add_flag("--trace", replay_flags.trace, "Print every event of the run");
+  replay->add_option("--diff", replay_flags.diff,
+                     "A trace (JSON Lines, e.g. reports/latest/traces/NAME.jsonl) to compare "
+                     "with: prints the first event where the runs diverge (exit 1) or says they "
+                     "are identical (exit 0)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -177,5 +235,6 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitPass : kExitBadInput;
   }
   if (run->parsed()) return run_command(flags);
+  if (replay->parsed()) return replay_command(replay_flags);
   return kExitBadInput;
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -65,7 +67,57 @@ void write_file(const std::filesystem::path& path, const std::string& content) {
 }  // namespace
 
 std::string replay_command(const scenario::RunResult& result) {
-  return "build/onejob run " + result.file + " --seed " + std::to_string(result.seed);
+  return "build/onejob replay " + result.file + " --seed " + std::to_string(result.seed) +
+         " --trace";
+}
+
+std::string human_line(const sim::TraceEvent& event) {
+  const auto us = event.at.time_since_epoch().count();
+  char stamp[40];
+  std::snprintf(stamp, sizeof stamp, "[%6lld.%06llds]", static_cast<long long>(us / 1'000'000),
+                static_cast<long long>(us % 1'000'000));
+  char head[160];
+  std::snprintf(head, sizeof head, "%s %-14s %s%-22s", stamp, event.node.c_str(),
+                event.injected ? "!" : " ", event.event.kind().c_str());
+  std::string line = head;
+  for (const auto& [name, value] : event.event.fields()) {
+    line += " " + name + "=";
+    std::visit(
+        [&line](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::string>) {
+            line +=
+                nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+          } else if constexpr (std::is_same_v<V, bool>) {
+            line += v ? "true" : "false";
+          } else {
+            line += std::to_string(v);
+          }
+        },
+        value);
+  }
+  return line;
+}
+
+std::optional<std::string> first_difference(const std::string& ours, const std::string& theirs) {
+  std::size_t line = 1;
+  std::size_t a = 0;
+  std::size_t b = 0;
+  while (a < ours.size() || b < theirs.size()) {
+    const auto a_end = std::min(ours.find('\n', a), ours.size());
+    const auto b_end = std::min(theirs.find('\n', b), theirs.size());
+    const auto ours_line = ours.substr(a, a_end - a);
+    const auto theirs_line = theirs.substr(b, b_end - b);
+    if (ours_line != theirs_line) {
+      return "traces diverge at event " + std::to_string(line) +
+             ":\n  this run:  " + (a < ours.size() ? ours_line : "(trace ended)") +
+             "\n  other:     " + (b < theirs.size() ? theirs_line : "(trace ended)");
+    }
+    a = a_end + 1;
+    b = b_end + 1;
+    ++line;
+  }
+  return std::nullopt;
 }
 
 std::string summary_line(const scenario::RunResult& result) {

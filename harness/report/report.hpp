@@ -1,12 +1,20 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/scenario/runner.hpp"
 
 namespace onejob::report {
+
+// One event for people: "[  12.345678s] api-1  api.response  status=201 job_id=4", with "!"
+// before the kind when the harness injected it.
+std::string human_line(const sim::TraceEvent& event);
+
+// The first line where two JSON Lines traces differ, as a short report; nothing when equal.
+std::optional<std::string> first_difference(const std::string& ours, const std::string& theirs);
 
 // The command line that reruns one scenario with the same seed.
 std::string replay_command(const scenario::RunResult& result);

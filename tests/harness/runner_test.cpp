@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(reports_carry_the_summary_contract) {
   BOOST_TEST(fail["status"] == "fail");
   BOOST_TEST(fail["violations"][0]["invariant"] == "expect");
   BOOST_TEST(fail["violations"][0].contains("event"));
-  BOOST_TEST(fail["replay"] == "build/onejob run generated.yaml --seed 1");
+  BOOST_TEST(fail["replay"] == "build/onejob replay generated.yaml --seed 1 --trace");
   const auto junit = report::junit_xml(results);
   BOOST_TEST(junit.find("<testsuites tests=\"2\" failures=\"1\">") != std::string::npos);
   BOOST_TEST(junit.find("<failure type=\"expect\"") != std::string::npos);
