@@ -304,7 +304,15 @@ CreateJobAction Loader::load_create_job(const YAML::Node& node) {
   auto raw_body = create.get("raw_body");
   if (body && raw_body) reader_.fail(node, "create_job: give either body or raw_body, not both");
   if (!body && !raw_body) reader_.fail(node, "create_job: missing required key \"body\"");
-  action.body = body ? reader_.json(*body).dump() : reader_.string(*raw_body, "raw_body");
+  if (body) {
+    try {
+      action.body = reader_.json(*body).dump();
+    } catch (const nlohmann::json::type_error&) {
+      reader_.fail(*body, "body: text is not valid UTF-8");
+    }
+  } else {
+    action.body = reader_.string(*raw_body, "raw_body");
+  }
   return action;
 }
 

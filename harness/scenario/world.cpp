@@ -275,7 +275,9 @@ void World::client_send(int number, int attempt) {
     request.path = "/jobs/" + job;
   } else if (entry.kind == TimelineEntry::Kind::retry) {
     request.path = "/jobs/" + job + "/attempts";
-    if (entry.provider) request.body = nlohmann::json{{"provider", *entry.provider}}.dump();
+    if (entry.provider)
+      request.body = nlohmann::json{{"provider", *entry.provider}}.dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
     event.with("attempt_no", entry.attempt_no);
     trace_.record(client.name, std::move(event));
