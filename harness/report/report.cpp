@@ -1,5 +1,6 @@
 #include "harness/report/report.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -49,10 +50,29 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
+// Up to `count` events before `event` that concern the same job (or any, when it names none),
+// oldest first: the story that led to the violation.
+std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& result,
+                                                   const sim::TraceEvent& event,
+                                                   std::size_t count = 6) {
+  const auto job = event.event.int_field("job_id");
+  std::vector<const sim::TraceEvent*> found;
+  for (auto i = static_cast<std::ptrdiff_t>(event.seq) - 2; i >= 0 && found.size() < count; --i) {
+    const auto& candidate = result.history[static_cast<std::size_t>(i)];
+    if (!job || candidate.event.int_field("job_id") == job) found.push_back(&candidate);
+  }
+  std::reverse(found.begin(), found.end());
+  return found;
+}
+
 std::string violation_text(const scenario::RunResult& result, const check::Violation& v) {
   std::string text = "[" + v.invariant + "] " + v.message;
   if (const auto* event = find_event(result, v.event_seq)) {
     text += "\n      first offending event: " + sim::to_json_line(*event);
+    const auto story = leading_events(result, *event);
+    if (!story.empty()) text += "\n      what led to it:";
+    for (const auto* e : story) text += "\n        " + human_line(*e);
+    text += "\n      >       " + human_line(*event);
   }
   return text;
 }
@@ -160,6 +180,11 @@ std::string summary_json(const std::vector<scenario::RunResult>& results) {
       const auto* event = find_event(result, v.event_seq);
       violation["event"] =
           event ? nlohmann::ordered_json::parse(sim::to_json_line(*event)) : nullptr;
+      auto story = nlohmann::ordered_json::array();
+      if (event) {
+        for (const auto* e : leading_events(result, *event)) story.push_back(human_line(*e));
+      }
+      violation["leading_events"] = std::move(story);
       violations.push_back(std::move(violation));
     }
     nlohmann::ordered_json entry;
