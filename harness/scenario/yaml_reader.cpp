@@ -12,6 +12,9 @@ namespace onejob::scenario {
 namespace {
 
 constexpr int kMaxJsonDepth = 64;
+// Aliases let a few lines of YAML name an exponential number of values ("billion laughs");
+// a request body never needs more than this many.
+constexpr std::size_t kMaxJsonValues = 100'000;
 
 std::string_view kind_name(const YAML::Node& node) {
   switch (node.Type()) {
@@ -168,17 +171,26 @@ void YamlReader::expect_sequence(const YAML::Node& node, std::string_view what) 
   }
 }
 
-nlohmann::json YamlReader::json(const YAML::Node& node) const { return json_at_depth(node, 0); }
+nlohmann::json YamlReader::json(const YAML::Node& node) const {
+  std::size_t budget = kMaxJsonValues;
+  return json_at_depth(node, 0, budget);
+}
 
-nlohmann::json YamlReader::json_at_depth(const YAML::Node& node, int depth) const {
+nlohmann::json YamlReader::json_at_depth(const YAML::Node& node, int depth,
+                                         std::size_t& budget) const {
   if (depth > kMaxJsonDepth) fail(node, "value nested too deeply");
+  if (budget == 0) {
+    fail(node, "value too large: more than " + std::to_string(kMaxJsonValues) +
+                   " values (aliases expanding?)");
+  }
+  --budget;
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
       return nullptr;
     case YAML::NodeType::Sequence: {
       auto array = nlohmann::json::array();
-      for (const auto& item : node) array.push_back(json_at_depth(item, depth + 1));
+      for (const auto& item : node) array.push_back(json_at_depth(item, depth + 1, budget));
       return array;
     }
     case YAML::NodeType::Map: {
@@ -186,7 +198,7 @@ nlohmann::json YamlReader::json_at_depth(const YAML::Node& node, int depth) cons
       for (const auto& item : node) {
         const auto key = string(item.first, "key");
         if (object.contains(key)) fail(item.first, "repeated key \"" + key + "\"");
-        object[key] = json_at_depth(item.second, depth + 1);
+        object[key] = json_at_depth(item.second, depth + 1, budget);
       }
       return object;
     }

@@ -44,7 +44,7 @@ class YamlReader {
   void expect_sequence(const YAML::Node& node, std::string_view what) const;
 
  private:
-  nlohmann::json json_at_depth(const YAML::Node& node, int depth) const;
+  nlohmann::json json_at_depth(const YAML::Node& node, int depth, std::size_t& budget) const;
 
   std::string file_;
 };

@@ -473,6 +473,22 @@ BOOST_AUTO_TEST_CASE(an_unreadable_file_is_a_scenario_error) {
   BOOST_CHECK_THROW(load_scenario_file("/nonexistent/x.yaml"), ScenarioError);
 }
 
+BOOST_AUTO_TEST_CASE(an_alias_bomb_in_a_body_is_refused_not_expanded) {
+  // Ten levels of ten aliases each: 10^10 values if expanded.
+  std::string text =
+      "name: bomb\nseed: 1\nclients: [{name: c, owner: o}]\ntimeline:\n  - at: 0s\n"
+      "    create_job:\n      client: c\n      key: k\n      body:\n"
+      "        a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level <= 9; ++level) {
+    const std::string previous = "*a" + std::to_string(level - 1);
+    text += "        a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + previous;
+    text += "]\n";
+  }
+  const auto error = error_of(text);
+  BOOST_TEST(error.find("value too large") != std::string::npos, error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
