@@ -404,7 +404,36 @@ void Loader::load_invariants(const YAML::Node& node) {
 
 }  // namespace
 
+// yaml-cpp 0.7 allocates without bound on a document whose first token is a ',' (found by
+// fuzzing: ",a" exhausts memory). Refuse that one shape before yaml-cpp sees it.
+void refuse_leading_flow_entry(const std::string& text, const std::string& file) {
+  bool document_start = true;
+  int line_number = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    std::string_view line(text.data() + start, end - start);
+    ++line_number;
+    std::size_t column = line.find_first_not_of(" \t\r");
+    std::string_view rest = column == std::string_view::npos ? "" : line.substr(column);
+    if (column == 0 && rest.starts_with("---")) {
+      document_start = true;
+      column = line.find_first_not_of(" \t\r", 3);
+      rest = column == std::string_view::npos ? "" : line.substr(column);
+    }
+    if (document_start && !rest.empty() && !rest.starts_with('#') && !rest.starts_with('%')) {
+      if (rest.starts_with(',')) {
+        throw ScenarioError(file, {line_number, static_cast<int>(column) + 1},
+                            "invalid YAML: a document cannot start with ','");
+      }
+      document_start = false;
+    }
+    start = end + 1;
+  }
+}
+
 ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file) {
+  refuse_leading_flow_entry(yaml_text, file);
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(yaml_text);

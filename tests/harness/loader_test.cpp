@@ -489,6 +489,13 @@ BOOST_AUTO_TEST_CASE(an_alias_bomb_in_a_body_is_refused_not_expanded) {
   BOOST_TEST(error.find("value too large") != std::string::npos, error);
 }
 
+BOOST_AUTO_TEST_CASE(a_document_starting_with_a_comma_is_refused_before_yaml_cpp_sees_it) {
+  // yaml-cpp 0.7 exhausts memory on these; the fuzzer found the first.
+  check_error(",ame: x\n", "1:1", "a document cannot start with ','");
+  check_error("# comment\n\n  ,a\n", "3:3", "a document cannot start with ','");
+  check_error(kValid + "--- ,a\n", "24:5", "a document cannot start with ','");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
