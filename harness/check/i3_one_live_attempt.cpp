@@ -118,18 +118,22 @@ struct ReplayedAttempt {
 class PendingExits {
  public:
   void observe(const sim::TraceEvent& recorded);
-  bool any(std::int64_t attempt_id) const { return pending_.contains(attempt_id); }
+  bool any(std::int64_t attempt_id) const {
+    auto it = pending_.lower_bound({attempt_id, ""});
+    return it != pending_.end() && it->first.first == attempt_id;
+  }
 
  private:
-  void add(std::int64_t attempt_id) { ++pending_[attempt_id]; }
+  using Write = std::pair<std::int64_t, std::string>;  // attempt, writer (as `by` names it)
+  void add(const Write& write) { ++pending_[write]; }
   // The write did not commit: the store refused it, or never ran it.
-  void settle(std::int64_t attempt_id) {
-    auto it = pending_.find(attempt_id);
+  void settle(const Write& write) {
+    auto it = pending_.find(write);
     if (it != pending_.end() && --it->second == 0) pending_.erase(it);
   }
 
   std::map<std::string, std::int64_t> cancels_;  // request id -> attempt, until the API answers
-  std::map<std::int64_t, int> pending_;          // attempt -> writes in doubt
+  std::map<Write, int> pending_;                 // writes in doubt
 };
 
 // The id in "/attempts/{id}/cancel"; 0 when the path is another.
@@ -149,29 +153,31 @@ void PendingExits::observe(const sim::TraceEvent& recorded) {
   if (kind == "api.request" && cancel_route) {
     const auto target = cancelled_attempt(event.string_field("path").value_or(""));
     cancels_[event.string_field("request_id").value_or("")] = target;
-    add(target);
+    add({target, "api"});
   } else if (kind == "api.response" && cancel_route) {
     auto cancel = cancels_.find(event.string_field("request_id").value_or(""));
     if (cancel == cancels_.end()) return;
     // A store error may hide a committed cancel: the doubt stays.
-    if (event.int_field("status").value_or(500) < 500) settle(cancel->second);
+    if (event.int_field("status").value_or(500) < 500) settle({cancel->second, "api"});
     cancels_.erase(cancel);
   } else if (kind == "provider.reply") {
     const auto reply = event.string_field("kind");
-    if (reply == "answered" || reply == "rejected") add(attempt_id);
+    if (reply == "answered" || reply == "rejected") add({attempt_id, recorded.node});
   } else if (kind == "reconciler.status") {
     const auto status = event.string_field("status");
-    if (status == "completed" || status == "failed") add(attempt_id);
+    if (status == "completed" || status == "failed") add({attempt_id, "reconciler"});
   } else if (kind == "attempt.write_refused") {
-    settle(attempt_id);
-  } else if (kind == "worker.store_error" && attempt_id != 0) {
-    if (event.string_field("kind") == "unavailable") {
-      settle(attempt_id);
-    } else if (!any(attempt_id)) {
-      add(attempt_id);  // a write with no trace before it (a prompt refused, a late cancel)
+    // A refused move to UNKNOWN was never one of the exits in doubt.
+    if (!is_live(event.string_field("wanted").value_or(""))) {
+      settle({attempt_id, event.string_field("by").value_or("")});
     }
-  } else if (kind == "attempt.state" && !is_live(event.string_field("to").value_or(""))) {
-    pending_.erase(attempt_id);
+  } else if (kind == "worker.store_error" && attempt_id != 0) {
+    const Write write{attempt_id, event.string_field("worker").value_or("")};
+    if (event.string_field("kind") == "unavailable") {
+      settle(write);
+    } else if (!pending_.contains(write)) {
+      add(write);  // a write with no trace before it (a prompt refused, a late cancel)
+    }
   }
 }
 

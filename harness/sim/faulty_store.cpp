@@ -95,6 +95,10 @@ Async<std::vector<Attempt>> FaultyStore::find_attempts_in_state(AttemptState sta
     return target().find_attempts_in_state(state);
   });
 }
+Async<std::vector<Job>> FaultyStore::find_idle_jobs() {
+  return round_trip<std::vector<Job>>("find_idle_jobs", false,
+                                      [this] { return target().find_idle_jobs(); });
+}
 Async<std::vector<Attempt>> FaultyStore::find_expired_leases(Instant now) {
   return round_trip<std::vector<Attempt>>(
       "find_expired_leases", false, [this, now] { return target().find_expired_leases(now); });

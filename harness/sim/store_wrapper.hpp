@@ -34,6 +34,7 @@ class StoreWrapper : public Store {
   Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override {
     return target_.find_attempts_in_state(state);
   }
+  Async<std::vector<Job>> find_idle_jobs() override { return target_.find_idle_jobs(); }
   Async<std::vector<Attempt>> find_expired_leases(Instant now) override {
     return target_.find_expired_leases(now);
   }

@@ -138,6 +138,17 @@ Async<std::vector<Attempt>> MemoryStore::find_attempts_in_state(AttemptState sta
   co_return found;
 }
 
+Async<std::vector<Job>> MemoryStore::find_idle_jobs() {
+  std::vector<Job> found;
+  for (const auto& [id, job] : jobs_) {
+    if (job.status == JobStatus::pending && !job.completed_by &&
+        !live_attempt_by_job_.contains(id)) {
+      found.push_back(job);
+    }
+  }
+  co_return found;
+}
+
 Async<std::vector<Attempt>> MemoryStore::find_expired_leases(Instant now) {
   std::vector<Attempt> found;
   for (AttemptId id : attempts_by_state_[AttemptState::running]) {

@@ -47,6 +47,7 @@ constexpr const char* kWriteAttempt = "onejob_write_attempt";
 constexpr const char* kListAttempts = "onejob_list_attempts";
 constexpr const char* kAttemptsInState = "onejob_attempts_in_state";
 constexpr const char* kExpiredLeases = "onejob_expired_leases";
+constexpr const char* kIdleJobs = "onejob_idle_jobs";
 constexpr const char* kClaimAttempt = "onejob_claim_attempt";
 constexpr const char* kInsertCertification = "onejob_insert_certification";
 constexpr const char* kLatestCertification = "onejob_latest_certification";
@@ -376,6 +377,14 @@ class PgStore::Session {
     return attempts_from(exec(tx, kAttemptsInState, std::string{to_string(state)}));
   }
 
+  std::vector<Job> find_idle_jobs() {
+    const std::lock_guard lock{mutex_};
+    pqxx::nontransaction tx{connection_};
+    std::vector<Job> jobs;
+    for (const auto& row : exec(tx, kIdleJobs)) jobs.push_back(job_from_row(row));
+    return jobs;
+  }
+
   std::vector<Attempt> find_expired_leases(Instant now) {
     const std::lock_guard lock{mutex_};
     pqxx::nontransaction tx{connection_};
@@ -508,6 +517,11 @@ class PgStore::Session {
     connection_.prepare(kFindJob,
                         "SELECT " + job_columns + " FROM jobs WHERE id = $1 AND owner_id = $2");
     connection_.prepare(kLoadJob, "SELECT " + job_columns + " FROM jobs WHERE id = $1");
+    connection_.prepare(kIdleJobs,
+                        "SELECT " + job_columns +
+                            " FROM jobs j WHERE status = 'pending' AND completed_by IS NULL"
+                            " AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id"
+                            " AND a.state IN ('STARTING', 'RUNNING', 'UNKNOWN')) ORDER BY id");
     connection_.prepare(kLockJob, "SELECT completed_by FROM jobs WHERE id = $1 FOR UPDATE");
     // failure_reason is left as it was, exactly as MemoryStore does.
     connection_.prepare(kReopenJob, "UPDATE jobs SET status = 'pending' WHERE id = $1");
@@ -633,6 +647,8 @@ Async<std::vector<Attempt>> PgStore::list_attempts(JobId job_id) {
 Async<std::vector<Attempt>> PgStore::find_attempts_in_state(AttemptState state) {
   co_return session_->find_attempts_in_state(state);
 }
+
+Async<std::vector<Job>> PgStore::find_idle_jobs() { co_return session_->find_idle_jobs(); }
 
 Async<std::vector<Attempt>> PgStore::find_expired_leases(Instant now) {
   co_return session_->find_expired_leases(now);

@@ -55,6 +55,7 @@ class PgStore final : public Store {
   Async<std::optional<Attempt>> find_attempt(AttemptId id) override;
   Async<std::vector<Attempt>> list_attempts(JobId job_id) override;
   Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
+  Async<std::vector<Job>> find_idle_jobs() override;
   Async<std::vector<Attempt>> find_expired_leases(Instant now) override;
   Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
                                                    Instant lease_expires_at) override;

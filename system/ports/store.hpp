@@ -168,6 +168,10 @@ class Store {
   virtual Async<std::vector<Attempt>> list_attempts(JobId job_id) = 0;
   // Attempts in `state`, by id.
   virtual Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) = 0;
+  // Pending jobs with no winner and no live attempt, by id: work that nothing is doing (a
+  // failover interrupted by a store fault, or an operator's cancel not yet followed up).
+  virtual Async<std::vector<Job>> find_idle_jobs() = 0;
+
   // RUNNING attempts whose lease expired at or before `now`, by id.
   virtual Async<std::vector<Attempt>> find_expired_leases(Instant now) = 0;
 

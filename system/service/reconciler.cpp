@@ -73,6 +73,18 @@ Async<void> sweep(CorePtr core) {
     if (!core->alive) co_return;
     co_await resolve_unknown(core, std::move(attempt));
   }
+  // A failover that a store fault interrupted (after the FAILED write, before the next attempt
+  // or the job's failure) leaves a pending job nothing works on: finish it here. A job whose
+  // latest attempt an operator cancelled is left to the operator.
+  for (const auto& job : co_await context.store.find_idle_jobs()) {
+    if (!core->alive) co_return;
+    const auto attempts = co_await context.store.list_attempts(job.id);
+    if (attempts.empty() || attempts.back().state != AttemptState::failed) continue;
+    context.events.emit(Event("reconciler.failover_resumed")
+                            .with("job_id", job.id)
+                            .with("attempt_id", attempts.back().id));
+    co_await settlement.fail_over(job.id, attempts.back());
+  }
 }
 
 Async<void> run_loop(CorePtr core) {

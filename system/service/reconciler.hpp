@@ -15,7 +15,9 @@ struct ReconcilerCore;
 //   - asks each UNKNOWN attempt's provider for the status of its derived key: a completed
 //     answer goes to the job's compare-and-swap exactly as an in-time answer would, a definitive
 //     failure fails the attempt (and failover runs); anything else leaves it UNKNOWN, blocking
-//     the job until the provider knows or an operator cancels.
+//     the job until the provider knows or an operator cancels;
+//   - resumes failover for pending jobs whose latest attempt FAILED but that have no live
+//     attempt (a store fault cut the failover short).
 class Reconciler {
  public:
   explicit Reconciler(SystemContext& context);

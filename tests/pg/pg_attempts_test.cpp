@@ -271,6 +271,16 @@ BOOST_AUTO_TEST_CASE(insert_attempt_reopens_a_failed_job) {
   BOOST_TEST(reopened.version == 1);
 }
 
+BOOST_AUTO_TEST_CASE(idle_jobs_are_pending_without_a_winner_or_a_live_attempt) {
+  const Created busy = create_job(store(), "key-busy");
+  const Created idle = create_job(store(), "key-idle");
+  update(store(), idle.first.id, {S::starting}, S::cancelled, std::nullopt, "operator");
+  const auto found = run(store().find_idle_jobs());
+  BOOST_REQUIRE(found.size() == 1u);
+  BOOST_TEST(found[0].id == idle.job.id);
+  BOOST_TEST(busy.job.id != idle.job.id);
+}
+
 // ---- claims and leases -------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(claim_takes_the_oldest_starting_attempt_and_bumps_its_token) {

@@ -192,6 +192,19 @@ inline Event cancel_response(std::string request_id, int status, std::int64_t jo
       .with("attempt_id", attempt_id);
 }
 
+// The store refused a guarded write: the attempt was `found` in another state than expected.
+inline Event write_refused(std::int64_t job_id, std::int64_t attempt_id, std::string found,
+                           std::string wanted, std::string by = "worker-1") {
+  return Event("attempt.write_refused")
+      .with("job_id", job_id)
+      .with("attempt_id", attempt_id)
+      .with("why", "state")
+      .with("found", std::move(found))
+      .with("wanted", std::move(wanted))
+      .with("by", std::move(by))
+      .with("token", 1);
+}
+
 // A worker's write failed: `kind` unavailable (it never ran) or maybe_committed (its reply was
 // lost).
 inline Event worker_store_error(std::int64_t attempt_id, std::string kind) {

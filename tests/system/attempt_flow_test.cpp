@@ -286,6 +286,31 @@ BOOST_AUTO_TEST_CASE(the_attempt_limit_stops_failover) {
   BOOST_TEST(view(job)["failure_reason"] == "attempt limit of 2 reached");
 }
 
+BOOST_AUTO_TEST_CASE(the_reconciler_resumes_a_failover_a_store_fault_cut_short) {
+  BOOST_TEST(certify("beta"));
+  const JobId job = create_job(R"(["beta"])");
+  // The attempt FAILED, but the failover that should follow never ran (its store calls failed).
+  auto claimed = run(store.claim_next_attempt("w1", loop.now(), loop.now() + seconds(20)));
+  AttemptUpdate failed{.attempt_id = claimed->id,
+                       .from = {S::running},
+                       .to = S::failed,
+                       .fence = claimed->lease_token,
+                       .take_over_as = {},
+                       .reason = "provider refused",
+                       .at = loop.now()};
+  run(store.update_attempt(std::move(failed)));
+  BOOST_TEST(run(store.find_idle_jobs()).size() == 1u);
+  run(reconciler.sweep_once());
+  BOOST_TEST(count("reconciler.failover_resumed") == 1u);
+  BOOST_REQUIRE(attempts(job).size() == 2u);
+  BOOST_TEST(attempts(job)[1].provider == "beta");
+  BOOST_TEST(run(store.find_idle_jobs()).empty());
+  // An operator's cancel is not resumed: what follows is the operator's call.
+  request("POST", "/attempts/" + std::to_string(attempts(job)[1].id) + "/cancel");
+  run(reconciler.sweep_once());
+  BOOST_TEST(attempts(job).size() == 2u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

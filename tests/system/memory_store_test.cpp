@@ -282,6 +282,15 @@ BOOST_AUTO_TEST_CASE(the_latest_certification_decides) {
   BOOST_TEST(latest->reasons == std::vector<std::string>{"case 1: wrong label"});
 }
 
+BOOST_AUTO_TEST_CASE(idle_jobs_are_pending_without_a_winner_or_a_live_attempt) {
+  Attempt busy = job_with_attempt("busy");
+  Attempt idle = drive(job_with_attempt("idle"), S::cancelled);
+  const auto found = run_sync(store.find_idle_jobs());
+  BOOST_REQUIRE(found.size() == 1u);
+  BOOST_TEST(found[0].id == idle.job_id);
+  BOOST_TEST(busy.job_id != idle.job_id);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -14,8 +14,10 @@ using test::attempts::attempt_state;
 using test::attempts::cancel_request;
 using test::attempts::cancel_response;
 using test::attempts::provider_reply;
+using test::attempts::reconciler_status;
 using test::attempts::store_fault;
 using test::attempts::worker_store_error;
+using test::attempts::write_refused;
 
 bool mentions(const Violation& violation, std::string_view text) {
   return violation.message.find(text) != std::string::npos;
@@ -114,6 +116,67 @@ BOOST_AUTO_TEST_CASE(an_answer_on_its_way_may_already_have_ended_the_attempt) {
       .add("worker-1", provider_reply(1, 1, "rejected", false))
       .add("api-1", attempt_created(1, 2, 2))
       .add("worker-1", attempt_state(1, 1, "RUNNING", "FAILED", "provider refused"));
+  BOOST_TEST(check_one_live_attempt(h.history()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(another_writers_refusal_does_not_settle_a_cancel) {
+  HistoryBuilder h;
+  h.add("api-1", attempt_created(1, 1))
+      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
+      .add("api-2", cancel_request("r2", 1))
+      // The worker's deadline write finds the cancel already applied.
+      .add("worker-1", write_refused(1, 1, "CANCELLED", "UNKNOWN"))
+      .add("api-1", attempt_created(1, 2, 2))
+      .add("api-2", attempt_state(1, 1, "RUNNING", "CANCELLED", "cancelled by alice", "api"))
+      .add("api-2", cancel_response("r2", 200, 1, 1));
+  BOOST_TEST(check_one_live_attempt(h.history()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_settling_write_ended_nothing) {
+  HistoryBuilder h;
+  h.add("api-1", attempt_created(1, 1))
+      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
+      .add("worker-1", provider_reply(1, 1, "rejected", false))
+      .add("worker-1", write_refused(1, 1, "RUNNING", "FAILED"))
+      .add("api-1", attempt_created(1, 2, 2));
+  const auto violations = check_one_live_attempt(h.history());
+  BOOST_REQUIRE(violations.size() == 1u);
+  BOOST_TEST(violations[0].event_seq.value_or(0) == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_move_to_unknown_settles_no_exit) {
+  HistoryBuilder h;
+  h.add("api-1", attempt_created(1, 1))
+      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
+      .add("worker-1", provider_reply(1, 1, "answered", true))
+      // The worker's deadline write finds the reconciler took over first; the write of its late
+      // answer is still on its way.
+      .add("worker-1", write_refused(1, 1, "UNKNOWN", "UNKNOWN"))
+      .add("api-1", attempt_created(1, 2, 2))
+      .add("reconciler", attempt_state(1, 1, "RUNNING", "UNKNOWN", "lease expired", "reconciler"))
+      .add("worker-1", attempt_state(1, 1, "UNKNOWN", "SUCCEEDED", "won"));
+  BOOST_TEST(check_one_live_attempt(h.history()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_reconciler_status_on_its_way_may_already_have_ended_the_attempt) {
+  HistoryBuilder h;
+  h.add("api-1", attempt_created(1, 1))
+      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
+      .add("worker-1", attempt_state(1, 1, "RUNNING", "UNKNOWN", "no answer"))
+      .add("reconciler", reconciler_status(1, 1, "failed"))
+      .add("api-1", attempt_created(1, 2, 2))
+      .add("reconciler", attempt_state(1, 1, "UNKNOWN", "FAILED", "provider reports failure"));
+  BOOST_TEST(check_one_live_attempt(h.history()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_write_that_left_no_trace_before_may_have_ended_the_attempt) {
+  HistoryBuilder h;
+  h.add("api-1", attempt_created(1, 1))
+      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
+      // Failing a prompt the provider cannot take sends nothing first; its reply was lost.
+      .add("net.node_store", store_fault("update_attempt", "maybe_committed"))
+      .add("worker-1", worker_store_error(1, "maybe_committed"))
+      .add("api-1", attempt_created(1, 2, 2));
   BOOST_TEST(check_one_live_attempt(h.history()).empty());
 }
 
@@ -270,6 +333,17 @@ BOOST_AUTO_TEST_CASE(a_lost_claim_leaves_the_attempt_live) {
   BOOST_TEST(mentions(violations[0], "while attempt 1 is STARTING"));
 }
 
+BOOST_AUTO_TEST_CASE(a_lost_claim_explains_only_a_claim) {
+  HistoryBuilder h;
+  h.add("api-1", attempt_created(1, 1))
+      .add("net.node_store", store_fault("claim_next_attempt", "maybe_committed"))
+      .add("reconciler", attempt_state(1, 1, "UNKNOWN", "FAILED", "provider reports failure"));
+  const auto violations = check_one_live_attempt(h.history());
+  BOOST_REQUIRE(violations.size() == 1u);
+  BOOST_TEST(violations[0].event_seq.value_or(0) == 3u);
+  BOOST_TEST(mentions(violations[0], "never reaching UNKNOWN"));
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_claim_explains_a_running_attempt_the_history_never_saw_claimed) {
   HistoryBuilder h;
   h.add("api-1", attempt_created(1, 1))
@@ -286,6 +360,19 @@ BOOST_AUTO_TEST_CASE(an_attempt_whose_creation_went_unreported_is_adopted_live) 
   BOOST_REQUIRE(violations.size() == 1u);
   BOOST_TEST(violations[0].event_seq.value_or(0) == 2u);
   BOOST_TEST(mentions(violations[0], "while attempt 1 is RUNNING"));
+}
+
+BOOST_AUTO_TEST_CASE(an_attempt_first_seen_leaving_a_live_state_was_live_until_then) {
+  HistoryBuilder h;
+  h.add("api-1", attempt_created(1, 1))
+      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
+      .add("net.node_store", store_fault("insert_attempt", "maybe_committed"))
+      .add("worker-2", attempt_state(1, 2, "RUNNING", "FAILED", "provider refused"));
+  const auto violations = check_one_live_attempt(h.history());
+  BOOST_REQUIRE(!violations.empty());
+  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
+  BOOST_TEST(
+      mentions(violations[0], "attempt 2 of job 1 became RUNNING while attempt 1 is RUNNING"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
