@@ -99,7 +99,7 @@ World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store
       client_attempts_(spec.timeline.size(), 0),
       received_(spec.timeline.size()) {
   if (spec.swarm) apply_swarm(network_, root_rng_.fork("swarm"));
-  build_links(seed);
+  build_links();
   for (const auto& provider : spec.providers) {
     providers_.emplace(provider.name,
                        std::make_unique<sim::SimProvider>(
@@ -134,7 +134,7 @@ World::~World() {
   loop_.shutdown();
 }
 
-void World::build_links(std::uint64_t) {
+void World::build_links() {
   const std::pair<LinkKind, std::pair<const char*, const LinkSpec*>> links[] = {
       {LinkKind::client_lb, {"net.client_lb", &network_.client_lb}},
       {LinkKind::lb_api, {"net.lb_api", &network_.lb_api}},
@@ -334,8 +334,8 @@ void World::lb_receive(int number, int attempt, const Request& request, int lb_t
   forwarded.request_id += "." + std::to_string(lb_try + 1);
   links_.at(LinkKind::lb_api)
       ->send(sim::Direction::request, kLb, api, forwarded.request_id,
-             [this, api, number, attempt, lb_try, forwarded] {
-               api_receive(api, number, attempt, lb_try, forwarded);
+             [this, api, number, attempt, forwarded] {
+               api_receive(api, number, attempt, forwarded);
              });
   // The API node did not answer in time: the same request (same key) goes to another node.
   loop_.schedule_after(spec_.policy.lb_timeout, [this, number, attempt, request, lb_try] {
@@ -344,17 +344,15 @@ void World::lb_receive(int number, int attempt, const Request& request, int lb_t
   });
 }
 
-void World::api_receive(const std::string& api, int number, int attempt, int lb_try,
-                        Request request) {
+void World::api_receive(const std::string& api, int number, int attempt, Request request) {
   Incarnation& life = node(api).current();
   if (!life.up) return;  // a crashed node accepts nothing
-  boost::asio::co_spawn(loop_.io(),
-                        serve(this, api, &life, number, attempt, lb_try, std::move(request)),
+  boost::asio::co_spawn(loop_.io(), serve(this, api, &life, number, attempt, std::move(request)),
                         rethrow_error);
 }
 
 Async<void> World::serve(World* world, std::string api, Incarnation* life, int number, int attempt,
-                         int lb_try, Request request) {
+                         Request request) {
   const Response response = co_await life->api->handle(std::move(request));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
   const auto& client = world->spec_.timeline[number - 1].client;
@@ -364,7 +362,6 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
              [world, number, attempt, client, response] {
                world->lb_respond(number, attempt, client, response);
              });
-  (void)lb_try;
 }
 
 void World::lb_respond(int number, int attempt, const std::string& client,

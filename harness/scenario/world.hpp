@@ -46,7 +46,7 @@ class World {
   struct Node;
   enum class Role { api, worker, reconciler, certifier };
 
-  void build_links(std::uint64_t seed);
+  void build_links();
   void start(Node& node, bool restart);
   void crash(Node& node);
   Node& node(const std::string& name);
@@ -56,11 +56,11 @@ class World {
   static Async<void> cancel_attempt(World* world, int number, int attempt, JobId job,
                                     Request request);
   void lb_receive(int number, int attempt, const Request& request, int lb_try);
-  void api_receive(const std::string& api, int number, int attempt, int lb_try, Request request);
+  void api_receive(const std::string& api, int number, int attempt, Request request);
   void lb_respond(int number, int attempt, const std::string& client, const Response& response);
   void client_receive(int number, int attempt, const std::string& client, const Response& response);
   static Async<void> serve(World* world, std::string api, Incarnation* incarnation, int number,
-                           int attempt, int lb_try, Request request);
+                           int attempt, Request request);
   static Async<void> certify(World* world, Incarnation* incarnation, ProviderProfile profile);
 
   const ScenarioSpec& spec_;

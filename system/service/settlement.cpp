@@ -10,6 +10,20 @@ std::vector<AttemptState> without(std::vector<AttemptState> states, AttemptState
   return states;
 }
 
+// A write the store refused: the writer's lease was taken over (fenced) or the attempt had
+// already moved on (state).
+void emit_write_refused(EventSink& events, const Attempt& attempt, bool fenced, AttemptState wanted,
+                        const Writer& writer) {
+  events.emit(Event("attempt.write_refused")
+                  .with("job_id", attempt.job_id)
+                  .with("attempt_id", attempt.id)
+                  .with("why", fenced ? "fenced" : "state")
+                  .with("found", std::string(to_string(attempt.state)))
+                  .with("wanted", std::string(to_string(wanted)))
+                  .with("by", writer.name)
+                  .with("token", writer.fence.value_or(0)));
+}
+
 }  // namespace
 
 void emit_attempt_created(EventSink& events, const Attempt& attempt) {
@@ -37,14 +51,8 @@ Async<UpdateAttemptResult> Settlement::transition(AttemptUpdate update, const Wr
                              .with("reason", reason)
                              .with("by", writer.name));
   } else if (result.attempt) {
-    context_.events.emit(Event("attempt.write_refused")
-                             .with("job_id", result.attempt->job_id)
-                             .with("attempt_id", result.attempt->id)
-                             .with("why", result.outcome == Outcome::fenced ? "fenced" : "state")
-                             .with("found", std::string(to_string(result.attempt->state)))
-                             .with("wanted", std::string(to_string(to)))
-                             .with("by", writer.name)
-                             .with("token", writer.fence.value_or(0)));
+    emit_write_refused(context_.events, *result.attempt, result.outcome == Outcome::fenced, to,
+                       writer);
   }
   co_return result;
 }
@@ -75,14 +83,8 @@ Async<void> Settlement::answered(const Attempt& attempt, const Job& job, const s
   auto result = co_await context_.store.complete_attempt(std::move(completion));
   using Outcome = CompleteAttemptResult::Outcome;
   if (result.outcome == Outcome::fenced || result.outcome == Outcome::state_mismatch) {
-    context_.events.emit(Event("attempt.write_refused")
-                             .with("job_id", job.id)
-                             .with("attempt_id", attempt.id)
-                             .with("why", result.outcome == Outcome::fenced ? "fenced" : "state")
-                             .with("found", std::string(to_string(result.attempt->state)))
-                             .with("wanted", "SUCCEEDED")
-                             .with("by", writer.name)
-                             .with("token", writer.fence.value_or(0)));
+    emit_write_refused(context_.events, *result.attempt, result.outcome == Outcome::fenced,
+                       AttemptState::succeeded, writer);
     co_return;
   }
   if (result.outcome == Outcome::not_found) co_return;

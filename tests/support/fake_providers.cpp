@@ -4,32 +4,12 @@
 
 #include "system/service/deadline.hpp"
 
+#include "harness/sim/sim_provider.hpp"
+
 namespace onejob::test {
 
 std::string correct_output(const std::string& operation, const std::string& input_json) {
-  const auto input = nlohmann::json::parse(input_json);
-  const auto& text = input["text"].get_ref<const std::string&>();
-  if (operation == "classify") {
-    std::string label = "other";
-    if (text.find("charged") != std::string::npos || text.find("invoice") != std::string::npos) {
-      label = "billing";
-    } else if (text.find("crash") != std::string::npos) {
-      label = "support";
-    }
-    return nlohmann::json{{"label", label}, {"confidence", 0.9}}.dump();
-  }
-  if (operation == "summarize") {
-    return nlohmann::json{{"summary", text.substr(0, text.size() / 2)}}.dump();
-  }
-  nlohmann::json fields = nlohmann::json::object();
-  for (const auto& name : input["fields"]) {
-    const auto& field = name.get_ref<const std::string&>();
-    std::string value;
-    if (field == "total") value = "310.00 EUR";
-    if (field == "due_date") value = "2026-12-01";
-    fields[field] = value.empty() ? nlohmann::json(nullptr) : nlohmann::json(value);
-  }
-  return nlohmann::json{{"fields", fields}}.dump();
+  return sim::provider_output(scenario::ProviderOutcome::ok, operation, input_json);
 }
 
 FakeProviders::FakeProviders(sim::SimLoop& loop) : loop_(loop) {}
