@@ -1,65 +1,65 @@
-#include "harness/check/i1_one_job_per_key.hpp"
-
-#include <utility>
-
-#include <map>
-#include <string>
+// I1 — one job per (owner, idempotency key); every accepted create names the stored job.
+//
+// Checks, against the store's commit log:
+//   - the store commits at most one job per (owner, key);
+//   - every create an API node answered 200 or 201, and every such answer a client received,
+//     carries the id of the job the store had committed for that (owner, key) by then.
+// Does not check:
+//   - whether the request matched the stored one (I2);
+//   - creates without an Idempotency-Key (refused with 400 before the store).
+#include "harness/check/invariant.hpp"
 
 namespace onejob::check {
 namespace {
 
-struct CreatedJob {
-  std::int64_t job_id;
-  std::uint64_t seq;
-};
-
-std::string pair_name(const std::string& owner, const std::string& key) {
-  return "(owner \"" + owner + "\", key \"" + key + "\")";
+void check_answer(const HistoryModel& model, const std::string& owner, const std::string& key,
+                  std::int64_t status, std::optional<std::int64_t> job_id, std::uint64_t seq,
+                  const char* who, std::vector<Violation>& out) {
+  if (status != 200 && status != 201) return;
+  const JobRecord* stored = model.job_for_key(owner, key, seq);
+  const std::string what = std::string(who) + " got " + std::to_string(status) + " for key \"" +
+                           key + "\" of owner \"" + owner + "\"";
+  if (stored == nullptr) {
+    out.push_back({"I1", what + ", but the store has no job for that key", seq, {}});
+  } else if (job_id != stored->id()) {
+    out.push_back({"I1",
+                   what + " naming " + (job_id ? job_ref(*job_id) : "no job") +
+                       ", but the store's job for that key is " + job_ref(stored->id()),
+                   seq,
+                   {stored->inserted.seq}});
+  }
 }
 
 }  // namespace
 
-std::vector<Violation> check_one_job_per_key(const sim::History& history) {
-  std::vector<Violation> violations;
-  std::map<std::pair<std::string, std::string>, CreatedJob> jobs;
-  for (const auto& recorded : history) {
-    const Event& event = recorded.event;
-    const auto owner = event.string_field("owner").value_or("");
-    const auto key = event.string_field("key").value_or("");
-    const auto job_id = event.int_field("job_id");
-    const bool created = event.kind() == "job.created" || event.kind() == "store.job_inserted";
-    if (created && job_id) {
-      auto [it, first] = jobs.try_emplace({owner, key}, CreatedJob{*job_id, recorded.seq});
-      // The store's log and the API both report a creation; the same job twice is one job.
-      if (!first && it->second.job_id != *job_id) {
-        violations.push_back({"I1",
-                              "second job " + std::to_string(*job_id) + " created for " +
-                                  pair_name(owner, key) + ", which already has job " +
-                                  std::to_string(it->second.job_id) + " (event #" +
-                                  std::to_string(it->second.seq) + ")",
-                              recorded.seq});
-      }
-    } else if (event.kind() == "api.response" && job_id &&
-               event.string_field("route") == "create_job") {
-      const auto status = event.int_field("status").value_or(0);
-      if (status != 200 && status != 201) continue;
-      auto it = jobs.find({owner, key});
-      if (it == jobs.end()) {
-        violations.push_back({"I1",
-                              "response " + std::to_string(status) + " carries job " +
-                                  std::to_string(*job_id) + " but no job was created for " +
-                                  pair_name(owner, key),
-                              recorded.seq});
-      } else if (it->second.job_id != *job_id) {
-        violations.push_back({"I1",
-                              "response " + std::to_string(status) + " carries job " +
-                                  std::to_string(*job_id) + " but " + pair_name(owner, key) +
-                                  " is job " + std::to_string(it->second.job_id),
-                              recorded.seq});
-      }
+std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
+  std::vector<Violation> out;
+  for (const auto& [owner_key, ids] : model.jobs_by_key) {
+    for (std::size_t i = 1; i < ids.size(); ++i) {
+      const auto& first = model.jobs.at(ids.front());
+      const auto& again = model.jobs.at(ids[i]);
+      out.push_back({"I1",
+                     "the store committed " + job_ref(again.id()) + " for key \"" +
+                         owner_key.second + "\" of owner \"" + owner_key.first + "\", which " +
+                         job_ref(first.id()) + " already holds",
+                     again.inserted.seq,
+                     {first.inserted.seq}});
     }
   }
-  return violations;
+  for (const auto& exchange : model.exchanges) {
+    if (exchange.request.what.route != "create_job" || !exchange.response) continue;
+    const auto& response = exchange.response->what;
+    check_answer(model, response.owner, response.key, response.status, response.job_id,
+                 exchange.response->seq, exchange.node.c_str(), out);
+  }
+  for (const auto& [number, request] : model.requests) {
+    if (request.first.action != "create_job" || !request.first.key) continue;
+    for (const auto& received : request.received) {
+      check_answer(model, request.first.owner, *request.first.key, received.what.status,
+                   received.what.job_id, received.seq, request.client.c_str(), out);
+    }
+  }
+  return out;
 }
 
 }  // namespace onejob::check

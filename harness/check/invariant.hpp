@@ -6,27 +6,52 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/sim/trace.hpp"
+#include "harness/check/history.hpp"
 
 namespace onejob::check {
 
-// A broken rule, found in a recorded history.
+// One anomaly: a headline, the first offending event, and the events that show it.
 struct Violation {
-  std::string invariant;  // "I1".. or "expect" for a scenario expectation
+  std::string invariant;  // "I1".., "expect", "availability", "log", "run", "determinism"
   std::string message;
-  std::optional<std::uint64_t> event_seq;  // the first offending event, when there is one
+  std::optional<std::uint64_t> event_seq{};  // the first offending event, when there is one
+  std::vector<std::uint64_t> evidence{};   // earlier events the headline refers to
 };
 
-// An invariant judges a run from its history alone: no access to the store or the nodes.
+// Whether a violation breaks a safety rule (an invariant or the log's agreement with the store)
+// rather than an expectation or availability.
+bool is_safety(const Violation& violation);
+
+// An invariant judges a run from its history model alone: no access to the store or the nodes.
 struct Invariant {
   std::string_view id;
   std::string_view summary;
-  std::vector<Violation> (*check)(const sim::History& history);
+  std::vector<Violation> (*check)(const HistoryModel& model);
 };
 
 // Every invariant checker, in id order.
 const std::vector<Invariant>& all_invariants();
 // nullptr when no checker has this id.
 const Invariant* find_invariant(std::string_view id);
+
+// The checkers, one per file (each file opens with what it checks and what it does not).
+std::vector<Violation> check_one_job_per_key(const HistoryModel& model);
+std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model);
+std::vector<Violation> check_one_live_attempt(const HistoryModel& model);
+std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model);
+std::vector<Violation> check_one_winner(const HistoryModel& model);
+std::vector<Violation> check_certified_failover(const HistoryModel& model);
+std::vector<Violation> check_nothing_lost(const HistoryModel& model);
+std::vector<Violation> check_liveness(const HistoryModel& model);
+std::vector<Violation> check_side_effects(const HistoryModel& model);
+std::vector<Violation> check_fencing(const HistoryModel& model);
+
+// The store's final rows agree with its commit log: every committed job and attempt is there, in
+// the state the log left it (violations of "log"; a store whose answers lie shows here).
+std::vector<Violation> check_store_agrees(const HistoryModel& model, const StoreRows& rows);
+
+// Small helpers shared by the checkers' messages.
+std::string job_ref(std::int64_t job_id);
+std::string attempt_ref(std::int64_t attempt_id);
 
 }  // namespace onejob::check

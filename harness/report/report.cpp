@@ -8,7 +8,11 @@
 #include <type_traits>
 #include <variant>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
+
+#include "system/events/schema.hpp"
 
 namespace onejob::report {
 namespace {
@@ -55,11 +59,11 @@ std::string xml_escape(std::string_view text) {
 std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& result,
                                                    const sim::TraceEvent& event,
                                                    std::size_t count = 6) {
-  const auto job = event.event.int_field("job_id");
+  const auto job = events::job_of(event.event);
   std::vector<const sim::TraceEvent*> found;
   for (auto i = static_cast<std::ptrdiff_t>(event.seq) - 2; i >= 0 && found.size() < count; --i) {
     const auto& candidate = result.history[static_cast<std::size_t>(i)];
-    if (!job || candidate.event.int_field("job_id") == job) found.push_back(&candidate);
+    if (!job || events::job_of(candidate.event) == job) found.push_back(&candidate);
   }
   std::reverse(found.begin(), found.end());
   return found;
@@ -67,6 +71,9 @@ std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& re
 
 std::string violation_text(const scenario::RunResult& result, const check::Violation& v) {
   std::string text = "[" + v.invariant + "] " + v.message;
+  for (const auto seq : v.evidence) {
+    if (const auto* event = find_event(result, seq)) text += "\n      see:    " + human_line(*event);
+  }
   if (const auto* event = find_event(result, v.event_seq)) {
     text += "\n      first offending event: " + sim::to_json_line(*event);
     const auto story = leading_events(result, *event);
@@ -149,20 +156,63 @@ std::string summary_line(const scenario::RunResult& result) {
          "  simulated=" + seconds;
 }
 
+namespace {
+
+// One section of a failure: at most kShownPerRule violations of each rule, then how many more.
+void append_section(std::string& out, const scenario::RunResult& result, bool safety) {
+  constexpr std::size_t kShownPerRule = 20;
+  std::map<std::string, std::size_t> counts;
+  for (const auto& v : result.violations) {
+    if (check::is_safety(v) == safety) ++counts[v.invariant];
+  }
+  if (counts.empty()) return;
+  out += safety ? "    safety: broken rules\n" : "    expectations and availability\n";
+  std::map<std::string, std::size_t> shown;
+  for (const auto& v : result.violations) {
+    if (check::is_safety(v) != safety || ++shown[v.invariant] > kShownPerRule) continue;
+    out += "    " + violation_text(result, v) + "\n";
+  }
+  for (const auto& [rule, count] : counts) {
+    if (count > kShownPerRule) {
+      out += "    [" + rule + "] ... " + std::to_string(count - kShownPerRule) + " more (" +
+             std::to_string(count) + " in all; summary.json lists every one)\n";
+    }
+  }
+}
+
+std::string outcome_counts(const std::map<std::string, int>& counts) {
+  std::string out;
+  for (const auto& [name, count] : counts) {
+    out += (out.empty() ? "" : " ") + name + "=" + std::to_string(count);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string text_summary(const std::vector<scenario::RunResult>& results) {
   std::string out;
   std::size_t failed = 0;
+  std::size_t unsafe = 0;
+  std::map<std::string, int> ends;
+  std::map<std::string, int> marks;
   for (const auto& result : results) {
     out += summary_line(result) + "\n";
+    for (const auto& [end, count] : result.job_ends) ends[end] += count;
+    for (const auto& [mark, count] : result.marks) marks[mark] += count;
     if (result.passed()) continue;
     ++failed;
-    for (const auto& violation : result.violations) {
-      out += "    " + violation_text(result, violation) + "\n";
-    }
+    unsafe += std::ranges::any_of(result.violations, check::is_safety) ? 1 : 0;
+    append_section(out, result, true);
+    append_section(out, result, false);
     out += "    replay: " + replay_command(result) + "\n";
   }
+  out += "jobs at the end: " + outcome_counts(ends) + "\n";
+  out += "marks reached: " + std::to_string(marks.size()) + "/" +
+         std::to_string(check::all_marks().size()) + "\n";
   out += std::to_string(results.size()) + " scenarios: " + std::to_string(results.size() - failed) +
-         " passed, " + std::to_string(failed) + " failed\n";
+         " passed, " + std::to_string(failed) + " failed (" + std::to_string(unsafe) +
+         " with broken safety rules)\n";
   return out;
 }
 
@@ -177,6 +227,8 @@ std::string summary_json(const std::vector<scenario::RunResult>& results) {
       nlohmann::ordered_json violation;
       violation["invariant"] = v.invariant;
       violation["message"] = v.message;
+      violation["safety"] = check::is_safety(v);
+      violation["evidence"] = v.evidence;
       const auto* event = find_event(result, v.event_seq);
       violation["event"] =
           event ? nlohmann::ordered_json::parse(sim::to_json_line(*event)) : nullptr;
@@ -193,6 +245,8 @@ std::string summary_json(const std::vector<scenario::RunResult>& results) {
     entry["seed"] = result.seed;
     entry["status"] = result.passed() ? "pass" : "fail";
     entry["trace_hash"] = result.trace_hash;
+    entry["job_ends"] = result.job_ends;
+    entry["marks"] = result.marks;
     entry["violations"] = std::move(violations);
     if (!result.passed()) entry["replay"] = replay_command(result);
     entries.push_back(std::move(entry));

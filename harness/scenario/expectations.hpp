@@ -6,7 +6,6 @@
 
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/spec.hpp"
-#include "harness/sim/trace.hpp"
 
 namespace onejob::scenario {
 
@@ -17,10 +16,16 @@ struct ReceivedResponse {
   std::uint64_t event_seq = 0;  // the client.receive event
 };
 
-// Judges the scenario's `expect` section, and that every request was answered. `received` has
-// one slot per request (index = request number - 1). Failures are Violations of "expect".
+// Judges the scenario's `expect` section against what clients received (`received`: one slot per
+// request, index = request number - 1), the store's final rows and the run's history model.
+// A request nobody answered is a violation of "availability" (judged after the quiet phase when
+// the scenario has one); every other failure is one of "expect".
 std::vector<check::Violation> check_expectations(
     const ScenarioSpec& spec, const std::vector<std::optional<ReceivedResponse>>& received,
-    const sim::History& history);
+    const check::HistoryModel& model, const check::StoreRows& rows);
+
+// Where a job stands by its final row: succeeded, failed, blocked (on an UNKNOWN attempt),
+// awaiting_operator (nothing live, its latest attempt cancelled) or pending.
+std::string final_status(const Job& job, const std::vector<Attempt>& attempts);
 
 }  // namespace onejob::scenario

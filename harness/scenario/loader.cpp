@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/marks.hpp"
 #include "harness/scenario/loader_sections.hpp"
 #include "harness/scenario/yaml_reader.hpp"
 
@@ -62,7 +63,7 @@ class Loader {
 
 ScenarioSpec Loader::load(const YAML::Node& root) {
   YamlMap top(reader_, root, "scenario",
-              {"name", "description", "seed", "duration", "swarm", "topology", "policy",
+              {"name", "description", "seed", "duration", "quiet", "swarm", "topology", "policy",
                "providers", "clients", "network", "faults", "timeline", "expect", "invariants"});
   spec_.file = reader_.file();
   const auto name = top.require("name");
@@ -80,6 +81,7 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
   if (auto duration = top.get("duration")) {
     spec_.duration = positive_duration(*duration, "duration");
   }
+  if (auto quiet = top.get("quiet")) spec_.quiet = positive_duration(*quiet, "quiet");
   if (auto swarm = top.get("swarm")) spec_.swarm = reader_.boolean(*swarm, "swarm");
   if (auto topology = top.get("topology")) load_topology(*topology);
   if (auto policy = top.get("policy")) load_policy(*policy);
@@ -329,7 +331,21 @@ int Loader::request_number(const YAML::Node& node) {
 void Loader::load_expectations(const YAML::Node& node) {
   YamlMap expect(
       reader_, node, "expect",
-      {"responses", "same_job_id", "jobs", "final", "attempts", "discarded", "executions"});
+      {"responses", "same_job_id", "jobs", "final", "attempts", "discarded", "executions", "marks"});
+  if (auto marks = expect.get("marks")) {
+    reader_.expect_sequence(*marks, "expect.marks");
+    for (const auto& item : *marks) {
+      auto name = reader_.string(item, "mark");
+      if (!check::is_mark(name)) {
+        std::string known;
+        for (const auto& mark : check::all_marks()) {
+          known += (known.empty() ? "" : ", ") + std::string(mark.name);
+        }
+        reader_.fail(item, "unknown mark \"" + name + "\" (known: " + known + ")");
+      }
+      spec_.expect.marks.push_back({std::move(name), reader_.mark(item)});
+    }
+  }
   if (auto final_jobs = expect.get("final")) {
     spec_.expect.final_jobs = loading::read_final_jobs(reader_, *final_jobs, spec_);
   }

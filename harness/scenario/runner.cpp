@@ -28,14 +28,21 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   result.trace_hash = world.trace().hash();
   result.simulated = world.end().time_since_epoch();
   if (aborted) {
-    result.violations.push_back({"run", "the run aborted: " + *aborted, std::nullopt});
+    result.violations.push_back({"run", "the run aborted: " + *aborted, std::nullopt, {}});
   }
-  for (const auto& id : spec.invariants) {
-    auto found = check::find_invariant(id)->check(result.history);
-    result.violations.insert(result.violations.end(), found.begin(), found.end());
-  }
-  auto failed = check_expectations(spec, world.received(), result.history);
-  result.violations.insert(result.violations.end(), failed.begin(), failed.end());
+  const auto model = check::fold_history(result.history);
+  auto add = [&result](std::vector<check::Violation> found) {
+    result.violations.insert(result.violations.end(), std::make_move_iterator(found.begin()),
+                             std::make_move_iterator(found.end()));
+  };
+  for (const auto& id : spec.invariants) add(check::find_invariant(id)->check(model));
+  std::vector<std::int64_t> job_ids;
+  for (const auto& [id, job] : model.jobs) job_ids.push_back(id);
+  const auto rows = world.read_rows(job_ids);
+  add(check::check_store_agrees(model, rows));
+  add(check_expectations(spec, world.received(), model, rows));
+  result.marks = model.marks;
+  for (const auto& [id, job] : model.jobs) ++result.job_ends[std::string(to_string(model.end_of(job)))];
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,8 +30,11 @@ struct RunResult {
   std::string trace_jsonl;
   std::string trace_hash;
   Duration simulated{0};  // simulated time the run covered
-  // Invariant violations first (in checker order), then failed expectations.
+  // Invariant violations first (in checker order), then the log's agreement with the store,
+  // then failed expectations and availability.
   std::vector<check::Violation> violations;
+  check::MarkCounts marks;                 // coverage marks the run reached
+  std::map<std::string, int> job_ends;     // jobs by where they stand at the end (JobEnd names)
 
   bool passed() const { return violations.empty(); }
 };

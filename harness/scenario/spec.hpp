@@ -173,7 +173,9 @@ struct SameJobExpectation {
 // The end state of the job a create_job request produced, judged from the history.
 struct FinalJobExpectation {
   int request = 0;
-  std::optional<std::string> status;  // pending | succeeded | failed | blocked (on UNKNOWN)
+  // succeeded | failed | blocked (on an UNKNOWN attempt) | awaiting_operator (its latest attempt
+  // was cancelled and nobody retried) | pending (anything else)
+  std::optional<std::string> status;
   std::optional<int> completed_by;    // the winning attempt's number
   std::optional<std::vector<std::string>> attempts;  // every attempt's final state, in order
   SourceMark mark;
@@ -181,6 +183,12 @@ struct FinalJobExpectation {
 
 struct CountExpectation {
   std::int64_t value = 0;
+  SourceMark mark;
+};
+
+// A coverage mark (harness/check/marks.hpp) the run must reach at least once.
+struct MarkExpectation {
+  std::string name;
   SourceMark mark;
 };
 
@@ -193,6 +201,7 @@ struct Expectations {
   std::optional<CountExpectation> attempts;    // attempts created
   std::optional<CountExpectation> discarded;   // results that lost the compare-and-swap
   std::optional<CountExpectation> executions;  // provider executions (side effects)
+  std::vector<MarkExpectation> marks;          // rare situations the run must reach
 };
 
 struct ScenarioSpec {
@@ -202,6 +211,10 @@ struct ScenarioSpec {
   std::string description;
   std::uint64_t seed = 0;
   std::optional<Duration> duration;  // when the run ends; default: last action + 10 minutes
+  // A quiet phase after the faults: it starts at `duration` (default: last action + 1 minute),
+  // lasts this long, and the run ends with it. Faults heal, crashed nodes restart, clients retry
+  // until answered; availability is judged after it.
+  std::optional<Duration> quiet;
   bool swarm = false;                // the seed switches fault kinds on and picks their rates
   TopologySpec topology;
   ScenarioPolicy policy;

@@ -12,6 +12,9 @@
 #include "system/service/reconciler.hpp"
 #include "system/service/worker.hpp"
 
+#include "harness/events/client_events.hpp"
+#include "harness/events/world_events.hpp"
+#include "harness/sim/commit_log.hpp"
 #include "harness/sim/faulty_store.hpp"
 #include "harness/sim/networked_providers.hpp"
 #include "harness/sim/sim_network.hpp"
@@ -21,7 +24,10 @@ namespace onejob::scenario {
 namespace {
 
 constexpr const char* kLb = "lb";
+// Without a quiet phase, the run goes on this long after its last action.
 const Duration kSettleTime = std::chrono::minutes(10);
+// With one, the faults go on this long after the last action before they heal.
+const Duration kStormSettleTime = std::chrono::minutes(1);
 
 SystemConfig system_config(const ScenarioSpec& spec) {
   SystemConfig config;
@@ -71,6 +77,7 @@ Duration last_action(const ScenarioSpec& spec) {
 }  // namespace
 
 struct World::Incarnation {
+  std::unique_ptr<sim::CommitLogStore> logged;
   std::unique_ptr<sim::FaultyStore> store;
   std::unique_ptr<sim::NetworkedProviders> providers;
   std::unique_ptr<sim::NodeEventSink> events;
@@ -154,8 +161,9 @@ World::Node& World::node(const std::string& name) { return *nodes_.at(name); }
 
 void World::start(Node& node, bool restart) {
   auto life = std::make_unique<Incarnation>();
-  life->store = std::make_unique<sim::FaultyStore>(*store_, *links_.at(LinkKind::node_store), loop_,
-                                                   trace_, node.name);
+  life->logged = std::make_unique<sim::CommitLogStore>(*store_, trace_, node.name);
+  life->store = std::make_unique<sim::FaultyStore>(*life->logged, *links_.at(LinkKind::node_store),
+                                                   loop_, trace_, node.name);
   life->providers = std::make_unique<sim::NetworkedProviders>(*links_.at(LinkKind::worker_provider),
                                                               node.name, providers_);
   life->events = std::make_unique<sim::NodeEventSink>(trace_, node.name);
@@ -178,7 +186,8 @@ void World::start(Node& node, bool restart) {
       break;
   }
   trace_.record(node.name,
-                Event("node.start").with("incarnation", static_cast<int>(node.lives.size()) + 1),
+                events::to_event(events::NodeStarted{
+                    .incarnation = static_cast<std::int64_t>(node.lives.size()) + 1}),
                 restart);
   node.lives.push_back(std::move(life));
 }
@@ -189,7 +198,7 @@ void World::crash(Node& node) {
   life.store->close();
   if (life.worker) life.worker->stop();
   if (life.reconciler) life.reconciler->stop();
-  trace_.record(node.name, Event("node.crash"), /*injected=*/true);
+  trace_.record(node.name, events::to_event(events::NodeCrashed{}), /*injected=*/true);
 }
 
 void World::run() {
@@ -215,9 +224,51 @@ void World::run() {
       }
     });
   }
-  end_ = Instant(spec_.duration.value_or(last_action(spec_) + kSettleTime));
+  if (spec_.quiet) {
+    const Instant quiet_from(spec_.duration.value_or(last_action(spec_) + kStormSettleTime));
+    loop_.schedule_at(quiet_from, [this] { begin_quiet(); });
+    end_ = quiet_from + *spec_.quiet;
+  } else {
+    end_ = Instant(spec_.duration.value_or(last_action(spec_) + kSettleTime));
+  }
   loop_.advance_to(end_);
-  trace_.record("world", Event("run.end"));
+  trace_.record("world", events::to_event(events::RunEnded{}));
+}
+
+namespace {
+
+Async<void> read_rows_from(Store* store, std::vector<std::int64_t> ids, check::StoreRows* rows) {
+  for (const auto id : ids) {
+    if (auto job = co_await store->load_job(id)) {
+      rows->jobs.emplace(id, std::move(*job));
+      rows->attempts.emplace(id, co_await store->list_attempts(id));
+    }
+  }
+}
+
+}  // namespace
+
+check::StoreRows World::read_rows(const std::vector<std::int64_t>& job_ids) {
+  check::StoreRows rows;
+  boost::asio::io_context reader;
+  boost::asio::co_spawn(reader, read_rows_from(store_.get(), job_ids, &rows), rethrow_error);
+  reader.run();
+  return rows;
+}
+
+void World::begin_quiet() {
+  quiet_ = true;
+  trace_.record("world", events::to_event(events::QuietStarted{}));
+  for (auto& [kind, link] : links_) link->heal();
+  for (auto& [name, node] : nodes_) {
+    if (!node->current().up) start(*node, true);
+  }
+  // Clients that gave up resend now; the others go on waiting for their pending attempt.
+  for (std::size_t i = 0; i < received_.size(); ++i) {
+    const int number = static_cast<int>(i) + 1;
+    if (received_[i] || client_attempts_[i] == 0) continue;
+    if (client_attempts_[i] > spec_.policy.client_retries) client_send(number, client_attempts_[i] + 1);
+  }
 }
 
 Async<void> World::certify(World* world, Incarnation* life, ProviderProfile profile) {
@@ -225,13 +276,30 @@ Async<void> World::certify(World* world, Incarnation* life, ProviderProfile prof
   try {
     co_await certifier.certify(profile);
   } catch (const StoreError& error) {
-    world->trace_.record("certifier", Event("certification.store_error")
-                                          .with("provider", profile.name)
-                                          .with("message", std::string(error.what())));
+    world->trace_.record("certifier", events::to_event(events::CertificationStoreError{
+                                          .provider = profile.name, .message = error.what()}));
   }
 }
 
 // ---- clients and the load balancer -------------------------------------------------------
+
+namespace {
+
+const char* action_name(TimelineEntry::Kind kind) {
+  switch (kind) {
+    case TimelineEntry::Kind::create_job:
+      return "create_job";
+    case TimelineEntry::Kind::get_job:
+      return "get_job";
+    case TimelineEntry::Kind::retry:
+      return "retry";
+    case TimelineEntry::Kind::cancel:
+      break;
+  }
+  return "cancel";
+}
+
+}  // namespace
 
 void World::client_send(int number, int attempt) {
   const auto& entry = spec_.timeline[number - 1];
@@ -243,16 +311,18 @@ void World::client_send(int number, int attempt) {
                   .body = {},
                   .principal = client.owner,
                   .request_id = "r" + std::to_string(number) + "." + std::to_string(attempt)};
-  Event event("client.send");
-  event.with("request", number).with("attempt", attempt);
+  events::ClientSent sent{.request = number,
+                          .attempt = attempt,
+                          .action = action_name(entry.kind),
+                          .owner = client.owner};
   if (entry.kind == TimelineEntry::Kind::create_job) {
     request.body = entry.create_job.body;
     if (entry.create_job.key) {
       request.headers.emplace_back("Idempotency-Key", *entry.create_job.key);
-      event.with("key", *entry.create_job.key);
+      sent.key = *entry.create_job.key;
     }
-    if (attempt == 1) event.with("body", request.body);
-    trace_.record(client.name, std::move(event));
+    if (attempt == 1) sent.body = request.body;
+    trace_.record(client.name, events::to_event(sent));
     transmit(number, attempt, std::move(request));
     return;
   }
@@ -262,14 +332,14 @@ void World::client_send(int number, int attempt) {
   if (!created || !created->job_id) {
     const auto& skipped = trace_.record(
         client.name,
-        Event("client.skip")
-            .with("request", number)
-            .with("reason", "request " + std::to_string(entry.target_request) + " has no job id"));
+        events::to_event(events::ClientSkipped{
+            .request = number,
+            .reason = "request " + std::to_string(entry.target_request) + " has no job id"}));
     received_[number - 1] = ReceivedResponse{0, std::nullopt, skipped.seq};
     return;
   }
   const std::string job = std::to_string(*created->job_id);
-  event.with("job_id", *created->job_id);
+  sent.job_id = *created->job_id;
   if (entry.kind == TimelineEntry::Kind::get_job) {
     request.method = "GET";
     request.path = "/jobs/" + job;
@@ -279,14 +349,14 @@ void World::client_send(int number, int attempt) {
       request.body = nlohmann::json{{"provider", *entry.provider}}.dump(
           -1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
-    event.with("attempt_no", entry.attempt_no);
-    trace_.record(client.name, std::move(event));
+    sent.attempt_no = entry.attempt_no;
+    trace_.record(client.name, events::to_event(sent));
     boost::asio::co_spawn(
         loop_.io(), cancel_attempt(this, number, attempt, *created->job_id, std::move(request)),
         rethrow_error);
     return;
   }
-  trace_.record(client.name, std::move(event));
+  trace_.record(client.name, events::to_event(sent));
   transmit(number, attempt, std::move(request));
 }
 
@@ -314,7 +384,8 @@ void World::transmit(int number, int attempt, Request request) {
   // No answer in time: send the same request again, with the same key.
   loop_.schedule_after(spec_.policy.client_timeout, [this, number, attempt] {
     if (received_[number - 1] || client_attempts_[number - 1] != attempt) return;
-    if (attempt > spec_.policy.client_retries) return;
+    // Once faults have healed, a client keeps trying until it is answered.
+    if (attempt > spec_.policy.client_retries && !quiet_) return;
     client_send(number, attempt + 1);
   });
 }
@@ -325,13 +396,13 @@ void World::lb_receive(int number, int attempt, const Request& request, int lb_t
   if (fresh) ++lb_next_;
   const std::string api =
       api_names_[(base->second + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
-  trace_.record(kLb, Event("lb.forward")
-                         .with("request", number)
-                         .with("attempt", attempt)
-                         .with("try", lb_try + 1)
-                         .with("to", api));
   Request forwarded = request;
   forwarded.request_id += "." + std::to_string(lb_try + 1);
+  trace_.record(kLb, events::to_event(events::LbForwarded{.request = number,
+                                                          .attempt = attempt,
+                                                          .lb_try = lb_try + 1,
+                                                          .to = api,
+                                                          .request_id = forwarded.request_id}));
   links_.at(LinkKind::lb_api)
       ->send(sim::Direction::request, kLb, api, forwarded.request_id,
              [this, api, number, attempt, forwarded] {
@@ -368,7 +439,7 @@ void World::lb_respond(int number, int attempt, const std::string& client,
                        const Response& response) {
   bool& answered = lb_answered_[{number, attempt}];
   if (answered) {
-    trace_.record(kLb, Event("lb.drop_late").with("request", number).with("attempt", attempt));
+    trace_.record(kLb, events::to_event(events::LbDroppedLate{.request = number, .attempt = attempt}));
     return;
   }
   answered = true;
@@ -380,24 +451,46 @@ void World::lb_respond(int number, int attempt, const std::string& client,
              });
 }
 
+namespace {
+
+std::string digest(const std::string& bytes) { return sim::hex64(sim::fnv1a64(bytes)); }
+
+// What the client itself reads in a response body: its own JSON parser, not the system's.
+void read_body(const std::string& text, events::ClientReceived& received) {
+  const auto body = nlohmann::json::parse(text, nullptr, false);
+  if (!body.is_object()) return;
+  if (body.contains("job_id") && body["job_id"].is_number_integer()) {
+    received.job_id = body["job_id"].get<std::int64_t>();
+  }
+  if (body.contains("status") && body["status"].is_string()) {
+    received.shown_status = body["status"].get<std::string>();
+  }
+  if (body.contains("completed_by") && body["completed_by"].is_number_integer()) {
+    received.shown_winner = body["completed_by"].get<std::int64_t>();
+  }
+  if (body.contains("result")) {
+    received.result_digest =
+        digest(body["result"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+}
+
+}  // namespace
+
 void World::client_receive(int number, int attempt, const std::string& client,
                            const Response& response) {
-  std::optional<std::int64_t> job_id;
-  const auto body = nlohmann::json::parse(response.body, nullptr, false);
-  if (body.is_object() && body.contains("job_id") && body["job_id"].is_number_integer()) {
-    job_id = body["job_id"].get<std::int64_t>();
-  }
   auto& slot = received_[number - 1];
-  Event event("client.receive");
-  event.with("request", number).with("attempt", attempt).with("status", response.status);
-  if (job_id) event.with("job_id", *job_id);
-  if (slot) event.with("duplicate", true);
-  const auto& recorded = trace_.record(client, std::move(event));
+  events::ClientReceived received{.request = number,
+                                  .attempt = attempt,
+                                  .status = response.status,
+                                  .body_digest = digest(response.body),
+                                  .duplicate = slot.has_value()};
+  read_body(response.body, received);
+  const auto& recorded = trace_.record(client, events::to_event(received));
   if (slot) return;
   // A 503 is not an answer while the client may still retry: its timeout resends the same
   // request (same key) as for a lost response.
-  if (response.status == 503 && attempt <= spec_.policy.client_retries) return;
-  slot = ReceivedResponse{response.status, job_id, recorded.seq};
+  if (response.status == 503 && (attempt <= spec_.policy.client_retries || quiet_)) return;
+  slot = ReceivedResponse{response.status, received.job_id, recorded.seq};
 }
 
 }  // namespace onejob::scenario

@@ -11,6 +11,7 @@
 #include "system/service/http.hpp"
 #include "system/service/system_context.hpp"
 
+#include "harness/check/history.hpp"
 #include "harness/scenario/expectations.hpp"
 #include "harness/scenario/spec.hpp"
 #include "harness/sim/sim_loop.hpp"
@@ -40,6 +41,9 @@ class World {
   const sim::Trace& trace() const { return trace_; }
   const std::vector<std::optional<ReceivedResponse>>& received() const { return received_; }
   Instant end() const { return end_; }
+  // The store's rows for these jobs, read through the Store port after the run (on a loop of
+  // its own, so nothing in the simulation runs again).
+  check::StoreRows read_rows(const std::vector<std::int64_t>& job_ids);
 
  private:
   struct Incarnation;
@@ -49,6 +53,9 @@ class World {
   void build_links();
   void start(Node& node, bool restart);
   void crash(Node& node);
+  // Faults heal: links deliver, partitions end, crashed nodes restart, clients retry until
+  // answered.
+  void begin_quiet();
   Node& node(const std::string& name);
 
   void client_send(int number, int attempt);
@@ -80,6 +87,7 @@ class World {
   std::vector<int> client_attempts_;
   std::vector<std::optional<ReceivedResponse>> received_;
   Instant end_{};
+  bool quiet_ = false;
 };
 
 }  // namespace onejob::scenario

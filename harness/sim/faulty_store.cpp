@@ -1,15 +1,17 @@
 #include "harness/sim/faulty_store.hpp"
 
+#include "harness/events/world_events.hpp"
+
 namespace onejob::sim {
 
 void FaultyStore::fail(StoreError::Kind kind, const char* fault, const char* operation) {
   trace_.record(link_.name(),
-                Event("store.fault")
-                    .with("node", node_)
-                    .with("operation", operation)
-                    .with("fault", fault)
-                    .with("outcome", kind == StoreError::Kind::unavailable ? "unavailable"
-                                                                           : "maybe_committed"),
+                events::to_event(events::StoreFault{
+                    .node = node_,
+                    .operation = operation,
+                    .fault = fault,
+                    .maybe_committed = kind == StoreError::Kind::maybe_committed,
+                }),
                 /*injected=*/true);
   throw StoreError(kind, std::string("store ") + fault + " during " + operation);
 }
@@ -47,19 +49,9 @@ Async<T> FaultyStore::round_trip(const char* operation, bool write,
 }
 
 Async<InsertJobResult> FaultyStore::insert_job(NewJob job) {
-  co_await before_statement("insert_job");
-  auto result = co_await target().insert_job(std::move(job));
-  if (result.outcome == InsertJobResult::Outcome::inserted) {
-    // The store's own log: the row exists from here on, whatever becomes of the reply.
-    trace_.record("store", Event("store.job_inserted")
-                               .with("job_id", result.job->id)
-                               .with("owner", result.job->owner_id)
-                               .with("key", result.job->idempotency_key)
-                               .with("attempt_id", result.initial_attempt->id)
-                               .with("via", node_));
-  }
-  co_await after_statement("insert_job", true);
-  co_return result;
+  return round_trip<InsertJobResult>("insert_job", true, [this, job = std::move(job)] {
+    return target().insert_job(job);
+  });
 }
 Async<std::optional<Job>> FaultyStore::find_job_by_key(std::string owner_id, std::string key) {
   return round_trip<std::optional<Job>>("find_job_by_key", false, [this, owner_id, key] {

@@ -1,5 +1,7 @@
 #include "harness/sim/sim_network.hpp"
 
+#include "harness/events/world_events.hpp"
+
 #include <algorithm>
 
 namespace onejob::sim {
@@ -44,12 +46,21 @@ bool SimLink::partitioned(Direction direction, const std::string& from,
 void SimLink::record_fault(const char* fault, Direction direction, const std::string& from,
                            const std::string& to, const std::string& what) {
   trace_.record(name_,
-                Event(std::string("net.") + fault)
-                    .with("direction", to_string(direction))
-                    .with("from", from)
-                    .with("to", to)
-                    .with("message", what),
+                events::to_event(events::NetFault{.fault = fault,
+                                                  .direction = to_string(direction),
+                                                  .from = from,
+                                                  .to = to,
+                                                  .message = what}),
                 /*injected=*/true);
+}
+
+void SimLink::heal() {
+  spec_.drop_request = 0;
+  spec_.drop_response = 0;
+  spec_.duplicate = 0;
+  spec_.reorder = 0;
+  spec_.commit_unknown = 0;
+  partitions_.clear();
 }
 
 void SimLink::send(Direction direction, const std::string& from, const std::string& to,

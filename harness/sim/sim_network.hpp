@@ -22,6 +22,9 @@ class SimLink {
   SimLink(std::string name, scenario::LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace);
 
   void add_partition(const scenario::PartitionSpec& partition);
+  // Faults heal for good: no more drops, duplicates, reordering, lost commits or partitions;
+  // only the link's latency remains.
+  void heal();
 
   // Delivers `deliver` at the far end zero, one or two times. `deliver` must be copyable: a
   // duplicated message is delivered twice.

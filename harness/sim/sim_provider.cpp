@@ -1,6 +1,10 @@
 #include "harness/sim/sim_provider.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
+
+#include "harness/events/provider_events.hpp"
 
 namespace onejob::sim {
 namespace {
@@ -8,7 +12,7 @@ namespace {
 using nlohmann::json;
 using scenario::ProviderOutcome;
 
-std::string correct_output(const std::string& operation, const json& input) {
+std::string correct_output(const std::string& operation, const json& input, std::uint64_t variant) {
   const auto& text = input["text"].get_ref<const std::string&>();
   if (operation == "classify") {
     std::string label = "other";
@@ -18,14 +22,18 @@ std::string correct_output(const std::string& operation, const json& input) {
     } else if (text.find("crash") != std::string::npos) {
       label = "support";
     }
-    return json{{"label", label}, {"confidence", 0.9}}.dump();
+    const double confidence = 0.5 + static_cast<double>(variant % 4999) / 10000.0;
+    return json{{"label", label}, {"confidence", confidence}}.dump();
   }
-  if (operation == "summarize") return json{{"summary", text.substr(0, text.size() / 2)}}.dump();
+  if (operation == "summarize") {
+    const std::size_t shorter = variant % std::max<std::size_t>(1, text.size() / 4);
+    return json{{"summary", text.substr(0, text.size() / 2 - shorter)}}.dump();
+  }
   json fields = json::object();
   for (const auto& name : input["fields"]) {
     const auto& field = name.get_ref<const std::string&>();
     if (field == "total") {
-      fields[field] = "310.00 EUR";
+      fields[field] = "310.00 EUR (ref " + std::to_string(variant % 9973) + ")";
     } else if (field == "due_date") {
       fields[field] = "2026-12-01";
     } else {
@@ -38,13 +46,14 @@ std::string correct_output(const std::string& operation, const json& input) {
 }  // namespace
 
 std::string provider_output(ProviderOutcome outcome, const std::string& operation,
-                            const std::string& input_json) {
+                            const std::string& input_json, std::string_view identity) {
   const auto input = json::parse(input_json);
+  const std::uint64_t variant = fnv1a64(identity);
   switch (outcome) {
     case ProviderOutcome::malformed:
       return "Sure! Here is what I found: it looks like a billing question.";
     case ProviderOutcome::hallucinated_key: {
-      auto answer = json::parse(correct_output(operation, input));
+      auto answer = json::parse(correct_output(operation, input, variant));
       answer["notes"] = "I also checked the customer's history.";
       return answer.dump();
     }
@@ -52,7 +61,7 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
       // The prompt template made it do something else: echo the text back as a "summary".
       return json{{"summary", input["text"]}}.dump();
     default:
-      return correct_output(operation, input);
+      return correct_output(operation, input, variant);
   }
 }
 
@@ -63,9 +72,8 @@ void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
   auto [it, first] = executions_.try_emplace(call.provider_key);
   Execution& execution = it->second;
   if (!first) {
-    trace_.record(spec_.name, Event("provider.dedup")
-                                  .with("provider_key", call.provider_key)
-                                  .with("done", execution.done));
+    trace_.record(spec_.name, events::to_event(events::ProviderDeduped{
+                                  .provider_key = call.provider_key, .done = execution.done}));
     if (execution.done) {
       loop_.schedule_after(Duration(0), [reply, answer = execution.reply] { reply(answer); });
     } else {
@@ -78,7 +86,7 @@ void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
 }
 
 void SimProvider::execute(const ProviderCall& call) {
-  const bool certification = call.provider_key.starts_with("cert:");
+  const bool certification = call.purpose == CallPurpose::certification;
   scenario::ProviderCallSpec behaviour = spec_.default_call;
   if (!certification && scripted_executions_ < spec_.script.size()) {
     behaviour = spec_.script[scripted_executions_];
@@ -86,25 +94,26 @@ void SimProvider::execute(const ProviderCall& call) {
   if (!certification) ++scripted_executions_;
   const auto latency_range = behaviour.latency.value_or(spec_.latency);
   const Duration latency(rng_.between(latency_range.min.count(), latency_range.max.count()));
-  // The job id is the key's prefix: executions per job is what I9 counts.
-  const auto colon = call.provider_key.find(':');
-  trace_.record(
-      spec_.name,
-      Event("provider.execute")
-          .with("provider_key", call.provider_key)
-          .with("job_id", certification ? std::string() : call.provider_key.substr(0, colon))
-          .with("operation", call.operation)
-          .with("outcome", std::string(scenario::to_string(behaviour.outcome)))
-          .with("latency_us", latency.count()));
-  if (behaviour.outcome == ProviderOutcome::hang) return;
   ProviderReply reply;
   if (behaviour.outcome == ProviderOutcome::error) {
     reply = {ProviderReply::Kind::rejected, {}, "503 model overloaded"};
-  } else {
+  } else if (behaviour.outcome != ProviderOutcome::hang) {
     reply = {ProviderReply::Kind::answered,
-             provider_output(behaviour.outcome, call.operation, call.input_json),
+             provider_output(behaviour.outcome, call.operation, call.input_json,
+                             spec_.name + "/" + call.provider_key),
              {}};
   }
+  const bool hangs = behaviour.outcome == ProviderOutcome::hang;
+  trace_.record(spec_.name,
+                events::to_event(events::ProviderExecuted{
+                    .purpose = certification ? "certification" : "attempt",
+                    .provider_key = call.provider_key,
+                    .operation = call.operation,
+                    .outcome = std::string(scenario::to_string(behaviour.outcome)),
+                    .output = reply.output,
+                    .answers_at = hangs ? std::nullopt : std::optional(loop_.now() + latency),
+                }));
+  if (hangs) return;
   loop_.schedule_after(latency, [this, key = call.provider_key, reply] {
     Execution& done = executions_.at(key);
     done.done = true;

@@ -15,15 +15,17 @@
 
 namespace onejob::sim {
 
-// The answer a provider gives for `outcome` (ok = the contract-honouring answer).
+// The answer a provider gives for `outcome` (ok = the contract-honouring answer). `identity`
+// (provider and key) varies the details of a valid answer (a confidence, a length, an amount), so
+// answers of different providers and attempts differ and a wrong result is visible.
 std::string provider_output(scenario::ProviderOutcome outcome, const std::string& operation,
-                            const std::string& input_json);
+                            const std::string& input_json, std::string_view identity);
 
 // A scripted model provider. It deduplicates on the derived key, as a well-behaved provider
 // does: the first request with a key executes (an execution is a side effect: compute, money);
 // every later request with that key waits for, or gets, the same outcome. Executions follow the
-// provider's script in order, then its default; certification requests ("cert:" keys) always use
-// the default and do not consume the script. The status endpoint reports what it knows of a key.
+// provider's script in order, then its default; certification requests always use the default
+// and do not consume the script. The status endpoint reports what it knows of a key.
 class SimProvider {
  public:
   SimProvider(const scenario::ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace);

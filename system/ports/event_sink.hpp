@@ -34,6 +34,7 @@ class Event {
   std::optional<std::int64_t> int_field(std::string_view name) const;
   std::optional<std::string> string_field(std::string_view name) const;
   std::optional<bool> bool_field(std::string_view name) const;
+  bool has(std::string_view name) const { return find(name) != nullptr; }
 
  private:
   const EventValue* find(std::string_view name) const;

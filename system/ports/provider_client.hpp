@@ -9,7 +9,11 @@ namespace onejob {
 
 // One request to a model provider. `provider_key` is derived from the attempt
 // (job_id:attempt_no): a provider that deduplicates on it executes a repeated call once.
+// Why a provider is called: to try a job's attempt, or to check its contract.
+enum class CallPurpose { attempt, certification };
+
 struct ProviderCall {
+  CallPurpose purpose = CallPurpose::attempt;
   std::string provider;
   std::string provider_key;
   std::string operation;

@@ -18,7 +18,6 @@ struct ApiAnswer {
   std::optional<JobId> job_id;
   std::optional<AttemptId> attempt_id;
   std::string error;
-  std::string fingerprint;  // create_job: the canonical request the answer is about
 
   static ApiAnswer json(int status, std::string body);
   static ApiAnswer failure(int status, std::string error, std::string_view message);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/events/api_events.hpp"
 #include "system/service/api_endpoints.hpp"
 
 namespace onejob {
@@ -72,7 +73,7 @@ Async<ApiAnswer> route_request(SystemContext& context, const Request& request, c
 
 ApiAnswer ApiAnswer::json(int status, std::string body) {
   return {
-      Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}, {}};
+      Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}};
 }
 
 ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message) {
@@ -85,13 +86,12 @@ ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view mes
 Async<Response> ApiHandler::handle(Request request) {
   const auto key = find_header(request.headers, "Idempotency-Key").value_or("");
   const Route route = match(request.path);
-  context_.events.emit(Event("api.request")
-                           .with("request_id", request.request_id)
-                           .with("route", route.name)
-                           .with("method", request.method)
-                           .with("path", request.path)
-                           .with("owner", request.principal)
-                           .with("key", key));
+  events::emit(context_.events, events::ApiRequest{.request_id = request.request_id,
+                                                    .route = std::string(route.name),
+                                                    .method = request.method,
+                                                    .path = request.path,
+                                                    .owner = request.principal,
+                                                    .key = key});
   ApiAnswer answer;
   try {
     answer = co_await route_request(context_, request, route);
@@ -101,17 +101,17 @@ Async<Response> ApiHandler::handle(Request request) {
         503, "store_unavailable",
         std::string(error.what()) + "; retry the same request with the same Idempotency-Key");
   }
-  Event event("api.response");
-  event.with("request_id", request.request_id)
-      .with("route", route.name)
-      .with("status", answer.response.status)
-      .with("owner", request.principal)
-      .with("key", key);
-  if (answer.job_id) event.with("job_id", *answer.job_id);
-  if (answer.attempt_id) event.with("attempt_id", *answer.attempt_id);
-  if (!answer.error.empty()) event.with("error", answer.error);
-  if (!answer.fingerprint.empty()) event.with("request", answer.fingerprint);
-  context_.events.emit(std::move(event));
+  events::emit(context_.events,
+               events::ApiResponse{
+                   .request_id = request.request_id,
+                   .route = std::string(route.name),
+                   .status = answer.response.status,
+                   .owner = request.principal,
+                   .key = key,
+                   .job_id = answer.job_id,
+                   .attempt_id = answer.attempt_id,
+                   .error = answer.error.empty() ? std::nullopt : std::optional(answer.error),
+               });
   co_return std::move(answer.response);
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/events/api_events.hpp"
 #include "system/service/api_endpoints.hpp"
 #include "system/service/canonical_json.hpp"
 #include "system/service/settlement.hpp"
@@ -127,15 +128,10 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
   auto inserted = co_await context.store.insert_job(std::move(new_job));
   if (inserted.outcome == InsertJobResult::Outcome::inserted) {
     const Job& job = *inserted.job;
-    context.events.emit(Event("job.created")
-                            .with("job_id", job.id)
-                            .with("owner", job.owner_id)
-                            .with("key", job.idempotency_key)
-                            .with("request", job.request_fingerprint));
+    events::emit(context.events,
+                 events::JobCreated{.job_id = job.id, .owner = job.owner_id, .key = job.idempotency_key});
     emit_attempt_created(context.events, *inserted.initial_attempt);
-    auto answer = job_answer(201, job);
-    answer.fingerprint = fingerprint;
-    co_return answer;
+    co_return job_answer(201, job);
   }
   auto existing = co_await context.store.find_job_by_key(request.principal, *key);
   if (!existing) {
@@ -144,14 +140,10 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     co_return ApiAnswer::failure(500, "internal", "conflicting job is not visible");
   }
   if (existing->request_fingerprint != fingerprint) {
-    auto answer = ApiAnswer::failure(422, "idempotency_key_reused",
-                                     "this Idempotency-Key was used with a different request");
-    answer.fingerprint = fingerprint;
-    co_return answer;
+    co_return ApiAnswer::failure(422, "idempotency_key_reused",
+                                 "this Idempotency-Key was used with a different request");
   }
-  auto answer = job_answer(200, *existing);
-  answer.fingerprint = fingerprint;
-  co_return answer;
+  co_return job_answer(200, *existing);
 }
 
 Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId id) {

@@ -1,5 +1,7 @@
 #include "system/service/certifier.hpp"
 
+#include "system/events/certification_events.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "system/service/deadline.hpp"
@@ -63,7 +65,8 @@ Async<Certification> Certifier::certify(const ProviderProfile& profile) {
       continue;
     }
     const Duration timeout = context_.config.policy.attempt_deadline;
-    ProviderCall call{.provider = profile.name,
+    ProviderCall call{.purpose = CallPurpose::certification,
+                      .provider = profile.name,
                       .provider_key = "cert:" + profile.name + ":" +
                                       std::to_string(started.time_since_epoch().count()) + ":" +
                                       std::to_string(number),
@@ -96,10 +99,9 @@ Async<Certification> Certifier::certify(const ProviderProfile& profile) {
   co_await context_.store.record_certification(certification);
   std::string joined;
   for (const auto& reason : reasons) joined += (joined.empty() ? "" : "; ") + reason;
-  context_.events.emit(Event("certification.recorded")
-                           .with("provider", profile.name)
-                           .with("passed", certification.passed)
-                           .with("reasons", joined));
+  events::emit(context_.events, events::CertificationRecorded{.provider = profile.name,
+                                                              .passed = certification.passed,
+                                                              .reasons = joined});
   co_return certification;
 }
 

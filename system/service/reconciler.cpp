@@ -1,5 +1,6 @@
 #include "system/service/reconciler.hpp"
 
+#include "system/events/reconciler_events.hpp"
 #include "system/service/deadline.hpp"
 #include "system/service/settlement.hpp"
 
@@ -39,11 +40,10 @@ Async<void> resolve_unknown(CorePtr core, Attempt attempt) {
                              context.timer, context.config.policy.status_timeout);
   if (!core->alive) co_return;
   const auto kind = status ? status->kind : ProviderStatus::Kind::unreachable;
-  context.events.emit(Event("reconciler.status")
-                          .with("job_id", attempt.job_id)
-                          .with("attempt_id", attempt.id)
-                          .with("provider", attempt.provider)
-                          .with("status", status_name(kind)));
+  events::emit(context.events, events::ReconcilerStatus{.job_id = attempt.job_id,
+                                                        .attempt_id = attempt.id,
+                                                        .provider = attempt.provider,
+                                                        .status = status_name(kind)});
   Settlement settlement(context);
   const Writer me{kName, attempt.lease_token};
   // Locals, not braced lists inside co_await: g++ 12 miscompiles initializer_list temporaries
@@ -80,9 +80,8 @@ Async<void> sweep(CorePtr core) {
     if (!core->alive) co_return;
     const auto attempts = co_await context.store.list_attempts(job.id);
     if (attempts.empty() || attempts.back().state != AttemptState::failed) continue;
-    context.events.emit(Event("reconciler.failover_resumed")
-                            .with("job_id", job.id)
-                            .with("attempt_id", attempts.back().id));
+    events::emit(context.events,
+                 events::FailoverResumed{.job_id = job.id, .attempt_id = attempts.back().id});
     co_await settlement.fail_over(job.id, attempts.back());
   }
 }
@@ -94,8 +93,7 @@ Async<void> run_loop(CorePtr core) {
     } catch (const StoreError& error) {
       // Unreachable store: try again next period; nothing here is lost, only delayed.
       if (core->alive) {
-        core->context.events.emit(
-            Event("reconciler.store_error").with("message", std::string(error.what())));
+        events::emit(core->context.events, events::ReconcilerStoreError{.message = error.what()});
       }
     }
     co_await core->context.timer.sleep_for(core->context.config.policy.reconcile_period);

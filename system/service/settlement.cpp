@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "system/events/attempt_events.hpp"
+
 namespace onejob {
 namespace {
 
@@ -14,26 +16,24 @@ std::vector<AttemptState> without(std::vector<AttemptState> states, AttemptState
 // already moved on (state).
 void emit_write_refused(EventSink& events, const Attempt& attempt, bool fenced, AttemptState wanted,
                         const Writer& writer) {
-  events.emit(Event("attempt.write_refused")
-                  .with("job_id", attempt.job_id)
-                  .with("attempt_id", attempt.id)
-                  .with("why", fenced ? "fenced" : "state")
-                  .with("found", std::string(to_string(attempt.state)))
-                  .with("wanted", std::string(to_string(wanted)))
-                  .with("by", writer.name)
-                  .with("token", writer.fence.value_or(0)));
+  events::emit(events, events::AttemptWriteRefused{.job_id = attempt.job_id,
+                                                   .attempt_id = attempt.id,
+                                                   .fenced = fenced,
+                                                   .found = attempt.state,
+                                                   .wanted = wanted,
+                                                   .by = writer.name,
+                                                   .token = writer.fence.value_or(0)});
 }
 
 }  // namespace
 
 void emit_attempt_created(EventSink& events, const Attempt& attempt) {
-  events.emit(Event("attempt.created")
-                  .with("job_id", attempt.job_id)
-                  .with("attempt_id", attempt.id)
-                  .with("attempt_no", attempt.attempt_no)
-                  .with("provider", attempt.provider)
-                  .with("provider_key", attempt.provider_key)
-                  .with("origin", std::string(to_string(attempt.origin))));
+  events::emit(events, events::AttemptCreated{.job_id = attempt.job_id,
+                                              .attempt_id = attempt.id,
+                                              .attempt_no = attempt.attempt_no,
+                                              .provider = attempt.provider,
+                                              .provider_key = attempt.provider_key,
+                                              .origin = attempt.origin});
 }
 
 Async<UpdateAttemptResult> Settlement::transition(AttemptUpdate update, const Writer& writer) {
@@ -43,13 +43,12 @@ Async<UpdateAttemptResult> Settlement::transition(AttemptUpdate update, const Wr
   auto result = co_await context_.store.update_attempt(std::move(update));
   using Outcome = UpdateAttemptResult::Outcome;
   if (result.outcome == Outcome::applied) {
-    context_.events.emit(Event("attempt.state")
-                             .with("job_id", result.attempt->job_id)
-                             .with("attempt_id", result.attempt->id)
-                             .with("from", std::string(to_string(*result.before)))
-                             .with("to", std::string(to_string(to)))
-                             .with("reason", reason)
-                             .with("by", writer.name));
+    events::emit(context_.events, events::AttemptStateChanged{.job_id = result.attempt->job_id,
+                                                              .attempt_id = result.attempt->id,
+                                                              .from = *result.before,
+                                                              .to = to,
+                                                              .reason = reason,
+                                                              .by = writer.name});
   } else if (result.attempt) {
     emit_write_refused(context_.events, *result.attempt, result.outcome == Outcome::fenced, to,
                        writer);
@@ -61,12 +60,11 @@ Async<void> Settlement::answered(const Attempt& attempt, const Job& job, const s
                                  std::vector<AttemptState> from, const Writer& writer) {
   auto check = validate_output(job.operation, job.input_json, output);
   if (auto* violation = std::get_if<ContractViolation>(&check)) {
-    context_.events.emit(Event("output.rejected")
-                             .with("job_id", job.id)
-                             .with("attempt_id", attempt.id)
-                             .with("provider", attempt.provider)
-                             .with("reason", violation->reason)
-                             .with("output", output));
+    events::emit(context_.events, events::OutputRejected{.job_id = job.id,
+                                                         .attempt_id = attempt.id,
+                                                         .provider = attempt.provider,
+                                                         .reason = violation->reason,
+                                                         .output = output});
     co_await failed(attempt, "output broke the contract: " + violation->reason, std::move(from),
                     writer);
     co_return;
@@ -89,31 +87,28 @@ Async<void> Settlement::answered(const Attempt& attempt, const Job& job, const s
   }
   if (result.outcome == Outcome::not_found) co_return;
   const bool won = result.outcome == Outcome::won;
-  context_.events.emit(Event("job.cas")
-                           .with("job_id", job.id)
-                           .with("attempt_id", attempt.id)
-                           .with("expected_version", job.version)
-                           .with("won", won)
-                           .with("winner", result.job->completed_by.value_or(0)));
-  context_.events.emit(Event("attempt.state")
-                           .with("job_id", job.id)
-                           .with("attempt_id", attempt.id)
-                           .with("from", std::string(to_string(*result.before)))
-                           .with("to", std::string(to_string(result.attempt->state)))
-                           .with("reason", result.attempt->outcome_reason)
-                           .with("by", writer.name));
+  events::emit(context_.events, events::JobCas{.job_id = job.id,
+                                                .attempt_id = attempt.id,
+                                                .expected_version = job.version,
+                                                .won = won,
+                                                .winner = result.job->completed_by.value_or(0)});
+  events::emit(context_.events, events::AttemptStateChanged{.job_id = job.id,
+                                                            .attempt_id = attempt.id,
+                                                            .from = *result.before,
+                                                            .to = result.attempt->state,
+                                                            .reason = result.attempt->outcome_reason,
+                                                            .by = writer.name});
   if (won) {
-    context_.events.emit(Event("job.completed")
-                             .with("job_id", job.id)
-                             .with("attempt_id", attempt.id)
-                             .with("version", result.job->version)
-                             .with("result", result.job->result));
+    events::emit(context_.events, events::JobCompleted{.job_id = job.id,
+                                                       .attempt_id = attempt.id,
+                                                       .version = result.job->version,
+                                                       .result = result.job->result});
   } else {
-    context_.events.emit(Event("result.discarded")
-                             .with("job_id", job.id)
-                             .with("attempt_id", attempt.id)
-                             .with("winner", result.job->completed_by.value_or(0))
-                             .with("result", result.attempt->result));
+    events::emit(context_.events,
+                 events::ResultDiscarded{.job_id = job.id,
+                                         .attempt_id = attempt.id,
+                                         .winner = result.job->completed_by.value_or(0),
+                                         .result = result.attempt->result});
   }
 }
 
@@ -172,10 +167,10 @@ Async<void> Settlement::fail_over(JobId job_id, const Attempt& failed_attempt) {
         next = *it;
         break;
       }
-      context_.events.emit(Event("failover.skipped")
-                               .with("job_id", job_id)
-                               .with("provider", *it)
-                               .with("reason", "no passing contract certification"));
+      events::emit(context_.events,
+                   events::FailoverSkipped{.job_id = job_id,
+                                           .provider = *it,
+                                           .reason = "no passing contract certification"});
     }
     if (!next) reason = "no contract-certified provider left to fail over to";
   }
@@ -193,7 +188,7 @@ Async<void> Settlement::fail_over(JobId job_id, const Attempt& failed_attempt) {
     co_return;
   }
   if (co_await context_.store.fail_job(job_id, reason, context_.clock.now())) {
-    context_.events.emit(Event("job.failed").with("job_id", job_id).with("reason", reason));
+    events::emit(context_.events, events::JobFailed{.job_id = job_id, .reason = reason});
   }
 }
 

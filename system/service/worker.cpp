@@ -1,5 +1,7 @@
 #include "system/service/worker.hpp"
 
+#include "system/events/attempt_events.hpp"
+#include "system/events/worker_events.hpp"
 #include "system/service/deadline.hpp"
 #include "system/service/settlement.hpp"
 
@@ -44,25 +46,26 @@ Async<void> settle_reply(CorePtr core, Attempt attempt, Job job, ProviderReply r
 }
 
 void emit_reply(WorkerCore& core, const Attempt& attempt, const ProviderReply& reply, bool late) {
-  static constexpr const char* kKinds[] = {"answered", "rejected", "maybe_delivered"};
-  core.context.events.emit(Event("provider.reply")
-                               .with("job_id", attempt.job_id)
-                               .with("attempt_id", attempt.id)
-                               .with("provider", attempt.provider)
-                               .with("kind", kKinds[static_cast<int>(reply.kind)])
-                               .with("late", late));
+  static constexpr std::string_view kKinds[] = {events::kReplyAnswered, events::kReplyRejected,
+                                                events::kReplyMaybeDelivered};
+  events::emit(core.context.events,
+               events::ProviderReplied{.job_id = attempt.job_id,
+                                       .attempt_id = attempt.id,
+                                       .provider = attempt.provider,
+                                       .reply = std::string(kKinds[static_cast<int>(reply.kind)]),
+                                       .late = late});
 }
 
 // A store that cannot be reached leaves the attempt as it is: its lease expires and the
 // reconciler takes over, which is exactly the path of a crashed worker.
 void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt) {
-  core.context.events.emit(Event("worker.store_error")
-                               .with("worker", core.name)
-                               .with("attempt_id", attempt)
-                               .with("kind", error.kind() == StoreError::Kind::unavailable
-                                                 ? "unavailable"
-                                                 : "maybe_committed")
-                               .with("message", std::string(error.what())));
+  events::emit(core.context.events,
+               events::WorkerStoreError{
+                   .worker = core.name,
+                   .attempt_id = attempt,
+                   .maybe_committed = error.kind() == StoreError::Kind::maybe_committed,
+                   .message = error.what(),
+               });
 }
 
 Async<void> on_late_reply(CorePtr core, Attempt attempt, Job job, ProviderReply reply) {
@@ -122,12 +125,11 @@ Async<void> run_attempt(CorePtr core, Attempt attempt) {
                     .input_json = job->input_json,
                     .temperature = 0.0,
                     .deadline = context.clock.now() + deadline};
-  context.events.emit(Event("provider.call")
-                          .with("job_id", attempt.job_id)
-                          .with("attempt_id", attempt.id)
-                          .with("provider", attempt.provider)
-                          .with("provider_key", attempt.provider_key)
-                          .with("deadline_us", call.deadline.time_since_epoch().count()));
+  events::emit(context.events, events::ProviderCalled{.job_id = attempt.job_id,
+                                                      .attempt_id = attempt.id,
+                                                      .provider = attempt.provider,
+                                                      .provider_key = attempt.provider_key,
+                                                      .deadline = call.deadline});
   LateHandler<ProviderReply> late = [core, attempt, job = *job](ProviderReply reply) {
     return on_late_reply(core, attempt, job, std::move(reply));
   };
@@ -157,16 +159,15 @@ Async<std::optional<Attempt>> claim(const CorePtr& core) {
   auto claimed =
       co_await context.store.claim_next_attempt(core->name, now, now + context.config.policy.lease);
   if (!core->alive || !claimed) co_return std::nullopt;
-  context.events.emit(
-      Event("attempt.state")
-          .with("job_id", claimed->job_id)
-          .with("attempt_id", claimed->id)
-          .with("from", std::string(to_string(AttemptState::starting)))
-          .with("to", std::string(to_string(AttemptState::running)))
-          .with("reason", "claimed")
-          .with("by", core->name)
-          .with("token", claimed->lease_token)
-          .with("lease_expires_us", claimed->lease_expires_at.time_since_epoch().count()));
+  events::emit(context.events, events::AttemptStateChanged{.job_id = claimed->job_id,
+                                                           .attempt_id = claimed->id,
+                                                           .from = AttemptState::starting,
+                                                           .to = AttemptState::running,
+                                                           .reason = "claimed",
+                                                           .by = core->name,
+                                                           .token = claimed->lease_token,
+                                                           .lease_expires =
+                                                               claimed->lease_expires_at});
   ++core->in_flight;
   co_return claimed;
 }

@@ -8,15 +8,18 @@
 #include "harness/report/report.hpp"
 
 #include "tests/support/broken_stores.hpp"
+#include "system/events/api_events.hpp"
+#include "harness/events/client_events.hpp"
+
 #include "tests/support/scenarios.hpp"
+#include "tests/support/typed_events.hpp"
 
 namespace onejob::scenario {
 namespace {
 
-std::size_t count_kind(const RunResult& result, const std::string& kind) {
-  std::size_t n = 0;
-  for (const auto& e : result.history) n += e.event.kind() == kind ? 1 : 0;
-  return n;
+template <events::EventType T>
+std::size_t count_of(const RunResult& result) {
+  return test::events_of<T>(result.history).size();
 }
 
 BOOST_AUTO_TEST_SUITE(scenario_runner)
@@ -27,8 +30,8 @@ BOOST_AUTO_TEST_CASE(a_double_click_gives_one_job_and_passes) {
   spec.expect.jobs = 1;
   const auto result = run_scenario(spec);
   BOOST_TEST(result.passed());
-  BOOST_TEST(count_kind(result, "job.created") == 1u);
-  BOOST_TEST(count_kind(result, "client.receive") == 2u);
+  BOOST_TEST(count_of<events::JobCreated>(result) == 1u);
+  BOOST_TEST(count_of<events::ClientReceived>(result) == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(same_seed_gives_a_byte_identical_trace) {

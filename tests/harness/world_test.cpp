@@ -6,7 +6,17 @@
 
 #include "harness/scenario/runner.hpp"
 
+#include "system/events/api_events.hpp"
+#include "system/events/attempt_events.hpp"
+#include "system/events/certification_events.hpp"
+#include "system/events/worker_events.hpp"
+
+#include "harness/events/client_events.hpp"
+#include "harness/events/commit_events.hpp"
+#include "harness/events/provider_events.hpp"
+
 #include "tests/support/scenarios.hpp"
+#include "tests/support/typed_events.hpp"
 
 namespace onejob::scenario {
 namespace {
@@ -14,19 +24,18 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::vector<const sim::TraceEvent*> events_of(const RunResult& result, const std::string& kind) {
-  std::vector<const sim::TraceEvent*> found;
-  for (const auto& e : result.history) {
-    if (e.event.kind() == kind) found.push_back(&e);
-  }
-  return found;
+using test::net_faults;
+
+template <events::EventType T>
+std::vector<test::Recorded<T>> events_of(const RunResult& result) {
+  return test::events_of<T>(result.history);
 }
 
+// The store's commit log of attempt transitions, "FROM->TO" in commit order.
 std::vector<std::string> attempt_transitions(const RunResult& result) {
   std::vector<std::string> found;
-  for (const auto* e : events_of(result, "attempt.state")) {
-    found.push_back(e->event.string_field("from").value_or("") + "->" +
-                    e->event.string_field("to").value_or(""));
+  for (const auto& e : events_of<events::CommitAttemptTransition>(result)) {
+    found.push_back(std::string(to_string(e.what.from)) + "->" + std::string(to_string(e.what.to)));
   }
   return found;
 }
@@ -52,9 +61,9 @@ BOOST_AUTO_TEST_SUITE(world)
 BOOST_AUTO_TEST_CASE(a_job_runs_end_to_end_through_lb_api_worker_and_provider) {
   const auto result = run_scenario(one_job());
   require_pass(result);
-  BOOST_TEST(events_of(result, "lb.forward").size() == 1u);
-  BOOST_TEST(events_of(result, "provider.execute").size() == 1u);
-  BOOST_TEST(events_of(result, "job.completed").size() == 1u);
+  BOOST_TEST(events_of<events::LbForwarded>(result).size() == 1u);
+  BOOST_TEST(events_of<events::ProviderExecuted>(result).size() == 1u);
+  BOOST_TEST(events_of<events::JobCompleted>(result).size() == 1u);
   BOOST_TEST(attempt_transitions(result) ==
              (std::vector<std::string>{"STARTING->RUNNING", "RUNNING->SUCCEEDED"}));
 }
@@ -72,17 +81,17 @@ BOOST_AUTO_TEST_CASE(a_dropped_response_makes_the_client_retry_and_get_the_same_
   spec.expect.responses.push_back({1, {200}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
-  const auto cut = events_of(result, "net.partitioned");
+  const auto cut = net_faults(result.history, "partitioned");
   BOOST_REQUIRE(cut.size() == 1u);
-  BOOST_TEST(cut[0]->injected);
-  const auto sends = events_of(result, "client.send");
+  BOOST_TEST(cut[0].injected);
+  const auto sends = events_of<events::ClientSent>(result);
   BOOST_REQUIRE(sends.size() == 2u);
-  BOOST_TEST((sends[1]->event.string_field("key") == sends[0]->event.string_field("key")));
-  BOOST_TEST(events_of(result, "job.created").size() == 1u);
+  BOOST_TEST((sends[1].what.key == sends[0].what.key));
+  BOOST_TEST(events_of<events::JobCreated>(result).size() == 1u);
   // The first response (lost) and the retry's answer name the same job.
-  const auto responses = events_of(result, "api.response");
+  const auto responses = events_of<events::ApiResponse>(result);
   BOOST_REQUIRE(responses.size() == 2u);
-  BOOST_TEST((responses[0]->event.int_field("job_id") == responses[1]->event.int_field("job_id")));
+  BOOST_TEST((responses[0].what.job_id == responses[1].what.job_id));
 }
 
 BOOST_AUTO_TEST_CASE(the_lb_retries_a_silent_api_node_on_another_with_the_same_key) {
@@ -100,10 +109,10 @@ BOOST_AUTO_TEST_CASE(the_lb_retries_a_silent_api_node_on_another_with_the_same_k
   spec.expect.responses.push_back({1, {201}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
-  const auto forwards = events_of(result, "lb.forward");
+  const auto forwards = events_of<events::LbForwarded>(result);
   BOOST_REQUIRE(forwards.size() == 2u);
-  BOOST_TEST((forwards[0]->event.string_field("to") != forwards[1]->event.string_field("to")));
-  BOOST_TEST(events_of(result, "node.crash").size() == 2u);
+  BOOST_TEST((forwards[0].what.to != forwards[1].what.to));
+  BOOST_TEST(events_of<events::NodeCrashed>(result).size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_crashed_workers_attempt_ends_unknown_after_its_lease_never_failed) {
@@ -118,11 +127,12 @@ BOOST_AUTO_TEST_CASE(a_crashed_workers_attempt_ends_unknown_after_its_lease_neve
                                                       "UNKNOWN->SUCCEEDED"}));
   BOOST_TEST(std::ranges::count(transitions, std::string("RUNNING->FAILED")) == 0);
   // The provider finished its work; the reconciler learned it through the status endpoint.
-  BOOST_TEST(events_of(result, "attempt.created").size() == 1u);
-  BOOST_TEST(events_of(result, "provider.execute").size() == 1u);
-  const auto unknown = events_of(result, "attempt.state")[1];
-  BOOST_TEST(unknown->event.string_field("by").value_or("") == "reconciler");
-  BOOST_TEST((unknown->at >= Instant(seconds(20))));
+  BOOST_TEST(events_of<events::AttemptCreated>(result).size() == 1u);
+  BOOST_TEST(events_of<events::ProviderExecuted>(result).size() == 1u);
+  const auto unknown = events_of<events::CommitAttemptTransition>(result)[1];
+  BOOST_TEST(unknown.what.by == "reconciler");
+  BOOST_TEST(unknown.what.takeover);
+  BOOST_TEST((unknown.at >= Instant(seconds(20))));
 }
 
 BOOST_AUTO_TEST_CASE(a_duplicated_provider_request_executes_once) {
@@ -130,10 +140,10 @@ BOOST_AUTO_TEST_CASE(a_duplicated_provider_request_executes_once) {
   spec.network.worker_provider.duplicate = kPpmOne;
   const auto result = run_scenario(spec);
   require_pass(result);
-  BOOST_TEST(events_of(result, "provider.execute").size() == 1u);
-  BOOST_TEST(events_of(result, "provider.dedup").size() >= 1u);
-  BOOST_TEST(events_of(result, "net.duplicate").size() >= 1u);
-  BOOST_TEST(events_of(result, "job.completed").size() == 1u);
+  BOOST_TEST(events_of<events::ProviderExecuted>(result).size() == 1u);
+  BOOST_TEST(events_of<events::ProviderDeduped>(result).size() >= 1u);
+  BOOST_TEST(net_faults(result.history, "duplicate").size() >= 1u);
+  BOOST_TEST(events_of<events::JobCompleted>(result).size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_lost_provider_reply_is_unknown_then_resolved_by_the_reconciler) {
@@ -149,7 +159,7 @@ BOOST_AUTO_TEST_CASE(a_lost_provider_reply_is_unknown_then_resolved_by_the_recon
   BOOST_TEST(
       attempt_transitions(result) ==
       (std::vector<std::string>{"STARTING->RUNNING", "RUNNING->UNKNOWN", "UNKNOWN->SUCCEEDED"}));
-  BOOST_TEST(events_of(result, "provider.execute").size() == 1u);  // no duplicate work
+  BOOST_TEST(events_of<events::ProviderExecuted>(result).size() == 1u);  // no duplicate work
 }
 
 BOOST_AUTO_TEST_CASE(commit_outcome_unknown_on_create_then_the_retry_finds_the_same_job) {
@@ -165,13 +175,13 @@ BOOST_AUTO_TEST_CASE(commit_outcome_unknown_on_create_then_the_retry_finds_the_s
   spec.expect.responses.push_back({1, {200}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
-  const auto faults = events_of(result, "store.fault");
+  const auto faults = events_of<events::StoreFault>(result);
   BOOST_REQUIRE(!faults.empty());
-  BOOST_TEST(faults[0]->event.string_field("outcome").value_or("") == "maybe_committed");
-  BOOST_TEST(events_of(result, "store.job_inserted").size() == 1u);
-  BOOST_TEST(events_of(result, "job.created").empty());  // the API never learned it created it
-  const auto responses = events_of(result, "api.response");
-  BOOST_TEST(responses.front()->event.int_field("status").value_or(0) == 503);
+  BOOST_TEST(faults[0].what.maybe_committed);
+  BOOST_TEST(events_of<events::CommitJobInserted>(result).size() == 1u);
+  BOOST_TEST(events_of<events::JobCreated>(result).empty());  // the API never learned it created it
+  const auto responses = events_of<events::ApiResponse>(result);
+  BOOST_TEST(responses.front().what.status == 503);
 }
 
 BOOST_AUTO_TEST_CASE(a_partition_between_workers_and_the_store_only_delays_the_work) {
@@ -184,10 +194,10 @@ BOOST_AUTO_TEST_CASE(a_partition_between_workers_and_the_store_only_delays_the_w
                              .mark = {}});
   const auto result = run_scenario(spec);
   require_pass(result);
-  BOOST_TEST(events_of(result, "worker.store_error").size() > 10u);
-  const auto completed = events_of(result, "job.completed");
+  BOOST_TEST(events_of<events::WorkerStoreError>(result).size() > 10u);
+  const auto completed = events_of<events::JobCompleted>(result);
   BOOST_REQUIRE(completed.size() == 1u);
-  BOOST_TEST((completed[0]->at >= Instant(seconds(30))));
+  BOOST_TEST((completed[0].at >= Instant(seconds(30))));
 }
 
 BOOST_AUTO_TEST_CASE(reordering_delays_messages_without_changing_the_outcome) {
@@ -197,7 +207,7 @@ BOOST_AUTO_TEST_CASE(reordering_delays_messages_without_changing_the_outcome) {
   spec.expect.same_job_id.push_back({{1, 2, 3, 4, 5}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
-  BOOST_TEST(events_of(result, "net.delay").size() == 10u);  // 5 requests, 5 responses
+  BOOST_TEST(net_faults(result.history, "delay").size() == 10u);  // 5 requests, 5 responses
 }
 
 BOOST_AUTO_TEST_CASE(swarm_seeds_switch_different_faults_on) {
@@ -213,7 +223,8 @@ BOOST_AUTO_TEST_CASE(swarm_seeds_switch_different_faults_on) {
     }
     fault_sets.insert(kinds);
     for (const auto& v : result.violations) {
-      BOOST_TEST((v.invariant == "expect"), v.message);  // lost requests may go unanswered
+      // Lost requests may go unanswered; no safety rule may break.
+      BOOST_TEST(!check::is_safety(v), v.message);
     }
   }
   BOOST_TEST(fault_sets.size() > 4u);
@@ -233,8 +244,8 @@ BOOST_AUTO_TEST_CASE(lost_requests_to_one_api_node_make_the_lb_try_the_next) {
   spec.expect.responses.push_back({1, {201}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
-  BOOST_TEST(events_of(result, "net.partitioned").size() == 1u);
-  BOOST_TEST(events_of(result, "lb.forward").size() == 2u);
+  BOOST_TEST(net_faults(result.history, "partitioned").size() == 1u);
+  BOOST_TEST(events_of<events::LbForwarded>(result).size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_fallback_that_hallucinates_a_key_is_not_failed_over_to_when_uncertified) {
@@ -250,12 +261,12 @@ BOOST_AUTO_TEST_CASE(a_fallback_that_hallucinates_a_key_is_not_failed_over_to_wh
       R"({"operation":"classify","provider":"alpha","failover":["beta"],"input":{"text":"refund"}})";
   const auto result = run_scenario(spec);
   require_pass(result);
-  const auto certification = events_of(result, "certification.recorded");
+  const auto certification = events_of<events::CertificationRecorded>(result);
   BOOST_REQUIRE(certification.size() == 1u);
-  BOOST_TEST(!certification[0]->event.bool_field("passed").value_or(true));
-  BOOST_TEST(events_of(result, "failover.skipped").size() == 1u);
-  BOOST_TEST(events_of(result, "job.failed").size() == 1u);
-  BOOST_TEST(events_of(result, "job.completed").empty());
+  BOOST_TEST(!certification[0].what.passed);
+  BOOST_TEST(events_of<events::FailoverSkipped>(result).size() == 1u);
+  BOOST_TEST(events_of<events::JobFailed>(result).size() == 1u);
+  BOOST_TEST(events_of<events::JobCompleted>(result).empty());
 }
 
 BOOST_AUTO_TEST_CASE(an_answer_after_the_deadline_still_wins_through_the_same_cas) {
@@ -275,12 +286,12 @@ BOOST_AUTO_TEST_CASE(a_restarted_worker_starts_empty_and_takes_new_work) {
   spec.timeline[0].at = seconds(3);
   const auto result = run_scenario(spec);
   require_pass(result);
-  const auto starts = events_of(result, "node.start");
+  const auto starts = events_of<events::NodeStarted>(result);
   const auto restarted = std::ranges::find_if(
-      starts, [](const sim::TraceEvent* e) { return e->node == "worker-1" && e->injected; });
+      starts, [](const auto& e) { return e.node == "worker-1" && e.injected; });
   BOOST_REQUIRE(restarted != starts.end());
-  BOOST_TEST((*restarted)->event.int_field("incarnation").value_or(0) == 2);
-  BOOST_TEST(events_of(result, "job.completed").size() == 1u);
+  BOOST_TEST(restarted->what.incarnation == 2);
+  BOOST_TEST(events_of<events::JobCompleted>(result).size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

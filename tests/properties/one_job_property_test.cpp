@@ -6,7 +6,11 @@
 
 #include "harness/scenario/runner.hpp"
 
+#include "system/events/api_events.hpp"
+#include "harness/events/client_events.hpp"
+
 #include "tests/support/scenarios.hpp"
+#include "tests/support/typed_events.hpp"
 
 namespace onejob::scenario {
 namespace {
@@ -31,10 +35,9 @@ RC_BOOST_PROP(one_key_one_payload_is_one_job_in_any_interleaving, ()) {
   RC_ASSERT(result.passed());
   std::set<std::int64_t> job_ids;
   std::map<std::int64_t, int> statuses;
-  for (const auto& recorded : result.history) {
-    if (recorded.event.kind() != "client.receive") continue;
-    statuses[recorded.event.int_field("status").value_or(0)]++;
-    job_ids.insert(recorded.event.int_field("job_id").value_or(-1));
+  for (const auto& received : test::events_of<events::ClientReceived>(result.history)) {
+    statuses[static_cast<int>(received.what.status)]++;
+    job_ids.insert(received.what.job_id.value_or(-1));
   }
   RC_ASSERT(job_ids.size() == 1u);
   RC_ASSERT(*job_ids.begin() > 0);

@@ -12,13 +12,6 @@ namespace onejob::test {
 class RecordingSink final : public EventSink {
  public:
   void emit(Event event) override { events.push_back(std::move(event)); }
-  std::vector<Event> of_kind(const std::string& kind) const {
-    std::vector<Event> found;
-    for (const auto& event : events) {
-      if (event.kind() == kind) found.push_back(event);
-    }
-    return found;
-  }
   std::vector<Event> events;
 };
 

@@ -9,10 +9,17 @@
 #include "system/service/system_context.hpp"
 #include "system/service/worker.hpp"
 
+#include "system/events/api_events.hpp"
+#include "system/events/attempt_events.hpp"
+#include "system/events/certification_events.hpp"
+#include "system/events/reconciler_events.hpp"
+#include "system/events/worker_events.hpp"
+
 #include "harness/sim/sim_loop.hpp"
 
 #include "tests/support/fake_providers.hpp"
 #include "tests/support/recording_sink.hpp"
+#include "tests/support/typed_events.hpp"
 
 namespace onejob::test {
 

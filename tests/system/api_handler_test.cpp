@@ -163,19 +163,19 @@ BOOST_AUTO_TEST_CASE(events_report_requests_creations_and_responses) {
   loop.advance(std::chrono::seconds(3));
   post(test::classify_body("hi"));
   post(test::classify_body("hi"));
-  BOOST_TEST(events.of_kind("api.request").size() == 2u);
-  auto created = events.of_kind("job.created");
+  BOOST_TEST(test::typed<events::ApiRequest>(events.events).size() == 2u);
+  auto created = test::typed<events::JobCreated>(events.events);
   BOOST_REQUIRE(created.size() == 1u);
-  BOOST_TEST(created[0].int_field("job_id").value_or(0) == 1);
-  BOOST_TEST(created[0].string_field("owner").value_or("") == "alice");
-  BOOST_TEST(created[0].string_field("key").value_or("") == "key-1");
-  BOOST_TEST(events.of_kind("attempt.created").size() == 1u);
-  auto responses = events.of_kind("api.response");
+  BOOST_TEST(created[0].job_id == 1);
+  BOOST_TEST(created[0].owner == "alice");
+  BOOST_TEST(created[0].key == "key-1");
+  BOOST_TEST(test::typed<events::AttemptCreated>(events.events).size() == 1u);
+  auto responses = test::typed<events::ApiResponse>(events.events);
   BOOST_REQUIRE(responses.size() == 2u);
-  BOOST_TEST(responses[0].int_field("status").value_or(0) == 201);
-  BOOST_TEST(responses[1].int_field("status").value_or(0) == 200);
-  BOOST_TEST(responses[1].int_field("job_id").value_or(0) == 1);
-  BOOST_TEST(responses[1].string_field("route").value_or("") == "create_job");
+  BOOST_TEST(responses[0].status == 201);
+  BOOST_TEST(responses[1].status == 200);
+  BOOST_TEST(responses[1].job_id == 1);
+  BOOST_TEST(responses[1].route == "create_job");
   BOOST_TEST((job(1)->created_at.time_since_epoch() == Duration(std::chrono::seconds(3))));
 }
 

@@ -29,7 +29,10 @@ struct FlowFixture : test::SystemFixture {
   nlohmann::json view(JobId job) {
     return nlohmann::json::parse(request("GET", "/jobs/" + std::to_string(job)).body);
   }
-  std::size_t count(const std::string& kind) { return events.of_kind(kind).size(); }
+  template <events::EventType T>
+  std::size_t count() {
+    return test::typed<T>(events.events).size();
+  }
 };
 
 BOOST_FIXTURE_TEST_SUITE(attempt_flow, FlowFixture)
@@ -47,7 +50,7 @@ BOOST_AUTO_TEST_CASE(a_valid_answer_wins_the_cas_and_completes_the_job) {
   BOOST_TEST(call.provider_key == "1:1");
   BOOST_TEST(call.temperature == 0.0);
   BOOST_TEST(call.prompt.find("Operation: classify") != std::string::npos);
-  BOOST_TEST(count("job.completed") == 1u);
+  BOOST_TEST(count<events::JobCompleted>() == 1u);
   BOOST_TEST(view(job)["result"]["label"] == "billing");
 }
 
@@ -85,7 +88,7 @@ BOOST_AUTO_TEST_CASE(a_timeout_never_fails_over_however_long_it_lasts) {
   BOOST_TEST(attempts(job).size() == 1u);
   BOOST_TEST(providers.calls_to("alpha") == 1u);  // never called again: no duplicate work
   BOOST_TEST(providers.calls_to("beta") == 4u);   // the certification suite only
-  BOOST_TEST(count("reconciler.status") > 100u);
+  BOOST_TEST(count<events::ReconcilerStatus>() > 100u);
   worker.stop();
   reconciler.stop();
 }
@@ -102,7 +105,7 @@ BOOST_AUTO_TEST_CASE(the_reconciler_brings_late_truth_to_the_same_cas) {
   run(reconciler.sweep_once());
   BOOST_TEST((state_of(job, 1) == S::succeeded));
   BOOST_TEST(this->job(job)->result == R"({"confidence":0.8,"label":"billing"})");
-  BOOST_TEST(events.of_kind("reconciler.status").back().string_field("status").value_or("") ==
+  BOOST_TEST(test::typed<events::ReconcilerStatus>(events.events).back().status ==
              "completed");
 }
 
@@ -143,7 +146,7 @@ BOOST_AUTO_TEST_CASE(reverse_order_completion_the_primary_returning_last_is_disc
   BOOST_TEST(this->job(job)->completed_by.value_or(0) == attempts[1].id);
   BOOST_TEST(this->job(job)->result == R"({"confidence":0.6,"label":"billing"})");
   BOOST_TEST(this->job(job)->version == 2);
-  BOOST_TEST(count("result.discarded") == 1u);
+  BOOST_TEST(count<events::ResultDiscarded>() == 1u);
   BOOST_TEST(view(job)["result"]["confidence"] == 0.6);  // the loser is never visible
 }
 
@@ -174,9 +177,9 @@ BOOST_AUTO_TEST_CASE(a_late_answer_after_the_deadline_takes_the_same_cas) {
   loop.advance(seconds(20));
   worker.stop();
   BOOST_TEST((state_of(job, 1) == S::succeeded));
-  const auto replies = events.of_kind("provider.reply");
+  const auto replies = test::typed<events::ProviderReplied>(events.events);
   BOOST_REQUIRE(replies.size() == 1u);
-  BOOST_TEST(replies[0].bool_field("late").value_or(false));
+  BOOST_TEST(replies[0].late);
 }
 
 BOOST_AUTO_TEST_CASE(a_definitive_error_fails_over_to_the_next_certified_provider_only) {
@@ -185,9 +188,9 @@ BOOST_AUTO_TEST_CASE(a_definitive_error_fails_over_to_the_next_certified_provide
   const JobId job = create_job(R"(["gamma","beta"])");  // gamma was never certified
   run(worker.run_once());
   BOOST_TEST((state_of(job, 1) == S::failed));
-  const auto skipped = events.of_kind("failover.skipped");
+  const auto skipped = test::typed<events::FailoverSkipped>(events.events);
   BOOST_REQUIRE(skipped.size() == 1u);
-  BOOST_TEST(skipped[0].string_field("provider").value_or("") == "gamma");
+  BOOST_TEST(skipped[0].provider == "gamma");
   BOOST_TEST(attempts(job).at(1).provider == "beta");
   run(worker.run_once());
   BOOST_TEST(to_string(this->job(job)->status) == "succeeded");
@@ -211,7 +214,7 @@ BOOST_AUTO_TEST_CASE(an_output_that_breaks_the_contract_never_becomes_a_result) 
   run(worker.run_once());
   BOOST_TEST((state_of(job, 1) == S::failed));
   BOOST_TEST(attempts(job)[0].outcome_reason.find("\"notes\"") != std::string::npos);
-  BOOST_TEST(count("output.rejected") == 1u);
+  BOOST_TEST(count<events::OutputRejected>() == 1u);
   run(worker.run_once());
   BOOST_TEST(this->job(job)->result.find("notes") == std::string::npos);
   BOOST_TEST(this->job(job)->completed_by.value_or(0) == attempts(job)[1].id);
@@ -244,7 +247,7 @@ BOOST_AUTO_TEST_CASE(a_crashed_workers_attempt_becomes_unknown_after_its_lease_n
   BOOST_TEST(attempt.lease_owner == "reconciler");
   BOOST_TEST(attempt.outcome_reason.find("lease expired") != std::string::npos);
   BOOST_TEST(attempts(job).size() == 1u);  // never silently retried
-  BOOST_TEST(count("job.completed") == 0u);
+  BOOST_TEST(count<events::JobCompleted>() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_stale_lease_holders_writes_are_refused_by_the_fence) {
@@ -260,9 +263,9 @@ BOOST_AUTO_TEST_CASE(a_stale_lease_holders_writes_are_refused_by_the_fence) {
   run(settlement.answered(*claimed, job_row, R"({"label":"billing","confidence":1})",
                           {S::running, S::unknown, S::cancelled}, stale));
   BOOST_TEST(!this->job(job)->completed_by.has_value());
-  const auto refused = events.of_kind("attempt.write_refused");
+  const auto refused = test::typed<events::AttemptWriteRefused>(events.events);
   BOOST_REQUIRE(refused.size() == 1u);
-  BOOST_TEST(refused[0].string_field("why").value_or("") == "fenced");
+  BOOST_TEST(refused[0].fenced);
   BOOST_TEST((state_of(job, 1) == S::unknown));
 }
 
@@ -301,7 +304,7 @@ BOOST_AUTO_TEST_CASE(the_reconciler_resumes_a_failover_a_store_fault_cut_short) 
   run(store.update_attempt(std::move(failed)));
   BOOST_TEST(run(store.find_idle_jobs()).size() == 1u);
   run(reconciler.sweep_once());
-  BOOST_TEST(count("reconciler.failover_resumed") == 1u);
+  BOOST_TEST(count<events::FailoverResumed>() == 1u);
   BOOST_REQUIRE(attempts(job).size() == 2u);
   BOOST_TEST(attempts(job)[1].provider == "beta");
   BOOST_TEST(run(store.find_idle_jobs()).empty());

@@ -33,9 +33,9 @@ BOOST_AUTO_TEST_CASE(a_provider_honouring_the_contract_passes_and_is_recorded) {
     BOOST_TEST(call.temperature == 0.0);
     BOOST_TEST(call.prompt.find(call.input_json) != std::string::npos);
   }
-  const auto recorded = events.of_kind("certification.recorded");
+  const auto recorded = test::typed<events::CertificationRecorded>(events.events);
   BOOST_REQUIRE(recorded.size() == 1u);
-  BOOST_TEST(recorded[0].bool_field("passed").value_or(false));
+  BOOST_TEST(recorded[0].passed);
 }
 
 BOOST_AUTO_TEST_CASE(a_hallucinated_key_fails_certification_with_the_reason) {

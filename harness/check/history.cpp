@@ -1,0 +1,308 @@
+#include "harness/check/history.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "system/events/attempt_events.hpp"
+
+#include "harness/events/world_events.hpp"
+#include "harness/sim/rng.hpp"
+
+namespace onejob::check {
+namespace {
+
+bool live(AttemptState state) {
+  return state == AttemptState::starting || state == AttemptState::running ||
+         state == AttemptState::unknown;
+}
+
+template <typename T>
+At<T> at(T what, const sim::TraceEvent& recorded) {
+  return At<T>{std::move(what), recorded.seq, recorded.at};
+}
+
+class Folder {
+ public:
+  explicit Folder(const sim::History& history) { model_.history = &history; }
+
+  void fold(std::size_t index, const sim::TraceEvent& recorded);
+  HistoryModel finish();
+
+ private:
+  bool fold_commit(std::size_t index, const sim::TraceEvent& recorded);
+  bool fold_seen(const sim::TraceEvent& recorded);
+  void mark(const char* name) { ++model_.marks[name]; }
+  void on_transition(const At<events::CommitAttemptTransition>& step);
+  void on_cas(const At<events::CommitCas>& cas);
+
+  HistoryModel model_;
+  std::map<std::string, std::int64_t> forwarded_;     // forwarded request id -> client request
+  std::map<std::string, std::size_t> open_exchange_;  // (node + request id) -> exchange index
+};
+
+void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
+  auto it = model_.attempts.find(step.what.attempt_id);
+  if (it == model_.attempts.end()) return;  // a transition of an attempt never inserted: I3
+  it->second.steps.push_back(step);
+  it->second.state = step.what.to;
+  const auto from = step.what.from;
+  const auto to = step.what.to;
+  if (step.what.takeover) mark("lease_taken_over");
+  if (from == AttemptState::running && to == AttemptState::unknown) mark("timeout_unknown");
+  if (from == AttemptState::unknown && to == AttemptState::failed) mark("unknown_resolved_failed");
+  if (to == AttemptState::cancelled && !step.what.fence) mark("operator_cancel");
+}
+
+void Folder::on_cas(const At<events::CommitCas>& cas) {
+  auto job = model_.jobs.find(cas.what.job_id);
+  if (job == model_.jobs.end()) return;
+  for (const auto& other : job->second.cas) {
+    if (other.at == cas.at) {
+      mark("cas_tie");
+      break;
+    }
+  }
+  job->second.cas.push_back(cas);
+  if (!cas.what.won) mark("cas_lost");
+  if (const auto* attempt = model_.attempt(cas.what.attempt_id)) {
+    const auto before = attempt->state;  // the transition of this CAS follows it in the log
+    if (before == AttemptState::unknown) {
+      mark(cas.what.won ? "late_result_won" : "late_result_discarded");
+    } else if (before == AttemptState::cancelled) {
+      mark("cancel_then_result");
+    }
+  }
+}
+
+bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
+  const Event& event = recorded.event;
+  if (auto job = events::from_event<events::CommitJobInserted>(event)) {
+    const auto id = job->job_id;
+    model_.jobs_by_key[{job->owner, job->key}].push_back(id);
+    model_.jobs.emplace(id, JobRecord{at(std::move(*job), recorded), {}, {}, {}});
+  } else if (auto attempt = events::from_event<events::CommitAttemptInserted>(event)) {
+    const auto id = attempt->attempt_id;
+    if (attempt->origin == AttemptOrigin::failover) mark("failover");
+    if (attempt->origin == AttemptOrigin::explicit_retry) mark("operator_retry");
+    if (auto owner = model_.jobs.find(attempt->job_id); owner != model_.jobs.end()) {
+      owner->second.attempts.push_back(id);
+    }
+    model_.attempt_by_provider_key.emplace(attempt->provider_key, id);
+    model_.attempts.emplace(id, AttemptRecord{at(std::move(*attempt), recorded), {},
+                                              AttemptState::starting});
+  } else if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
+    on_transition(at(std::move(*step), recorded));
+  } else if (auto cas = events::from_event<events::CommitCas>(event)) {
+    on_cas(at(std::move(*cas), recorded));
+  } else if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
+    mark("job_failed");
+    if (auto owner = model_.jobs.find(failed->job_id); owner != model_.jobs.end()) {
+      owner->second.failed = at(std::move(*failed), recorded);
+    }
+  } else if (auto certification = events::from_event<events::CommitCertification>(event)) {
+    model_.certifications.push_back(at(std::move(*certification), recorded));
+  } else if (auto refused = events::from_event<events::StoreRefused>(event)) {
+    if (refused->refusal == events::kRefusedFenced) mark("fenced_write_refused");
+    if (refused->refusal == events::kRefusedState) mark("state_write_refused");
+    if (refused->refusal == events::kRefusedLiveAttempt) mark("live_attempt_refused");
+    if (refused->refusal == events::kRefusedDuplicateKey) mark("duplicate_key_refused");
+    model_.refusals.push_back(at(std::move(*refused), recorded));
+    return true;
+  } else {
+    return false;
+  }
+  model_.commit_log.push_back(index);
+  return true;
+}
+
+bool Folder::fold_seen(const sim::TraceEvent& recorded) {
+  const Event& event = recorded.event;
+  if (auto sent = events::from_event<events::ClientSent>(event)) {
+    auto [it, first] = model_.requests.try_emplace(sent->request);
+    if (first) {
+      it->second.client = recorded.node;
+      it->second.first = *sent;
+    }
+    it->second.send_seqs.push_back(recorded.seq);
+  } else if (auto skipped = events::from_event<events::ClientSkipped>(event)) {
+    model_.requests[skipped->request].skipped = skipped->reason;
+  } else if (auto received = events::from_event<events::ClientReceived>(event)) {
+    model_.requests[received->request].received.push_back(at(std::move(*received), recorded));
+  } else if (auto forwarded = events::from_event<events::LbForwarded>(event)) {
+    forwarded_[forwarded->request_id] = forwarded->request;
+  } else if (auto request = events::from_event<events::ApiRequest>(event)) {
+    const auto client = forwarded_.find(request->request_id);
+    open_exchange_[recorded.node + "\n" + request->request_id] = model_.exchanges.size();
+    model_.exchanges.push_back(ApiExchange{recorded.node, at(std::move(*request), recorded), {},
+                                           client == forwarded_.end() ? 0 : client->second});
+  } else if (auto response = events::from_event<events::ApiResponse>(event)) {
+    auto open = open_exchange_.find(recorded.node + "\n" + response->request_id);
+    if (open != open_exchange_.end()) {
+      model_.exchanges[open->second].response = at(std::move(*response), recorded);
+      open_exchange_.erase(open);
+    }
+  } else if (auto call = events::from_event<events::ProviderCalled>(event)) {
+    model_.calls[call->attempt_id].push_back(at(std::move(*call), recorded));
+  } else if (auto executed = events::from_event<events::ProviderExecuted>(event)) {
+    if (executed->purpose == "attempt") {
+      model_.executions.push_back(Execution{recorded.node, at(std::move(*executed), recorded)});
+    }
+  } else if (event.kind() == events::ProviderDeduped::kind) {
+    mark("provider_dedup");
+  } else if (event.kind() == events::NodeCrashed::kind) {
+    mark("node_crash");
+  } else if (auto started = events::from_event<events::NodeStarted>(event)) {
+    if (started->incarnation > 1) mark("node_restart");
+  } else if (event.kind() == events::QuietStarted::kind) {
+    model_.quiet_seq = recorded.seq;
+  } else if (event.kind() == events::RunEnded::kind) {
+    model_.end_seq = recorded.seq;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void Folder::fold(std::size_t index, const sim::TraceEvent& recorded) {
+  if (!fold_commit(index, recorded)) fold_seen(recorded);
+}
+
+HistoryModel Folder::finish() {
+  // A create whose commit no API node answered with 201, answered later with 200: the commit's
+  // outcome was unknown to its writer and the retry resolved it.
+  std::map<std::int64_t, bool> created_answered;
+  for (const auto& exchange : model_.exchanges) {
+    if (!exchange.response || !exchange.response->what.job_id) continue;
+    const auto& response = exchange.response->what;
+    if (exchange.request.what.route != "create_job") continue;
+    bool& answered_201 = created_answered[*response.job_id];
+    if (response.status == 201) answered_201 = true;
+    if (response.status == 200 && !answered_201) {
+      mark("commit_unknown_resolved");
+      answered_201 = true;  // count each job once
+    }
+  }
+  for (const auto& execution : model_.executions) {
+    const auto& outcome = execution.executed.what.outcome;
+    if (outcome != "malformed" && outcome != "hallucinated_key" && outcome != "wrong_operation") {
+      continue;
+    }
+    auto id = model_.attempt_by_provider_key.find(execution.executed.what.provider_key);
+    if (id != model_.attempt_by_provider_key.end() &&
+        model_.attempts.at(id->second).state == AttemptState::failed) {
+      mark("invalid_output_rejected");
+    }
+  }
+  for (const auto& [id, job] : model_.jobs) {
+    const JobEnd end = model_.end_of(job);
+    if (end == JobEnd::awaiting_operator) mark("awaiting_operator");
+    if (end == JobEnd::blocked) mark("blocked");
+  }
+  return std::move(model_);
+}
+
+}  // namespace
+
+AttemptState AttemptRecord::state_before(std::uint64_t seq) const {
+  AttemptState before = AttemptState::starting;
+  for (const auto& step : steps) {
+    if (step.seq >= seq) break;
+    before = step.what.to;
+  }
+  return before;
+}
+
+const At<events::CommitAttemptTransition>* AttemptRecord::claim_by(std::string_view worker) const {
+  for (const auto& step : steps) {
+    if (step.what.claim && step.what.lease_owner == worker) return &step;
+  }
+  return nullptr;
+}
+
+const At<events::CommitCas>* JobRecord::won() const {
+  for (const auto& attempt_cas : cas) {
+    if (attempt_cas.what.won) return &attempt_cas;
+  }
+  return nullptr;
+}
+
+std::string_view to_string(JobEnd end) {
+  switch (end) {
+    case JobEnd::succeeded:
+      return "succeeded";
+    case JobEnd::failed:
+      return "failed";
+    case JobEnd::blocked:
+      return "blocked";
+    case JobEnd::awaiting_operator:
+      return "awaiting_operator";
+    case JobEnd::running:
+      return "running";
+    case JobEnd::stuck:
+      break;
+  }
+  return "stuck";
+}
+
+const JobRecord* HistoryModel::job_for_key(const std::string& owner, const std::string& key,
+                                           std::uint64_t seq) const {
+  auto it = jobs_by_key.find({owner, key});
+  if (it == jobs_by_key.end()) return nullptr;
+  const JobRecord& first = jobs.at(it->second.front());
+  return first.inserted.seq < seq ? &first : nullptr;
+}
+
+const JobRecord* HistoryModel::job(std::int64_t id) const {
+  auto it = jobs.find(id);
+  return it == jobs.end() ? nullptr : &it->second;
+}
+
+const AttemptRecord* HistoryModel::attempt(std::int64_t id) const {
+  auto it = attempts.find(id);
+  return it == attempts.end() ? nullptr : &it->second;
+}
+
+const Execution* HistoryModel::execution_of(std::int64_t attempt_id) const {
+  const auto* record = attempt(attempt_id);
+  if (record == nullptr) return nullptr;
+  for (const auto& execution : executions) {
+    if (execution.executed.what.provider_key == record->inserted.what.provider_key) {
+      return &execution;
+    }
+  }
+  return nullptr;
+}
+
+JobEnd HistoryModel::end_of(const JobRecord& job) const {
+  if (job.won() != nullptr) return JobEnd::succeeded;
+  // A failed job becomes pending again when an attempt is inserted after its failure.
+  const AttemptRecord* latest = job.attempts.empty() ? nullptr : attempt(job.attempts.back());
+  if (job.failed && (latest == nullptr || latest->inserted.seq < job.failed->seq)) {
+    return JobEnd::failed;
+  }
+  for (auto id : job.attempts) {
+    const auto state = attempts.at(id).state;
+    if (state == AttemptState::unknown) return JobEnd::blocked;
+    if (live(state)) return JobEnd::running;
+  }
+  if (latest != nullptr && latest->state == AttemptState::cancelled) {
+    return JobEnd::awaiting_operator;
+  }
+  return JobEnd::stuck;
+}
+
+HistoryModel fold_history(const sim::History& history) {
+  Folder folder(history);
+  for (std::size_t i = 0; i < history.size(); ++i) folder.fold(i, history[i]);
+  return folder.finish();
+}
+
+std::optional<std::string> json_digest(const std::string& text) {
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (parsed.is_discarded()) return std::nullopt;
+  return sim::hex64(
+      sim::fnv1a64(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+}
+
+}  // namespace onejob::check

@@ -1,0 +1,144 @@
+#pragma once
+
+#include <utility>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "system/domain/attempt.hpp"
+#include "system/domain/job.hpp"
+#include "system/events/api_events.hpp"
+#include "system/events/worker_events.hpp"
+
+#include "harness/check/marks.hpp"
+#include "harness/events/client_events.hpp"
+#include "harness/events/commit_events.hpp"
+#include "harness/events/provider_events.hpp"
+#include "harness/sim/trace.hpp"
+
+namespace onejob::check {
+
+// The one model of a run every checker and every expectation reads, folded once from its trace.
+// Two layers, kept apart:
+//   - the store's truth: the commit log (commit.*, store.refused), in the order the store applied
+//     writes, and what providers really executed;
+//   - what nodes and clients saw: API requests and responses, provider calls, client sends and
+//     receipts, joined to the client request they belong to.
+// Nothing here is inferred from a node's report of a write: a write exists when the commit log
+// has it.
+
+template <typename T>
+struct At {
+  T what;
+  std::uint64_t seq = 0;  // position in the trace
+  Instant at{};
+};
+
+struct AttemptRecord {
+  At<events::CommitAttemptInserted> inserted;
+  std::vector<At<events::CommitAttemptTransition>> steps;  // commit order
+  AttemptState state = AttemptState::starting;             // at the end of the log
+
+  std::int64_t id() const { return inserted.what.attempt_id; }
+  std::int64_t job_id() const { return inserted.what.job_id; }
+  // The state the log gives the attempt just before trace event `seq` (STARTING once inserted).
+  AttemptState state_before(std::uint64_t seq) const;
+  // The claim that gave `worker` this attempt's lease, if any.
+  const At<events::CommitAttemptTransition>* claim_by(std::string_view worker) const;
+};
+
+struct JobRecord {
+  At<events::CommitJobInserted> inserted;
+  std::vector<std::int64_t> attempts;  // ids, in insertion (attempt_no) order
+  std::vector<At<events::CommitCas>> cas;
+  std::optional<At<events::CommitJobFailed>> failed;
+
+  std::int64_t id() const { return inserted.what.job_id; }
+  // The first winning compare-and-swap, if any.
+  const At<events::CommitCas>* won() const;
+};
+
+// Where a job stands when the run ends.
+enum class JobEnd {
+  succeeded,
+  failed,
+  blocked,            // pending on an UNKNOWN attempt, awaiting out-of-band truth
+  awaiting_operator,  // pending, nothing live, its latest attempt cancelled by an operator
+  running,            // pending with a STARTING or RUNNING attempt
+  stuck,              // pending, nothing live, and nobody is left to act
+};
+std::string_view to_string(JobEnd end);
+
+// One timeline request as its client sent and received it.
+struct ClientRequest {
+  std::string client;
+  events::ClientSent first;  // the first send (it carries a create's body)
+  std::vector<std::uint64_t> send_seqs;
+  std::vector<At<events::ClientReceived>> received;
+  std::optional<std::string> skipped;  // why it was never sent
+};
+
+// One request as an API node handled it, joined to the client request the load balancer
+// forwarded (0 when none did).
+struct ApiExchange {
+  std::string node;
+  At<events::ApiRequest> request;
+  std::optional<At<events::ApiResponse>> response;
+  std::int64_t client_request = 0;
+};
+
+struct Execution {
+  std::string provider;
+  At<events::ProviderExecuted> executed;
+};
+
+struct HistoryModel {
+  const sim::History* history = nullptr;
+
+  // The store's truth.
+  std::map<std::int64_t, JobRecord> jobs;
+  std::map<std::int64_t, AttemptRecord> attempts;
+  std::map<std::pair<std::string, std::string>, std::vector<std::int64_t>> jobs_by_key;
+  std::map<std::string, std::int64_t> attempt_by_provider_key;
+  std::vector<At<events::CommitCertification>> certifications;
+  std::vector<At<events::StoreRefused>> refusals;
+  // Every commit.* event, in commit order (indexes into *history).
+  std::vector<std::size_t> commit_log;
+  std::vector<Execution> executions;  // attempt executions only, in order
+
+  // What nodes and clients saw.
+  std::map<std::int64_t, ClientRequest> requests;  // by timeline number
+  std::vector<ApiExchange> exchanges;              // in request order
+  std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
+
+  std::optional<std::uint64_t> quiet_seq;  // world.quiet
+  std::optional<std::uint64_t> end_seq;    // run.end
+  MarkCounts marks;
+
+  // The job the store holds for (owner, key) that committed before trace event `seq`.
+  const JobRecord* job_for_key(const std::string& owner, const std::string& key,
+                               std::uint64_t seq) const;
+  const JobRecord* job(std::int64_t id) const;
+  const AttemptRecord* attempt(std::int64_t id) const;
+  const Execution* execution_of(std::int64_t attempt_id) const;
+  JobEnd end_of(const JobRecord& job) const;
+};
+
+HistoryModel fold_history(const sim::History& history);
+
+// The store's rows at the end of a run, read through the Store port: what expectations about
+// final states and counts judge, and what the commit log must agree with.
+struct StoreRows {
+  std::map<std::int64_t, Job> jobs;
+  std::map<std::int64_t, std::vector<Attempt>> attempts;  // by job, in attempt_no order
+};
+
+// 16 hex digits of FNV-1a 64 over JSON text as this checker layer's own parser re-serializes it
+// (so key order and spacing do not matter); nothing when the text is not JSON.
+std::optional<std::string> json_digest(const std::string& text);
+
+}  // namespace onejob::check

@@ -1,0 +1,53 @@
+// log — the store's final rows agree with its commit log.
+//
+// The commit log is derived from what the store answered each write; its rows are read at the end
+// through the Store port. Checks every job and attempt the log committed:
+//   - the row exists (nothing accepted is lost), with the log's final attempt state, the job's
+//     winner, version, result (as the winning compare-and-swap wrote it) and failed status.
+// Does not check:
+//   - rows the log never mentions (a store that invents rows is caught by the differential tests
+//     against PostgreSQL, not here).
+#include "harness/check/invariant.hpp"
+
+namespace onejob::check {
+
+std::vector<Violation> check_store_agrees(const HistoryModel& model, const StoreRows& rows) {
+  std::vector<Violation> out;
+  const auto end = model.end_seq;
+  auto report = [&](std::string message) { out.push_back({"log", std::move(message), end, {}}); };
+  for (const auto& [id, job] : model.jobs) {
+    auto row = rows.jobs.find(id);
+    if (row == rows.jobs.end()) {
+      report("the store committed " + job_ref(id) + " but no longer holds it");
+      continue;
+    }
+    const auto* won = job.won();
+    const JobEnd ending = model.end_of(job);
+    const bool failed = ending == JobEnd::failed;
+    if (row->second.completed_by != (won ? std::optional(won->what.attempt_id) : std::nullopt) ||
+        row->second.version != (won ? won->what.version : 1) ||
+        (won && row->second.result != won->what.result) ||
+        (row->second.status == JobStatus::failed) != failed) {
+      report(job_ref(id) + "'s row (status " + std::string(to_string(row->second.status)) +
+             ", version " + std::to_string(row->second.version) +
+             ") is not what the commit log left it (" + std::string(to_string(ending)) + ")");
+    }
+    const auto attempts = rows.attempts.find(id);
+    for (auto attempt_id : job.attempts) {
+      const auto& logged = model.attempts.at(attempt_id);
+      const Attempt* found = nullptr;
+      if (attempts != rows.attempts.end()) {
+        for (const auto& a : attempts->second) found = a.id == attempt_id ? &a : found;
+      }
+      if (found == nullptr) {
+        report("the store committed " + attempt_ref(attempt_id) + " but no longer holds it");
+      } else if (found->state != logged.state) {
+        report(attempt_ref(attempt_id) + " is " + std::string(to_string(found->state)) +
+               " in the store but " + std::string(to_string(logged.state)) + " in its commit log");
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace onejob::check

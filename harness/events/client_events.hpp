@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "system/events/schema.hpp"
+
+// What clients sent and saw, and what the load balancer did with their requests. `request` is
+// the timeline entry's number; `attempt` counts the client's sends of it (retries reuse the key).
+namespace onejob::events {
+
+// `action`: create_job, get_job, retry, cancel. `body` is sent on a create's first attempt (its
+// retries send the same bytes).
+struct ClientSent {
+  static constexpr std::string_view kind = "client.send";
+  std::int64_t request = 0;
+  std::int64_t attempt = 0;
+  std::string action;
+  std::string owner;
+  std::optional<std::string> key{};
+  std::optional<std::string> body{};
+  std::optional<std::int64_t> job_id{};
+  std::optional<std::int64_t> attempt_no{};
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("request", self.request);
+    field("attempt", self.attempt);
+    field("action", self.action);
+    field("owner", self.owner);
+    field("key", self.key);
+    field("body", self.body);
+    field("job_id", self.job_id);
+    field("attempt_no", self.attempt_no);
+  }
+};
+
+struct ClientSkipped {
+  static constexpr std::string_view kind = "client.skip";
+  std::int64_t request = 0;
+  std::string reason;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("request", self.request);
+    field("reason", self.reason);
+  }
+};
+
+// A response reached the client. The client reads the body itself: `job_id` when it names one;
+// for a job read, the job status it shows, its completed_by and a digest of its result (16 hex
+// digits of FNV-1a 64 over the result re-serialized by the client's own JSON library).
+struct ClientReceived {
+  static constexpr std::string_view kind = "client.receive";
+  std::int64_t request = 0;
+  std::int64_t attempt = 0;
+  std::int64_t status = 0;
+  std::string body_digest;
+  std::optional<std::int64_t> job_id{};
+  std::optional<std::string> shown_status{};
+  std::optional<std::int64_t> shown_winner{};
+  std::optional<std::string> result_digest{};
+  bool duplicate = false;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("request", self.request);
+    field("attempt", self.attempt);
+    field("status", self.status);
+    field("body_digest", self.body_digest);
+    field("job_id", self.job_id);
+    field("shown_status", self.shown_status);
+    field("shown_winner", self.shown_winner);
+    field("result_digest", self.result_digest);
+    field("duplicate", self.duplicate);
+  }
+};
+
+// The load balancer forwards a client's request to an API node as `request_id` (the id the API
+// node's events carry).
+struct LbForwarded {
+  static constexpr std::string_view kind = "lb.forward";
+  std::int64_t request = 0;
+  std::int64_t attempt = 0;
+  std::int64_t lb_try = 1;
+  std::string to;
+  std::string request_id;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("request", self.request);
+    field("attempt", self.attempt);
+    field("try", self.lb_try);
+    field("to", self.to);
+    field("request_id", self.request_id);
+  }
+};
+
+struct LbDroppedLate {
+  static constexpr std::string_view kind = "lb.drop_late";
+  std::int64_t request = 0;
+  std::int64_t attempt = 0;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("request", self.request);
+    field("attempt", self.attempt);
+  }
+};
+
+}  // namespace onejob::events

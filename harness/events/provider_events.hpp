@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "system/events/schema.hpp"
+
+// What the simulated providers really did: the side effects the checkers count.
+namespace onejob::events {
+
+// A provider started executing a call (its side effect happens here). `purpose`: attempt or
+// certification. `outcome` is the scripted behaviour (ok, error, malformed, hallucinated_key,
+// wrong_operation, hang); `output` what it will answer (empty for error and hang), at
+// `answers_at` (absent for hang).
+struct ProviderExecuted {
+  static constexpr std::string_view kind = "provider.execute";
+  std::string purpose;
+  std::string provider_key;
+  std::string operation;
+  std::string outcome;
+  std::string output;
+  std::optional<Instant> answers_at{};
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("purpose", self.purpose);
+    field("provider_key", self.provider_key);
+    field("operation", self.operation);
+    field("outcome", self.outcome);
+    field("output", self.output);
+    field("answers_at_us", self.answers_at);
+  }
+};
+
+// A call whose key the provider had seen: answered from its own dedup, not executed again.
+struct ProviderDeduped {
+  static constexpr std::string_view kind = "provider.dedup";
+  std::string provider_key;
+  bool done = false;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("provider_key", self.provider_key);
+    field("done", self.done);
+  }
+};
+
+}  // namespace onejob::events

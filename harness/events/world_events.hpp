@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "system/events/schema.hpp"
+
+// The simulated world's own events: injected faults, node lives, the phases of a run.
+namespace onejob::events {
+
+// A message on a link was dropped, delayed, duplicated, or stopped by a partition (injected).
+// The event's node is the link.
+struct NetFault {
+  static constexpr std::string_view kind = "net.fault";
+  std::string fault;  // drop, delay, duplicate, partitioned
+  std::string direction;
+  std::string from;
+  std::string to;
+  std::string message;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("fault", self.fault);
+    field("direction", self.direction);
+    field("from", self.from);
+    field("to", self.to);
+    field("message", self.message);
+  }
+};
+
+// A store round trip broke (injected). `maybe_committed`: the statement ran and its reply was
+// lost, so the write may have committed (the commit log says whether it did).
+struct StoreFault {
+  static constexpr std::string_view kind = "store.fault";
+  std::string node;
+  std::string operation;
+  std::string fault;
+  bool maybe_committed = false;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("node", self.node);
+    field("operation", self.operation);
+    field("fault", self.fault);
+    field("maybe_committed", self.maybe_committed);
+  }
+};
+
+struct NodeStarted {
+  static constexpr std::string_view kind = "node.start";
+  std::int64_t incarnation = 1;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("incarnation", self.incarnation);
+  }
+};
+
+struct NodeCrashed {
+  static constexpr std::string_view kind = "node.crash";
+  template <typename Self, typename F>
+  static void fields(Self&, F&&) {}
+};
+
+// Faults healed: from here links deliver, partitions are over, crashed nodes are back, and
+// clients retry until answered. Availability is judged after this phase.
+struct QuietStarted {
+  static constexpr std::string_view kind = "world.quiet";
+  template <typename Self, typename F>
+  static void fields(Self&, F&&) {}
+};
+
+struct RunEnded {
+  static constexpr std::string_view kind = "run.end";
+  template <typename Self, typename F>
+  static void fields(Self&, F&&) {}
+};
+
+struct CertificationStoreError {
+  static constexpr std::string_view kind = "certification.store_error";
+  std::string provider;
+  std::string message;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("provider", self.provider);
+    field("message", self.message);
+  }
+};
+
+}  // namespace onejob::events

@@ -1,0 +1,171 @@
+#include "harness/sim/commit_log.hpp"
+
+#include "harness/events/commit_events.hpp"
+
+namespace onejob::sim {
+namespace {
+
+constexpr const char* kStore = "store";
+
+}  // namespace
+
+void CommitLogStore::attempt_inserted(const Attempt& attempt) {
+  trace_.record(kStore, events::to_event(events::CommitAttemptInserted{
+                            .job_id = attempt.job_id,
+                            .attempt_id = attempt.id,
+                            .attempt_no = attempt.attempt_no,
+                            .provider = attempt.provider,
+                            .provider_key = attempt.provider_key,
+                            .origin = attempt.origin,
+                            .by = node_,
+                        }));
+}
+
+void CommitLogStore::refused(const char* operation, std::string_view refusal,
+                             std::optional<JobId> job, std::optional<AttemptId> attempt) {
+  trace_.record(kStore, events::to_event(events::StoreRefused{.operation = operation,
+                                                              .refusal = std::string(refusal),
+                                                              .job_id = job,
+                                                              .attempt_id = attempt,
+                                                              .by = node_}));
+}
+
+Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
+  const std::string owner = job.owner_id;
+  const std::string key = job.idempotency_key;
+  auto result = co_await target().insert_job(std::move(job));
+  if (result.outcome == InsertJobResult::Outcome::inserted) {
+    const Job& row = *result.job;
+    trace_.record(kStore, events::to_event(events::CommitJobInserted{
+                              .job_id = row.id,
+                              .owner = row.owner_id,
+                              .key = row.idempotency_key,
+                              .operation = row.operation,
+                              .provider = row.target_provider,
+                              .payload = row.payload_json,
+                              .by = node_,
+                          }));
+    attempt_inserted(*result.initial_attempt);
+  } else {
+    refused("insert_job", events::kRefusedDuplicateKey, std::nullopt, std::nullopt);
+  }
+  co_return result;
+}
+
+Async<bool> CommitLogStore::fail_job(JobId id, std::string reason, Instant at) {
+  const bool failed = co_await target().fail_job(id, std::move(reason), at);
+  if (failed) {
+    trace_.record(kStore, events::to_event(events::CommitJobFailed{.job_id = id, .by = node_}));
+  }
+  co_return failed;
+}
+
+Async<InsertAttemptResult> CommitLogStore::insert_attempt(NewAttempt attempt) {
+  const JobId job = attempt.job_id;
+  auto result = co_await target().insert_attempt(std::move(attempt));
+  using Outcome = InsertAttemptResult::Outcome;
+  if (result.outcome == Outcome::inserted) {
+    attempt_inserted(*result.attempt);
+  } else if (result.outcome == Outcome::live_attempt_exists) {
+    refused("insert_attempt", events::kRefusedLiveAttempt, job, result.blocking);
+  } else if (result.outcome == Outcome::job_completed) {
+    refused("insert_attempt", events::kRefusedJobCompleted, job, std::nullopt);
+  }
+  co_return result;
+}
+
+Async<std::optional<Attempt>> CommitLogStore::claim_next_attempt(std::string worker, Instant now,
+                                                                 Instant lease_expires_at) {
+  auto claimed = co_await target().claim_next_attempt(std::move(worker), now, lease_expires_at);
+  if (claimed) {
+    trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
+                              .job_id = claimed->job_id,
+                              .attempt_id = claimed->id,
+                              .from = AttemptState::starting,
+                              .to = claimed->state,
+                              .by = node_,
+                              .fence = std::nullopt,
+                              .token = claimed->lease_token,
+                              .lease_owner = claimed->lease_owner,
+                              .claim = true,
+                              .takeover = false,
+                          }));
+  }
+  co_return claimed;
+}
+
+Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) {
+  const auto fence = update.fence;
+  const bool takeover = update.take_over_as.has_value();
+  auto result = co_await target().update_attempt(std::move(update));
+  using Outcome = UpdateAttemptResult::Outcome;
+  if (result.outcome == Outcome::applied) {
+    const Attempt& row = *result.attempt;
+    trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
+                              .job_id = row.job_id,
+                              .attempt_id = row.id,
+                              .from = *result.before,
+                              .to = row.state,
+                              .by = node_,
+                              .fence = fence,
+                              .token = row.lease_token,
+                              .lease_owner = row.lease_owner,
+                              .claim = false,
+                              .takeover = takeover,
+                          }));
+  } else if (result.attempt) {
+    refused("update_attempt",
+            result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,
+            result.attempt->job_id, result.attempt->id);
+  }
+  co_return result;
+}
+
+Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt completion) {
+  const auto fence = completion.fence;
+  const auto expected_version = completion.expected_version;
+  auto result = co_await target().complete_attempt(std::move(completion));
+  using Outcome = CompleteAttemptResult::Outcome;
+  if (result.outcome == Outcome::won || result.outcome == Outcome::lost) {
+    const Attempt& row = *result.attempt;
+    const Job& job = *result.job;
+    trace_.record(kStore, events::to_event(events::CommitCas{
+                              .job_id = job.id,
+                              .attempt_id = row.id,
+                              .expected_version = expected_version,
+                              .won = result.outcome == Outcome::won,
+                              .version = job.version,
+                              .winner = job.completed_by.value_or(0),
+                              .job_result = job.result,
+                              .result = row.result,
+                              .by = node_,
+                          }));
+    trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
+                              .job_id = row.job_id,
+                              .attempt_id = row.id,
+                              .from = *result.before,
+                              .to = row.state,
+                              .by = node_,
+                              .fence = fence,
+                              .token = row.lease_token,
+                              .lease_owner = row.lease_owner,
+                              .claim = false,
+                              .takeover = false,
+                          }));
+  } else if (result.attempt) {
+    refused("complete_attempt",
+            result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,
+            result.attempt->job_id, result.attempt->id);
+  }
+  co_return result;
+}
+
+Async<void> CommitLogStore::record_certification(Certification certification) {
+  const std::string provider = certification.provider;
+  const bool passed = certification.passed;
+  co_await target().record_certification(std::move(certification));
+  trace_.record(kStore, events::to_event(events::CommitCertification{
+                            .provider = provider, .passed = passed, .by = node_}));
+}
+
+}  // namespace onejob::sim

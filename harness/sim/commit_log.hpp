@@ -1,0 +1,39 @@
+#pragma once
+
+#include <string>
+
+#include "harness/sim/store_wrapper.hpp"
+#include "harness/sim/trace.hpp"
+
+namespace onejob::sim {
+
+// One node's connection to the store, as the store's commit log sees it: forwards every
+// operation and records each write the store applied (commit.* events, on the "store" node) at
+// the instant it commits, and each guarded write it refused (store.refused). It sits beneath
+// FaultyStore, so a reply lost afterwards cannot hide the commit. The log is derived from what the
+// store returned; the runner compares it with the store's rows at the end of the run.
+class CommitLogStore final : public StoreWrapper {
+ public:
+  // REQUIRES: `target` and `trace` outlive this.
+  CommitLogStore(Store& target, Trace& trace, std::string node)
+      : StoreWrapper(target), trace_(trace), node_(std::move(node)) {}
+
+  Async<InsertJobResult> insert_job(NewJob job) override;
+  Async<bool> fail_job(JobId id, std::string reason, Instant at) override;
+  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override;
+  Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
+                                                   Instant lease_expires_at) override;
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override;
+  Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override;
+  Async<void> record_certification(Certification certification) override;
+
+ private:
+  void attempt_inserted(const Attempt& attempt);
+  void refused(const char* operation, std::string_view refusal, std::optional<JobId> job,
+               std::optional<AttemptId> attempt);
+
+  Trace& trace_;
+  std::string node_;
+};
+
+}  // namespace onejob::sim

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "system/events/schema.hpp"
+
+// The reconciler's events: provider status queries for UNKNOWN attempts, resumed failovers.
+namespace onejob::events {
+
+struct ReconcilerStatus {
+  static constexpr std::string_view kind = "reconciler.status";
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  std::string provider;
+  std::string status;  // completed, failed, running, not_found, unreachable
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("job_id", self.job_id);
+    field("attempt_id", self.attempt_id);
+    field("provider", self.provider);
+    field("status", self.status);
+  }
+};
+
+struct FailoverResumed {
+  static constexpr std::string_view kind = "reconciler.failover_resumed";
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("job_id", self.job_id);
+    field("attempt_id", self.attempt_id);
+  }
+};
+
+struct ReconcilerStoreError {
+  static constexpr std::string_view kind = "reconciler.store_error";
+  std::string message;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("message", self.message);
+  }
+};
+
+}  // namespace onejob::events

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "system/events/schema.hpp"
+
+// A worker's events about the provider calls it makes and the store errors it survives.
+namespace onejob::events {
+
+struct ProviderCalled {
+  static constexpr std::string_view kind = "provider.call";
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  std::string provider;
+  std::string provider_key;
+  Instant deadline{};
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("job_id", self.job_id);
+    field("attempt_id", self.attempt_id);
+    field("provider", self.provider);
+    field("provider_key", self.provider_key);
+    field("deadline_us", self.deadline);
+  }
+};
+
+// `reply` is one of the kReply* values; `late`: after the attempt's deadline had passed.
+inline constexpr std::string_view kReplyAnswered = "answered";
+inline constexpr std::string_view kReplyRejected = "rejected";
+inline constexpr std::string_view kReplyMaybeDelivered = "maybe_delivered";
+
+struct ProviderReplied {
+  static constexpr std::string_view kind = "provider.reply";
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  std::string provider;
+  std::string reply;
+  bool late = false;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("job_id", self.job_id);
+    field("attempt_id", self.attempt_id);
+    field("provider", self.provider);
+    field("reply", self.reply);
+    field("late", self.late);
+  }
+};
+
+// `maybe_committed`: the write may have committed without its reply.
+struct WorkerStoreError {
+  static constexpr std::string_view kind = "worker.store_error";
+  std::string worker;
+  std::int64_t attempt_id = 0;
+  bool maybe_committed = false;
+  std::string message;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("worker", self.worker);
+    field("attempt_id", self.attempt_id);
+    field("maybe_committed", self.maybe_committed);
+    field("message", self.message);
+  }
+};
+
+}  // namespace onejob::events
