@@ -89,8 +89,8 @@ bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
       owner->second.attempts.push_back(id);
     }
     model_.attempt_by_provider_key.emplace(attempt->provider_key, id);
-    model_.attempts.emplace(id, AttemptRecord{at(std::move(*attempt), recorded), {},
-                                              AttemptState::starting});
+    model_.attempts.emplace(
+        id, AttemptRecord{at(std::move(*attempt), recorded), {}, AttemptState::starting});
   } else if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
     on_transition(at(std::move(*step), recorded));
   } else if (auto cas = events::from_event<events::CommitCas>(event)) {
@@ -134,7 +134,9 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   } else if (auto request = events::from_event<events::ApiRequest>(event)) {
     const auto client = forwarded_.find(request->request_id);
     open_exchange_[recorded.node + "\n" + request->request_id] = model_.exchanges.size();
-    model_.exchanges.push_back(ApiExchange{recorded.node, at(std::move(*request), recorded), {},
+    model_.exchanges.push_back(ApiExchange{recorded.node,
+                                           at(std::move(*request), recorded),
+                                           {},
                                            client == forwarded_.end() ? 0 : client->second});
   } else if (auto response = events::from_event<events::ApiResponse>(event)) {
     auto open = open_exchange_.find(recorded.node + "\n" + response->request_id);
@@ -146,10 +148,13 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     model_.calls[call->attempt_id].push_back(at(std::move(*call), recorded));
   } else if (auto executed = events::from_event<events::ProviderExecuted>(event)) {
     if (executed->purpose == "attempt") {
+      model_.first_execution.try_emplace(executed->provider_key, model_.executions.size());
       model_.executions.push_back(Execution{recorded.node, at(std::move(*executed), recorded)});
     }
   } else if (event.kind() == events::ProviderDeduped::kind) {
     mark("provider_dedup");
+  } else if (auto fault = events::from_event<events::StoreFault>(event)) {
+    if (fault->maybe_committed) mark("write_reply_lost");
   } else if (event.kind() == events::NodeCrashed::kind) {
     mark("node_crash");
   } else if (auto started = events::from_event<events::NodeStarted>(event)) {
@@ -266,12 +271,8 @@ const AttemptRecord* HistoryModel::attempt(std::int64_t id) const {
 const Execution* HistoryModel::execution_of(std::int64_t attempt_id) const {
   const auto* record = attempt(attempt_id);
   if (record == nullptr) return nullptr;
-  for (const auto& execution : executions) {
-    if (execution.executed.what.provider_key == record->inserted.what.provider_key) {
-      return &execution;
-    }
-  }
-  return nullptr;
+  auto found = first_execution.find(record->inserted.what.provider_key);
+  return found == first_execution.end() ? nullptr : &executions[found->second];
 }
 
 JobEnd HistoryModel::end_of(const JobRecord& job) const {

@@ -109,10 +109,11 @@ struct HistoryModel {
   // Every commit.* event, in commit order (indexes into *history).
   std::vector<std::size_t> commit_log;
   std::vector<Execution> executions;  // attempt executions only, in order
+  std::map<std::string, std::size_t> first_execution;  // provider key -> index in executions
 
   // What nodes and clients saw.
-  std::map<std::int64_t, ClientRequest> requests;  // by timeline number
-  std::vector<ApiExchange> exchanges;              // in request order
+  std::map<std::int64_t, ClientRequest> requests;                         // by timeline number
+  std::vector<ApiExchange> exchanges;                                     // in request order
   std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
 
   std::optional<std::uint64_t> quiet_seq;  // world.quiet

@@ -25,9 +25,10 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
         out.push_back({"I10",
                        s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) +
                            " -> " + std::string(to_string(s.to)) + " after its lease (token " +
-                           std::to_string(holder->second->what.token) +
-                           ") was taken over (token " + std::to_string(token) + ")",
-                       step.seq, {holder->second->seq}});
+                           std::to_string(holder->second->what.token) + ") was taken over (token " +
+                           std::to_string(token) + ")",
+                       step.seq,
+                       {holder->second->seq}});
       }
       if (s.claim) claims[s.lease_owner] = &step;
       token = s.token;

@@ -25,12 +25,11 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     const auto seq = exchange.response->seq;
     const auto status = response.status;
     if (status != 200 && status != 201 && status != 422) continue;
-    const std::string what = exchange.node + " answered " + std::to_string(status) +
-                             " for key \"" + response.key + "\" of owner \"" + response.owner +
-                             "\"";
+    const std::string what = exchange.node + " answered " + std::to_string(status) + " for key \"" +
+                             response.key + "\" of owner \"" + response.owner + "\"";
     if (status == 422 && response.job_id) {
-      out.push_back({"I2", what + " with " + job_ref(*response.job_id) + ": a 422 names no job",
-                     seq, {}});
+      out.push_back(
+          {"I2", what + " with " + job_ref(*response.job_id) + ": a 422 names no job", seq, {}});
     }
     const auto request = model.requests.find(exchange.client_request);
     if (request == model.requests.end() || !request->second.first.body) continue;

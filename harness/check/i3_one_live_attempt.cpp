@@ -8,9 +8,8 @@
 // Does not check:
 //   - that each step is one of the legal transitions (the domain's table, tested on its own);
 //   - what nodes believed about an attempt (their reports are views, not the truth).
-#include "harness/events/commit_events.hpp"
-
 #include "harness/check/invariant.hpp"
+#include "harness/events/commit_events.hpp"
 
 namespace onejob::check {
 namespace {
@@ -57,8 +56,11 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
     if (!step) continue;
     auto state = replay.states.find(step->attempt_id);
     if (state == replay.states.end()) {
-      out.push_back({"I3", "the store moved " + attempt_ref(step->attempt_id) +
-                               ", which it never inserted", recorded.seq, {}});
+      out.push_back(
+          {"I3",
+           "the store moved " + attempt_ref(step->attempt_id) + ", which it never inserted",
+           recorded.seq,
+           {}});
       continue;
     }
     if (state->second != step->from) {

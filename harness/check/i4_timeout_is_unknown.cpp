@@ -31,15 +31,13 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
       if (step.what.to != AttemptState::failed) continue;
       if (calls == model.calls.end() || calls->second.front().seq > step.seq) continue;
       const Execution* execution = model.execution_of(id);
-      const bool evidence = execution != nullptr &&
-                            definitive_failure(execution->executed.what.outcome) &&
-                            execution->executed.what.answers_at &&
-                            *execution->executed.what.answers_at <= step.at;
+      const bool evidence =
+          execution != nullptr && definitive_failure(execution->executed.what.outcome) &&
+          execution->executed.what.answers_at && *execution->executed.what.answers_at <= step.at;
       if (evidence) continue;
       std::string provider_did = "its provider never executed it";
       if (execution != nullptr) {
-        provider_did = "its provider's execution was \"" + execution->executed.what.outcome +
-                       "\"" +
+        provider_did = "its provider's execution was \"" + execution->executed.what.outcome + "\"" +
                        (execution->executed.what.answers_at ? "" : " and never answered");
       }
       out.push_back({"I4",

@@ -28,33 +28,42 @@ void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Viol
     const std::string what = attempt_ref(c.attempt_id) + "'s compare-and-swap on " +
                              job_ref(job.id()) + (c.won ? " won" : " lost");
     if (c.won && winner != nullptr) {
-      out.push_back({"I5", what + ", but " + attempt_ref(winner->what.attempt_id) +
-                               " had already won: two winners",
-                     cas.seq, {winner->seq}});
+      out.push_back(
+          {"I5",
+           what + ", but " + attempt_ref(winner->what.attempt_id) + " had already won: two winners",
+           cas.seq,
+           {winner->seq}});
     } else if (c.won && (c.expected_version != 1 || c.version != 2)) {
-      out.push_back({"I5", what + " moving the version " + std::to_string(c.expected_version) +
-                               " -> " + std::to_string(c.version) + ", not 1 -> 2",
-                     cas.seq, {}});
+      out.push_back({"I5",
+                     what + " moving the version " + std::to_string(c.expected_version) + " -> " +
+                         std::to_string(c.version) + ", not 1 -> 2",
+                     cas.seq,
+                     {}});
     } else if (c.won && c.job_result != c.result) {
-      out.push_back({"I5", what + " but the job's result is not the bytes it offered", cas.seq, {}});
+      out.push_back(
+          {"I5", what + " but the job's result is not the bytes it offered", cas.seq, {}});
     } else if (!c.won && winner == nullptr) {
       out.push_back({"I5", what + " although the job had no winner", cas.seq, {}});
-    } else if (!c.won && (c.winner != winner->what.attempt_id ||
-                          c.job_result != winner->what.result)) {
-      out.push_back({"I5", what + ", and the job's completed_by or result is no longer " +
-                               attempt_ref(winner->what.attempt_id) + "'s: a loser reached the job",
-                     cas.seq, {winner->seq}});
+    } else if (!c.won &&
+               (c.winner != winner->what.attempt_id || c.job_result != winner->what.result)) {
+      out.push_back({"I5",
+                     what + ", and the job's completed_by or result is no longer " +
+                         attempt_ref(winner->what.attempt_id) + "'s: a loser reached the job",
+                     cas.seq,
+                     {winner->seq}});
     }
     if (c.won && winner == nullptr) winner = &cas;
     // The CAS's own attempt transition follows it in the log.
     const AttemptRecord* attempt = model.attempt(c.attempt_id);
     if (attempt == nullptr) continue;
     const auto expected = c.won ? AttemptState::succeeded : AttemptState::discarded;
-    auto next = std::ranges::find_if(attempt->steps, [&](const auto& s) { return s.seq > cas.seq; });
+    auto next =
+        std::ranges::find_if(attempt->steps, [&](const auto& s) { return s.seq > cas.seq; });
     if (next == attempt->steps.end() || next->what.to != expected) {
-      out.push_back({"I5", what + ", but the attempt did not become " +
-                               std::string(to_string(expected)),
-                     cas.seq, {}});
+      out.push_back({"I5",
+                     what + ", but the attempt did not become " + std::string(to_string(expected)),
+                     cas.seq,
+                     {}});
     }
   }
 }
@@ -65,13 +74,14 @@ void check_no_cas_endings(const HistoryModel& model, std::vector<Violation>& out
       const auto to = step.what.to;
       if (to != AttemptState::succeeded && to != AttemptState::discarded) continue;
       const auto& cas = model.jobs.at(attempt.job_id()).cas;
-      const bool by_cas = std::ranges::any_of(cas, [&](const auto& c) {
-        return c.what.attempt_id == id && c.seq < step.seq;
-      });
+      const bool by_cas = std::ranges::any_of(
+          cas, [&](const auto& c) { return c.what.attempt_id == id && c.seq < step.seq; });
       if (!by_cas) {
-        out.push_back({"I5", "the store made " + attempt_ref(id) + " " +
-                                 std::string(to_string(to)) + " without a compare-and-swap",
-                       step.seq, {}});
+        out.push_back({"I5",
+                       "the store made " + attempt_ref(id) + " " + std::string(to_string(to)) +
+                           " without a compare-and-swap",
+                       step.seq,
+                       {}});
       }
     }
   }
@@ -92,18 +102,22 @@ void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
       }
       const auto winner = won->what.attempt_id;
       if (r.shown_winner != winner) {
-        out.push_back({"I5", what + " completed by " +
-                                 (r.shown_winner ? attempt_ref(*r.shown_winner) : "nobody") +
-                                 ", but its winner is " + attempt_ref(winner),
-                       received.seq, {won->seq}});
+        out.push_back({"I5",
+                       what + " completed by " +
+                           (r.shown_winner ? attempt_ref(*r.shown_winner) : "nobody") +
+                           ", but its winner is " + attempt_ref(winner),
+                       received.seq,
+                       {won->seq}});
         continue;
       }
       const Execution* execution = model.execution_of(winner);
       if (execution == nullptr) continue;
       if (r.result_digest != json_digest(execution->executed.what.output)) {
-        out.push_back({"I5", what + " with a result that is not the one the winner " +
-                                 attempt_ref(winner) + "'s provider produced",
-                       received.seq, {won->seq, execution->executed.seq}});
+        out.push_back({"I5",
+                       what + " with a result that is not the one the winner " +
+                           attempt_ref(winner) + "'s provider produced",
+                       received.seq,
+                       {won->seq, execution->executed.seq}});
       }
     }
   }

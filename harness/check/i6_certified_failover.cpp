@@ -49,10 +49,13 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
       out.push_back({"I6",
                      what + ", is an invalid output (provider behaviour \"" +
                          execution->executed.what.outcome + "\")",
-                     won->seq, {execution->executed.seq}});
+                     won->seq,
+                     {execution->executed.seq}});
     } else if (nlohmann::json::parse(won->what.result, nullptr, false) !=
                nlohmann::json::parse(execution->executed.what.output, nullptr, false)) {
-      out.push_back({"I6", what + ", is not what its provider answered", won->seq,
+      out.push_back({"I6",
+                     what + ", is not what its provider answered",
+                     won->seq,
                      {execution->executed.seq}});
     }
   }

@@ -18,8 +18,10 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
   for (const auto& [id, job] : model.jobs) {
     const AttemptRecord* first = job.attempts.empty() ? nullptr : model.attempt(job.attempts[0]);
     if (first == nullptr || first->inserted.what.attempt_no != 1) {
-      out.push_back({"I7", "the store committed " + job_ref(id) + " without its first attempt",
-                     job.inserted.seq, {}});
+      out.push_back({"I7",
+                     "the store committed " + job_ref(id) + " without its first attempt",
+                     job.inserted.seq,
+                     {}});
     }
   }
   for (const auto& exchange : model.exchanges) {
@@ -32,7 +34,8 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
         out.push_back({"I7",
                        exchange.node + " showed " + job_ref(*response.job_id) + " to owner \"" +
                            asker + "\", who does not own it",
-                       exchange.response->seq, {}});
+                       exchange.response->seq,
+                       {}});
       }
       continue;
     }
@@ -45,7 +48,8 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
       out.push_back({"I7",
                      exchange.node + " answered 404 to owner \"" + asker + "\" for " +
                          job_ref(job->id()) + ", which the store holds",
-                     exchange.response->seq, {job->inserted.seq}});
+                     exchange.response->seq,
+                     {job->inserted.seq}});
     }
   }
   return out;

@@ -29,9 +29,11 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
     const auto seq = execution.executed.seq;
     auto [seen, first] = first_run.try_emplace(key, seq);
     if (!first) {
-      out.push_back({"I9", "provider key " + key + " executed twice (on " + execution.provider +
-                               "): the provider's dedup failed",
-                     seq, {seen->second}});
+      out.push_back({"I9",
+                     "provider key " + key + " executed twice (on " + execution.provider +
+                         "): the provider's dedup failed",
+                     seq,
+                     {seen->second}});
     }
     const auto owner = model.attempt_by_provider_key.find(key);
     if (owner == model.attempt_by_provider_key.end()) continue;
@@ -45,7 +47,8 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
                      attempt_ref(attempt.id()) + " of " + job_ref(attempt.job_id()) +
                          " executed while the earlier " + attempt_ref(earlier_id) + " is " +
                          std::string(to_string(state)) + ": its work may still be running",
-                     seq, {earlier.inserted.seq}});
+                     seq,
+                     {earlier.inserted.seq}});
     }
   }
   return out;

@@ -18,14 +18,12 @@ const std::vector<Invariant>& all_invariants() {
        check_one_winner},
       {"I6", "automatic failover only to certified providers; invalid output is never a result",
        check_certified_failover},
-      {"I7", "no accepted job is lost; reads are owner-scoped",
-       check_nothing_lost},
+      {"I7", "no accepted job is lost; reads are owner-scoped", check_nothing_lost},
       {"I8", "by run end every job is completed, failed, blocked, or awaiting an operator",
        check_liveness},
       {"I9", "a provider runs a job again only after an explicit cancel, never after a timeout",
        check_side_effects},
-      {"I10", "no write by a lease holder commits after its lease was taken over",
-       check_fencing},
+      {"I10", "no write by a lease holder commits after its lease was taken over", check_fencing},
   };
   return invariants;
 }

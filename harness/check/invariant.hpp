@@ -15,7 +15,7 @@ struct Violation {
   std::string invariant;  // "I1".., "expect", "availability", "log", "run", "determinism"
   std::string message;
   std::optional<std::uint64_t> event_seq{};  // the first offending event, when there is one
-  std::vector<std::uint64_t> evidence{};   // earlier events the headline refers to
+  std::vector<std::uint64_t> evidence{};     // earlier events the headline refers to
 };
 
 // Whether a violation breaks a safety rule (an invariant or the log's agreement with the store)

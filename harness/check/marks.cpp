@@ -7,7 +7,8 @@ namespace onejob::check {
 const std::vector<MarkInfo>& all_marks() {
   static const std::vector<MarkInfo> marks = {
       {"duplicate_key_refused", "a create hit the (owner, key) unique constraint"},
-      {"reply_lost_after_commit", "a write committed and its reply was lost"},
+      {"write_reply_lost",
+       "a write's reply was lost after the statement ran (it may have committed)"},
       {"commit_unknown_resolved",
        "a create whose reply was lost after its commit was answered later with that job"},
       {"timeout_unknown", "an attempt went RUNNING -> UNKNOWN"},

@@ -4,11 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <type_traits>
 #include <variant>
-
-#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -72,7 +71,8 @@ std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& re
 std::string violation_text(const scenario::RunResult& result, const check::Violation& v) {
   std::string text = "[" + v.invariant + "] " + v.message;
   for (const auto seq : v.evidence) {
-    if (const auto* event = find_event(result, seq)) text += "\n      see:    " + human_line(*event);
+    if (const auto* event = find_event(result, seq))
+      text += "\n      see:    " + human_line(*event);
   }
   if (const auto* event = find_event(result, v.event_seq)) {
     text += "\n      first offending event: " + sim::to_json_line(*event);

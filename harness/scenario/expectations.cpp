@@ -27,16 +27,19 @@ void check_final_jobs(const ScenarioSpec& spec,
     const auto& got = received[expected.request - 1];
     const auto row = got && got->job_id ? rows.jobs.find(*got->job_id) : rows.jobs.end();
     if (row == rows.jobs.end()) {
-      failed.push_back({"expect", name + ": the request got no job id" + at(expected.mark), {}, {}});
+      failed.push_back(
+          {"expect", name + ": the request got no job id" + at(expected.mark), {}, {}});
       continue;
     }
     const auto found = rows.attempts.find(row->first);
     const auto& attempts = found == rows.attempts.end() ? kNone : found->second;
     const std::string status = final_status(row->second, attempts);
     if (expected.status && *expected.status != status) {
-      failed.push_back({"expect",
-                        name + ": expected status " + *expected.status + ", got " + status +
-                            at(expected.mark), {}, {}});
+      failed.push_back(
+          {"expect",
+           name + ": expected status " + *expected.status + ", got " + status + at(expected.mark),
+           {},
+           {}});
     }
     int winner_no = 0;
     std::vector<std::string> states;
@@ -49,14 +52,17 @@ void check_final_jobs(const ScenarioSpec& spec,
           {"expect",
            name + ": expected attempt " + std::to_string(*expected.completed_by) + " to win, got " +
                (winner_no ? "attempt " + std::to_string(winner_no) : "none") + at(expected.mark),
-           {}, {}});
+           {},
+           {}});
     }
     if (expected.attempts && *expected.attempts != states) {
       std::string list;
       for (const auto& state : states) list += (list.empty() ? "" : ", ") + state;
-      failed.push_back({"expect",
-                        name + ": attempts ended [" + list + "], not as expected" +
-                            at(expected.mark), {}, {}});
+      failed.push_back(
+          {"expect",
+           name + ": attempts ended [" + list + "], not as expected" + at(expected.mark),
+           {},
+           {}});
     }
   }
 }
@@ -66,7 +72,9 @@ void check_count(const std::optional<CountExpectation>& expected, const char* wh
   if (expected && expected->value != got) {
     failed.push_back({"expect",
                       "expected " + std::to_string(expected->value) + " " + what + ", got " +
-                          std::to_string(got) + at(expected->mark), {}, {}});
+                          std::to_string(got) + at(expected->mark),
+                      {},
+                      {}});
   }
 }
 
@@ -87,7 +95,8 @@ void check_responses(const ScenarioSpec& spec,
                         "request " + std::to_string(expected.request) + ": expected status " +
                             join(expected.statuses, " or ") + ", got " +
                             std::to_string(got->status) + at(expected.mark),
-                        got->event_seq, {}});
+                        got->event_seq,
+                        {}});
     }
   }
   for (const auto& group : spec.expect.same_job_id) {
@@ -101,7 +110,8 @@ void check_responses(const ScenarioSpec& spec,
                           name + ": expected the same job id, request " + std::to_string(request) +
                               " got " + (got->job_id ? std::to_string(*got->job_id) : "none") +
                               " (status " + std::to_string(got->status) + ")" + at(group.mark),
-                          got->event_seq, {}});
+                          got->event_seq,
+                          {}});
         break;
       }
       first_id = got->job_id;
@@ -130,7 +140,9 @@ std::vector<check::Violation> check_expectations(
   if (spec.expect.jobs && static_cast<std::int64_t>(rows.jobs.size()) != *spec.expect.jobs) {
     failed.push_back({"expect",
                       "expected " + std::to_string(*spec.expect.jobs) + " job(s) created, got " +
-                          std::to_string(rows.jobs.size()) + at(spec.expect.jobs_mark), {}, {}});
+                          std::to_string(rows.jobs.size()) + at(spec.expect.jobs_mark),
+                      {},
+                      {}});
   }
   check_final_jobs(spec, received, rows, failed);
   std::int64_t attempts = 0;
@@ -146,8 +158,9 @@ std::vector<check::Violation> check_expectations(
   for (const auto& expected : spec.expect.marks) {
     if (!model.marks.contains(expected.name)) {
       failed.push_back({"expect",
-                        "the run never reached mark \"" + expected.name + "\"" +
-                            at(expected.mark), {}, {}});
+                        "the run never reached mark \"" + expected.name + "\"" + at(expected.mark),
+                        {},
+                        {}});
     }
   }
   return failed;

@@ -329,9 +329,9 @@ int Loader::request_number(const YAML::Node& node) {
 }
 
 void Loader::load_expectations(const YAML::Node& node) {
-  YamlMap expect(
-      reader_, node, "expect",
-      {"responses", "same_job_id", "jobs", "final", "attempts", "discarded", "executions", "marks"});
+  YamlMap expect(reader_, node, "expect",
+                 {"responses", "same_job_id", "jobs", "final", "attempts", "discarded",
+                  "executions", "marks"});
   if (auto marks = expect.get("marks")) {
     reader_.expect_sequence(*marks, "expect.marks");
     for (const auto& item : *marks) {

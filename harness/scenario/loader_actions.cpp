@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kAttemptStates[] = {"STARTING", "RUNNING",   "UNKNOWN",  "SUCCEEDED",
                                           "FAILED",   "CANCELLED", "DISCARDED"};
 constexpr const char* kJobStatuses[] = {"pending", "succeeded", "failed", "blocked",
-                                         "awaiting_operator"};
+                                        "awaiting_operator"};
 
 // An earlier create_job request of the timeline (numbers are 1-based, in file order).
 int create_request(const YamlReader& reader, const YAML::Node& node, const ScenarioSpec& spec,

@@ -42,7 +42,8 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   add(check::check_store_agrees(model, rows));
   add(check_expectations(spec, world.received(), model, rows));
   result.marks = model.marks;
-  for (const auto& [id, job] : model.jobs) ++result.job_ends[std::string(to_string(model.end_of(job)))];
+  for (const auto& [id, job] : model.jobs)
+    ++result.job_ends[std::string(to_string(model.end_of(job)))];
   return result;
 }
 

@@ -33,8 +33,8 @@ struct RunResult {
   // Invariant violations first (in checker order), then the log's agreement with the store,
   // then failed expectations and availability.
   std::vector<check::Violation> violations;
-  check::MarkCounts marks;                 // coverage marks the run reached
-  std::map<std::string, int> job_ends;     // jobs by where they stand at the end (JobEnd names)
+  check::MarkCounts marks;              // coverage marks the run reached
+  std::map<std::string, int> job_ends;  // jobs by where they stand at the end (JobEnd names)
 
   bool passed() const { return violations.empty(); }
 };

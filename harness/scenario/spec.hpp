@@ -176,7 +176,7 @@ struct FinalJobExpectation {
   // succeeded | failed | blocked (on an UNKNOWN attempt) | awaiting_operator (its latest attempt
   // was cancelled and nobody retried) | pending (anything else)
   std::optional<std::string> status;
-  std::optional<int> completed_by;    // the winning attempt's number
+  std::optional<int> completed_by;                   // the winning attempt's number
   std::optional<std::vector<std::string>> attempts;  // every attempt's final state, in order
   SourceMark mark;
 };
@@ -215,7 +215,7 @@ struct ScenarioSpec {
   // lasts this long, and the run ends with it. Faults heal, crashed nodes restart, clients retry
   // until answered; availability is judged after it.
   std::optional<Duration> quiet;
-  bool swarm = false;                // the seed switches fault kinds on and picks their rates
+  bool swarm = false;  // the seed switches fault kinds on and picks their rates
   TopologySpec topology;
   ScenarioPolicy policy;
   std::vector<ProviderSpec> providers;

@@ -267,7 +267,8 @@ void World::begin_quiet() {
   for (std::size_t i = 0; i < received_.size(); ++i) {
     const int number = static_cast<int>(i) + 1;
     if (received_[i] || client_attempts_[i] == 0) continue;
-    if (client_attempts_[i] > spec_.policy.client_retries) client_send(number, client_attempts_[i] + 1);
+    if (client_attempts_[i] > spec_.policy.client_retries)
+      client_send(number, client_attempts_[i] + 1);
   }
 }
 
@@ -439,7 +440,8 @@ void World::lb_respond(int number, int attempt, const std::string& client,
                        const Response& response) {
   bool& answered = lb_answered_[{number, attempt}];
   if (answered) {
-    trace_.record(kLb, events::to_event(events::LbDroppedLate{.request = number, .attempt = attempt}));
+    trace_.record(kLb,
+                  events::to_event(events::LbDroppedLate{.request = number, .attempt = attempt}));
     return;
   }
   answered = true;
@@ -488,8 +490,8 @@ void World::client_receive(int number, int attempt, const std::string& client,
   const auto& recorded = trace_.record(client, events::to_event(received));
   if (slot) return;
   // A 503 is not an answer while the client may still retry: its timeout resends the same
-  // request (same key) as for a lost response.
-  if (response.status == 503 && (attempt <= spec_.policy.client_retries || quiet_)) return;
+  // request (same key) as for a lost response. With a quiet phase ahead it always may.
+  if (response.status == 503 && (attempt <= spec_.policy.client_retries || spec_.quiet)) return;
   slot = ReceivedResponse{response.status, received.job_id, recorded.seq};
 }
 

@@ -49,9 +49,8 @@ Async<T> FaultyStore::round_trip(const char* operation, bool write,
 }
 
 Async<InsertJobResult> FaultyStore::insert_job(NewJob job) {
-  return round_trip<InsertJobResult>("insert_job", true, [this, job = std::move(job)] {
-    return target().insert_job(job);
-  });
+  return round_trip<InsertJobResult>(
+      "insert_job", true, [this, job = std::move(job)] { return target().insert_job(job); });
 }
 Async<std::optional<Job>> FaultyStore::find_job_by_key(std::string owner_id, std::string key) {
   return round_trip<std::optional<Job>>("find_job_by_key", false, [this, owner_id, key] {

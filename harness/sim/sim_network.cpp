@@ -1,8 +1,8 @@
 #include "harness/sim/sim_network.hpp"
 
-#include "harness/events/world_events.hpp"
-
 #include <algorithm>
+
+#include "harness/events/world_events.hpp"
 
 namespace onejob::sim {
 

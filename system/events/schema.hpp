@@ -34,7 +34,9 @@ namespace detail {
 class FieldWriter {
  public:
   explicit FieldWriter(Event& event) : event_(event) {}
-  void operator()(std::string_view name, std::int64_t value) { event_.with(std::string(name), value); }
+  void operator()(std::string_view name, std::int64_t value) {
+    event_.with(std::string(name), value);
+  }
   void operator()(std::string_view name, int value) { event_.with(std::string(name), value); }
   void operator()(std::string_view name, bool value) { event_.with(std::string(name), value); }
   void operator()(std::string_view name, const std::string& value) {
@@ -63,7 +65,9 @@ class FieldReader {
   explicit FieldReader(const Event& event) : event_(event) {}
   bool ok() const { return ok_; }
 
-  void operator()(std::string_view name, std::int64_t& value) { take(event_.int_field(name), value); }
+  void operator()(std::string_view name, std::int64_t& value) {
+    take(event_.int_field(name), value);
+  }
   void operator()(std::string_view name, int& value) {
     std::int64_t wide = 0;
     take(event_.int_field(name), wide);

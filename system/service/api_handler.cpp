@@ -72,8 +72,7 @@ Async<ApiAnswer> route_request(SystemContext& context, const Request& request, c
 }  // namespace
 
 ApiAnswer ApiAnswer::json(int status, std::string body) {
-  return {
-      Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}};
+  return {Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}};
 }
 
 ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message) {
@@ -87,11 +86,11 @@ Async<Response> ApiHandler::handle(Request request) {
   const auto key = find_header(request.headers, "Idempotency-Key").value_or("");
   const Route route = match(request.path);
   events::emit(context_.events, events::ApiRequest{.request_id = request.request_id,
-                                                    .route = std::string(route.name),
-                                                    .method = request.method,
-                                                    .path = request.path,
-                                                    .owner = request.principal,
-                                                    .key = key});
+                                                   .route = std::string(route.name),
+                                                   .method = request.method,
+                                                   .path = request.path,
+                                                   .owner = request.principal,
+                                                   .key = key});
   ApiAnswer answer;
   try {
     answer = co_await route_request(context_, request, route);

@@ -128,8 +128,9 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
   auto inserted = co_await context.store.insert_job(std::move(new_job));
   if (inserted.outcome == InsertJobResult::Outcome::inserted) {
     const Job& job = *inserted.job;
-    events::emit(context.events,
-                 events::JobCreated{.job_id = job.id, .owner = job.owner_id, .key = job.idempotency_key});
+    events::emit(
+        context.events,
+        events::JobCreated{.job_id = job.id, .owner = job.owner_id, .key = job.idempotency_key});
     emit_attempt_created(context.events, *inserted.initial_attempt);
     co_return job_answer(201, job);
   }

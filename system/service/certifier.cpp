@@ -1,9 +1,8 @@
 #include "system/service/certifier.hpp"
 
-#include "system/events/certification_events.hpp"
-
 #include <nlohmann/json.hpp>
 
+#include "system/events/certification_events.hpp"
 #include "system/service/deadline.hpp"
 
 namespace onejob {
@@ -99,9 +98,9 @@ Async<Certification> Certifier::certify(const ProviderProfile& profile) {
   co_await context_.store.record_certification(certification);
   std::string joined;
   for (const auto& reason : reasons) joined += (joined.empty() ? "" : "; ") + reason;
-  events::emit(context_.events, events::CertificationRecorded{.provider = profile.name,
-                                                              .passed = certification.passed,
-                                                              .reasons = joined});
+  events::emit(context_.events,
+               events::CertificationRecorded{
+                   .provider = profile.name, .passed = certification.passed, .reasons = joined});
   co_return certification;
 }
 

@@ -88,16 +88,17 @@ Async<void> Settlement::answered(const Attempt& attempt, const Job& job, const s
   if (result.outcome == Outcome::not_found) co_return;
   const bool won = result.outcome == Outcome::won;
   events::emit(context_.events, events::JobCas{.job_id = job.id,
-                                                .attempt_id = attempt.id,
-                                                .expected_version = job.version,
-                                                .won = won,
-                                                .winner = result.job->completed_by.value_or(0)});
-  events::emit(context_.events, events::AttemptStateChanged{.job_id = job.id,
-                                                            .attempt_id = attempt.id,
-                                                            .from = *result.before,
-                                                            .to = result.attempt->state,
-                                                            .reason = result.attempt->outcome_reason,
-                                                            .by = writer.name});
+                                               .attempt_id = attempt.id,
+                                               .expected_version = job.version,
+                                               .won = won,
+                                               .winner = result.job->completed_by.value_or(0)});
+  events::emit(context_.events,
+               events::AttemptStateChanged{.job_id = job.id,
+                                           .attempt_id = attempt.id,
+                                           .from = *result.before,
+                                           .to = result.attempt->state,
+                                           .reason = result.attempt->outcome_reason,
+                                           .by = writer.name});
   if (won) {
     events::emit(context_.events, events::JobCompleted{.job_id = job.id,
                                                        .attempt_id = attempt.id,
@@ -167,10 +168,10 @@ Async<void> Settlement::fail_over(JobId job_id, const Attempt& failed_attempt) {
         next = *it;
         break;
       }
-      events::emit(context_.events,
-                   events::FailoverSkipped{.job_id = job_id,
-                                           .provider = *it,
-                                           .reason = "no passing contract certification"});
+      events::emit(
+          context_.events,
+          events::FailoverSkipped{
+              .job_id = job_id, .provider = *it, .reason = "no passing contract certification"});
     }
     if (!next) reason = "no contract-certified provider left to fail over to";
   }

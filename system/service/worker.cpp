@@ -159,15 +159,15 @@ Async<std::optional<Attempt>> claim(const CorePtr& core) {
   auto claimed =
       co_await context.store.claim_next_attempt(core->name, now, now + context.config.policy.lease);
   if (!core->alive || !claimed) co_return std::nullopt;
-  events::emit(context.events, events::AttemptStateChanged{.job_id = claimed->job_id,
-                                                           .attempt_id = claimed->id,
-                                                           .from = AttemptState::starting,
-                                                           .to = AttemptState::running,
-                                                           .reason = "claimed",
-                                                           .by = core->name,
-                                                           .token = claimed->lease_token,
-                                                           .lease_expires =
-                                                               claimed->lease_expires_at});
+  events::emit(context.events,
+               events::AttemptStateChanged{.job_id = claimed->job_id,
+                                           .attempt_id = claimed->id,
+                                           .from = AttemptState::starting,
+                                           .to = AttemptState::running,
+                                           .reason = "claimed",
+                                           .by = core->name,
+                                           .token = claimed->lease_token,
+                                           .lease_expires = claimed->lease_expires_at});
   ++core->in_flight;
   co_return claimed;
 }

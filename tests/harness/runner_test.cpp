@@ -1,16 +1,18 @@
 #include "harness/scenario/runner.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
+#include "system/events/api_events.hpp"
+
+#include "harness/events/client_events.hpp"
 #include "harness/report/report.hpp"
+#include "harness/scenario/loader.hpp"
 
 #include "tests/support/broken_stores.hpp"
-#include "system/events/api_events.hpp"
-#include "harness/events/client_events.hpp"
-
 #include "tests/support/scenarios.hpp"
 #include "tests/support/typed_events.hpp"
 
@@ -79,6 +81,37 @@ BOOST_AUTO_TEST_CASE(a_store_without_the_unique_constraint_is_caught_by_i1) {
   BOOST_REQUIRE(!result.violations.empty());
   BOOST_TEST(result.violations[0].invariant == "I1");
   BOOST_TEST(result.violations[0].event_seq.has_value());
+}
+
+std::vector<std::string> rules_broken(const RunResult& result) {
+  std::vector<std::string> rules;
+  for (const auto& v : result.violations) {
+    BOOST_TEST_MESSAGE(v.invariant << ": " << v.message);
+    if (check::is_safety(v)) rules.push_back(v.invariant);
+  }
+  return rules;
+}
+
+template <typename BrokenStore>
+RunResult run_on(const std::string& scenario) {
+  const auto spec = load_scenario_file(std::string(ONEJOB_SCENARIO_DIR) + "/" + scenario);
+  return run_scenario(
+      spec, {.seed = std::nullopt, .make_store = [] { return std::make_unique<BrokenStore>(); }});
+}
+
+BOOST_AUTO_TEST_CASE(a_store_that_ignores_lease_tokens_is_caught_by_i10) {
+  const auto good = run_scenario(
+      load_scenario_file(std::string(ONEJOB_SCENARIO_DIR) + "/zombie_worker_fenced.yaml"));
+  BOOST_TEST(rules_broken(good).empty());
+  const auto rules = rules_broken(run_on<test::StoreIgnoringFences>("zombie_worker_fenced.yaml"));
+  BOOST_TEST(std::ranges::count(rules, "I10") >= 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_store_that_shows_a_discarded_result_to_readers_is_caught_by_i5) {
+  const auto result = run_on<test::StoreShowingLostResults>("reverse_order_completion.yaml");
+  const auto rules = rules_broken(result);
+  BOOST_TEST(std::ranges::count(rules, "I5") == 1);
+  BOOST_TEST(result.violations[0].message.find("not the one the winner") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_expectation_fails_and_names_the_response) {

@@ -1,8 +1,8 @@
 #include "harness/sim/trace.hpp"
 
-#include "system/events/api_events.hpp"
-
 #include <boost/test/unit_test.hpp>
+
+#include "system/events/api_events.hpp"
 
 #include "harness/sim/rng.hpp"
 
@@ -19,13 +19,13 @@ BOOST_AUTO_TEST_CASE(events_are_stamped_with_seq_time_and_node) {
   NodeEventSink api(trace, "api-1");
   api.emit(events::to_event(events::JobCreated{.job_id = 7, .owner = "alice", .key = "k"}));
   clock.advance(std::chrono::milliseconds(3));
-  trace.record("net", Event("net.drop").with("ok", false), /*injected=*/true);
+  trace.record("net", Event("test.fault").with("ok", false), /*injected=*/true);
   BOOST_REQUIRE(trace.events().size() == 2u);
   BOOST_TEST(trace.events()[1].seq == 2u);
   BOOST_TEST(trace.to_jsonl() ==
              "{\"seq\":1,\"t_us\":0,\"node\":\"api-1\",\"kind\":\"job.created\","
              "\"data\":{\"job_id\":7,\"owner\":\"alice\",\"key\":\"k\"}}\n"
-             "{\"seq\":2,\"t_us\":3000,\"node\":\"net\",\"kind\":\"net.drop\",\"injected\":true,"
+             "{\"seq\":2,\"t_us\":3000,\"node\":\"net\",\"kind\":\"test.fault\",\"injected\":true,"
              "\"data\":{\"ok\":false}}\n");
 }
 

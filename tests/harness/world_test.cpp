@@ -4,8 +4,6 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "harness/scenario/runner.hpp"
-
 #include "system/events/api_events.hpp"
 #include "system/events/attempt_events.hpp"
 #include "system/events/certification_events.hpp"
@@ -14,6 +12,7 @@
 #include "harness/events/client_events.hpp"
 #include "harness/events/commit_events.hpp"
 #include "harness/events/provider_events.hpp"
+#include "harness/scenario/runner.hpp"
 
 #include "tests/support/scenarios.hpp"
 #include "tests/support/typed_events.hpp"

@@ -4,10 +4,10 @@
 #include <boost/test/unit_test.hpp>
 #include <rapidcheck/boost_test.h>
 
-#include "harness/scenario/runner.hpp"
-
 #include "system/events/api_events.hpp"
+
 #include "harness/events/client_events.hpp"
+#include "harness/scenario/runner.hpp"
 
 #include "tests/support/scenarios.hpp"
 #include "tests/support/typed_events.hpp"

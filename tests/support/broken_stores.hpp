@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "system/adapters/memory_store.hpp"
@@ -31,6 +32,46 @@ class StoreWithoutUniqueKey final : private OwnsMemoryStore, public sim::StoreWr
       }
     }
   }
+};
+
+// A store whose updates ignore the lease token: a worker whose lease was taken over still
+// writes. The system run on it must be caught by I10.
+class StoreIgnoringFences final : private OwnsMemoryStore, public sim::StoreWrapper {
+ public:
+  StoreIgnoringFences() : sim::StoreWrapper(memory) {}
+
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
+    update.fence.reset();
+    return memory.update_attempt(std::move(update));
+  }
+  Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override {
+    completion.fence.reset();
+    return memory.complete_attempt(std::move(completion));
+  }
+};
+
+// A store that merges a losing result into what readers see: the job's result as read is the
+// latest discarded one. The system run on it must be caught by I5's rule on reads.
+class StoreShowingLostResults final : private OwnsMemoryStore, public sim::StoreWrapper {
+ public:
+  StoreShowingLostResults() : sim::StoreWrapper(memory) {}
+
+  Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override {
+    const JobId job = completion.job_id;
+    auto result = co_await memory.complete_attempt(std::move(completion));
+    if (result.outcome == CompleteAttemptResult::Outcome::lost) {
+      lost_[job] = result.attempt->result;
+    }
+    co_return result;
+  }
+  Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override {
+    auto job = co_await memory.find_job(std::move(owner_id), id);
+    if (job && lost_.contains(id)) job->result = lost_.at(id);
+    co_return job;
+  }
+
+ private:
+  std::map<JobId, std::string> lost_;
 };
 
 }  // namespace onejob::test

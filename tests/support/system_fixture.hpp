@@ -4,16 +4,15 @@
 #include <string>
 
 #include "system/adapters/memory_store.hpp"
-#include "system/service/api_handler.hpp"
-#include "system/service/reconciler.hpp"
-#include "system/service/system_context.hpp"
-#include "system/service/worker.hpp"
-
 #include "system/events/api_events.hpp"
 #include "system/events/attempt_events.hpp"
 #include "system/events/certification_events.hpp"
 #include "system/events/reconciler_events.hpp"
 #include "system/events/worker_events.hpp"
+#include "system/service/api_handler.hpp"
+#include "system/service/reconciler.hpp"
+#include "system/service/system_context.hpp"
+#include "system/service/worker.hpp"
 
 #include "harness/sim/sim_loop.hpp"
 

@@ -105,8 +105,7 @@ BOOST_AUTO_TEST_CASE(the_reconciler_brings_late_truth_to_the_same_cas) {
   run(reconciler.sweep_once());
   BOOST_TEST((state_of(job, 1) == S::succeeded));
   BOOST_TEST(this->job(job)->result == R"({"confidence":0.8,"label":"billing"})");
-  BOOST_TEST(test::typed<events::ReconcilerStatus>(events.events).back().status ==
-             "completed");
+  BOOST_TEST(test::typed<events::ReconcilerStatus>(events.events).back().status == "completed");
 }
 
 BOOST_AUTO_TEST_CASE(the_reconciler_fails_over_when_the_provider_reports_failure) {
