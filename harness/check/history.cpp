@@ -176,14 +176,18 @@ void Folder::fold(std::size_t index, const sim::TraceEvent& recorded) {
 HistoryModel Folder::finish() {
   // A create whose commit no API node answered with 201, answered later with 200: the commit's
   // outcome was unknown to its writer and the retry resolved it.
-  std::map<std::int64_t, bool> created_answered;
+  // Creates answered, in the order the answers were given.
+  std::map<std::uint64_t, const events::ApiResponse*> answers;
   for (const auto& exchange : model_.exchanges) {
     if (!exchange.response || !exchange.response->what.job_id) continue;
-    const auto& response = exchange.response->what;
     if (exchange.request.what.route != "create_job") continue;
-    bool& answered_201 = created_answered[*response.job_id];
-    if (response.status == 201) answered_201 = true;
-    if (response.status == 200 && !answered_201) {
+    answers.emplace(exchange.response->seq, &exchange.response->what);
+  }
+  std::map<std::int64_t, bool> created_answered;
+  for (const auto& [seq, response] : answers) {
+    bool& answered_201 = created_answered[*response->job_id];
+    if (response->status == 201) answered_201 = true;
+    if (response->status == 200 && !answered_201) {
       mark("commit_unknown_resolved");
       answered_201 = true;  // count each job once
     }

@@ -4,7 +4,8 @@
 // lease moves on (a takeover, or a later claim), the token changes. Checks, against the store's
 // commit log:
 //   - every attempt write committed through a worker's connection after that worker claimed
-//     the attempt finds the attempt's token still the one its claim set.
+//     the attempt finds the attempt's token still the one its claim set (a completion is
+//     reported at its compare-and-swap, the first write it commits).
 // Does not check:
 //   - writes by nodes that never held the lease (an operator's cancel, the reconciler before
 //     taking over): they are out of band, guarded by state alone;
@@ -22,12 +23,21 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
       const auto& s = step.what;
       auto holder = claims.find(s.by);
       if (!s.claim && holder != claims.end() && holder->second->what.token != token) {
+        // A completion commits its compare-and-swap first: that is the offending write.
+        std::uint64_t seq = step.seq;
+        if (const JobRecord* job = model.job(attempt.job_id())) {
+          for (const auto& cas : job->cas) {
+            if (cas.what.attempt_id == id && cas.what.by == s.by && cas.seq < step.seq) {
+              seq = cas.seq;
+            }
+          }
+        }
         out.push_back({"I10",
                        s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) +
                            " -> " + std::string(to_string(s.to)) + " after its lease (token " +
                            std::to_string(holder->second->what.token) + ") was taken over (token " +
                            std::to_string(token) + ")",
-                       step.seq,
+                       seq,
                        {holder->second->seq}});
       }
       if (s.claim) claims[s.lease_owner] = &step;

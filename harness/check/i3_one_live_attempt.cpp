@@ -4,7 +4,8 @@
 //   - no attempt is inserted, or moves into a live state, while another attempt of its job is
 //     live;
 //   - every committed transition starts from the state the log last gave the attempt, and names
-//     an attempt the log inserted (the log, and so the store, never contradicts itself).
+//     an attempt the log inserted, of a job it inserted before (the log, and so the store, never
+//     contradicts itself).
 // Does not check:
 //   - that each step is one of the legal transitions (the domain's table, tested on its own);
 //   - what nodes believed about an attempt (their reports are views, not the truth).
@@ -47,6 +48,13 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
   for (const std::size_t index : model.commit_log) {
     const auto& recorded = (*model.history)[index];
     if (auto inserted = events::from_event<events::CommitAttemptInserted>(recorded.event)) {
+      const JobRecord* job = model.job(inserted->job_id);
+      if (job == nullptr || job->inserted.seq > recorded.seq) {
+        out.push_back({"I3",
+                       "the store inserted " + attempt_ref(inserted->attempt_id) + " of " +
+                           job_ref(inserted->job_id) + ", which it never inserted before",
+                       recorded.seq});
+      }
       replay.states[inserted->attempt_id] = AttemptState::starting;
       replay.job_of[inserted->attempt_id] = inserted->job_id;
       became_live(replay, inserted->job_id, inserted->attempt_id, recorded.seq, out);

@@ -38,7 +38,9 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
     const auto owner = model.attempt_by_provider_key.find(key);
     if (owner == model.attempt_by_provider_key.end()) continue;
     const AttemptRecord& attempt = model.attempts.at(owner->second);
-    for (auto earlier_id : model.jobs.at(attempt.job_id()).attempts) {
+    const JobRecord* job = model.job(attempt.job_id());
+    if (job == nullptr) continue;  // I3 reports an attempt of a job never inserted
+    for (auto earlier_id : job->attempts) {
       if (earlier_id == attempt.id()) break;
       const AttemptRecord& earlier = model.attempts.at(earlier_id);
       const auto state = earlier.state_before(seq);

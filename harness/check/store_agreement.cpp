@@ -23,11 +23,12 @@ std::vector<Violation> check_store_agrees(const HistoryModel& model, const Store
     }
     const auto* won = job.won();
     const JobEnd ending = model.end_of(job);
-    const bool failed = ending == JobEnd::failed;
+    JobStatus status = JobStatus::pending;
+    if (won != nullptr) status = JobStatus::succeeded;
+    if (ending == JobEnd::failed) status = JobStatus::failed;
     if (row->second.completed_by != (won ? std::optional(won->what.attempt_id) : std::nullopt) ||
         row->second.version != (won ? won->what.version : 1) ||
-        (won && row->second.result != won->what.result) ||
-        (row->second.status == JobStatus::failed) != failed) {
+        (won && row->second.result != won->what.result) || row->second.status != status) {
       report(job_ref(id) + "'s row (status " + std::string(to_string(row->second.status)) +
              ", version " + std::to_string(row->second.version) +
              ") is not what the commit log left it (" + std::string(to_string(ending)) + ")");

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "system/events/attempt_events.hpp"
 #include "system/events/schema.hpp"
 
 // The store's commit log: every write the store applied, recorded at its commit instant, before
@@ -34,23 +35,13 @@ struct CommitJobInserted {
   }
 };
 
-struct CommitAttemptInserted {
+// The same fields as the inserting node's attempt.created, plus who ran the insert.
+struct CommitAttemptInserted : AttemptCreated {
   static constexpr std::string_view kind = "commit.attempt_inserted";
-  std::int64_t job_id = 0;
-  std::int64_t attempt_id = 0;
-  std::int64_t attempt_no = 0;
-  std::string provider;
-  std::string provider_key;
-  AttemptOrigin origin = AttemptOrigin::initial;
   std::string by;
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
-    field("job_id", self.job_id);
-    field("attempt_id", self.attempt_id);
-    field("attempt_no", self.attempt_no);
-    field("provider", self.provider);
-    field("provider_key", self.provider_key);
-    field("origin", self.origin);
+    AttemptCreated::fields(self, field);
     field("by", self.by);
   }
 };

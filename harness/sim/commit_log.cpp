@@ -10,14 +10,30 @@ constexpr const char* kStore = "store";
 }  // namespace
 
 void CommitLogStore::attempt_inserted(const Attempt& attempt) {
-  trace_.record(kStore, events::to_event(events::CommitAttemptInserted{
-                            .job_id = attempt.job_id,
-                            .attempt_id = attempt.id,
-                            .attempt_no = attempt.attempt_no,
-                            .provider = attempt.provider,
-                            .provider_key = attempt.provider_key,
-                            .origin = attempt.origin,
+  events::CommitAttemptInserted inserted;
+  static_cast<events::AttemptCreated&>(inserted) = {.job_id = attempt.job_id,
+                                                    .attempt_id = attempt.id,
+                                                    .attempt_no = attempt.attempt_no,
+                                                    .provider = attempt.provider,
+                                                    .provider_key = attempt.provider_key,
+                                                    .origin = attempt.origin};
+  inserted.by = node_;
+  trace_.record(kStore, events::to_event(inserted));
+}
+
+void CommitLogStore::transition(const Attempt& row, AttemptState before,
+                                std::optional<std::int64_t> fence, bool claim, bool takeover) {
+  trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
+                            .job_id = row.job_id,
+                            .attempt_id = row.id,
+                            .from = before,
+                            .to = row.state,
                             .by = node_,
+                            .fence = fence,
+                            .token = row.lease_token,
+                            .lease_owner = row.lease_owner,
+                            .claim = claim,
+                            .takeover = takeover,
                         }));
 }
 
@@ -78,18 +94,7 @@ Async<std::optional<Attempt>> CommitLogStore::claim_next_attempt(std::string wor
                                                                  Instant lease_expires_at) {
   auto claimed = co_await target().claim_next_attempt(std::move(worker), now, lease_expires_at);
   if (claimed) {
-    trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
-                              .job_id = claimed->job_id,
-                              .attempt_id = claimed->id,
-                              .from = AttemptState::starting,
-                              .to = claimed->state,
-                              .by = node_,
-                              .fence = std::nullopt,
-                              .token = claimed->lease_token,
-                              .lease_owner = claimed->lease_owner,
-                              .claim = true,
-                              .takeover = false,
-                          }));
+    transition(*claimed, AttemptState::starting, std::nullopt, /*claim=*/true, false);
   }
   co_return claimed;
 }
@@ -100,19 +105,7 @@ Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) 
   auto result = co_await target().update_attempt(std::move(update));
   using Outcome = UpdateAttemptResult::Outcome;
   if (result.outcome == Outcome::applied) {
-    const Attempt& row = *result.attempt;
-    trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
-                              .job_id = row.job_id,
-                              .attempt_id = row.id,
-                              .from = *result.before,
-                              .to = row.state,
-                              .by = node_,
-                              .fence = fence,
-                              .token = row.lease_token,
-                              .lease_owner = row.lease_owner,
-                              .claim = false,
-                              .takeover = takeover,
-                          }));
+    transition(*result.attempt, *result.before, fence, false, takeover);
   } else if (result.attempt) {
     refused("update_attempt",
             result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,
@@ -140,18 +133,7 @@ Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt co
                               .result = row.result,
                               .by = node_,
                           }));
-    trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
-                              .job_id = row.job_id,
-                              .attempt_id = row.id,
-                              .from = *result.before,
-                              .to = row.state,
-                              .by = node_,
-                              .fence = fence,
-                              .token = row.lease_token,
-                              .lease_owner = row.lease_owner,
-                              .claim = false,
-                              .takeover = false,
-                          }));
+    transition(row, *result.before, fence, false, false);
   } else if (result.attempt) {
     refused("complete_attempt",
             result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,

@@ -29,6 +29,8 @@ class CommitLogStore final : public StoreWrapper {
 
  private:
   void attempt_inserted(const Attempt& attempt);
+  void transition(const Attempt& row, AttemptState before, std::optional<std::int64_t> fence,
+                  bool claim, bool takeover);
   void refused(const char* operation, std::string_view refusal, std::optional<JobId> job,
                std::optional<AttemptId> attempt);
 

@@ -1,36 +1,426 @@
 #pragma once
 
-#include <string>
+#include <utility>
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "system/domain/attempt.hpp"
+#include "system/domain/time.hpp"
+#include "system/events/api_events.hpp"
+#include "system/events/schema.hpp"
+#include "system/events/worker_events.hpp"
+
+#include "harness/check/history.hpp"
+#include "harness/check/invariant.hpp"
+#include "harness/events/client_events.hpp"
+#include "harness/events/commit_events.hpp"
+#include "harness/events/provider_events.hpp"
+#include "harness/events/world_events.hpp"
 #include "harness/sim/trace.hpp"
 
+// Hand-made histories for the checker tests, built only from the typed event structs (no field
+// is ever spelled by its wire name here). Commit-log events go on node "store", as the commit log
+// records them; every other event goes on the node that emits it in a run: "worker-1", a
+// provider ("alpha"), the load balancer ("lb"), an API node ("api-1"), a client ("browser").
 namespace onejob::test {
 
-// Builds hand-made histories for checker tests: each add() appends one event with the next seq.
+inline constexpr const char* kStore = "store";
+
+// Valid classify outputs two providers produce, and the create body of the default job.
+inline const std::string kBilling = R"({"confidence":0.9,"label":"billing"})";
+inline const std::string kOther = R"({"confidence":0.8,"label":"other"})";
+inline const std::string kBody =
+    R"({"input":{"text":"please refund me"},"operation":"classify","provider":"alpha"})";
+
+// Appends typed events, each with seq = size + 1, at the builder's clock (moved by at()) or at
+// the instant given.
 class HistoryBuilder {
  public:
-  HistoryBuilder& add(std::string node, Event event) {
-    history_.push_back(
-        sim::TraceEvent{history_.size() + 1, Instant{}, std::move(node), std::move(event), false});
+  // Events added from here on happen `since_start` into the run.
+  HistoryBuilder& at(Duration since_start) {
+    now_ = Instant(since_start);
     return *this;
   }
+  template <events::EventType T>
+  HistoryBuilder& add(std::string node, const T& event) {
+    return add(std::move(node), event, now_);
+  }
+  template <events::EventType T>
+  HistoryBuilder& add(std::string node, const T& event, Instant when) {
+    history_.push_back(sim::TraceEvent{history_.size() + 1, when, std::move(node),
+                                       events::to_event(event), false});
+    return *this;
+  }
+  // The seq of the event added last: what a checker names as the offending event.
+  std::uint64_t last_seq() const { return history_.size(); }
   const sim::History& history() const { return history_; }
+  // The history model of what was added so far (it points into this builder).
+  check::HistoryModel model() const { return check::fold_history(history_); }
 
  private:
+  Instant now_{};
   sim::History history_;
 };
 
-inline Event job_created(std::int64_t job_id, std::string owner, std::string key) {
-  return Event("job.created").with("job_id", job_id).with("owner", owner).with("key", key);
+// ---- The store's commit log -------------------------------------------------------------------
+
+inline std::string provider_key(std::int64_t job_id, std::int64_t attempt_no) {
+  return derive_provider_key(job_id, static_cast<int>(attempt_no));
 }
 
-inline Event create_response(int status, std::int64_t job_id, std::string owner, std::string key) {
-  return Event("api.response")
-      .with("route", "create_job")
-      .with("status", status)
-      .with("owner", owner)
-      .with("key", key)
-      .with("job_id", job_id);
+struct NewJob {
+  std::int64_t job_id = 1;
+  std::int64_t attempt_id = 1;
+  std::string owner = "alice";
+  std::string key = "k1";
+  std::string provider = "alpha";
+  std::string operation = "classify";
+  std::string body = kBody;  // the request body as stored
+  std::string by = "api-1";
+};
+
+inline events::CommitAttemptInserted attempt_inserted(std::int64_t job_id, std::int64_t attempt_id,
+                                                      std::int64_t attempt_no, std::string provider,
+                                                      AttemptOrigin origin = AttemptOrigin::initial,
+                                                      std::string by = "worker-1") {
+  events::CommitAttemptInserted inserted;
+  inserted.job_id = job_id;
+  inserted.attempt_id = attempt_id;
+  inserted.attempt_no = attempt_no;
+  inserted.provider = std::move(provider);
+  inserted.provider_key = provider_key(job_id, attempt_no);
+  inserted.origin = origin;
+  inserted.by = std::move(by);
+  return inserted;
+}
+
+inline events::CommitJobInserted job_inserted(const NewJob& job) {
+  return events::CommitJobInserted{.job_id = job.job_id,
+                                   .owner = job.owner,
+                                   .key = job.key,
+                                   .operation = job.operation,
+                                   .provider = job.provider,
+                                   .payload = job.body,
+                                   .by = job.by};
+}
+
+// The store commits a job together with its first attempt (attempt_no 1, STARTING).
+inline HistoryBuilder& insert_job(HistoryBuilder& h, const NewJob& job) {
+  h.add(kStore, job_inserted(job));
+  return h.add(kStore, attempt_inserted(job.job_id, job.attempt_id, 1, job.provider,
+                                        AttemptOrigin::initial, job.by));
+}
+
+// A worker claims a STARTING attempt: RUNNING under its lease, whose token becomes `token`.
+inline events::CommitAttemptTransition claimed(std::int64_t job_id, std::int64_t attempt_id,
+                                               std::string worker = "worker-1",
+                                               std::int64_t token = 1) {
+  return events::CommitAttemptTransition{.job_id = job_id,
+                                         .attempt_id = attempt_id,
+                                         .from = AttemptState::starting,
+                                         .to = AttemptState::running,
+                                         .by = worker,
+                                         .fence = std::nullopt,
+                                         .token = token,
+                                         .lease_owner = worker,
+                                         .claim = true,
+                                         .takeover = false};
+}
+
+// The lease holder's own write, fenced with its token.
+inline events::CommitAttemptTransition fenced_write(std::int64_t job_id, std::int64_t attempt_id,
+                                                    AttemptState from, AttemptState to,
+                                                    std::string worker = "worker-1",
+                                                    std::int64_t token = 1) {
+  return events::CommitAttemptTransition{.job_id = job_id,
+                                         .attempt_id = attempt_id,
+                                         .from = from,
+                                         .to = to,
+                                         .by = worker,
+                                         .fence = token,
+                                         .token = token,
+                                         .lease_owner = worker,
+                                         .claim = false,
+                                         .takeover = false};
+}
+
+// A write by a node holding no lease (an operator's cancel, the reconciler resolving late
+// truth): guarded by state alone, the lease left as it was.
+inline events::CommitAttemptTransition unfenced_write(std::int64_t job_id, std::int64_t attempt_id,
+                                                      AttemptState from, AttemptState to,
+                                                      std::string by, std::int64_t token = 1,
+                                                      std::string lease_owner = "worker-1") {
+  return events::CommitAttemptTransition{.job_id = job_id,
+                                         .attempt_id = attempt_id,
+                                         .from = from,
+                                         .to = to,
+                                         .by = std::move(by),
+                                         .fence = std::nullopt,
+                                         .token = token,
+                                         .lease_owner = std::move(lease_owner),
+                                         .claim = false,
+                                         .takeover = false};
+}
+
+// The reconciler takes over an expired lease: RUNNING -> UNKNOWN, the token bumped to `token`.
+inline events::CommitAttemptTransition taken_over(std::int64_t job_id, std::int64_t attempt_id,
+                                                  std::int64_t token = 2,
+                                                  std::string by = "reconciler") {
+  return events::CommitAttemptTransition{.job_id = job_id,
+                                         .attempt_id = attempt_id,
+                                         .from = AttemptState::running,
+                                         .to = AttemptState::unknown,
+                                         .by = by,
+                                         .fence = std::nullopt,
+                                         .token = token,
+                                         .lease_owner = by,
+                                         .claim = false,
+                                         .takeover = true};
+}
+
+// A compare-and-swap that won the job: version 1 -> 2, the offered result the job's.
+inline events::CommitCas cas_won(std::int64_t job_id, std::int64_t attempt_id,
+                                 const std::string& result, std::string by = "worker-1") {
+  return events::CommitCas{.job_id = job_id,
+                           .attempt_id = attempt_id,
+                           .expected_version = 1,
+                           .won = true,
+                           .version = 2,
+                           .winner = attempt_id,
+                           .job_result = result,
+                           .result = result,
+                           .by = std::move(by)};
+}
+
+// A compare-and-swap that found the job won by `winner`, whose result the job keeps.
+inline events::CommitCas cas_lost(std::int64_t job_id, std::int64_t attempt_id, std::int64_t winner,
+                                  const std::string& winner_result, const std::string& offered,
+                                  std::string by = "worker-1") {
+  return events::CommitCas{.job_id = job_id,
+                           .attempt_id = attempt_id,
+                           .expected_version = 1,
+                           .won = false,
+                           .version = 2,
+                           .winner = winner,
+                           .job_result = winner_result,
+                           .result = offered,
+                           .by = std::move(by)};
+}
+
+// One attempt's completion, as its writer offers it.
+struct Completion {
+  std::int64_t job_id = 1;
+  std::int64_t attempt_id = 1;
+  std::string result = kBilling;  // the output offered
+  AttemptState from = AttemptState::running;
+  std::string by = "worker-1";
+  std::int64_t token = 1;
+};
+
+// The completion's compare-and-swap wins, then its attempt becomes SUCCEEDED.
+inline HistoryBuilder& win(HistoryBuilder& h, const Completion& c) {
+  h.add(kStore, cas_won(c.job_id, c.attempt_id, c.result, c.by));
+  return h.add(
+      kStore, fenced_write(c.job_id, c.attempt_id, c.from, AttemptState::succeeded, c.by, c.token));
+}
+
+// The completion's compare-and-swap loses to `winner`, then its attempt becomes DISCARDED.
+inline HistoryBuilder& lose(HistoryBuilder& h, const Completion& c, std::int64_t winner,
+                            const std::string& winner_result) {
+  h.add(kStore, cas_lost(c.job_id, c.attempt_id, winner, winner_result, c.result, c.by));
+  return h.add(
+      kStore, fenced_write(c.job_id, c.attempt_id, c.from, AttemptState::discarded, c.by, c.token));
+}
+
+inline events::CommitJobFailed job_failed(std::int64_t job_id, std::string by = "worker-1") {
+  return events::CommitJobFailed{.job_id = job_id, .by = std::move(by)};
+}
+
+inline events::CommitCertification certification(std::string provider, bool passed) {
+  return events::CommitCertification{
+      .provider = std::move(provider), .passed = passed, .by = "certifier"};
+}
+
+// The store refused a write whose lease token was stale (nothing committed).
+inline events::StoreRefused fenced_out(std::int64_t job_id, std::int64_t attempt_id,
+                                       std::string by = "worker-1") {
+  return events::StoreRefused{.operation = "update_attempt",
+                              .refusal = std::string(events::kRefusedFenced),
+                              .job_id = job_id,
+                              .attempt_id = attempt_id,
+                              .by = std::move(by)};
+}
+
+// ---- Providers --------------------------------------------------------------------------------
+
+// A worker calls the provider for an attempt (node: the worker).
+inline events::ProviderCalled provider_called(std::int64_t job_id, std::int64_t attempt_id,
+                                              std::int64_t attempt_no = 1,
+                                              std::string provider = "alpha") {
+  return events::ProviderCalled{.job_id = job_id,
+                                .attempt_id = attempt_id,
+                                .provider = std::move(provider),
+                                .provider_key = provider_key(job_id, attempt_no),
+                                .deadline = Instant(std::chrono::seconds(30))};
+}
+
+// A provider executes an attempt's call (node: the provider). `outcome`: ok, error, malformed,
+// hallucinated_key, wrong_operation or hang; it answers `output` at `answers_at` (never: hang).
+inline events::ProviderExecuted executed(std::int64_t job_id, std::int64_t attempt_no,
+                                         std::string outcome, std::string output,
+                                         std::optional<Instant> answers_at) {
+  return events::ProviderExecuted{.purpose = "attempt",
+                                  .provider_key = provider_key(job_id, attempt_no),
+                                  .operation = "classify",
+                                  .outcome = std::move(outcome),
+                                  .output = std::move(output),
+                                  .answers_at = answers_at};
+}
+
+// ---- Clients, the load balancer and the API nodes ---------------------------------------------
+
+// A client's create as it first sends it (node: the client).
+inline events::ClientSent create_sent(std::int64_t request, std::string owner, std::string key,
+                                      std::string body) {
+  return events::ClientSent{.request = request,
+                            .attempt = 1,
+                            .action = "create_job",
+                            .owner = std::move(owner),
+                            .key = std::move(key),
+                            .body = std::move(body)};
+}
+
+// A client's read of a job.
+inline events::ClientSent get_sent(std::int64_t request, std::string owner, std::int64_t job_id) {
+  return events::ClientSent{.request = request,
+                            .attempt = 1,
+                            .action = "get_job",
+                            .owner = std::move(owner),
+                            .job_id = job_id};
+}
+
+// A response reaching its client, naming `job_id` when its body does.
+inline events::ClientReceived received(std::int64_t request, std::int64_t status,
+                                       std::optional<std::int64_t> job_id) {
+  return events::ClientReceived{
+      .request = request, .attempt = 1, .status = status, .body_digest = "", .job_id = job_id};
+}
+
+// A 200 job read as its client reads the body: the status, completed_by and result it shows.
+inline events::ClientReceived read_received(std::int64_t request, std::int64_t job_id,
+                                            std::string shown_status,
+                                            std::optional<std::int64_t> shown_winner,
+                                            std::optional<std::string> result_digest) {
+  return events::ClientReceived{.request = request,
+                                .attempt = 1,
+                                .status = 200,
+                                .body_digest = "",
+                                .job_id = job_id,
+                                .shown_status = std::move(shown_status),
+                                .shown_winner = shown_winner,
+                                .result_digest = std::move(result_digest)};
+}
+
+// One request an API node handles, forwarded by the load balancer from client request
+// `request` (0: nobody forwarded it).
+struct ApiCall {
+  std::int64_t request = 1;
+  std::string route = "create_job";
+  std::string owner = "alice";
+  std::string key = "k1";
+  std::int64_t status = 201;
+  std::optional<std::int64_t> job_id{};
+  std::string node = "api-1";
+  std::int64_t lb_try = 1;
+};
+
+inline std::string request_id(const ApiCall& call) {
+  std::string id = "r";
+  id += std::to_string(call.request);
+  id += ".1.";
+  id += std::to_string(call.lb_try);
+  return id;
+}
+
+// The load balancer forwards the call's client request (unless none) and the node receives it.
+inline HistoryBuilder& api_request(HistoryBuilder& h, const ApiCall& call) {
+  if (call.request != 0) {
+    h.add("lb", events::LbForwarded{.request = call.request,
+                                    .attempt = 1,
+                                    .lb_try = call.lb_try,
+                                    .to = call.node,
+                                    .request_id = request_id(call)});
+  }
+  const bool create = call.route == "create_job";
+  std::string path = "/jobs";
+  if (!create && call.job_id) {
+    path += "/";
+    path += std::to_string(*call.job_id);
+  }
+  return h.add(call.node, events::ApiRequest{.request_id = request_id(call),
+                                             .route = call.route,
+                                             .method = create ? "POST" : "GET",
+                                             .path = path,
+                                             .owner = call.owner,
+                                             .key = call.key});
+}
+
+// The node answers the call.
+inline HistoryBuilder& api_response(HistoryBuilder& h, const ApiCall& call) {
+  return h.add(call.node, events::ApiResponse{.request_id = request_id(call),
+                                              .route = call.route,
+                                              .status = call.status,
+                                              .owner = call.owner,
+                                              .key = call.key,
+                                              .job_id = call.job_id});
+}
+
+inline HistoryBuilder& api_exchange(HistoryBuilder& h, const ApiCall& call) {
+  api_request(h, call);
+  return api_response(h, call);
+}
+
+// ---- Judging ----------------------------------------------------------------------------------
+
+inline bool mentions(const check::Violation& violation, std::string_view text) {
+  return violation.message.find(text) != std::string::npos;
+}
+
+// Every violation on one line each, for failure messages.
+inline std::string describe(const std::vector<check::Violation>& violations) {
+  std::string text = std::to_string(violations.size()) + " violation(s)";
+  for (const auto& v : violations) {
+    text += "\n  ";
+    text += v.invariant;
+    text += " at #";
+    text += std::to_string(v.event_seq.value_or(0));
+    text += ": ";
+    text += v.message;
+  }
+  return text;
+}
+
+// A checker found nothing.
+inline void require_none(const std::vector<check::Violation>& violations) {
+  BOOST_TEST(violations.empty(), describe(violations));
+}
+
+// `violations` is exactly one violation of `invariant`, at event `seq`, whose message mentions
+// `text`.
+inline void require_one(const std::vector<check::Violation>& violations,
+                        const std::string& invariant, std::uint64_t seq, std::string_view text) {
+  BOOST_TEST_REQUIRE(violations.size() == 1u, describe(violations));
+  BOOST_TEST(violations[0].invariant == invariant);
+  BOOST_TEST(violations[0].event_seq.value_or(0) == seq);
+  BOOST_TEST(mentions(violations[0], text),
+             "\"" << violations[0].message << "\" lacks \"" << std::string(text) << "\"");
 }
 
 }  // namespace onejob::test

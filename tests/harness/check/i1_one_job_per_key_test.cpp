@@ -1,61 +1,86 @@
-#include "harness/check/i1_one_job_per_key.hpp"
-
 #include <boost/test/unit_test.hpp>
+
+#include "harness/check/invariant.hpp"
 
 #include "tests/support/histories.hpp"
 
 namespace onejob::check {
 namespace {
 
-using test::create_response;
-using test::HistoryBuilder;
-using test::job_created;
+using namespace onejob::test;
 
 BOOST_AUTO_TEST_SUITE(i1_one_job_per_key)
 
-BOOST_AUTO_TEST_CASE(a_clean_double_click_passes) {
+BOOST_AUTO_TEST_CASE(a_create_and_its_replay_answered_with_the_stored_job_pass) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k"))
-      .add("api-1", create_response(201, 1, "alice", "k"))
-      .add("api-1", create_response(200, 1, "alice", "k"))
-      .add("api-1", job_created(2, "bob", "k"))
-      .add("api-1", create_response(201, 2, "bob", "k"));
-  BOOST_TEST(check_one_job_per_key(h.history()).empty());
+  h.add("browser", create_sent(1, "alice", "k1", kBody));
+  api_request(h, {.request = 1});
+  insert_job(h, {});
+  api_response(h, {.request = 1, .status = 201, .job_id = 1});
+  h.add("browser", received(1, 201, 1));
+  // The replay gets the same job; a 503 names no job and is not judged.
+  h.add("browser", create_sent(2, "alice", "k1", kBody));
+  api_exchange(h, {.request = 2, .status = 200, .job_id = 1});
+  h.add("browser", received(2, 200, 1));
+  h.add("browser", create_sent(3, "alice", "k1", kBody));
+  api_exchange(h, {.request = 3, .status = 503});
+  h.add("browser", received(3, 503, std::nullopt));
+  // The same key of another owner is another job.
+  insert_job(h, {.job_id = 2, .attempt_id = 2, .owner = "bob"});
+  require_none(check_one_job_per_key(h.model()));
 }
 
-BOOST_AUTO_TEST_CASE(two_jobs_for_one_owner_and_key_is_a_violation_at_the_second) {
+BOOST_AUTO_TEST_CASE(a_second_job_committed_for_one_key_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k"))
-      .add("api-1", create_response(201, 1, "alice", "k"))
-      .add("api-2", job_created(2, "alice", "k"))
-      .add("api-2", create_response(201, 2, "alice", "k"));
-  const auto violations = check_one_job_per_key(h.history());
-  BOOST_REQUIRE(!violations.empty());
-  BOOST_TEST(violations[0].invariant == "I1");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 3u);
-  BOOST_TEST(violations[0].message.find("second job 2") != std::string::npos);
+  insert_job(h, {.job_id = 1, .attempt_id = 1});
+  insert_job(h, {.job_id = 2, .attempt_id = 2});
+  const auto violations = find_invariant("I1")->check(h.model());
+  require_one(
+      violations, "I1", 3,
+      R"(the store committed job 2 for key "k1" of owner "alice", which job 1 already holds)");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{1});
 }
 
-BOOST_AUTO_TEST_CASE(a_response_with_another_jobs_id_is_a_violation) {
+BOOST_AUTO_TEST_CASE(an_api_answer_naming_another_keys_job_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k"))
-      .add("api-1", job_created(2, "alice", "other"))
-      .add("api-1", create_response(200, 2, "alice", "k"));
-  const auto violations = check_one_job_per_key(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 3u);
+  insert_job(h, {.job_id = 1, .attempt_id = 1, .key = "k1"});
+  insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
+  const auto answer = api_exchange(h, {.request = 0, .status = 200, .job_id = 2}).last_seq();
+  const auto violations = check_one_job_per_key(h.model());
+  require_one(violations, "I1", answer,
+              R"(api-1 got 200 for key "k1" of owner "alice" naming job 2, )"
+              R"(but the store's job for that key is job 1)");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{1});
 }
 
-BOOST_AUTO_TEST_CASE(a_response_before_any_job_exists_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_201_before_the_store_committed_the_job_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", create_response(200, 1, "alice", "k")).add("api-1", job_created(1, "alice", "k"));
-  BOOST_TEST(check_one_job_per_key(h.history()).size() == 1u);
+  api_request(h, {.request = 0});
+  const auto answer = api_response(h, {.request = 0, .status = 201, .job_id = 1}).last_seq();
+  insert_job(h, {});
+  require_one(
+      check_one_job_per_key(h.model()), "I1", answer,
+      R"(api-1 got 201 for key "k1" of owner "alice", but the store has no job for that key)");
 }
 
-BOOST_AUTO_TEST_CASE(refused_requests_are_not_judged) {
+BOOST_AUTO_TEST_CASE(a_client_receiving_another_keys_job_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", Event("api.response").with("status", 422).with("owner", "alice").with("key", "k"));
-  BOOST_TEST(check_one_job_per_key(h.history()).empty());
+  insert_job(h, {.job_id = 1, .attempt_id = 1, .key = "k1"});
+  insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
+  h.add("browser", create_sent(1, "alice", "k1", kBody));
+  const auto receipt = h.add("browser", received(1, 200, 2)).last_seq();
+  require_one(check_one_job_per_key(h.model()), "I1", receipt,
+              R"(browser got 200 for key "k1" of owner "alice" naming job 2)");
+}
+
+BOOST_AUTO_TEST_CASE(a_client_receiving_a_201_that_names_no_job_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add("browser", create_sent(1, "alice", "k1", kBody));
+  const auto receipt = h.add("browser", received(1, 201, std::nullopt)).last_seq();
+  require_one(check_one_job_per_key(h.model()), "I1", receipt,
+              R"(browser got 201 for key "k1" of owner "alice" naming no job, )"
+              R"(but the store's job for that key is job 1)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,127 +1,91 @@
-#include "harness/check/i2_key_reuse_conflict.hpp"
-
 #include <boost/test/unit_test.hpp>
 
+#include "harness/check/invariant.hpp"
+
 #include "tests/support/histories.hpp"
-#include "tests/support/histories_attempts.hpp"
 
 namespace onejob::check {
 namespace {
 
-using test::HistoryBuilder;
-using test::attempts::classify_request;
-using test::attempts::create_accepted;
-using test::attempts::create_refused;
-using test::attempts::job_created;
-using test::attempts::store_job_inserted;
+using namespace onejob::test;
 
-bool mentions(const Violation& violation, std::string_view text) {
-  return violation.message.find(text) != std::string::npos;
+// kBody with its keys in another order and other spacing: the same request.
+const std::string kReordered =
+    R"({ "provider": "alpha", "operation": "classify", "input": { "text": "please refund me" } })";
+const std::string kOtherProvider =
+    R"({"input":{"text":"please refund me"},"operation":"classify","provider":"beta"})";
+const std::string kWithFailover =
+    R"({"failover":["beta"],"input":{"text":"please refund me"},"operation":"classify","provider":"alpha"})";
+
+// Client request 1 creates job 1 for alice's key k1 with kBody (the job commits at event 4).
+void create_job_1(HistoryBuilder& h) {
+  h.add("browser", create_sent(1, "alice", "k1", kBody));
+  api_request(h, {.request = 1});
+  insert_job(h, {});
+  api_response(h, {.request = 1, .status = 201, .job_id = 1});
+}
+
+// Client request `request` sends `body` for alice's key k1; api-1 answers `status`, naming
+// `job_id`. Returns the answer's seq.
+std::uint64_t send_again(HistoryBuilder& h, std::int64_t request, const std::string& body,
+                         std::int64_t status, std::optional<std::int64_t> job_id = std::nullopt) {
+  h.add("browser", create_sent(request, "alice", "k1", body));
+  return api_exchange(h, {.request = request, .status = status, .job_id = job_id}).last_seq();
 }
 
 BOOST_AUTO_TEST_SUITE(i2_key_reuse_conflict)
 
-BOOST_AUTO_TEST_CASE(a_replay_and_a_refused_reuse_pass) {
-  const auto refund = classify_request("refund");
-  const auto other = classify_request("delivery complaint");
+BOOST_AUTO_TEST_CASE(a_reordered_replay_gets_200_and_another_body_gets_422_pass) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k", refund))
-      .add("api-1", create_accepted(201, 1, "alice", "k", refund))
-      .add("api-2", create_accepted(200, 1, "alice", "k", refund))
-      .add("api-1", create_refused("alice", "k", other))
-      // Another owner's key is another pair: the same key with another request is a new job.
-      .add("api-1", job_created(2, "bob", "k", other))
-      .add("api-1", create_accepted(201, 2, "bob", "k", other));
-  BOOST_TEST(check_key_reuse_conflict(h.history()).empty());
+  create_job_1(h);
+  send_again(h, 2, kReordered, 200, 1);
+  send_again(h, 3, kOtherProvider, 422);
+  require_none(check_key_reuse_conflict(h.model()));
 }
 
-BOOST_AUTO_TEST_CASE(a_create_whose_reply_was_lost_is_judged_by_its_first_acceptance) {
-  const auto refund = classify_request("refund");
+BOOST_AUTO_TEST_CASE(a_200_for_a_body_naming_another_provider_is_a_violation) {
   HistoryBuilder h;
-  h.add("store", store_job_inserted(1, "alice", "k"))
-      .add("api-1", create_accepted(200, 1, "alice", "k", refund))
-      .add("api-1", create_refused("alice", "k", classify_request("other")))
-      .add("api-1", create_accepted(200, 1, "alice", "k", classify_request("changed")));
-  const auto violations = check_key_reuse_conflict(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].invariant == "I2");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "accepts request"));
+  create_job_1(h);
+  const auto answer = send_again(h, 2, kOtherProvider, 200, 1);
+  const auto violations = find_invariant("I2")->check(h.model());
+  require_one(violations, "I2", answer,
+              R"(api-1 answered 200 for key "k1" of owner "alice" with a request that differs )"
+              R"(from job 1's: a reused key must get 422)");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{4});
 }
 
-BOOST_AUTO_TEST_CASE(a_refusal_that_carries_a_job_id_is_a_violation) {
-  const auto refund = classify_request("refund");
+BOOST_AUTO_TEST_CASE(a_200_for_a_body_with_a_failover_list_added_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k", refund))
-      .add("api-1", create_refused("alice", "k", classify_request("other")).with("job_id", 1));
-  const auto violations = check_key_reuse_conflict(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].invariant == "I2");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 2u);
-  BOOST_TEST(mentions(violations[0], "carries job 1"));
+  create_job_1(h);
+  const auto answer = send_again(h, 2, kWithFailover, 200, 1);
+  require_one(check_key_reuse_conflict(h.model()), "I2", answer,
+              "with a request that differs from job 1's");
 }
 
-BOOST_AUTO_TEST_CASE(accepting_another_request_with_the_same_key_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_422_for_an_equal_body_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k", classify_request("refund")))
-      .add("api-1", create_accepted(201, 1, "alice", "k", classify_request("refund")))
-      .add("api-2", create_accepted(200, 1, "alice", "k", classify_request("other")));
-  const auto violations = check_key_reuse_conflict(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].invariant == "I2");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 3u);
-  BOOST_TEST(mentions(violations[0], "response 200"));
-  BOOST_TEST(mentions(violations[0], "job 1, event #1"));
+  create_job_1(h);
+  const auto answer = send_again(h, 2, kReordered, 422);
+  const auto violations = check_key_reuse_conflict(h.model());
+  require_one(violations, "I2", answer,
+              R"(api-1 answered 422 for key "k1" of owner "alice", but the request equals )"
+              R"(job 1's: a replay must get that job)");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{4});
 }
 
-BOOST_AUTO_TEST_CASE(storing_a_second_job_for_another_request_is_a_violation_at_the_creation) {
-  const auto other = classify_request("other");
+BOOST_AUTO_TEST_CASE(a_422_carrying_a_job_id_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k", classify_request("refund")))
-      .add("api-2", job_created(2, "alice", "k", other))
-      .add("api-2", create_accepted(201, 2, "alice", "k", other));
-  const auto violations = check_key_reuse_conflict(h.history());
-  BOOST_REQUIRE(violations.size() == 2u);
-  BOOST_TEST(violations[0].invariant == "I2");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 2u);
-  BOOST_TEST(mentions(violations[0], "job 2 created"));
-  BOOST_TEST(mentions(violations[0], "must store nothing"));
-  // The 201 that returned the second job is a violation of its own.
-  BOOST_TEST(violations[1].event_seq.value_or(0) == 3u);
-  BOOST_TEST(mentions(violations[1], "response 201"));
+  create_job_1(h);
+  const auto answer = send_again(h, 2, kOtherProvider, 422, 1);
+  require_one(check_key_reuse_conflict(h.model()), "I2", answer,
+              R"(api-1 answered 422 for key "k1" of owner "alice" with job 1: a 422 names no job)");
 }
 
-BOOST_AUTO_TEST_CASE(refusing_the_very_request_the_pair_stands_for_is_a_violation) {
-  const auto refund = classify_request("refund");
+BOOST_AUTO_TEST_CASE(a_422_for_a_key_no_job_holds_is_a_violation) {
   HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k", refund))
-      .add("api-1", create_refused("alice", "k", refund));
-  const auto violations = check_key_reuse_conflict(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 2u);
-  BOOST_TEST(mentions(violations[0], "the very request"));
-}
-
-BOOST_AUTO_TEST_CASE(refusing_a_key_no_job_was_created_for_is_a_violation) {
-  HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k", classify_request("refund")))
-      .add("api-1", create_refused("alice", "unused", classify_request("refund")));
-  const auto violations = check_key_reuse_conflict(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 2u);
-  BOOST_TEST(mentions(violations[0], "no job exists"));
-}
-
-BOOST_AUTO_TEST_CASE(responses_without_a_request_are_not_judged) {
-  HistoryBuilder h;
-  h.add("api-1", job_created(1, "alice", "k", classify_request("refund")))
-      .add("api-1", Event("api.response")
-                        .with("route", "create_job")
-                        .with("status", 400)
-                        .with("owner", "alice")
-                        .with("key", "k")
-                        .with("error", "invalid_json"));
-  BOOST_TEST(check_key_reuse_conflict(h.history()).empty());
+  const auto answer = send_again(h, 1, kBody, 422);
+  require_one(check_key_reuse_conflict(h.model()), "I2", answer,
+              R"(api-1 answered 422 for key "k1" of owner "alice", but no job holds that key)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,192 +1,164 @@
-#include "harness/check/i5_one_winner.hpp"
+#include <chrono>
 
 #include <boost/test/unit_test.hpp>
 
+#include "harness/check/invariant.hpp"
+
 #include "tests/support/histories.hpp"
-#include "tests/support/histories_attempts.hpp"
 
 namespace onejob::check {
 namespace {
 
-using test::HistoryBuilder;
-using test::attempts::attempt_state;
-using test::attempts::job_cas;
-using test::attempts::job_completed;
-using test::attempts::result_discarded;
+using namespace onejob::test;
+using S = AttemptState;
 
-const std::string kBilling = R"({"confidence":0.9,"label":"billing"})";
-const std::string kOther = R"({"confidence":0.8,"label":"other"})";
+const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
 
-bool mentions(const Violation& violation, std::string_view text) {
-  return violation.message.find(text) != std::string::npos;
+// Job 1: attempt 1 (worker-1) is cancelled by an operator while running; attempt 2 (worker-2,
+// the operator's retry) runs and alpha executes it with kBilling. Nobody has completed yet.
+void cancel_and_retry(HistoryBuilder& h) {
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1))
+      .add("alpha", executed(1, 1, "ok", kOther, kSoon))
+      .add(kStore, unfenced_write(1, 1, S::running, S::cancelled, "operator"))
+      .add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+      .add(kStore, claimed(1, 2, "worker-2"))
+      .add("alpha", executed(1, 2, "ok", kBilling, kSoon));
 }
 
-// Attempt `attempt_id` wins job `job_id`, as Settlement reports it.
-void win(HistoryBuilder& h, std::int64_t job_id, std::int64_t attempt_id) {
-  h.add("worker-1", job_cas(job_id, attempt_id, 1, true, attempt_id))
-      .add("worker-1", attempt_state(job_id, attempt_id, "RUNNING", "SUCCEEDED", "won"))
-      .add("worker-1", job_completed(job_id, attempt_id, kBilling));
-}
-
-// Attempt `attempt_id` loses job `job_id` to `winner` (0: nobody won).
-void lose(HistoryBuilder& h, std::int64_t job_id, std::int64_t attempt_id, std::int64_t winner,
-          std::string from = "RUNNING") {
-  h.add("worker-1", job_cas(job_id, attempt_id, 1, false, winner))
-      .add("worker-1", attempt_state(job_id, attempt_id, from, "DISCARDED", "lost"))
-      .add("worker-1", result_discarded(job_id, attempt_id, winner, kOther));
+// Job 1's attempt 1 runs; alpha executes it with kBilling (event 4).
+void run_attempt_1(HistoryBuilder& h) {
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1)).add("alpha", executed(1, 1, "ok", kBilling, kSoon));
 }
 
 BOOST_AUTO_TEST_SUITE(i5_one_winner)
 
-BOOST_AUTO_TEST_CASE(one_winner_and_recorded_losers_pass) {
+BOOST_AUTO_TEST_CASE(one_winner_a_discarded_loser_and_a_faithful_read_pass) {
   HistoryBuilder h;
-  win(h, 1, 1);
-  lose(h, 1, 2, 1);
-  // A failed job has no winner; a cancelled attempt's late answer loses to nobody.
-  lose(h, 2, 3, 0, "CANCELLED");
-  // The winner's own events were lost with its reply; the loser still names it.
-  lose(h, 3, 5, 4);
-  BOOST_TEST(check_one_winner(h.history()).empty());
+  cancel_and_retry(h);
+  h.add("browser", get_sent(2, "alice", 1))
+      .add("browser", read_received(2, 1, "running", std::nullopt, std::nullopt));
+  win(h, {.attempt_id = 2, .by = "worker-2"});
+  // The cancelled attempt's late result loses to attempt 2.
+  lose(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}, 2, kBilling);
+  // The reader's JSON has its keys in another order: the same result.
+  h.add("browser", get_sent(3, "alice", 1))
+      .add("browser", read_received(3, 1, "succeeded", 2,
+                                    json_digest(R"({"label": "billing", "confidence": 0.9})")));
+  require_none(check_one_winner(h.model()));
 }
 
 BOOST_AUTO_TEST_CASE(a_second_winning_compare_and_swap_is_a_violation) {
   HistoryBuilder h;
-  win(h, 1, 1);
-  h.add("worker-2", job_cas(1, 2, 1, true, 2));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(!violations.empty());
-  BOOST_TEST(violations[0].invariant == "I5");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "which was already won (event #1): two winners"));
+  cancel_and_retry(h);
+  const auto first = win(h, {.attempt_id = 2, .by = "worker-2"}).last_seq() - 1;
+  const auto second =
+      win(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}).last_seq() - 1;
+  const auto violations = find_invariant("I5")->check(h.model());
+  require_one(violations, "I5", second,
+              "attempt 1's compare-and-swap on job 1 won, but attempt 2 had already won: "
+              "two winners");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{first});
 }
 
-BOOST_AUTO_TEST_CASE(winning_after_a_loser_named_another_winner_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_win_that_does_not_move_the_version_from_1_to_2_is_a_violation) {
   HistoryBuilder h;
-  // Attempt 1's own events were lost with its reply; attempt 2's loss names it.
-  lose(h, 1, 2, 1);
-  h.add("worker-3", job_cas(1, 3, 1, true, 3));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "whose winner was already attempt 1 (event #1)"));
+  run_attempt_1(h);
+  auto cas = cas_won(1, 1, kBilling);
+  cas.expected_version = 2;
+  cas.version = 3;
+  const auto won = h.add(kStore, cas).last_seq();
+  h.add(kStore, fenced_write(1, 1, S::running, S::succeeded));
+  require_one(check_one_winner(h.model()), "I5", won,
+              "attempt 1's compare-and-swap on job 1 won moving the version 2 -> 3, not 1 -> 2");
 }
 
-BOOST_AUTO_TEST_CASE(a_winning_cas_that_names_another_attempt_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_win_whose_job_result_is_not_the_offered_output_is_a_violation) {
   HistoryBuilder h;
-  h.add("worker-1", job_cas(1, 1, 1, true, 2));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 1u);
-  BOOST_TEST(mentions(violations[0], "but names winner 2"));
+  run_attempt_1(h);
+  auto cas = cas_won(1, 1, kBilling);
+  cas.job_result = kOther;
+  const auto won = h.add(kStore, cas).last_seq();
+  h.add(kStore, fenced_write(1, 1, S::running, S::succeeded));
+  require_one(check_one_winner(h.model()), "I5", won,
+              "won but the job's result is not the bytes it offered");
 }
 
-BOOST_AUTO_TEST_CASE(a_second_completion_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_loss_when_the_job_had_no_winner_is_a_violation) {
   HistoryBuilder h;
-  win(h, 1, 1);
-  h.add("worker-1", job_completed(1, 1, kBilling));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "already completed by attempt 1"));
+  run_attempt_1(h);
+  const auto lost = lose(h, {.attempt_id = 1}, 0, "").last_seq() - 1;
+  require_one(check_one_winner(h.model()), "I5", lost,
+              "attempt 1's compare-and-swap on job 1 lost although the job had no winner");
 }
 
-BOOST_AUTO_TEST_CASE(a_version_bumped_other_than_once_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_loser_that_took_over_the_job_is_a_violation) {
   HistoryBuilder h;
-  h.add("worker-1", job_cas(1, 1, 2, true, 1))
-      .add("worker-1", attempt_state(1, 1, "RUNNING", "SUCCEEDED", "won"))
-      .add("worker-1", job_completed(1, 1, kBilling, 3));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 3u);
-  BOOST_TEST(mentions(violations[0], "at version 3"));
+  cancel_and_retry(h);
+  const auto won = win(h, {.attempt_id = 2, .by = "worker-2"}).last_seq() - 1;
+  // The job now names attempt 1 and its result although attempt 1 lost.
+  const auto lost =
+      lose(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}, 1, kOther).last_seq() - 1;
+  const auto violations = check_one_winner(h.model());
+  require_one(violations, "I5", lost,
+              "the job's completed_by or result is no longer attempt 2's: a loser reached the job");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{won});
 }
 
-BOOST_AUTO_TEST_CASE(a_loser_naming_another_winner_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_winner_that_does_not_become_succeeded_is_a_violation) {
   HistoryBuilder h;
-  win(h, 1, 1);
-  h.add("worker-2", job_cas(1, 2, 1, false, 7))
-      .add("worker-2", attempt_state(1, 2, "RUNNING", "DISCARDED", "lost"))
-      .add("worker-2", result_discarded(1, 2, 1, kOther))
-      .add("worker-3", job_cas(1, 3, 1, false, 1))
-      .add("worker-3", attempt_state(1, 3, "RUNNING", "DISCARDED", "lost"))
-      .add("worker-3", result_discarded(1, 3, 0, kOther));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 2u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "names winner 7, but its winner is attempt 1"));
-  BOOST_TEST(violations[1].event_seq.value_or(0) == 9u);
-  BOOST_TEST(mentions(violations[1], "result.discarded of job 1 names winner 0"));
+  run_attempt_1(h);
+  const auto won = h.add(kStore, cas_won(1, 1, kBilling)).last_seq();
+  h.add(kStore, fenced_write(1, 1, S::running, S::failed));
+  require_one(check_one_winner(h.model()), "I5", won,
+              "attempt 1's compare-and-swap on job 1 won, but the attempt did not become "
+              "SUCCEEDED");
 }
 
-BOOST_AUTO_TEST_CASE(a_loser_without_a_discard_record_is_a_violation_at_its_cas) {
+BOOST_AUTO_TEST_CASE(an_attempt_succeeding_without_a_compare_and_swap_is_a_violation) {
   HistoryBuilder h;
-  win(h, 1, 1);
-  h.add("worker-2", job_cas(1, 2, 1, false, 1))
-      .add("worker-2", attempt_state(1, 2, "RUNNING", "DISCARDED", "lost"));
-  // A later violation does not hide the earlier one: violations come in history order.
-  h.add("worker-1", job_completed(1, 1, kBilling));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 2u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "no result.discarded records it"));
-  BOOST_TEST(violations[1].event_seq.value_or(0) == 6u);
+  run_attempt_1(h);
+  const auto succeeded = h.add(kStore, fenced_write(1, 1, S::running, S::succeeded)).last_seq();
+  require_one(check_one_winner(h.model()), "I5", succeeded,
+              "the store made attempt 1 SUCCEEDED without a compare-and-swap");
 }
 
-BOOST_AUTO_TEST_CASE(a_loser_that_never_became_discarded_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_read_showing_a_result_other_than_the_winners_output_is_a_violation) {
   HistoryBuilder h;
-  win(h, 1, 1);
-  h.add("worker-2", job_cas(1, 2, 1, false, 1)).add("worker-2", result_discarded(1, 2, 1, kOther));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "never became DISCARDED"));
+  run_attempt_1(h);
+  const auto won = win(h, {.attempt_id = 1}).last_seq() - 1;
+  h.add("browser", get_sent(2, "alice", 1));
+  const auto read =
+      h.add("browser", read_received(2, 1, "succeeded", 1, json_digest(kOther))).last_seq();
+  const auto violations = check_one_winner(h.model());
+  require_one(violations, "I5", read,
+              "browser read job 1 as succeeded with a result that is not the one the winner "
+              "attempt 1's provider produced");
+  BOOST_TEST(violations[0].evidence == (std::vector<std::uint64_t>{won, 4}));
 }
 
-BOOST_AUTO_TEST_CASE(a_loser_that_succeeds_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_read_showing_the_wrong_winner_is_a_violation) {
   HistoryBuilder h;
-  win(h, 1, 1);
-  h.add("worker-2", job_cas(1, 2, 1, false, 1))
-      .add("worker-2", attempt_state(1, 2, "RUNNING", "SUCCEEDED", "lost"))
-      .add("worker-2", result_discarded(1, 2, 1, kOther));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 5u);
-  BOOST_TEST(mentions(violations[0],
-                      "attempt 2 became SUCCEEDED, but the winner of job 1 is "
-                      "attempt 1"));
+  cancel_and_retry(h);
+  win(h, {.attempt_id = 2, .by = "worker-2"});
+  h.add("browser", get_sent(2, "alice", 1));
+  const auto read =
+      h.add("browser", read_received(2, 1, "succeeded", 1, json_digest(kOther))).last_seq();
+  require_one(
+      check_one_winner(h.model()), "I5", read,
+      "browser read job 1 as succeeded completed by attempt 1, but its winner is attempt 2");
 }
 
-BOOST_AUTO_TEST_CASE(completing_with_a_discarded_result_is_a_violation) {
+BOOST_AUTO_TEST_CASE(a_read_showing_success_before_any_win_is_a_violation) {
   HistoryBuilder h;
-  lose(h, 1, 2, 0);
-  h.add("worker-1", job_cas(1, 1, 1, true, 1))
-      .add("worker-1", attempt_state(1, 1, "RUNNING", "SUCCEEDED", "won"))
-      .add("worker-1", job_completed(1, 2, kOther));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 2u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 6u);
-  BOOST_TEST(mentions(violations[0], "but its winner is attempt 1"));
-  BOOST_TEST(violations[1].event_seq.value_or(0) == 6u);
-  BOOST_TEST(mentions(violations[1], "whose result was discarded (event #2)"));
-}
-
-BOOST_AUTO_TEST_CASE(discarding_the_winners_result_is_a_violation) {
-  HistoryBuilder h;
-  win(h, 1, 1);
-  h.add("worker-1", result_discarded(1, 1, 1, kBilling));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(mentions(violations[0], "the winner of job 1, recorded discarded"));
-}
-
-BOOST_AUTO_TEST_CASE(completing_without_any_winning_compare_and_swap_is_a_violation) {
-  HistoryBuilder h;
-  h.add("worker-1", job_completed(1, 1, kBilling));
-  const auto violations = check_one_winner(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 1u);
-  BOOST_TEST(mentions(violations[0], "no compare-and-swap was won"));
+  run_attempt_1(h);
+  h.add("browser", get_sent(2, "alice", 1));
+  const auto read =
+      h.add("browser", read_received(2, 1, "succeeded", 1, json_digest(kBilling))).last_seq();
+  win(h, {.attempt_id = 1});
+  require_one(check_one_winner(h.model()), "I5", read,
+              "browser read job 1 as succeeded, but the store had no winner for it");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

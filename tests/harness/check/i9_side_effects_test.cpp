@@ -1,94 +1,71 @@
-#include "harness/check/i9_side_effects.hpp"
+#include <chrono>
 
 #include <boost/test/unit_test.hpp>
 
-#include "tests/support/histories_late.hpp"
+#include "harness/check/invariant.hpp"
+
+#include "tests/support/histories.hpp"
 
 namespace onejob::check {
 namespace {
 
-using namespace test::late;
+using namespace onejob::test;
+using S = AttemptState;
 
-const std::string kBody = create_body("classify", "alpha", R"({"text":"please refund me"})");
+const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
 
-// Job 1: attempt 1 on alpha ran, executed, and timed out into UNKNOWN.
-TimedHistoryBuilder timed_out_attempt() {
-  TimedHistoryBuilder h;
-  h.add("store", store_job_inserted(1, "alice", "k", 1))
-      .add("api-1", job_created(1, "alice", "k", kBody))
-      .add("api-1", attempt_created(1, 1, 1, "alpha", "initial"))
-      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
-      .add("worker-1", provider_call(1, 1, 1, "alpha"))
-      .add("alpha", provider_execute("1:1"))
-      .add("worker-1", attempt_state(1, 1, "RUNNING", "UNKNOWN"));
-  return h;
+// Job 1's attempt 1 runs on alpha, which hangs; the reconciler takes the lease over (UNKNOWN).
+void attempt_1_hangs(HistoryBuilder& h) {
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1))
+      .add("alpha", executed(1, 1, "hang", "", std::nullopt))
+      .add(kStore, taken_over(1, 1));
+}
+
+// An operator's retry, attempt 2 of job 1, is inserted and claimed by worker-2.
+void retry(HistoryBuilder& h) {
+  h.add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+      .add(kStore, claimed(1, 2, "worker-2"));
 }
 
 BOOST_AUTO_TEST_SUITE(i9_side_effects)
 
-BOOST_AUTO_TEST_CASE(a_second_execution_after_an_explicit_cancel_passes) {
-  auto h = timed_out_attempt();
-  h.add("alpha", provider_execute("cert:alpha:1"))
-      .add("alpha", provider_execute("cert:alpha:1"))  // certification is no job's side effect
-      .add("api-1", attempt_state(1, 1, "UNKNOWN", "CANCELLED", "api"))
-      .add("api-1", attempt_created(1, 2, 2, "beta", "explicit"))
-      .add("worker-1", attempt_state(1, 2, "STARTING", "RUNNING"))
-      .add("beta", provider_execute("1:2"))
-      .add("worker-1", attempt_state(1, 2, "RUNNING", "FAILED"))
-      .add("worker-1", attempt_created(1, 3, 3, "alpha", "failover"))
-      .add("alpha", provider_execute("1:3"));
-  BOOST_TEST(check_side_effects(h.history()).empty());
+BOOST_AUTO_TEST_CASE(executing_again_after_the_earlier_attempt_was_cancelled_passes) {
+  HistoryBuilder h;
+  attempt_1_hangs(h);
+  h.add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"));
+  retry(h);
+  h.add("alpha", executed(1, 2, "ok", kBilling, kSoon));
+  // Certification calls belong to no job: checking alpha twice is no repeated side effect.
+  auto certification_call = executed(0, 0, "ok", kBilling, kSoon);
+  certification_call.purpose = "certification";
+  h.add("alpha", certification_call).add("alpha", certification_call);
+  require_none(check_side_effects(h.model()));
 }
 
-BOOST_AUTO_TEST_CASE(the_same_key_executed_twice_is_a_violation) {
-  auto h = timed_out_attempt();
-  h.add("alpha", provider_execute("1:1"));
-  const auto offending = h.last_seq();
-  const auto violations = check_side_effects(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].invariant == "I9");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == offending);
-  BOOST_TEST(violations[0].message.find(
-                 "executed key \"1:1\" again (first by alpha at event #6)") != std::string::npos);
+BOOST_AUTO_TEST_CASE(a_provider_key_executed_twice_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  const auto first =
+      h.add(kStore, claimed(1, 1)).add("alpha", executed(1, 1, "ok", kBilling, kSoon)).last_seq();
+  const auto again = h.add("alpha", executed(1, 1, "ok", kBilling, kSoon)).last_seq();
+  const auto violations = find_invariant("I9")->check(h.model());
+  require_one(violations, "I9", again,
+              "provider key 1:1 executed twice (on alpha): the provider's dedup failed");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{first});
 }
 
-BOOST_AUTO_TEST_CASE(a_new_attempt_executing_while_an_earlier_one_is_unknown_is_a_violation) {
-  auto h = timed_out_attempt();
-  h.add("api-1", attempt_created(1, 2, 2, "alpha", "explicit"))
-      .add("worker-1", attempt_state(1, 2, "STARTING", "RUNNING"))
-      .add("alpha", provider_execute("1:2"));
-  const auto offending = h.last_seq();
-  const auto violations = check_side_effects(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].invariant == "I9");
-  BOOST_TEST(violations[0].event_seq.value_or(0) == offending);
-  BOOST_TEST(violations[0].message.find("executed attempt 2 of job 1 (key \"1:2\") while attempt 1 "
-                                        "of job 1 was still UNKNOWN") != std::string::npos);
-}
-
-BOOST_AUTO_TEST_CASE(a_new_attempt_executing_while_an_earlier_one_runs_is_a_violation) {
-  // Attempt 2 was never reported created; provider.call numbers it.
-  TimedHistoryBuilder h;
-  h.add("store", store_job_inserted(1, "alice", "k", 1))
-      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
-      .add("worker-2", provider_call(1, 2, 2, "alpha"))
-      .add("alpha", provider_execute("1:2"));
-  const auto violations = check_side_effects(h.history());
-  BOOST_REQUIRE(violations.size() == 1u);
-  BOOST_TEST(violations[0].event_seq.value_or(0) == 4u);
-  BOOST_TEST(violations[0].message.find("while attempt 1 of job 1 was still RUNNING") !=
-             std::string::npos);
-}
-
-BOOST_AUTO_TEST_CASE(an_earlier_attempt_in_doubt_is_not_judged) {
-  // Attempt 1's failure may have committed without its event; the store let attempt 2 start.
-  TimedHistoryBuilder h;
-  h.add("store", store_job_inserted(1, "alice", "k", 1))
-      .add("worker-1", attempt_state(1, 1, "STARTING", "RUNNING"))
-      .add("worker-1", worker_store_error("worker-1", 1, "maybe_committed", "update_attempt"))
-      .add("api-1", attempt_created(1, 2, 2, "alpha", "explicit"))
-      .add("alpha", provider_execute("1:2"));
-  BOOST_TEST(check_side_effects(h.history()).empty());
+BOOST_AUTO_TEST_CASE(executing_while_the_earlier_attempt_is_unknown_is_a_violation) {
+  HistoryBuilder h;
+  attempt_1_hangs(h);
+  // Nobody cancelled attempt 1: a timeout alone allows nothing.
+  retry(h);
+  const auto second = h.add("alpha", executed(1, 2, "ok", kBilling, kSoon)).last_seq();
+  const auto violations = check_side_effects(h.model());
+  require_one(violations, "I9", second,
+              "attempt 2 of job 1 executed while the earlier attempt 1 is UNKNOWN: its work may "
+              "still be running");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{2});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,326 @@
+#include "harness/check/history.hpp"
+
+#include <chrono>
+
+#include <boost/test/unit_test.hpp>
+
+#include "harness/check/invariant.hpp"
+
+#include "tests/support/histories.hpp"
+
+namespace onejob::check {
+namespace {
+
+using namespace onejob::test;
+using S = AttemptState;
+
+const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
+
+// Job `id` with its attempt `id` (key k<id>), claimed by worker-1.
+void running_job(HistoryBuilder& h, std::int64_t id) {
+  std::string key = "k";
+  key += std::to_string(id);
+  insert_job(h, {.job_id = id, .attempt_id = id, .key = key});
+  h.add(kStore, claimed(id, id));
+}
+
+int mark_count(const HistoryModel& model, const std::string& mark) {
+  const auto found = model.marks.find(mark);
+  return found == model.marks.end() ? 0 : found->second;
+}
+
+Job job_row(JobId id, JobStatus status, std::int64_t version, std::optional<AttemptId> winner,
+            std::string result) {
+  Job job;
+  job.id = id;
+  job.owner_id = "alice";
+  job.status = status;
+  job.version = version;
+  job.completed_by = winner;
+  job.result = std::move(result);
+  return job;
+}
+
+Attempt attempt_row(AttemptId id, JobId job_id, AttemptState state) {
+  Attempt attempt;
+  attempt.id = id;
+  attempt.job_id = job_id;
+  attempt.attempt_no = 1;
+  attempt.state = state;
+  return attempt;
+}
+
+// Job 1 won by attempt 1 with kBilling; job 2 still running its attempt 2. The run then ends.
+std::uint64_t won_and_running(HistoryBuilder& h) {
+  running_job(h, 1);
+  win(h, {.job_id = 1, .attempt_id = 1});
+  running_job(h, 2);
+  return h.add("world", events::RunEnded{}).last_seq();
+}
+
+// The rows a store holds after won_and_running().
+StoreRows rows_as_logged() {
+  StoreRows rows;
+  rows.jobs[1] = job_row(1, JobStatus::succeeded, 2, 1, kBilling);
+  rows.jobs[2] = job_row(2, JobStatus::pending, 1, std::nullopt, "");
+  rows.attempts[1] = {attempt_row(1, 1, S::succeeded)};
+  rows.attempts[2] = {attempt_row(2, 2, S::running)};
+  return rows;
+}
+
+BOOST_AUTO_TEST_SUITE(history_model)
+
+BOOST_AUTO_TEST_CASE(jobs_attempts_and_keys_come_from_the_commit_log_alone) {
+  HistoryBuilder h;
+  insert_job(h, {.job_id = 1, .attempt_id = 1, .owner = "alice", .key = "k1"});
+  insert_job(h, {.job_id = 2, .attempt_id = 2, .owner = "bob", .key = "k1"});
+  h.add(kStore, claimed(1, 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed))
+      .add(kStore, attempt_inserted(1, 3, 2, "beta", AttemptOrigin::failover));
+  // Nodes' reports of their writes are views, not commits.
+  h.add("worker-2", events::AttemptStateChanged{.job_id = 2,
+                                                .attempt_id = 2,
+                                                .from = S::starting,
+                                                .to = S::running,
+                                                .reason = "claimed",
+                                                .by = "worker-2"})
+      .add("api-1", events::JobCreated{.job_id = 9, .owner = "carol", .key = "k9"});
+  const auto model = h.model();
+  BOOST_TEST(model.jobs.size() == 2u);
+  BOOST_TEST(!model.job(9));
+  BOOST_TEST(model.jobs_by_key.at({"alice", "k1"}) == std::vector<std::int64_t>{1});
+  BOOST_TEST(model.jobs_by_key.at({"bob", "k1"}) == std::vector<std::int64_t>{2});
+  BOOST_TEST(model.job(1)->attempts == (std::vector<std::int64_t>{1, 3}));
+  BOOST_TEST(model.attempt_by_provider_key.at("1:2") == 3);
+  BOOST_TEST(model.attempts.size() == 3u);
+  BOOST_TEST((model.attempt(1)->state == S::failed));
+  BOOST_TEST(model.attempt(1)->steps.size() == 2u);
+  BOOST_TEST((model.attempt(2)->state == S::starting));
+  BOOST_TEST((model.attempt(3)->inserted.what.origin == AttemptOrigin::failover));
+  BOOST_TEST(model.commit_log == (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+BOOST_AUTO_TEST_CASE(end_of_tells_where_each_job_stands_at_the_end) {
+  HistoryBuilder h;
+  running_job(h, 1);
+  win(h, {.job_id = 1, .attempt_id = 1});
+  running_job(h, 2);
+  h.add(kStore, fenced_write(2, 2, S::running, S::failed)).add(kStore, job_failed(2));
+  running_job(h, 3);
+  h.add(kStore, taken_over(3, 3));
+  running_job(h, 4);
+  h.add(kStore, unfenced_write(4, 4, S::running, S::cancelled, "operator"));
+  running_job(h, 5);
+  running_job(h, 6);
+  h.add(kStore, fenced_write(6, 6, S::running, S::failed));
+  // Job 7 failed, then an operator retried it: pending again.
+  running_job(h, 7);
+  h.add(kStore, fenced_write(7, 7, S::running, S::failed))
+      .add(kStore, job_failed(7))
+      .add(kStore, attempt_inserted(7, 8, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"));
+  const auto model = h.model();
+  const auto end = [&](std::int64_t job) { return model.end_of(*model.job(job)); };
+  BOOST_TEST((end(1) == JobEnd::succeeded));
+  BOOST_TEST((end(2) == JobEnd::failed));
+  BOOST_TEST((end(3) == JobEnd::blocked));
+  BOOST_TEST((end(4) == JobEnd::awaiting_operator));
+  BOOST_TEST((end(5) == JobEnd::running));
+  BOOST_TEST((end(6) == JobEnd::stuck));
+  BOOST_TEST((end(7) == JobEnd::running));
+  BOOST_TEST(mark_count(model, "blocked") == 1);
+  BOOST_TEST(mark_count(model, "awaiting_operator") == 1);
+  BOOST_TEST(mark_count(model, "job_failed") == 2);
+}
+
+BOOST_AUTO_TEST_CASE(state_before_replays_an_attempts_steps_up_to_an_event) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  const auto claim = h.add(kStore, claimed(1, 1)).last_seq();
+  const auto takeover = h.add(kStore, taken_over(1, 1)).last_seq();
+  const auto cancel =
+      h.add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"))
+          .last_seq();
+  const auto model = h.model();
+  const AttemptRecord& attempt = *model.attempt(1);
+  BOOST_TEST((attempt.state_before(claim) == S::starting));
+  BOOST_TEST((attempt.state_before(takeover) == S::running));
+  BOOST_TEST((attempt.state_before(cancel) == S::unknown));
+  BOOST_TEST((attempt.state_before(cancel + 1) == S::cancelled));
+  BOOST_TEST((attempt.state == S::cancelled));
+  BOOST_TEST_REQUIRE(attempt.claim_by("worker-1"));
+  BOOST_TEST(attempt.claim_by("worker-1")->seq == claim);
+  BOOST_TEST(!attempt.claim_by("reconciler"));
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_run_reaches_no_mark) {
+  HistoryBuilder h;
+  running_job(h, 1);
+  win(h, {.job_id = 1, .attempt_id = 1});
+  BOOST_TEST(h.model().marks.empty());
+}
+
+BOOST_AUTO_TEST_CASE(marks_count_the_rare_situations_a_run_reached) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1))
+      .add(kStore, taken_over(1, 1))
+      .add(kStore, fenced_out(1, 1))
+      .add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"))
+      .add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+      .add(kStore, claimed(1, 2, "worker-2"));
+  // Both completions commit at the same instant: attempt 2 wins, the cancelled one loses.
+  h.at(std::chrono::seconds(5));
+  win(h, {.attempt_id = 2, .by = "worker-2"});
+  lose(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}, 2, kBilling);
+  const auto model = h.model();
+  for (const char* mark :
+       {"lease_taken_over", "timeout_unknown", "fenced_write_refused", "operator_cancel",
+        "operator_retry", "cas_tie", "cas_lost", "cancel_then_result"}) {
+    BOOST_TEST_CONTEXT(mark) { BOOST_TEST(mark_count(model, mark) == 1); }
+  }
+  BOOST_TEST(mark_count(model, "failover") == 0);
+  BOOST_TEST(mark_count(model, "late_result_won") == 0);
+  for (const auto& reached : model.marks) {
+    BOOST_TEST_CONTEXT(reached.first) { BOOST_TEST(is_mark(reached.first)); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_api_exchange_joins_its_client_request_through_the_forward) {
+  HistoryBuilder h;
+  const auto sent = h.add("browser", create_sent(3, "alice", "k1", kBody)).last_seq();
+  api_request(h, {.request = 3, .node = "api-1"});
+  // api-1 is slow: the load balancer tries api-2 with the same request.
+  api_request(h, {.request = 3, .node = "api-2", .lb_try = 2});
+  insert_job(h, {.by = "api-2"});
+  api_response(h, {.request = 3, .status = 201, .job_id = 1, .node = "api-2", .lb_try = 2});
+  api_response(h, {.request = 3, .status = 200, .job_id = 1, .node = "api-1"});
+  const auto receipt = h.add("browser", received(3, 201, 1)).last_seq();
+  // A request the load balancer never forwarded belongs to no client request.
+  api_exchange(h, {.request = 0, .route = "get_job", .key = "", .status = 404});
+  const auto model = h.model();
+  BOOST_TEST_REQUIRE(model.exchanges.size() == 3u);
+  const auto& slow = model.exchanges[0];
+  BOOST_TEST(slow.node == "api-1");
+  BOOST_TEST(slow.client_request == 3);
+  BOOST_TEST(slow.request.seq == 3u);
+  BOOST_TEST_REQUIRE(slow.response.has_value());
+  BOOST_TEST(slow.response->seq == 9u);
+  BOOST_TEST(slow.response->what.status == 200);
+  const auto& fast = model.exchanges[1];
+  BOOST_TEST(fast.node == "api-2");
+  BOOST_TEST(fast.client_request == 3);
+  BOOST_TEST_REQUIRE(fast.response.has_value());
+  BOOST_TEST(fast.response->seq == 8u);
+  BOOST_TEST(fast.response->what.status == 201);
+  BOOST_TEST(model.exchanges[2].client_request == 0);
+  const ClientRequest& request = model.requests.at(3);
+  BOOST_TEST(request.client == "browser");
+  BOOST_TEST(request.first.body.value_or("") == kBody);
+  BOOST_TEST(request.send_seqs == std::vector<std::uint64_t>{sent});
+  BOOST_TEST_REQUIRE(request.received.size() == 1u);
+  BOOST_TEST(request.received[0].seq == receipt);
+  BOOST_TEST(request.received[0].what.job_id.value_or(0) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(job_for_key_sees_only_a_job_committed_before_the_event) {
+  HistoryBuilder h;
+  h.add("browser", create_sent(1, "alice", "k1", kBody));
+  insert_job(h, {});
+  const auto model = h.model();
+  BOOST_TEST(!model.job_for_key("alice", "k1", 2));
+  BOOST_TEST_REQUIRE(model.job_for_key("alice", "k1", 3));
+  BOOST_TEST(model.job_for_key("alice", "k1", 3)->id() == 1);
+  BOOST_TEST(!model.job_for_key("bob", "k1", 3));
+}
+
+BOOST_AUTO_TEST_CASE(executions_and_calls_are_found_by_attempt) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1))
+      .add("worker-1", provider_called(1, 1))
+      .add("alpha", executed(1, 1, "ok", kBilling, kSoon));
+  auto certification_call = executed(0, 0, "ok", kBilling, kSoon);
+  certification_call.purpose = "certification";
+  h.add("alpha", certification_call);
+  const auto model = h.model();
+  BOOST_TEST(model.executions.size() == 1u);
+  BOOST_TEST_REQUIRE(model.execution_of(1));
+  BOOST_TEST(model.execution_of(1)->provider == "alpha");
+  BOOST_TEST(model.execution_of(1)->executed.seq == 5u);
+  BOOST_TEST(model.execution_of(1)->executed.what.output == kBilling);
+  BOOST_TEST(!model.execution_of(2));
+  BOOST_TEST(model.calls.at(1).size() == 1u);
+  BOOST_TEST(model.calls.at(1)[0].seq == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(json_digest_ignores_key_order_and_spacing) {
+  const auto digest = json_digest(kBilling);
+  BOOST_TEST_REQUIRE(digest.has_value());
+  BOOST_TEST(digest->size() == 16u);
+  BOOST_TEST(json_digest(R"({ "label": "billing", "confidence": 0.9 })").value_or("") == *digest);
+  BOOST_TEST(json_digest(kOther).value_or("") != *digest);
+  BOOST_TEST(!json_digest("label: billing").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(store_rows_that_agree_with_the_log_pass) {
+  HistoryBuilder h;
+  won_and_running(h);
+  require_none(check_store_agrees(h.model(), rows_as_logged()));
+}
+
+BOOST_AUTO_TEST_CASE(an_attempt_row_in_another_state_than_the_log_left_it_is_reported) {
+  HistoryBuilder h;
+  const auto end = won_and_running(h);
+  StoreRows rows = rows_as_logged();
+  rows.attempts[2][0].state = S::succeeded;
+  const auto violations = check_store_agrees(h.model(), rows);
+  require_one(violations, "log", end,
+              "attempt 2 is SUCCEEDED in the store but RUNNING in its commit log");
+  BOOST_TEST(is_safety(violations[0]));
+}
+
+BOOST_AUTO_TEST_CASE(a_job_row_with_another_result_than_the_winners_is_reported) {
+  HistoryBuilder h;
+  const auto end = won_and_running(h);
+  StoreRows rows = rows_as_logged();
+  rows.jobs[1].result = kOther;
+  require_one(check_store_agrees(h.model(), rows), "log", end,
+              "job 1's row (status succeeded, version 2) is not what the commit log left it "
+              "(succeeded)");
+}
+
+BOOST_AUTO_TEST_CASE(a_committed_job_the_store_no_longer_holds_is_reported) {
+  HistoryBuilder h;
+  const auto end = won_and_running(h);
+  StoreRows rows = rows_as_logged();
+  rows.jobs.erase(2);
+  require_one(check_store_agrees(h.model(), rows), "log", end,
+              "the store committed job 2 but no longer holds it");
+}
+
+BOOST_AUTO_TEST_CASE(every_invariant_is_registered_under_its_id_in_order) {
+  using Check = std::vector<Violation> (*)(const HistoryModel&);
+  const std::vector<std::pair<std::string, Check>> expected = {
+      {"I1", &check_one_job_per_key},  {"I2", &check_key_reuse_conflict},
+      {"I3", &check_one_live_attempt}, {"I4", &check_timeout_is_unknown},
+      {"I5", &check_one_winner},       {"I6", &check_certified_failover},
+      {"I7", &check_nothing_lost},     {"I8", &check_liveness},
+      {"I9", &check_side_effects},     {"I10", &check_fencing},
+  };
+  BOOST_TEST_REQUIRE(all_invariants().size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& [id, checker] = expected[i];
+    BOOST_TEST_CONTEXT(id) {
+      BOOST_TEST(std::string(all_invariants()[i].id) == id);
+      const Invariant* found = find_invariant(id);
+      BOOST_TEST_REQUIRE(found);
+      BOOST_TEST((found->check == checker));
+    }
+  }
+  BOOST_TEST(!find_invariant("I11"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace onejob::check

@@ -1,0 +1,74 @@
+#include <boost/test/unit_test.hpp>
+
+#include "harness/check/invariant.hpp"
+
+#include "tests/support/histories.hpp"
+
+namespace onejob::check {
+namespace {
+
+using namespace onejob::test;
+using S = AttemptState;
+
+constexpr std::uint64_t kClaim = 3;  // worker-1's claim in lease_taken_over()
+
+// worker-1 claims job 1's attempt 1 (token 1, event kClaim); its lease expires and the reconciler
+// takes the attempt over (RUNNING -> UNKNOWN, token 2).
+void lease_taken_over(HistoryBuilder& h) {
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1)).add(kStore, taken_over(1, 1, 2));
+}
+
+// worker-1's late write with its old token, as a store that did not check the fence commits it:
+// the attempt keeps the reconciler's lease.
+events::CommitAttemptTransition stale_write(S from, S to) {
+  auto write = fenced_write(1, 1, from, to, "worker-1", 1);
+  write.token = 2;
+  write.lease_owner = "reconciler";
+  return write;
+}
+
+BOOST_AUTO_TEST_SUITE(i10_fencing)
+
+BOOST_AUTO_TEST_CASE(a_holders_own_writes_pass) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1));
+  win(h, {.by = "worker-1", .token = 1});
+  require_none(check_fencing(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(a_late_write_refused_after_a_takeover_passes) {
+  HistoryBuilder h;
+  lease_taken_over(h);
+  // worker-1's late write is refused; the reconciler and an operator write out of band.
+  h.add(kStore, fenced_out(1, 1, "worker-1"))
+      .add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"));
+  require_none(check_fencing(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(a_workers_write_committed_after_a_takeover_is_a_violation) {
+  HistoryBuilder h;
+  lease_taken_over(h);
+  const auto late = h.add(kStore, stale_write(S::unknown, S::failed)).last_seq();
+  const auto violations = find_invariant("I10")->check(h.model());
+  require_one(violations, "I10", late,
+              "worker-1 moved attempt 1 UNKNOWN -> FAILED after its lease (token 1) was taken "
+              "over (token 2)");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{kClaim});
+}
+
+BOOST_AUTO_TEST_CASE(a_late_completion_after_a_takeover_and_a_cancel_is_a_violation) {
+  HistoryBuilder h;
+  lease_taken_over(h);
+  // An operator cancels the attempt; worker-1's late result then lands although it was fenced.
+  h.add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"));
+  const auto late = h.add(kStore, stale_write(S::cancelled, S::discarded)).last_seq();
+  require_one(check_fencing(h.model()), "I10", late,
+              "worker-1 moved attempt 1 CANCELLED -> DISCARDED after its lease (token 1)");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace onejob::check
