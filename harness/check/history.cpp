@@ -37,7 +37,8 @@ class Folder {
   void on_cas(const At<events::CommitCas>& cas);
 
   HistoryModel model_;
-  std::map<std::string, std::int64_t> forwarded_;     // forwarded request id -> client request
+  // Forwarded request id -> (client request, the client's attempt).
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> forwarded_;
   std::map<std::string, std::size_t> open_exchange_;  // (node + request id) -> exchange index
 };
 
@@ -130,14 +131,14 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   } else if (auto received = events::from_event<events::ClientReceived>(event)) {
     model_.requests[received->request].received.push_back(at(std::move(*received), recorded));
   } else if (auto forwarded = events::from_event<events::LbForwarded>(event)) {
-    forwarded_[forwarded->request_id] = forwarded->request;
+    forwarded_[forwarded->request_id] = {forwarded->request, forwarded->attempt};
   } else if (auto request = events::from_event<events::ApiRequest>(event)) {
     const auto client = forwarded_.find(request->request_id);
+    const auto [number, attempt] =
+        client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
     open_exchange_[recorded.node + "\n" + request->request_id] = model_.exchanges.size();
-    model_.exchanges.push_back(ApiExchange{recorded.node,
-                                           at(std::move(*request), recorded),
-                                           {},
-                                           client == forwarded_.end() ? 0 : client->second});
+    model_.exchanges.push_back(
+        ApiExchange{recorded.node, at(std::move(*request), recorded), {}, number, attempt});
   } else if (auto response = events::from_event<events::ApiResponse>(event)) {
     auto open = open_exchange_.find(recorded.node + "\n" + response->request_id);
     if (open != open_exchange_.end()) {
@@ -147,7 +148,7 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   } else if (auto call = events::from_event<events::ProviderCalled>(event)) {
     model_.calls[call->attempt_id].push_back(at(std::move(*call), recorded));
   } else if (auto executed = events::from_event<events::ProviderExecuted>(event)) {
-    if (executed->purpose == "attempt") {
+    if (executed->purpose == events::kPurposeAttempt) {
       model_.first_execution.try_emplace(executed->provider_key, model_.executions.size());
       model_.executions.push_back(Execution{recorded.node, at(std::move(*executed), recorded)});
     }

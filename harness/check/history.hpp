@@ -82,13 +82,14 @@ struct ClientRequest {
   std::optional<std::string> skipped;  // why it was never sent
 };
 
-// One request as an API node handled it, joined to the client request the load balancer
-// forwarded (0 when none did).
+// One request as an API node handled it, joined to the client request (and the client's send of
+// it) that the load balancer forwarded (0 when none did).
 struct ApiExchange {
   std::string node;
   At<events::ApiRequest> request;
   std::optional<At<events::ApiResponse>> response;
   std::int64_t client_request = 0;
+  std::int64_t client_attempt = 0;
 };
 
 struct Execution {

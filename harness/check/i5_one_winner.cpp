@@ -10,7 +10,8 @@
 // and against what readers saw:
 //   - a job read (a client's GET) showing the job succeeded shows the log's winner and, compared
 //     as JSON by this checker's own parser, the output the winner's provider really produced
-//     (simulated outputs differ per provider and attempt, so another attempt's result shows).
+//     (simulated outputs differ per provider and attempt, so another attempt's result shows);
+//   - a job read that reached the API only after the job was won shows it succeeded.
 // Does not check:
 //   - that the winner's output was valid (I6);
 //   - reads of jobs a client never asked for.
@@ -88,12 +89,41 @@ void check_no_cas_endings(const HistoryModel& model, std::vector<Violation>& out
   }
 }
 
+// A read answered to a client send that reached every API node only after the job was won must
+// show it succeeded.
+void check_unfinished_read(const HistoryModel& model, std::int64_t number,
+                           const At<events::ClientReceived>& received,
+                           std::vector<Violation>& out) {
+  const JobRecord* job = model.job(*received.what.job_id);
+  const auto* won = job == nullptr ? nullptr : job->won();
+  if (won == nullptr) return;
+  std::optional<std::uint64_t> first_arrival;
+  for (const auto& exchange : model.exchanges) {
+    if (exchange.client_request != number || exchange.client_attempt != received.what.attempt) {
+      continue;
+    }
+    if (!first_arrival || exchange.request.seq < *first_arrival)
+      first_arrival = exchange.request.seq;
+  }
+  if (!first_arrival || *first_arrival < won->seq) return;
+  out.push_back({"I5",
+                 "a read of " + job_ref(job->id()) + " that began after " +
+                     attempt_ref(won->what.attempt_id) + " won it shows it " +
+                     received.what.shown_status.value_or("without a status"),
+                 received.seq,
+                 {won->seq, *first_arrival}});
+}
+
 void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
   for (const auto& [number, request] : model.requests) {
     if (request.first.action != "get_job") continue;
     for (const auto& received : request.received) {
       const auto& r = received.what;
-      if (r.status != 200 || r.shown_status != "succeeded" || !r.job_id) continue;
+      if (r.status != 200 || !r.job_id) continue;
+      if (r.shown_status != "succeeded") {
+        check_unfinished_read(model, number, received, out);
+        continue;
+      }
       const JobRecord* job = model.job(*r.job_id);
       const auto* won = job == nullptr ? nullptr : job->won();
       const std::string what = request.client + " read " + job_ref(*r.job_id) + " as succeeded";

@@ -10,6 +10,10 @@
 // What the simulated providers really did: the side effects the checkers count.
 namespace onejob::events {
 
+// Why a provider was called (`purpose`).
+inline constexpr std::string_view kPurposeAttempt = "attempt";
+inline constexpr std::string_view kPurposeCertification = "certification";
+
 // A provider started executing a call (its side effect happens here). `purpose`: attempt or
 // certification. `outcome` is the scripted behaviour (ok, error, malformed, hallucinated_key,
 // wrong_operation, hang); `output` what it will answer (empty for error and hang), at

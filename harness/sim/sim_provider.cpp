@@ -106,7 +106,8 @@ void SimProvider::execute(const ProviderCall& call) {
   const bool hangs = behaviour.outcome == ProviderOutcome::hang;
   trace_.record(spec_.name,
                 events::to_event(events::ProviderExecuted{
-                    .purpose = certification ? "certification" : "attempt",
+                    .purpose = std::string(certification ? events::kPurposeCertification
+                                                         : events::kPurposeAttempt),
                     .provider_key = call.provider_key,
                     .operation = call.operation,
                     .outcome = std::string(scenario::to_string(behaviour.outcome)),

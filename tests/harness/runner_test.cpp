@@ -114,6 +114,13 @@ BOOST_AUTO_TEST_CASE(a_store_that_shows_a_discarded_result_to_readers_is_caught_
   BOOST_TEST(result.violations[0].message.find("not the one the winner") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_store_whose_reads_hide_a_completion_is_caught_by_i5) {
+  const auto result = run_on<test::StoreHidingCompletions>("reverse_order_completion.yaml");
+  const auto rules = rules_broken(result);
+  BOOST_TEST(std::ranges::count(rules, "I5") == 1);
+  BOOST_TEST(result.violations[0].message.find("shows it pending") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(a_wrong_expectation_fails_and_names_the_response) {
   auto spec = test::double_click_spec(2, 1);
   spec.expect.responses.push_back({1, {422}, {7, 5}});

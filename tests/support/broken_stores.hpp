@@ -74,4 +74,20 @@ class StoreShowingLostResults final : private OwnsMemoryStore, public sim::Store
   std::map<JobId, std::string> lost_;
 };
 
+// A store whose reads hide a completion: a won job reads as pending with no winner. The system
+// run on it must be caught by I5's rule on reads.
+class StoreHidingCompletions final : private OwnsMemoryStore, public sim::StoreWrapper {
+ public:
+  StoreHidingCompletions() : sim::StoreWrapper(memory) {}
+
+  Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override {
+    auto job = co_await memory.find_job(std::move(owner_id), id);
+    if (job && job->completed_by) {
+      job->status = JobStatus::pending;
+      job->completed_by.reset();
+    }
+    co_return job;
+  }
+};
+
 }  // namespace onejob::test

@@ -161,6 +161,31 @@ BOOST_AUTO_TEST_CASE(a_read_showing_success_before_any_win_is_a_violation) {
               "browser read job 1 as succeeded, but the store had no winner for it");
 }
 
+BOOST_AUTO_TEST_CASE(a_read_that_began_after_the_win_showing_pending_is_a_violation) {
+  HistoryBuilder h;
+  run_attempt_1(h);
+  win(h, {.attempt_id = 1});
+  const ApiCall get{.request = 2, .route = "get_job", .status = 200, .job_id = 1};
+  h.add("browser", get_sent(2, "alice", 1));
+  api_exchange(h, get);
+  const auto read =
+      h.add("browser", read_received(2, 1, "pending", std::nullopt, std::nullopt)).last_seq();
+  require_one(check_one_winner(h.model()), "I5", read,
+              "a read of job 1 that began after attempt 1 won it shows it pending");
+}
+
+BOOST_AUTO_TEST_CASE(a_read_that_began_before_the_win_may_show_pending) {
+  HistoryBuilder h;
+  run_attempt_1(h);
+  const ApiCall get{.request = 2, .route = "get_job", .status = 200, .job_id = 1};
+  h.add("browser", get_sent(2, "alice", 1));
+  api_request(h, get);
+  win(h, {.attempt_id = 1});
+  api_response(h, get);
+  h.add("browser", read_received(2, 1, "pending", std::nullopt, std::nullopt));
+  require_none(check_one_winner(h.model()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
