@@ -1,6 +1,7 @@
 #include "harness/check/history.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -52,7 +53,16 @@ void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
   if (step.what.takeover) mark("lease_taken_over");
   if (from == AttemptState::running && to == AttemptState::unknown) mark("timeout_unknown");
   if (from == AttemptState::unknown && to == AttemptState::failed) mark("unknown_resolved_failed");
-  if (to == AttemptState::cancelled && !step.what.fence) mark("operator_cancel");
+  if (to == AttemptState::cancelled) {
+    for (const auto& [key, index] : open_exchange_) {
+      const ApiExchange& exchange = model_.exchanges[index];
+      if (exchange.node == step.what.by && exchange.request.what.route == "cancel_attempt") {
+        model_.operator_cancels.insert(step.seq);
+        mark("operator_cancel");
+        break;
+      }
+    }
+  }
 }
 
 void Folder::on_cas(const At<events::CommitCas>& cas) {
@@ -99,7 +109,7 @@ bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
   } else if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
     mark("job_failed");
     if (auto owner = model_.jobs.find(failed->job_id); owner != model_.jobs.end()) {
-      owner->second.failed = at(std::move(*failed), recorded);
+      owner->second.failures.push_back(at(std::move(*failed), recorded));
     }
   } else if (auto certification = events::from_event<events::CommitCertification>(event)) {
     model_.certifications.push_back(at(std::move(*certification), recorded));
@@ -284,7 +294,8 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
   if (job.won() != nullptr) return JobEnd::succeeded;
   // A failed job becomes pending again when an attempt is inserted after its failure.
   const AttemptRecord* latest = job.attempts.empty() ? nullptr : attempt(job.attempts.back());
-  if (job.failed && (latest == nullptr || latest->inserted.seq < job.failed->seq)) {
+  if (!job.failures.empty() &&
+      (latest == nullptr || latest->inserted.seq < job.failures.back().seq)) {
     return JobEnd::failed;
   }
   for (auto id : job.attempts) {
@@ -292,10 +303,19 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
     if (state == AttemptState::unknown) return JobEnd::blocked;
     if (live(state)) return JobEnd::running;
   }
-  if (latest != nullptr && latest->state == AttemptState::cancelled) {
+  if (latest != nullptr && latest->state == AttemptState::cancelled &&
+      cancelled_by_operator(*latest, std::numeric_limits<std::uint64_t>::max())) {
     return JobEnd::awaiting_operator;
   }
   return JobEnd::stuck;
+}
+
+bool HistoryModel::cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const {
+  for (auto step = attempt.steps.rbegin(); step != attempt.steps.rend(); ++step) {
+    if (step->seq >= seq || step->what.to != AttemptState::cancelled) continue;
+    return operator_cancels.contains(step->seq);
+  }
+  return false;
 }
 
 HistoryModel fold_history(const sim::History& history) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,7 +56,7 @@ struct JobRecord {
   At<events::CommitJobInserted> inserted;
   std::vector<std::int64_t> attempts;  // ids, in insertion (attempt_no) order
   std::vector<At<events::CommitCas>> cas;
-  std::optional<At<events::CommitJobFailed>> failed;
+  std::vector<At<events::CommitJobFailed>> failures;  // a retry makes a failed job pending again
 
   std::int64_t id() const { return inserted.what.job_id; }
   // The first winning compare-and-swap, if any.
@@ -117,6 +118,10 @@ struct HistoryModel {
   std::vector<ApiExchange> exchanges;                                     // in request order
   std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
 
+  // Commits moving an attempt to CANCELLED on an operator's request: made by an API node while
+  // it was handling a cancel_attempt request. Only these allow new work beside a live attempt.
+  std::set<std::uint64_t> operator_cancels;
+
   std::optional<std::uint64_t> quiet_seq;  // world.quiet
   std::optional<std::uint64_t> end_seq;    // run.end
   MarkCounts marks;
@@ -128,6 +133,8 @@ struct HistoryModel {
   const AttemptRecord* attempt(std::int64_t id) const;
   const Execution* execution_of(std::int64_t attempt_id) const;
   JobEnd end_of(const JobRecord& job) const;
+  // Whether the attempt's latest move to CANCELLED before trace event `seq` was an operator's.
+  bool cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const;
 };
 
 HistoryModel fold_history(const sim::History& history);

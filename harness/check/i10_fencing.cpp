@@ -4,12 +4,16 @@
 // lease moves on (a takeover, or a later claim), the token changes. Checks, against the store's
 // commit log:
 //   - every attempt write committed through a worker's connection after that worker claimed
-//     the attempt finds the attempt's token still the one its claim set (a completion is
-//     reported at its compare-and-swap, the first write it commits).
+//     the attempt finds the attempt's token still the one its claim set, and comes before any
+//     other node moved the attempt RUNNING -> UNKNOWN (taking the expired lease over), whether
+//     or not that takeover changed the token (a completion is reported at its compare-and-swap,
+//     the first write it commits).
 // Does not check:
 //   - writes by nodes that never held the lease (an operator's cancel, the reconciler before
 //     taking over): they are out of band, guarded by state alone;
 //   - reads, or writes the store refused (refusals are what fencing is for).
+#include <set>
+
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
@@ -18,11 +22,15 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
   std::vector<Violation> out;
   for (const auto& [id, attempt] : model.attempts) {
     std::map<std::string, const At<events::CommitAttemptTransition>*> claims;  // holder -> claim
+    std::set<std::string> ousted;  // holders whose lease another node took over
+    std::string holder;
     std::int64_t token = 0;
     for (const auto& step : attempt.steps) {
       const auto& s = step.what;
-      auto holder = claims.find(s.by);
-      if (!s.claim && holder != claims.end() && holder->second->what.token != token) {
+      auto claim = claims.find(s.by);
+      const bool stale =
+          claim != claims.end() && (claim->second->what.token != token || ousted.contains(s.by));
+      if (!s.claim && stale) {
         // A completion commits its compare-and-swap first: that is the offending write.
         std::uint64_t seq = step.seq;
         if (const JobRecord* job = model.job(attempt.job_id())) {
@@ -35,12 +43,18 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
         out.push_back({"I10",
                        s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) +
                            " -> " + std::string(to_string(s.to)) + " after its lease (token " +
-                           std::to_string(holder->second->what.token) + ") was taken over (token " +
-                           std::to_string(token) + ")",
+                           std::to_string(claim->second->what.token) +
+                           ") was taken over (token now " + std::to_string(token) + ")",
                        seq,
-                       {holder->second->seq}});
+                       {claim->second->seq}});
       }
-      if (s.claim) claims[s.lease_owner] = &step;
+      if (s.claim) {
+        claims[s.lease_owner] = &step;
+        holder = s.lease_owner;
+      } else if (s.from == AttemptState::running && s.to == AttemptState::unknown &&
+                 s.by != holder && !holder.empty()) {
+        ousted.insert(holder);  // the lease expired and another node took the attempt over
+      }
       token = s.token;
     }
   }

@@ -7,10 +7,12 @@
 // API node gave, joined to the body its client sent, against the job the store held for the key:
 //   - a 200 or 201 answers a body equal to the stored job's;
 //   - a 422 answers a body that differs from the stored job's, for a key that has a job;
-//   - a 422 carries no job id.
+//   - a 422 carries no job id, neither in the API's answer nor in the body a client read.
 // Does not check:
 //   - that nothing was stored for a refused request (a second job for the key is I1's);
 //   - creates whose body is not JSON (refused with 400 before the store) or without a key.
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
@@ -19,6 +21,7 @@ namespace onejob::check {
 
 std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::vector<Violation> out;
+  std::set<std::int64_t> leaked;  // client requests whose 422 the API already gave a job id
   for (const auto& exchange : model.exchanges) {
     if (exchange.request.what.route != "create_job" || !exchange.response) continue;
     const auto& response = exchange.response->what;
@@ -28,6 +31,7 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     const std::string what = exchange.node + " answered " + std::to_string(status) + " for key \"" +
                              response.key + "\" of owner \"" + response.owner + "\"";
     if (status == 422 && response.job_id) {
+      leaked.insert(exchange.client_request);
       out.push_back(
           {"I2", what + " with " + job_ref(*response.job_id) + ": a 422 names no job", seq, {}});
     }
@@ -55,6 +59,17 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
                          "'s: a reused key must get 422",
                      seq,
                      {stored->inserted.seq}});
+    }
+  }
+  for (const auto& [number, request] : model.requests) {
+    if (request.first.action != "create_job") continue;
+    for (const auto& received : request.received) {
+      if (received.what.status == 422 && received.what.job_id && !leaked.contains(number)) {
+        out.push_back({"I2",
+                       request.client + " got 422 naming " + job_ref(*received.what.job_id) +
+                           ": a 422 names no job",
+                       received.seq});
+      }
     }
   }
   return out;

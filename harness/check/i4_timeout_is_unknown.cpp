@@ -49,16 +49,17 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
     }
   }
   for (const auto& [id, job] : model.jobs) {
-    if (!job.failed) continue;
-    for (auto attempt_id : job.attempts) {
-      const auto& attempt = model.attempts.at(attempt_id);
-      if (attempt.inserted.seq > job.failed->seq) continue;
-      if (attempt.state_before(job.failed->seq) != AttemptState::unknown) continue;
-      out.push_back({"I4",
-                     "the store failed " + job_ref(id) + " while its " + attempt_ref(attempt_id) +
-                         " is UNKNOWN",
-                     job.failed->seq,
-                     {attempt.inserted.seq}});
+    for (const auto& failure : job.failures) {
+      for (auto attempt_id : job.attempts) {
+        const auto& attempt = model.attempts.at(attempt_id);
+        if (attempt.inserted.seq > failure.seq) continue;
+        if (attempt.state_before(failure.seq) != AttemptState::unknown) continue;
+        out.push_back({"I4",
+                       "the store failed " + job_ref(id) + " while its " + attempt_ref(attempt_id) +
+                           " is UNKNOWN",
+                       failure.seq,
+                       {attempt.inserted.seq}});
+      }
     }
   }
   return out;

@@ -7,22 +7,75 @@
 // commit log:
 //   - every attempt inserted by failover or by an operator's retry names a provider whose latest
 //     committed certification before the insert passed;
+//   - an automatic failover follows the job's previous attempt FAILED, onto a provider after the
+//     failed one in the order the create asked for (its provider, then its failover list);
 //   - every winning compare-and-swap is by an attempt whose provider produced a valid output,
 //     and its result equals that output as JSON.
 // Does not check:
 //   - initial attempts: the client chose that provider, certified or not;
 //   - whether certifications themselves judged right (the certifier's own tests).
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
+namespace {
+
+// The providers the job's create allowed, in order: its provider, then its failover list, read
+// from the stored request body.
+std::vector<std::string> provider_order(const JobRecord& job) {
+  std::vector<std::string> order{job.inserted.what.provider};
+  const auto body = nlohmann::json::parse(job.inserted.what.payload, nullptr, false);
+  if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
+    for (const auto& provider : body["failover"]) {
+      if (provider.is_string()) order.push_back(provider.get<std::string>());
+    }
+  }
+  return order;
+}
+
+// An automatic failover follows a definitive failure, to the next provider the job allows.
+void check_failover_order(const HistoryModel& model, const AttemptRecord& attempt,
+                          std::vector<Violation>& out) {
+  const JobRecord* job = model.job(attempt.job_id());
+  if (job == nullptr) return;
+  const auto self = std::ranges::find(job->attempts, attempt.id());
+  if (self == job->attempts.begin() || self == job->attempts.end()) return;
+  const AttemptRecord& previous = model.attempts.at(*(self - 1));
+  const auto& provider = attempt.inserted.what.provider;
+  const std::string what = "the store inserted failover " + attempt_ref(attempt.id()) + " of " +
+                           job_ref(job->id()) + " on \"" + provider + "\"";
+  const auto before = previous.state_before(attempt.inserted.seq);
+  if (before != AttemptState::failed) {
+    out.push_back({"I6",
+                   what + " while the previous " + attempt_ref(previous.id()) + " was " +
+                       std::string(to_string(before)) + ", not FAILED",
+                   attempt.inserted.seq,
+                   {previous.inserted.seq}});
+    return;
+  }
+  const auto order = provider_order(*job);
+  const auto at = std::ranges::find(order, provider);
+  const auto after = std::ranges::find(order, previous.inserted.what.provider);
+  if (at == order.end() || (after != order.end() && at <= after)) {
+    out.push_back({"I6",
+                   what + ", which is not a provider after \"" + previous.inserted.what.provider +
+                       "\" in the job's order",
+                   attempt.inserted.seq,
+                   {job->inserted.seq}});
+  }
+}
+
+}  // namespace
 
 std::vector<Violation> check_certified_failover(const HistoryModel& model) {
   std::vector<Violation> out;
   for (const auto& [id, attempt] : model.attempts) {
     const auto& a = attempt.inserted.what;
     if (a.origin == AttemptOrigin::initial) continue;
+    if (a.origin == AttemptOrigin::failover) check_failover_order(model, attempt, out);
     const At<events::CommitCertification>* latest = nullptr;
     for (const auto& certification : model.certifications) {
       if (certification.seq > attempt.inserted.seq) break;

@@ -5,7 +5,8 @@
 // store's commit log. Checks:
 //   - no provider key executes twice (the provider's dedup on the derived key must hold);
 //   - when an attempt's work executes, every earlier attempt of its job is, at that instant,
-//     SUCCEEDED, FAILED, DISCARDED or CANCELLED, never STARTING, RUNNING or UNKNOWN.
+//     SUCCEEDED, FAILED, DISCARDED, or CANCELLED by an operator (an API node handling a cancel
+//     request committed it), never STARTING, RUNNING, UNKNOWN, or cancelled by anyone else.
 // Does not check:
 //   - certification calls, which belong to no job;
 //   - executions of keys the store never gave an attempt (reported nowhere: nothing to judge).
@@ -44,11 +45,16 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
       if (earlier_id == attempt.id()) break;
       const AttemptRecord& earlier = model.attempts.at(earlier_id);
       const auto state = earlier.state_before(seq);
-      if (!live(state)) continue;
+      if (!live(state) &&
+          (state != AttemptState::cancelled || model.cancelled_by_operator(earlier, seq))) {
+        continue;
+      }
       out.push_back({"I9",
                      attempt_ref(attempt.id()) + " of " + job_ref(attempt.job_id()) +
                          " executed while the earlier " + attempt_ref(earlier_id) + " is " +
-                         std::string(to_string(state)) + ": its work may still be running",
+                         std::string(to_string(state)) +
+                         (live(state) ? "" : " without an operator's cancel") +
+                         ": its work may still be running",
                      seq,
                      {earlier.inserted.seq}});
     }

@@ -26,8 +26,12 @@ std::string correct_output(const std::string& operation, const json& input, std:
     return json{{"label", label}, {"confidence", confidence}}.dump();
   }
   if (operation == "summarize") {
+    // The first half of the text, a little shorter by variant, cut between UTF-8 characters and
+    // never empty (a text of one character has no valid summary).
     const std::size_t shorter = variant % std::max<std::size_t>(1, text.size() / 4);
-    return json{{"summary", text.substr(0, text.size() / 2 - shorter)}}.dump();
+    std::size_t cut = std::max<std::size_t>(1, text.size() / 2 - shorter);
+    while (cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) ++cut;
+    return json{{"summary", text.substr(0, cut)}}.dump();
   }
   json fields = json::object();
   for (const auto& name : input["fields"]) {
@@ -35,7 +39,7 @@ std::string correct_output(const std::string& operation, const json& input, std:
     if (field == "total") {
       fields[field] = "310.00 EUR (ref " + std::to_string(variant % 9973) + ")";
     } else if (field == "due_date") {
-      fields[field] = "2026-12-01";
+      fields[field] = "2026-12-01 (ref " + std::to_string(variant % 9973) + ")";
     } else {
       fields[field] = nullptr;
     }

@@ -169,6 +169,34 @@ inline events::CommitAttemptTransition unfenced_write(std::int64_t job_id, std::
                                          .takeover = false};
 }
 
+// An operator's cancel: `node` handles POST /attempts/{id}/cancel, and while it does the store
+// commits the move to CANCELLED (an out-of-band write: the lease is left as it was). Returns the
+// commit's seq.
+inline std::uint64_t operator_cancel(HistoryBuilder& h, std::int64_t job_id,
+                                     std::int64_t attempt_id, AttemptState from,
+                                     std::int64_t token = 1, std::string lease_owner = "worker-1",
+                                     std::string node = "api-1") {
+  const std::string id = "cancel-" + std::to_string(attempt_id);
+  h.add(node, events::ApiRequest{.request_id = id,
+                                 .route = "cancel_attempt",
+                                 .method = "POST",
+                                 .path = "/attempts/" + std::to_string(attempt_id) + "/cancel",
+                                 .owner = "alice",
+                                 .key = ""});
+  const auto commit =
+      h.add(kStore, unfenced_write(job_id, attempt_id, from, AttemptState::cancelled, node, token,
+                                   std::move(lease_owner)))
+          .last_seq();
+  h.add(node, events::ApiResponse{.request_id = id,
+                                  .route = "cancel_attempt",
+                                  .status = 200,
+                                  .owner = "alice",
+                                  .key = "",
+                                  .job_id = job_id,
+                                  .attempt_id = attempt_id});
+  return commit;
+}
+
 // The reconciler takes over an expired lease: RUNNING -> UNKNOWN, the token bumped to `token`.
 inline events::CommitAttemptTransition taken_over(std::int64_t job_id, std::int64_t attempt_id,
                                                   std::int64_t token = 2,

@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(end_of_tells_where_each_job_stands_at_the_end) {
   running_job(h, 3);
   h.add(kStore, taken_over(3, 3));
   running_job(h, 4);
-  h.add(kStore, unfenced_write(4, 4, S::running, S::cancelled, "operator"));
+  operator_cancel(h, 4, 4, S::running);
   running_job(h, 5);
   running_job(h, 6);
   h.add(kStore, fenced_write(6, 6, S::running, S::failed));
@@ -137,9 +137,7 @@ BOOST_AUTO_TEST_CASE(state_before_replays_an_attempts_steps_up_to_an_event) {
   insert_job(h, {});
   const auto claim = h.add(kStore, claimed(1, 1)).last_seq();
   const auto takeover = h.add(kStore, taken_over(1, 1)).last_seq();
-  const auto cancel =
-      h.add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"))
-          .last_seq();
+  const auto cancel = operator_cancel(h, 1, 1, S::unknown, 2, "reconciler");
   const auto model = h.model();
   const AttemptRecord& attempt = *model.attempt(1);
   BOOST_TEST((attempt.state_before(claim) == S::starting));
@@ -162,11 +160,9 @@ BOOST_AUTO_TEST_CASE(a_plain_run_reaches_no_mark) {
 BOOST_AUTO_TEST_CASE(marks_count_the_rare_situations_a_run_reached) {
   HistoryBuilder h;
   insert_job(h, {});
-  h.add(kStore, claimed(1, 1))
-      .add(kStore, taken_over(1, 1))
-      .add(kStore, fenced_out(1, 1))
-      .add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"))
-      .add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+  h.add(kStore, claimed(1, 1)).add(kStore, taken_over(1, 1)).add(kStore, fenced_out(1, 1));
+  operator_cancel(h, 1, 1, S::unknown, 2, "reconciler");
+  h.add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
       .add(kStore, claimed(1, 2, "worker-2"));
   // Both completions commit at the same instant: attempt 2 wins, the cancelled one loses.
   h.at(std::chrono::seconds(5));

@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(a_workers_write_committed_after_a_takeover_is_a_violation) 
   const auto violations = find_invariant("I10")->check(h.model());
   require_one(violations, "I10", late,
               "worker-1 moved attempt 1 UNKNOWN -> FAILED after its lease (token 1) was taken "
-              "over (token 2)");
+              "over (token now 2)");
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{kClaim});
 }
 
@@ -62,10 +62,24 @@ BOOST_AUTO_TEST_CASE(a_late_completion_after_a_takeover_and_a_cancel_is_a_violat
   HistoryBuilder h;
   lease_taken_over(h);
   // An operator cancels the attempt; worker-1's late result then lands although it was fenced.
-  h.add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"));
+  operator_cancel(h, 1, 1, S::unknown, 2, "reconciler");
   const auto late = h.add(kStore, stale_write(S::cancelled, S::discarded)).last_seq();
   require_one(check_fencing(h.model()), "I10", late,
               "worker-1 moved attempt 1 CANCELLED -> DISCARDED after its lease (token 1)");
+}
+
+BOOST_AUTO_TEST_CASE(a_write_after_a_takeover_that_kept_the_token_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1));
+  // The reconciler moves the expired attempt to UNKNOWN without bumping the token: the store
+  // cannot fence worker-1 any more, but its lease is over all the same.
+  h.add(kStore, taken_over(1, 1, 1));
+  const auto late =
+      h.add(kStore, fenced_write(1, 1, S::unknown, S::failed, "worker-1", 1)).last_seq();
+  require_one(check_fencing(h.model()), "I10", late,
+              "worker-1 moved attempt 1 UNKNOWN -> FAILED after its lease (token 1) was taken "
+              "over (token now 1)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -81,6 +81,16 @@ BOOST_AUTO_TEST_CASE(a_422_carrying_a_job_id_is_a_violation) {
               R"(api-1 answered 422 for key "k1" of owner "alice" with job 1: a 422 names no job)");
 }
 
+BOOST_AUTO_TEST_CASE(a_422_whose_body_names_a_job_is_a_violation_where_the_client_read_it) {
+  HistoryBuilder h;
+  create_job_1(h);
+  send_again(h, 2, kOtherProvider, 422);
+  // The API's answer names no job, but the body the client read does.
+  const auto read = h.add("browser", received(2, 422, 1)).last_seq();
+  require_one(check_key_reuse_conflict(h.model()), "I2", read,
+              "browser got 422 naming job 1: a 422 names no job");
+}
+
 BOOST_AUTO_TEST_CASE(a_422_for_a_key_no_job_holds_is_a_violation) {
   HistoryBuilder h;
   const auto answer = send_again(h, 1, kBody, 422);

@@ -101,6 +101,21 @@ BOOST_AUTO_TEST_CASE(a_job_failed_while_its_attempt_is_unknown_is_a_violation) {
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{2});
 }
 
+BOOST_AUTO_TEST_CASE(a_second_failure_while_a_retried_attempt_is_unknown_is_a_violation) {
+  HistoryBuilder h;
+  // Attempt 1 fails on alpha's error and the job fails; an operator retries; attempt 2 times
+  // out (UNKNOWN) and the job is failed again.
+  call_alpha(h, "error", Instant(1s));
+  h.at(2s).add(kStore, fenced_write(1, 1, S::running, S::failed)).add(kStore, job_failed(1));
+  h.add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+      .add(kStore, claimed(1, 2, "worker-1", 2))
+      .at(40s)
+      .add(kStore, taken_over(1, 2, 3));
+  const auto again = h.add(kStore, job_failed(1)).last_seq();
+  require_one(check_timeout_is_unknown(h.model()), "I4", again,
+              "the store failed job 1 while its attempt 2 is UNKNOWN");
+}
+
 BOOST_AUTO_TEST_CASE(a_job_failed_once_its_unknown_attempt_resolved_failed_passes) {
   HistoryBuilder h;
   // alpha's error answers late, after the attempt went UNKNOWN; the reconciler learns it.

@@ -13,12 +13,16 @@ using namespace onejob::test;
 using S = AttemptState;
 
 const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
+// The job allows alpha, then beta, then gamma.
+const std::string kFailoverBody =
+    R"({"failover":["beta","gamma"],"input":{"text":"please refund me"},)"
+    R"("operation":"classify","provider":"alpha"})";
 
 // Job 1's attempt 1 on alpha (never certified: the client chose it) fails on alpha's error, and
 // attempt 2 is inserted on `provider` with `origin`. Returns the insert's seq.
 std::uint64_t move_on_to(HistoryBuilder& h, const std::string& provider,
                          AttemptOrigin origin = AttemptOrigin::failover) {
-  insert_job(h, {});
+  insert_job(h, {.body = kFailoverBody});
   return h.add(kStore, claimed(1, 1))
       .add("alpha", executed(1, 1, "error", "", kSoon))
       .add(kStore, fenced_write(1, 1, S::running, S::failed))
@@ -105,6 +109,43 @@ BOOST_AUTO_TEST_CASE(a_result_no_provider_produced_is_a_violation) {
   const auto won = win(h, {}).last_seq() - 1;
   require_one(check_certified_failover(h.model()), "I6", won,
               "job 1's result, from attempt 1, was never produced by its provider");
+}
+
+BOOST_AUTO_TEST_CASE(a_failover_while_the_previous_attempt_is_not_failed_is_a_violation) {
+  HistoryBuilder h;
+  h.add(kStore, certification("beta", true));
+  insert_job(h, {.body = kFailoverBody});
+  const auto failover = h.add(kStore, claimed(1, 1))
+                            .add(kStore, taken_over(1, 1))
+                            .add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover))
+                            .last_seq();
+  require_one(check_certified_failover(h.model()), "I6", failover,
+              R"(failover attempt 2 of job 1 on "beta" while the previous attempt 1 was UNKNOWN)");
+}
+
+BOOST_AUTO_TEST_CASE(a_failover_to_a_provider_outside_the_jobs_order_is_a_violation) {
+  HistoryBuilder h;
+  h.add(kStore, certification("delta", true));
+  const auto failover = move_on_to(h, "delta");
+  require_one(check_certified_failover(h.model()), "I6", failover,
+              R"(on "delta", which is not a provider after "alpha" in the job's order)");
+}
+
+BOOST_AUTO_TEST_CASE(a_failover_back_to_an_earlier_provider_is_a_violation) {
+  HistoryBuilder h;
+  h.add(kStore, certification("beta", true)).add(kStore, certification("gamma", true));
+  insert_job(h, {.body = kFailoverBody});
+  h.add(kStore, claimed(1, 1))
+      .add("alpha", executed(1, 1, "error", "", kSoon))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed))
+      .add(kStore, attempt_inserted(1, 2, 2, "gamma", AttemptOrigin::failover))
+      .add(kStore, claimed(1, 2, "worker-1", 2))
+      .add("gamma", executed(1, 2, "error", "", kSoon))
+      .add(kStore, fenced_write(1, 2, S::running, S::failed, "worker-1", 2));
+  const auto back =
+      h.add(kStore, attempt_inserted(1, 3, 3, "beta", AttemptOrigin::failover)).last_seq();
+  require_one(check_certified_failover(h.model()), "I6", back,
+              R"(on "beta", which is not a provider after "gamma" in the job's order)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_CASE(succeeded_failed_blocked_and_awaiting_operator_jobs_pass) {
   h.add(kStore, taken_over(3, 3));
   // Awaiting an operator: its latest attempt was cancelled and nobody retried.
   running_job(h, 4);
-  h.add(kStore, unfenced_write(4, 4, S::running, S::cancelled, "operator"));
+  operator_cancel(h, 4, 4, S::running);
   end_run(h);
   require_none(check_liveness(h.model()));
 }

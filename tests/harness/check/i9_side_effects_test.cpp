@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_SUITE(i9_side_effects)
 BOOST_AUTO_TEST_CASE(executing_again_after_the_earlier_attempt_was_cancelled_passes) {
   HistoryBuilder h;
   attempt_1_hangs(h);
-  h.add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "operator", 2, "reconciler"));
+  operator_cancel(h, 1, 1, S::unknown, 2, "reconciler");
   retry(h);
   h.add("alpha", executed(1, 2, "ok", kBilling, kSoon));
   // Certification calls belong to no job: checking alpha twice is no repeated side effect.
@@ -66,6 +66,18 @@ BOOST_AUTO_TEST_CASE(executing_while_the_earlier_attempt_is_unknown_is_a_violati
               "attempt 2 of job 1 executed while the earlier attempt 1 is UNKNOWN: its work may "
               "still be running");
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{2});
+}
+
+BOOST_AUTO_TEST_CASE(executing_after_a_cancel_no_operator_asked_for_is_a_violation) {
+  HistoryBuilder h;
+  attempt_1_hangs(h);
+  // The reconciler cancels the UNKNOWN attempt on its own and moves on: no operator asked.
+  h.add(kStore, unfenced_write(1, 1, S::unknown, S::cancelled, "reconciler", 2, "reconciler"));
+  retry(h);
+  const auto second = h.add("alpha", executed(1, 2, "ok", kBilling, kSoon)).last_seq();
+  require_one(check_side_effects(h.model()), "I9", second,
+              "attempt 2 of job 1 executed while the earlier attempt 1 is CANCELLED without an "
+              "operator's cancel");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
