@@ -1,6 +1,7 @@
 #include "harness/check/history.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -40,7 +41,9 @@ class Folder {
   HistoryModel model_;
   // Forwarded request id -> (client request, the client's attempt).
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> forwarded_;
-  std::map<std::string, std::size_t> open_exchange_;  // (node + request id) -> exchange index
+  // (node + request id) -> the exchanges still unanswered, oldest first: a duplicated message
+  // delivers one request twice, under one id.
+  std::map<std::string, std::deque<std::size_t>> open_exchange_;
 };
 
 void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
@@ -54,13 +57,15 @@ void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
   if (from == AttemptState::running && to == AttemptState::unknown) mark("timeout_unknown");
   if (from == AttemptState::unknown && to == AttemptState::failed) mark("unknown_resolved_failed");
   if (to == AttemptState::cancelled) {
-    for (const auto& [key, index] : open_exchange_) {
-      const ApiExchange& exchange = model_.exchanges[index];
-      if (exchange.node == step.what.by && exchange.request.what.route == "cancel_attempt") {
-        model_.operator_cancels.insert(step.seq);
-        mark("operator_cancel");
-        break;
-      }
+    const bool asked = std::ranges::any_of(open_exchange_, [&](const auto& open) {
+      return std::ranges::any_of(open.second, [&](std::size_t index) {
+        const ApiExchange& exchange = model_.exchanges[index];
+        return exchange.node == step.what.by && exchange.request.what.route == "cancel_attempt";
+      });
+    });
+    if (asked) {
+      model_.operator_cancels.insert(step.seq);
+      mark("operator_cancel");
     }
   }
 }
@@ -78,11 +83,11 @@ void Folder::on_cas(const At<events::CommitCas>& cas) {
   if (!cas.what.won) mark("cas_lost");
   if (const auto* attempt = model_.attempt(cas.what.attempt_id)) {
     const auto before = attempt->state;  // the transition of this CAS follows it in the log
-    if (before == AttemptState::unknown) {
+    // A late result: its attempt's deadline had passed, or an operator had cancelled it.
+    if (before == AttemptState::unknown || before == AttemptState::cancelled) {
       mark(cas.what.won ? "late_result_won" : "late_result_discarded");
-    } else if (before == AttemptState::cancelled) {
-      mark("cancel_then_result");
     }
+    if (before == AttemptState::cancelled) mark("cancel_then_result");
   }
 }
 
@@ -146,14 +151,15 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     const auto client = forwarded_.find(request->request_id);
     const auto [number, attempt] =
         client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
-    open_exchange_[recorded.node + "\n" + request->request_id] = model_.exchanges.size();
+    open_exchange_[recorded.node + "\n" + request->request_id].push_back(model_.exchanges.size());
     model_.exchanges.push_back(
         ApiExchange{recorded.node, at(std::move(*request), recorded), {}, number, attempt});
   } else if (auto response = events::from_event<events::ApiResponse>(event)) {
     auto open = open_exchange_.find(recorded.node + "\n" + response->request_id);
     if (open != open_exchange_.end()) {
-      model_.exchanges[open->second].response = at(std::move(*response), recorded);
-      open_exchange_.erase(open);
+      model_.exchanges[open->second.front()].response = at(std::move(*response), recorded);
+      open->second.pop_front();
+      if (open->second.empty()) open_exchange_.erase(open);
     }
   } else if (auto call = events::from_event<events::ProviderCalled>(event)) {
     model_.calls[call->attempt_id].push_back(at(std::move(*call), recorded));

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/cli/fuzz_command.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/loader.hpp"
 #include "harness/scenario/runner.hpp"
@@ -190,7 +191,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 all scenarios passed; 1 an invariant was violated or an expectation\n"
       "failed; 2 bad input (unreadable or invalid scenario, bad flags).\n"
-      "Run 'onejob run --help' or 'onejob replay --help' for each command.");
+      "Run 'onejob COMMAND --help' for each command (run, replay, fuzz, merge).");
   app.require_subcommand(1);
 
   RunFlags flags;
@@ -228,6 +229,43 @@ int main(int argc, char** argv) {
                      "with: prints the first event where the runs diverge (exit 1) or says they "
                      "are identical (exit 0)");
 
+  onejob::cli::FuzzFlags fuzz_flags;
+  auto* fuzz = app.add_subcommand(
+      "fuzz",
+      "Generate whole scenarios (topology, clients, keys and bodies, provider scripts, operator "
+      "actions, faults, then a quiet phase), run them, and check every invariant and that every "
+      "request is answered after the quiet phase. The first failing case is shrunk to the "
+      "smallest story that still breaks the same rule and written as REPORT_DIR/repro/NAME.yaml, "
+      "which 'onejob run' and 'onejob replay' reproduce.");
+  fuzz->add_option("--cases", fuzz_flags.cases, "How many cases the campaign has")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  fuzz->add_option("--seed", fuzz_flags.seed, "The campaign's seed (unsigned 64-bit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  fuzz->add_option("--time-budget", fuzz_flags.time_budget,
+                   "Stop after this much wall time, e.g. 90s, 10m, 2h (default: no limit)");
+  fuzz->add_option("--shard", fuzz_flags.shard,
+                   "Run shard i of n: the cases whose index is i-1 modulo n (case k depends only "
+                   "on the build, the seed and k, so shards never overlap)")
+      ->capture_default_str();
+  fuzz->add_option("--case", fuzz_flags.only_case, "Run (and shrink) only this case index")
+      ->check(CLI::NonNegativeNumber);
+  fuzz->add_option("--report-dir", fuzz_flags.report_dir,
+                   "Where to write summary.json, junit.xml, repro/ and traces/")
+      ->capture_default_str();
+  fuzz->footer(
+      "Progress goes to stderr every second (cases/s, marks reached, violations).\n"
+      "Exit codes: 0 no violation; 1 a violation (its repro path is printed); 2 bad input.");
+
+  onejob::cli::MergeFlags merge_flags;
+  auto* merge = app.add_subcommand(
+      "merge", "Combine the summaries of several fuzz campaigns (e.g. shards) into one.");
+  merge->add_option("dirs", merge_flags.dirs, "Report folders of 'onejob fuzz' runs")->required();
+  merge
+      ->add_option("--report-dir", merge_flags.report_dir, "Where to write the merged summary.json")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -236,5 +274,7 @@ int main(int argc, char** argv) {
   }
   if (run->parsed()) return run_command(flags);
   if (replay->parsed()) return replay_command(replay_flags);
+  if (fuzz->parsed()) return onejob::cli::fuzz_command(fuzz_flags);
+  if (merge->parsed()) return onejob::cli::merge_command(merge_flags);
   return kExitBadInput;
 }

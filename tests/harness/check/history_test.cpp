@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(marks_count_the_rare_situations_a_run_reached) {
   const auto model = h.model();
   for (const char* mark :
        {"lease_taken_over", "timeout_unknown", "fenced_write_refused", "operator_cancel",
-        "operator_retry", "cas_tie", "cas_lost", "cancel_then_result"}) {
+        "operator_retry", "cas_tie", "cas_lost", "cancel_then_result", "late_result_discarded"}) {
     BOOST_TEST_CONTEXT(mark) { BOOST_TEST(mark_count(model, mark) == 1); }
   }
   BOOST_TEST(mark_count(model, "failover") == 0);
@@ -314,6 +314,31 @@ BOOST_AUTO_TEST_CASE(every_invariant_is_registered_under_its_id_in_order) {
     }
   }
   BOOST_TEST(!find_invariant("I11"));
+}
+
+BOOST_AUTO_TEST_CASE(a_duplicated_cancel_request_still_makes_its_commit_an_operators_cancel) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1));
+  // The network delivers the cancel twice under one id; the first copy fails on the store, the
+  // second commits the cancel.
+  const events::ApiRequest cancel{.request_id = "r3.3.1",
+                                  .route = "cancel_attempt",
+                                  .method = "POST",
+                                  .path = "/attempts/1/cancel",
+                                  .owner = "alice",
+                                  .key = ""};
+  h.add("api-3", cancel).add("api-3", cancel);
+  h.add("api-3", events::ApiResponse{.request_id = "r3.3.1",
+                                     .route = "cancel_attempt",
+                                     .status = 503,
+                                     .owner = "alice",
+                                     .key = ""});
+  const auto commit =
+      h.add(kStore, unfenced_write(1, 1, S::running, S::cancelled, "api-3")).last_seq();
+  const auto model = h.model();
+  BOOST_TEST(model.operator_cancels.contains(commit));
+  BOOST_TEST((model.end_of(*model.job(1)) == JobEnd::awaiting_operator));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

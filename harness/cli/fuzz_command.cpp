@@ -1,0 +1,258 @@
+// `onejob fuzz` and `onejob merge`: a campaign of generated cases, and the totals of several.
+#include "harness/cli/fuzz_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/check/marks.hpp"
+#include "harness/fuzz/campaign.hpp"
+#include "harness/report/report.hpp"
+#include "harness/scenario/yaml_reader.hpp"
+
+namespace onejob::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+constexpr int kExitPass = 0;
+constexpr int kExitFail = 1;
+constexpr int kExitBadInput = 2;
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+ordered_json size_json(const fuzz::CaseSize& size) {
+  return {{"steps", size.steps}, {"nodes", size.nodes}, {"faults", size.faults}};
+}
+
+ordered_json marks_json(const check::MarkCounts& marks) {
+  ordered_json reached = ordered_json::object();
+  ordered_json never = ordered_json::array();
+  for (const auto& mark : check::all_marks()) {
+    auto found = marks.find(std::string(mark.name));
+    if (found == marks.end()) {
+      never.push_back(mark.name);
+    } else {
+      reached[std::string(mark.name)] = found->second;
+    }
+  }
+  return {{"reached", reached.size()},
+          {"total", check::all_marks().size()},
+          {"counts", reached},
+          {"never_reached", never}};
+}
+
+std::string junit(const ordered_json& summary) {
+  const bool failed = !summary["failures"].empty();
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += std::string("<testsuites tests=\"1\" failures=\"") + (failed ? "1" : "0") + "\">\n";
+  out += std::string("  <testsuite name=\"onejob.fuzz\" tests=\"1\" failures=\"") +
+         (failed ? "1" : "0") + "\">\n";
+  out += "    <testcase classname=\"fuzz\" name=\"campaign\">\n";
+  if (failed) {
+    const auto& first = summary["failures"][0];
+    std::string text =
+        first["rule"].get<std::string>() + ": " + first["message"].get<std::string>();
+    std::string escaped;
+    for (char c : text) {
+      if (c == '<')
+        escaped += "&lt;";
+      else if (c == '>')
+        escaped += "&gt;";
+      else if (c == '&')
+        escaped += "&amp;";
+      else if (c == '"')
+        escaped += "&quot;";
+      else if (static_cast<unsigned char>(c) >= 0x20)
+        escaped += c;
+    }
+    out += "      <failure type=\"" + first["rule"].get<std::string>() + "\" message=\"" + escaped +
+           "\">repro: " + first["repro"].get<std::string>() + "</failure>\n";
+  }
+  out += "      <system-out>cases=" + std::to_string(summary["cases_run"].get<std::uint64_t>()) +
+         "</system-out>\n    </testcase>\n  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& shard,
+                                       std::uint64_t& shards) {
+  const auto slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    shard = std::stoull(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("trailing");
+    shards = std::stoull(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    return "--shard: expected i/n, e.g. 1/4, found \"" + text + "\"";
+  }
+  if (shards == 0 || shard == 0 || shard > shards) {
+    return "--shard: expected 1 <= i <= n, found \"" + text + "\"";
+  }
+  return std::nullopt;
+}
+
+int fuzz_command(const FuzzFlags& flags) {
+  fuzz::CampaignOptions options;
+  options.seed = flags.seed;
+  options.cases = flags.cases;
+  options.only_case = flags.only_case;
+  if (options.only_case) options.cases = *options.only_case + 1;
+  if (auto problem = parse_shard(flags.shard, options.shard, options.shards)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
+  std::optional<Duration> budget;
+  if (!flags.time_budget.empty()) {
+    budget = scenario::parse_duration(flags.time_budget);
+    if (!budget || *budget <= Duration(0)) {
+      std::cerr << "onejob: --time-budget: expected a duration such as 90s, 10m or 2h, found \""
+                << flags.time_budget << "\"\n";
+      return kExitBadInput;
+    }
+  }
+  // Wall time is read here only: it decides when to stop and what to print, never what a case
+  // does.
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&started] { return std::chrono::steady_clock::now() - started; };
+  if (budget) {
+    options.should_stop = [&elapsed, &budget] {
+      return elapsed() >= std::chrono::duration_cast<std::chrono::steady_clock::duration>(*budget);
+    };
+  }
+  auto last_print = started;
+  options.on_progress = [&](std::uint64_t cases, std::size_t marks, std::size_t failures) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_print < std::chrono::seconds(1) && failures == 0) return;
+    last_print = now;
+    const double seconds = std::chrono::duration<double>(elapsed()).count();
+    std::fprintf(stderr, "fuzz: %llu cases, %.0f cases/s, marks %zu/%zu, violations %zu\n",
+                 static_cast<unsigned long long>(cases), seconds > 0 ? cases / seconds : 0.0, marks,
+                 check::all_marks().size(), failures);
+  };
+
+  const auto result = fuzz::run_campaign(options);
+  const double seconds = std::chrono::duration<double>(elapsed()).count();
+
+  const fs::path dir = flags.report_dir;
+  ordered_json summary;
+  summary["seed"] = flags.seed;
+  summary["cases"] = options.cases;
+  summary["shard"] = std::to_string(options.shard) + "/" + std::to_string(options.shards);
+  summary["cases_run"] = result.cases_run;
+  summary["determinism_checks"] = result.determinism_checks;
+  summary["marks"] = marks_json(result.marks);
+  summary["failures"] = ordered_json::array();
+  try {
+    fs::create_directories(dir);
+    for (const auto& failure : result.failures) {
+      fs::create_directories(dir / "repro");
+      fs::create_directories(dir / "traces");
+      const fs::path repro = dir / "repro" / (failure.shrunk.name + ".yaml");
+      write_file(repro, fuzz::repro_yaml(failure, flags.seed, repro.string()));
+      write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"), failure.shrunk_run.trace_jsonl);
+      summary["failures"].push_back({{"case", failure.case_index},
+                                     {"rule", failure.rule},
+                                     {"message", failure.message},
+                                     {"repro", repro.string()},
+                                     {"original_size", size_json(fuzz::size_of(failure.original))},
+                                     {"shrunk_size", size_json(fuzz::size_of(failure.shrunk))},
+                                     {"shrink_steps", failure.shrink_steps},
+                                     {"shrink_runs", failure.shrink_runs}});
+    }
+    write_file(dir / "summary.json",
+               summary.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
+    write_file(dir / "junit.xml", junit(summary));
+  } catch (const std::exception& error) {
+    std::cerr << "onejob: cannot write reports to " << dir.string() << ": " << error.what() << "\n";
+    return kExitBadInput;
+  }
+
+  std::printf("fuzz: %llu cases in %.1f s (%.0f cases/s), seed %llu, shard %s\n",
+              static_cast<unsigned long long>(result.cases_run), seconds,
+              seconds > 0 ? result.cases_run / seconds : 0.0,
+              static_cast<unsigned long long>(flags.seed),
+              summary["shard"].get<std::string>().c_str());
+  std::printf("marks reached: %zu/%zu\n", summary["marks"]["reached"].get<std::size_t>(),
+              check::all_marks().size());
+  if (!summary["marks"]["never_reached"].empty()) {
+    std::string never;
+    for (const auto& mark : summary["marks"]["never_reached"]) {
+      never += (never.empty() ? "" : ", ") + mark.get<std::string>();
+    }
+    std::printf("never reached: %s\n", never.c_str());
+  }
+  for (const auto& failure : result.failures) {
+    const auto before = fuzz::size_of(failure.original);
+    const auto after = fuzz::size_of(failure.shrunk);
+    std::printf(
+        "FAIL  case %llu: [%s] %s\n      shrunk in %d steps (%d runs) from %d steps, %d nodes, "
+        "%d faults to %d steps, %d nodes, %d faults\n      repro: %s\n",
+        static_cast<unsigned long long>(failure.case_index), failure.rule.c_str(),
+        failure.message.c_str(), failure.shrink_steps, failure.shrink_runs, before.steps,
+        before.nodes, before.faults, after.steps, after.nodes, after.faults,
+        summary["failures"][0]["repro"].get<std::string>().c_str());
+  }
+  std::printf("reports: %s/summary.json, junit.xml%s\n", dir.string().c_str(),
+              result.failures.empty() ? "" : ", repro/, traces/");
+  return result.failures.empty() ? kExitPass : kExitFail;
+}
+
+int merge_command(const MergeFlags& flags) {
+  std::uint64_t cases = 0;
+  std::uint64_t checks = 0;
+  check::MarkCounts marks;
+  ordered_json failures = ordered_json::array();
+  for (const auto& dir : flags.dirs) {
+    const fs::path file = fs::path(dir) / "summary.json";
+    std::ifstream in(file, std::ios::binary);
+    const std::string text(std::istreambuf_iterator<char>(in), {});
+    const auto summary = ordered_json::parse(text, nullptr, false);
+    if (!in || summary.is_discarded() || !summary.contains("cases_run") ||
+        !summary.contains("marks") || !summary.contains("failures")) {
+      std::cerr << "onejob: " << file.string() << ": not the summary.json of onejob fuzz\n";
+      return kExitBadInput;
+    }
+    cases += summary["cases_run"].get<std::uint64_t>();
+    checks += summary.value("determinism_checks", std::uint64_t{0});
+    for (const auto& [mark, count] : summary["marks"]["counts"].items()) {
+      marks[mark] += count.get<int>();
+    }
+    for (const auto& failure : summary["failures"]) failures.push_back(failure);
+  }
+  ordered_json merged;
+  merged["merged"] = flags.dirs;
+  merged["cases_run"] = cases;
+  merged["determinism_checks"] = checks;
+  merged["marks"] = marks_json(marks);
+  merged["failures"] = failures;
+  try {
+    fs::create_directories(flags.report_dir);
+    write_file(fs::path(flags.report_dir) / "summary.json",
+               merged.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
+  } catch (const std::exception& error) {
+    std::cerr << "onejob: cannot write " << flags.report_dir << ": " << error.what() << "\n";
+    return kExitBadInput;
+  }
+  std::printf("merged %zu campaigns: %llu cases, %zu violations, marks reached %zu/%zu\n",
+              flags.dirs.size(), static_cast<unsigned long long>(cases), failures.size(),
+              merged["marks"]["reached"].get<std::size_t>(), check::all_marks().size());
+  std::printf("report: %s/summary.json\n", flags.report_dir.c_str());
+  return failures.empty() ? kExitPass : kExitFail;
+}
+
+}  // namespace onejob::cli

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onejob::cli {
+
+struct FuzzFlags {
+  std::uint64_t cases = 1000;
+  std::uint64_t seed = 1;
+  std::string time_budget;  // empty: no budget
+  std::string shard = "1/1";
+  std::optional<std::uint64_t> only_case;
+  std::string report_dir = "reports/fuzz";
+};
+
+struct MergeFlags {
+  std::vector<std::string> dirs;
+  std::string report_dir = "reports/fuzz-merged";
+};
+
+// Runs a campaign; exit 0 when every case passed, 1 on a violation (its repro written), 2 on
+// bad input.
+int fuzz_command(const FuzzFlags& flags);
+// Sums the summaries of several campaigns (shards); exit 0, or 1 when any had a violation.
+int merge_command(const MergeFlags& flags);
+
+// Parses "i/n" (1 <= i <= n); the problem when it is not one.
+std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& shard,
+                                       std::uint64_t& shards);
+
+}  // namespace onejob::cli

@@ -1,0 +1,178 @@
+#include "harness/fuzz/campaign.hpp"
+
+#include <utility>
+
+#include <rapidcheck.h>
+
+#include "harness/scenario/yaml_writer.hpp"
+
+namespace onejob::fuzz {
+namespace {
+
+// Every case draws its values from here; RapidCheck shrinks each draw toward its first option
+// or its lower bound, and each list toward fewer elements.
+rc::Gen<RawCase> raw_case() {
+  return rc::gen::exec([] {
+    RawCase raw;
+    raw.seed = *rc::gen::inRange<std::uint64_t>(0, 1'000'000);
+    raw.api_nodes = *rc::gen::inRange(0, 3);
+    raw.workers = *rc::gen::inRange(0, 3);
+    raw.deadline_s = *rc::gen::inRange(0, 20);
+    raw.lease_extra_s = *rc::gen::inRange(0, 20);
+    raw.reconcile_s = *rc::gen::inRange(0, 10);
+    raw.client_retries = *rc::gen::inRange(0, 4);
+    raw.lb_retries = *rc::gen::inRange(0, 3);
+    raw.clients = *rc::gen::inRange(0, 3);
+    raw.owners = *rc::gen::inRange(0, 2);
+    raw.providers = *rc::gen::container<std::vector<RawProvider>>(rc::gen::exec([] {
+      RawProvider provider;
+      provider.latency_ms = *rc::gen::inRange(0, 3'000);
+      provider.certify = *rc::gen::element(false, true);
+      provider.script = *rc::gen::container<std::vector<RawCall>>(rc::gen::exec([] {
+        return RawCall{*rc::gen::inRange(0, 6),
+                       *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
+      }));
+      return provider;
+    }));
+    raw.links = *rc::gen::container<std::vector<RawLink>>(rc::gen::exec([] {
+      return RawLink{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4),
+                     *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4)};
+    }));
+    raw.faults = *rc::gen::container<std::vector<RawFault>>(rc::gen::exec([] {
+      return RawFault{*rc::gen::inRange(0, 2),      *rc::gen::inRange(0, 16),
+                      *rc::gen::inRange(0, 30'000), *rc::gen::inRange(0, 20'000),
+                      *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 3)};
+    }));
+    raw.steps = *rc::gen::container<std::vector<RawStep>>(rc::gen::exec([] {
+      return RawStep{*rc::gen::inRange(0, 5), *rc::gen::inRange(0, 20'000), *rc::gen::inRange(0, 3),
+                     *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 6),      *rc::gen::inRange(0, 4),
+                     *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4)};
+    }));
+    return raw;
+  });
+}
+
+// splitmix64: the case's own seed from the campaign's seed and the case index.
+std::uint64_t case_seed(std::uint64_t seed, std::uint64_t index) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + index + 0x632BE59BD9B4E019ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// RapidCheck's size grows with the case index, as in its own runs: small cases first.
+int case_size(std::uint64_t index) { return static_cast<int>(index % 100); }
+
+struct Shrunk {
+  rc::Shrinkable<RawCase> value;
+  scenario::RunResult run;
+  int steps = 0;
+  int runs = 0;
+};
+
+bool breaks(const scenario::RunResult& run, const std::string& rule) {
+  for (const auto& violation : run.violations) {
+    if (violation.invariant == rule) return true;
+  }
+  return false;
+}
+
+// Greedy shrinking, as RapidCheck does it: adopt the first smaller case that still breaks the
+// same rule, and start again from it, until no smaller case does or the budget is spent.
+Shrunk shrink(rc::Shrinkable<RawCase> failing, scenario::RunResult run, const std::string& rule,
+              const std::string& name, int budget) {
+  Shrunk result{std::move(failing), std::move(run), 0, 0};
+  bool smaller = true;
+  while (smaller && result.runs < budget) {
+    smaller = false;
+    auto candidates = result.value.shrinks();
+    while (auto candidate = candidates.next()) {
+      if (++result.runs > budget) break;
+      auto candidate_run = scenario::run_scenario(build_scenario(candidate->value(), name));
+      if (!breaks(candidate_run, rule)) continue;
+      result.value = std::move(*candidate);
+      result.run = std::move(candidate_run);
+      ++result.steps;
+      smaller = true;
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string case_name(std::uint64_t seed, std::uint64_t case_index) {
+  return "fuzz-" + std::to_string(seed) + "-" + std::to_string(case_index);
+}
+
+scenario::ScenarioSpec generate_case(std::uint64_t seed, std::uint64_t case_index) {
+  const auto shrinkable =
+      raw_case()(rc::Random(case_seed(seed, case_index)), case_size(case_index));
+  return build_scenario(shrinkable.value(), case_name(seed, case_index));
+}
+
+CampaignResult run_campaign(const CampaignOptions& options) {
+  CampaignResult result;
+  const auto generator = raw_case();
+  for (std::uint64_t index = 0; index < options.cases; ++index) {
+    if (options.only_case && index != *options.only_case) continue;
+    if (!options.only_case && index % options.shards != options.shard - 1) continue;
+    if (options.should_stop && options.should_stop()) break;
+    const std::string name = case_name(options.seed, index);
+    auto shrinkable = generator(rc::Random(case_seed(options.seed, index)), case_size(index));
+    const auto spec = build_scenario(shrinkable.value(), name);
+    auto run = scenario::run_scenario(spec);
+    ++result.cases_run;
+    for (const auto& [mark, count] : run.marks) result.marks[mark] += count;
+    // Every 16th case also runs twice: the same case must give the same trace.
+    if (run.passed() && index % 16 == 0) {
+      ++result.determinism_checks;
+      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec))) {
+        run.violations.push_back(std::move(*broken));
+      }
+    }
+    if (!run.passed()) {
+      const std::string rule = run.violations.front().invariant;
+      auto shrunk = rule == "determinism"
+                        ? Shrunk{shrinkable, run, 0, 0}
+                        : shrink(shrinkable, run, rule, name, options.shrink_runs_max);
+      auto shrunk_spec = build_scenario(shrunk.value.value(), name);
+      std::string message;
+      for (const auto& violation : shrunk.run.violations) {
+        if (violation.invariant == rule) {
+          message = violation.message;
+          break;
+        }
+      }
+      result.failures.push_back({index, rule, message, spec, std::move(shrunk_spec),
+                                 std::move(shrunk.run), shrunk.steps, shrunk.runs});
+    }
+    if (options.on_progress) {
+      options.on_progress(result.cases_run, result.marks.size(), result.failures.size());
+    }
+    if (!result.failures.empty()) break;
+  }
+  return result;
+}
+
+std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed,
+                       const std::string& path) {
+  const auto before = size_of(failure.original);
+  const auto after = size_of(failure.shrunk);
+  auto sizes = [](const CaseSize& size) {
+    return std::to_string(size.steps) + " steps, " + std::to_string(size.nodes) + " nodes, " +
+           std::to_string(size.faults) + " faults";
+  };
+  const std::string comment =
+      "Found by onejob fuzz --seed " + std::to_string(seed) + " (case " +
+      std::to_string(failure.case_index) + "), shrunk in " + std::to_string(failure.shrink_steps) +
+      " steps (" + std::to_string(failure.shrink_runs) + " runs) from " + sizes(before) + " to " +
+      sizes(after) + ".\nViolated " + failure.rule + ": " + failure.message +
+      "\nRerun: build/onejob run " + path + "\n   or: build/onejob replay " + path + " --trace" +
+      "\nRegenerate: build/onejob fuzz --seed " + std::to_string(seed) + " --case " +
+      std::to_string(failure.case_index);
+  return scenario::to_yaml(failure.shrunk, comment);
+}
+
+}  // namespace onejob::fuzz

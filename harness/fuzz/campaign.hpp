@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/check/marks.hpp"
+#include "harness/fuzz/case_gen.hpp"
+#include "harness/scenario/runner.hpp"
+
+namespace onejob::fuzz {
+
+// A campaign: cases 0, 1, 2, ... each generated from (seed, case index) alone, run in the
+// simulated world, and judged by every invariant and by availability after the quiet phase.
+// Shards split one campaign with no overlap: shard i of n runs the cases whose index is i - 1
+// modulo n.
+struct CampaignOptions {
+  std::uint64_t seed = 1;
+  std::uint64_t cases = 1000;
+  std::uint64_t shard = 1;  // 1-based
+  std::uint64_t shards = 1;
+  std::optional<std::uint64_t> only_case{};  // run just this case index
+  int shrink_runs_max = 2000;                // runs the shrinker may spend on a failure
+  // Asked before each case; true ends the campaign early (the CLI's wall-clock budget: the
+  // campaign itself never reads a clock).
+  std::function<bool()> should_stop{};
+  // Called after each case with the cases run so far, the distinct marks reached and the
+  // failures found.
+  std::function<void(std::uint64_t cases, std::size_t marks, std::size_t failures)> on_progress{};
+};
+
+struct CampaignFailure {
+  std::uint64_t case_index = 0;
+  std::string rule;     // the violated rule of the first violation
+  std::string message;  // its headline, on the shrunk case
+  scenario::ScenarioSpec original;
+  scenario::ScenarioSpec shrunk;
+  scenario::RunResult shrunk_run;
+  int shrink_steps = 0;  // smaller cases adopted
+  int shrink_runs = 0;   // cases run while shrinking
+};
+
+struct CampaignResult {
+  std::uint64_t cases_run = 0;
+  std::uint64_t determinism_checks = 0;   // cases run twice to compare traces
+  check::MarkCounts marks;                // summed over the cases
+  std::vector<CampaignFailure> failures;  // the campaign stops at its first failure
+};
+
+CampaignResult run_campaign(const CampaignOptions& options);
+
+// The scenario of case `case_index` of the campaign with `seed`, as the campaign runs it.
+scenario::ScenarioSpec generate_case(std::uint64_t seed, std::uint64_t case_index);
+
+// The name a case's scenario gets: fuzz-<seed>-<case>.
+std::string case_name(std::uint64_t seed, std::uint64_t case_index);
+
+// The repro file for a failure: a readable scenario, commented with the violated rule, how it
+// was found and how to rerun it.
+std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const std::string& path);
+
+}  // namespace onejob::fuzz

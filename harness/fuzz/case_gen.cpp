@@ -1,0 +1,289 @@
+#include "harness/fuzz/case_gen.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "harness/check/invariant.hpp"
+#include "harness/scenario/loader_sections.hpp"
+
+namespace onejob::fuzz {
+namespace {
+
+using namespace std::chrono_literals;
+using scenario::LinkKind;
+using scenario::Ppm;
+using scenario::ProviderOutcome;
+
+constexpr std::size_t kMaxSteps = 10;
+constexpr std::size_t kMaxFaults = 4;
+constexpr std::size_t kMaxScript = 4;
+constexpr const char* kProviders[] = {"alpha", "beta", "gamma"};
+constexpr const char* kKeys[] = {"k1", "k2", "k3"};
+constexpr Ppm kRates[] = {0, 10'000, 50'000, 200'000};  // 0, 1%, 5%, 20%
+constexpr ProviderOutcome kOutcomes[] = {
+    ProviderOutcome::ok,
+    ProviderOutcome::error,
+    ProviderOutcome::hang,
+    ProviderOutcome::malformed,
+    ProviderOutcome::hallucinated_key,
+    ProviderOutcome::wrong_operation,
+};
+
+template <typename T, std::size_t N>
+const T& pick(const T (&options)[N], int index) {
+  return options[static_cast<std::size_t>(std::max(index, 0)) % N];
+}
+
+int wrap(int index, std::size_t count) {
+  return static_cast<int>(static_cast<std::size_t>(std::max(index, 0)) % count);
+}
+
+// `text` with every "@P" replaced by `provider` and "@F" by `failover`.
+std::string fill(std::string_view text, const std::string& provider, const std::string& failover) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '@' && i + 1 < text.size() && (text[i + 1] == 'P' || text[i + 1] == 'F')) {
+      out.append(text[i + 1] == 'P' ? provider : failover);
+      ++i;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+// Bodies with near-duplicates: the same request with its keys reordered, and requests that
+// differ only in the provider, the failover list or one character of the input.
+std::string body(int index, const std::vector<std::string>& providers) {
+  static constexpr std::string_view kBodies[] = {
+      R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice"}@F})",
+      // the same request, its keys in another order
+      R"({"input":{"text":"I was charged twice"},"provider":"@P","operation":"classify"@F})",
+      // one character more
+      R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice!"}@F})",
+      R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
+      R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
+  };
+  const std::string& first = providers[0];
+  const std::string& other = providers[providers.size() > 1 ? 1 : 0];
+  const std::string failover = providers.size() > 1 ? ",\"failover\":[\"" + other + "\"]" : "";
+  const int choice = wrap(index, std::size(kBodies) + 1);
+  if (choice == static_cast<int>(std::size(kBodies))) {  // the first request on another provider
+    return fill(kBodies[0], other, "");
+  }
+  return fill(kBodies[static_cast<std::size_t>(choice)], first, failover);
+}
+
+scenario::LinkSpec build_link(const RawLink& raw, bool store) {
+  scenario::LinkSpec link;
+  link.latency = {std::chrono::milliseconds(raw.latency_ms % 6),
+                  std::chrono::milliseconds(raw.latency_ms % 6)};
+  link.drop_request = pick(kRates, raw.drop_request);
+  link.drop_response = pick(kRates, raw.drop_response);
+  link.duplicate = pick(kRates, raw.duplicate);
+  link.reorder = pick(kRates, raw.reorder);
+  link.reorder_window = 50ms;
+  if (store) link.commit_unknown = pick(kRates, raw.commit_unknown);
+  return link;
+}
+
+std::vector<std::string> nodes_on(const scenario::ScenarioSpec& spec, LinkKind link) {
+  std::vector<std::string> nodes;
+  const auto all = scenario::loading::topology_nodes(spec.topology);
+  auto with = [&](std::string_view prefix) {
+    for (const auto& node : all) {
+      if (node.starts_with(prefix)) nodes.push_back(node);
+    }
+  };
+  switch (link) {
+    case LinkKind::client_lb:
+      for (const auto& client : spec.clients) nodes.push_back(client.name);
+      break;
+    case LinkKind::lb_api:
+      with("api-");
+      break;
+    case LinkKind::worker_provider:
+      with("worker-");
+      for (const auto& provider : spec.providers) nodes.push_back(provider.name);
+      break;
+    case LinkKind::node_store:
+      nodes = all;
+      break;
+  }
+  return nodes;
+}
+
+void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
+  const auto nodes = scenario::loading::topology_nodes(spec.topology);
+  std::map<std::string, Duration> busy_until;  // a node's crash windows may not overlap
+  const std::size_t count = std::min(raw.faults.size(), kMaxFaults);
+  for (std::size_t i = 0; i < count; ++i) {
+    const RawFault& f = raw.faults[i];
+    const Duration from = std::chrono::milliseconds(f.from_ms % 30'000);
+    const Duration length = std::chrono::milliseconds(1 + f.length_ms % 20'000);
+    if (f.kind % 2 == 0) {
+      const std::string& node = nodes[static_cast<std::size_t>(wrap(f.node, nodes.size()))];
+      auto& busy = busy_until[node];
+      if (from < busy) continue;
+      busy = from + length + 1ms;
+      spec.node_faults.push_back({from, scenario::NodeFaultSpec::Kind::crash, node, {}});
+      spec.node_faults.push_back({from + length, scenario::NodeFaultSpec::Kind::restart, node, {}});
+      continue;
+    }
+    constexpr LinkKind kLinks[] = {LinkKind::node_store, LinkKind::worker_provider,
+                                   LinkKind::lb_api, LinkKind::client_lb};
+    scenario::PartitionSpec partition;
+    partition.link = pick(kLinks, f.node);
+    auto candidates = nodes_on(spec, partition.link);
+    const std::size_t width =
+        1 + static_cast<std::size_t>(std::max(f.width, 0)) % candidates.size();
+    const std::size_t first = static_cast<std::size_t>(wrap(f.node / 4, candidates.size()));
+    for (std::size_t k = 0; k < width; ++k) {
+      partition.nodes.push_back(candidates[(first + k) % candidates.size()]);
+    }
+    constexpr scenario::PartitionSpec::Direction kDirections[] = {
+        scenario::PartitionSpec::Direction::both, scenario::PartitionSpec::Direction::requests,
+        scenario::PartitionSpec::Direction::responses};
+    partition.direction = pick(kDirections, f.direction);
+    partition.from = from;
+    partition.until = from + length;
+    spec.partitions.push_back(std::move(partition));
+  }
+}
+
+void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
+                    const std::vector<std::string>& providers) {
+  std::vector<int> creates;  // request numbers of the creates so far
+  Duration at{0};
+  const std::size_t count = std::min(raw.steps.size(), kMaxSteps);
+  for (std::size_t i = 0; i < count; ++i) {
+    const RawStep& s = raw.steps[i];
+    at += std::chrono::milliseconds(s.gap_ms % 20'000);
+    scenario::TimelineEntry entry;
+    entry.at = at;
+    entry.client = spec.clients[static_cast<std::size_t>(wrap(s.client, spec.clients.size()))].name;
+    const int kind = creates.empty() ? 0 : wrap(s.kind, 5);
+    if (kind == 0) {
+      entry.kind = scenario::TimelineEntry::Kind::create_job;
+      entry.create_job.client = entry.client;
+      entry.create_job.key = pick(kKeys, s.key);
+      entry.create_job.body = body(s.body, providers);
+      entry.request = static_cast<int>(spec.timeline.size()) + 1;
+      creates.push_back(entry.request);
+      spec.timeline.push_back(std::move(entry));
+      continue;
+    }
+    entry.target_request = creates[static_cast<std::size_t>(wrap(s.target, creates.size()))];
+    entry.attempt_no = 1 + std::max(s.attempt, 0) % 3;
+    if (kind == 1) {
+      entry.kind = scenario::TimelineEntry::Kind::get_job;
+    } else if (kind == 3 || kind == 4) {
+      entry.kind = scenario::TimelineEntry::Kind::cancel;
+    } else {
+      entry.kind = scenario::TimelineEntry::Kind::retry;
+    }
+    if (kind == 2 && s.provider % 4 != 0) {
+      entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
+    }
+    entry.request = static_cast<int>(spec.timeline.size()) + 1;
+    // An operator's usual story: cancel the stuck attempt, then start one on another provider
+    // (the cancelled one may still answer late and race it).
+    scenario::TimelineEntry retry = entry;
+    spec.timeline.push_back(std::move(entry));
+    if (kind == 4) {
+      retry.kind = scenario::TimelineEntry::Kind::retry;
+      retry.at += std::chrono::milliseconds(100 + s.gap_ms % 900);
+      at = retry.at;
+      retry.provider = providers[static_cast<std::size_t>(wrap(s.provider + 1, providers.size()))];
+      retry.request = static_cast<int>(spec.timeline.size()) + 1;
+      spec.timeline.push_back(std::move(retry));
+    }
+  }
+  if (spec.timeline.empty()) {  // a case always sends something
+    scenario::TimelineEntry entry;
+    entry.client = spec.clients[0].name;
+    entry.create_job = {entry.client, std::string(kKeys[0]), body(0, providers)};
+    entry.request = 1;
+    spec.timeline.push_back(std::move(entry));
+  }
+}
+
+}  // namespace
+
+scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& name) {
+  scenario::ScenarioSpec spec;
+  spec.file = name + ".yaml";
+  spec.name = name;
+  spec.seed = raw.seed;
+  spec.quiet = 3min;
+  spec.topology = {1 + std::max(raw.api_nodes, 0) % 3, 1 + std::max(raw.workers, 0) % 3, true};
+  auto& policy = spec.policy;
+  policy.attempt_deadline = std::chrono::seconds(2 + std::max(raw.deadline_s, 0) % 20);
+  policy.lease =
+      policy.attempt_deadline + std::chrono::seconds(1 + std::max(raw.lease_extra_s, 0) % 20);
+  policy.reconcile_period = std::chrono::seconds(1 + std::max(raw.reconcile_s, 0) % 10);
+  policy.client_timeout = 2s;
+  policy.client_retries = std::max(raw.client_retries, 0) % 4;
+  policy.lb_timeout = 1s;
+  policy.lb_retries = std::max(raw.lb_retries, 0) % 3;
+  const std::size_t provider_count = std::clamp<std::size_t>(raw.providers.size(), 1, 3);
+  std::vector<std::string> provider_names;
+  for (std::size_t i = 0; i < provider_count; ++i) {
+    const RawProvider fallback;
+    const RawProvider& p = i < raw.providers.size() ? raw.providers[i] : fallback;
+    scenario::ProviderSpec provider;
+    provider.name = kProviders[i];
+    provider.latency = {std::chrono::milliseconds(1 + p.latency_ms % 3'000),
+                        std::chrono::milliseconds(1 + p.latency_ms % 3'000)};
+    provider.certify = p.certify;
+    for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {
+      scenario::ProviderCallSpec call{pick(kOutcomes, p.script[k].outcome), std::nullopt};
+      if (p.script[k].latency_ms > 0) {
+        const auto latency = std::chrono::milliseconds(p.script[k].latency_ms % 60'000);
+        call.latency = scenario::LatencySpec{latency, latency};
+      }
+      provider.script.push_back(call);
+    }
+    provider_names.push_back(provider.name);
+    spec.providers.push_back(std::move(provider));
+  }
+  const int clients = 1 + std::max(raw.clients, 0) % 3;
+  for (int i = 0; i < clients; ++i) {
+    const bool bob = raw.owners % 2 == 1 && i % 2 == 1;
+    std::string client = "c";
+    client += std::to_string(i + 1);
+    spec.clients.push_back({std::move(client), bob ? "bob" : "alice"});
+  }
+  const RawLink quiet_link;
+  auto link = [&](std::size_t i) -> const RawLink& {
+    return i < raw.links.size() ? raw.links[i] : quiet_link;
+  };
+  spec.network.client_lb = build_link(link(0), false);
+  spec.network.lb_api = build_link(link(1), false);
+  spec.network.worker_provider = build_link(link(2), false);
+  spec.network.node_store = build_link(link(3), true);
+  build_faults(raw, spec);
+  build_timeline(raw, spec, provider_names);
+  for (const auto& invariant : check::all_invariants()) spec.invariants.emplace_back(invariant.id);
+  return spec;
+}
+
+CaseSize size_of(const scenario::ScenarioSpec& spec) {
+  CaseSize size;
+  size.steps = static_cast<int>(spec.timeline.size());
+  size.nodes = spec.topology.api_nodes + spec.topology.workers +
+               (spec.topology.reconciler ? 1 : 0) + static_cast<int>(spec.clients.size()) +
+               static_cast<int>(spec.providers.size());
+  size.faults = static_cast<int>(spec.node_faults.size() / 2 + spec.partitions.size());
+  for (const auto* link : {&spec.network.client_lb, &spec.network.lb_api,
+                           &spec.network.worker_provider, &spec.network.node_store}) {
+    size.faults += (link->drop_request + link->drop_response + link->duplicate + link->reorder +
+                    link->commit_unknown) > 0
+                       ? 1
+                       : 0;
+  }
+  return size;
+}
+
+}  // namespace onejob::fuzz

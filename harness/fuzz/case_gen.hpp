@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "harness/scenario/spec.hpp"
+
+namespace onejob::fuzz {
+
+// A generated case in raw form: small integers that RapidCheck draws and shrinks one by one
+// (toward 0 and toward shorter lists). build_scenario turns any RawCase into a valid scenario:
+// references are taken modulo what exists and impossible entries are dropped, so every shrink of
+// a case is still a case.
+struct RawStep {
+  int kind = 0;    // 0 create_job, 1 get_job, 2 retry, 3 cancel, 4 cancel then retry
+  int gap_ms = 0;  // after the previous step
+  int client = 0;
+  int key = 0;       // create: a key from a small pool (deliberate reuse); 0: the first key
+  int body = 0;      // create: one of a small set of bodies, with near-duplicates
+  int target = 0;    // action: which earlier create
+  int attempt = 0;   // cancel: attempt number - 1
+  int provider = 0;  // retry: 0 none, else providers[provider - 1]
+};
+
+struct RawCall {
+  int outcome = 0;     // index into the outcomes, ok first
+  int latency_ms = 0;  // 0: the provider's own latency
+};
+
+struct RawProvider {
+  int latency_ms = 0;
+  bool certify = false;
+  std::vector<RawCall> script;
+};
+
+struct RawLink {
+  int latency_ms = 0;
+  int drop_request = 0;  // a rate level: 0 none
+  int drop_response = 0;
+  int duplicate = 0;
+  int reorder = 0;
+  int commit_unknown = 0;  // node_store only
+};
+
+struct RawFault {
+  int kind = 0;  // 0 crash (then restart after `length_ms`), 1 partition
+  int node = 0;  // crash: a node of the topology; partition: a link
+  int from_ms = 0;
+  int length_ms = 0;
+  int direction = 0;  // partition: both, requests, responses
+  int width = 0;      // partition: how many of the link's nodes are cut
+};
+
+struct RawCase {
+  std::uint64_t seed = 0;
+  int api_nodes = 0;  // + 1
+  int workers = 0;    // + 1
+  int deadline_s = 0;
+  int lease_extra_s = 0;
+  int reconcile_s = 0;
+  int client_retries = 0;
+  int lb_retries = 0;
+  int clients = 0;  // + 1
+  int owners = 0;   // clients share owners: 0 all alice, 1 alice and bob alternate
+  std::vector<RawProvider> providers;
+  std::vector<RawLink> links;  // client_lb, lb_api, worker_provider, node_store
+  std::vector<RawFault> faults;
+  std::vector<RawStep> steps;
+};
+
+// A valid scenario for any raw case. `name` names it.
+scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& name);
+
+// How big a case is, for reports: timeline steps, nodes, faults (node faults + partitions +
+// faulty links).
+struct CaseSize {
+  int steps = 0;
+  int nodes = 0;
+  int faults = 0;
+};
+CaseSize size_of(const scenario::ScenarioSpec& spec);
+
+}  // namespace onejob::fuzz

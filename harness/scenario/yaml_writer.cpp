@@ -1,0 +1,175 @@
+#include "harness/scenario/yaml_writer.hpp"
+
+#include <cstdio>
+
+#include "harness/scenario/yaml_reader.hpp"
+
+namespace onejob::scenario {
+namespace {
+
+// A YAML single-quoted scalar: every byte kept, quotes doubled.
+std::string quoted(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string duration(Duration value) { return format_duration(value); }
+
+std::string latency(const LatencySpec& range) {
+  if (range.min == range.max) return duration(range.min);
+  return "{min: " + duration(range.min) + ", max: " + duration(range.max) + "}";
+}
+
+std::string probability(Ppm ppm) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f%%", static_cast<double>(ppm) / 10'000.0);
+  return text;
+}
+
+const char* link_name(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::client_lb:
+      return "client_lb";
+    case LinkKind::lb_api:
+      return "lb_api";
+    case LinkKind::worker_provider:
+      return "worker_provider";
+    case LinkKind::node_store:
+      break;
+  }
+  return "node_store";
+}
+
+std::string link(const LinkSpec& spec, bool store) {
+  std::string out =
+      "{latency: " + latency(spec.latency) + ", drop_request: " + probability(spec.drop_request) +
+      ", drop_response: " + probability(spec.drop_response) +
+      ", duplicate: " + probability(spec.duplicate) + ", reorder: " + probability(spec.reorder) +
+      ", reorder_window: " + duration(spec.reorder_window);
+  if (store) out += ", commit_unknown: " + probability(spec.commit_unknown);
+  return out + "}";
+}
+
+std::string call(const ProviderCallSpec& spec) {
+  std::string out = "{outcome: " + std::string(to_string(spec.outcome));
+  if (spec.latency) out += ", latency: " + latency(*spec.latency);
+  return out + "}";
+}
+
+void write_policy(std::string& out, const ScenarioPolicy& p) {
+  out += "policy:\n";
+  out += "  attempt_deadline: " + duration(p.attempt_deadline) + "\n";
+  out += "  lease: " + duration(p.lease) + "\n";
+  out += "  reconcile_period: " + duration(p.reconcile_period) + "\n";
+  out += "  status_timeout: " + duration(p.status_timeout) + "\n";
+  out += "  worker_poll: " + duration(p.worker_poll) + "\n";
+  out += "  worker_capacity: " + std::to_string(p.worker_capacity) + "\n";
+  out += "  attempt_limit: " + std::to_string(p.attempt_limit) + "\n";
+  out += "  client_timeout: " + duration(p.client_timeout) + "\n";
+  out += "  client_retries: " + std::to_string(p.client_retries) + "\n";
+  out += "  lb_timeout: " + duration(p.lb_timeout) + "\n";
+  out += "  lb_retries: " + std::to_string(p.lb_retries) + "\n";
+}
+
+void write_providers(std::string& out, const std::vector<ProviderSpec>& providers) {
+  if (providers.empty()) return;
+  out += "providers:\n";
+  for (const auto& p : providers) {
+    out += "  - name: " + p.name + "\n";
+    out += "    latency: " + latency(p.latency) + "\n";
+    out += std::string("    certify: ") + (p.certify ? "true" : "false") + "\n";
+    out += "    max_prompt_tokens: " + std::to_string(p.max_prompt_tokens) + "\n";
+    if (p.prompt_template) out += "    prompt_template: " + quoted(*p.prompt_template) + "\n";
+    out += "    default: " + call(p.default_call) + "\n";
+    if (!p.script.empty()) {
+      out += "    script:\n";
+      for (const auto& c : p.script) out += "      - " + call(c) + "\n";
+    }
+  }
+}
+
+void write_faults(std::string& out, const ScenarioSpec& spec) {
+  if (spec.node_faults.empty() && spec.partitions.empty()) return;
+  out += "faults:\n";
+  for (const auto& f : spec.node_faults) {
+    const char* kind = f.kind == NodeFaultSpec::Kind::crash ? "crash" : "restart";
+    out += "  - {at: " + duration(f.at) + ", " + kind + ": " + f.node + "}\n";
+  }
+  for (const auto& p : spec.partitions) {
+    std::string nodes;
+    for (const auto& node : p.nodes) nodes += (nodes.empty() ? "" : ", ") + node;
+    const char* direction = p.direction == PartitionSpec::Direction::both       ? "both"
+                            : p.direction == PartitionSpec::Direction::requests ? "requests"
+                                                                                : "responses";
+    out += "  - {from: " + duration(p.from) + ", until: " + duration(p.until) +
+           ", partition: " + link_name(p.link) + ", nodes: [" + nodes +
+           "], direction: " + direction + "}\n";
+  }
+}
+
+void write_timeline(std::string& out, const std::vector<TimelineEntry>& timeline) {
+  out += "timeline:\n";
+  for (const auto& e : timeline) {
+    out += "  - at: " + duration(e.at) + "\n";
+    switch (e.kind) {
+      case TimelineEntry::Kind::create_job:
+        out += "    create_job:\n      client: " + e.create_job.client + "\n";
+        if (e.create_job.key) out += "      key: " + quoted(*e.create_job.key) + "\n";
+        out += "      raw_body: " + quoted(e.create_job.body) + "\n";
+        break;
+      case TimelineEntry::Kind::get_job:
+        out += "    get_job: {client: " + e.client +
+               ", request: " + std::to_string(e.target_request) + "}\n";
+        break;
+      case TimelineEntry::Kind::retry:
+        out += "    retry: {client: " + e.client +
+               ", request: " + std::to_string(e.target_request) +
+               (e.provider ? ", provider: " + *e.provider : std::string()) + "}\n";
+        break;
+      case TimelineEntry::Kind::cancel:
+        out += "    cancel: {client: " + e.client +
+               ", request: " + std::to_string(e.target_request) +
+               ", attempt: " + std::to_string(e.attempt_no) + "}\n";
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < comment.size()) {
+    const auto end = std::min(comment.find('\n', start), comment.size());
+    out += "# " + std::string(comment.substr(start, end - start)) + "\n";
+    start = end + 1;
+  }
+  out += "name: " + spec.name + "\n";
+  if (!spec.description.empty()) out += "description: " + quoted(spec.description) + "\n";
+  out += "seed: " + std::to_string(spec.seed) + "\n";
+  if (spec.duration) out += "duration: " + duration(*spec.duration) + "\n";
+  if (spec.quiet) out += "quiet: " + duration(*spec.quiet) + "\n";
+  out += std::string("swarm: ") + (spec.swarm ? "true" : "false") + "\n";
+  out += "topology: {api_nodes: " + std::to_string(spec.topology.api_nodes) +
+         ", workers: " + std::to_string(spec.topology.workers) +
+         ", reconciler: " + (spec.topology.reconciler ? "true" : "false") + "}\n";
+  write_policy(out, spec.policy);
+  write_providers(out, spec.providers);
+  out += "clients:\n";
+  for (const auto& c : spec.clients) {
+    out += "  - {name: " + c.name + ", owner: " + quoted(c.owner) + "}\n";
+  }
+  out += "network:\n";
+  out += "  client_lb: " + link(spec.network.client_lb, false) + "\n";
+  out += "  lb_api: " + link(spec.network.lb_api, false) + "\n";
+  out += "  worker_provider: " + link(spec.network.worker_provider, false) + "\n";
+  out += "  node_store: " + link(spec.network.node_store, true) + "\n";
+  write_faults(out, spec);
+  write_timeline(out, spec.timeline);
+  out += "invariants: all\n";
+  return out;
+}
+
+}  // namespace onejob::scenario
