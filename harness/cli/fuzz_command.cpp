@@ -107,6 +107,10 @@ std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& s
 }
 
 int fuzz_command(const FuzzFlags& flags) {
+  if (flags.report_dir.empty()) {
+    std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
+    return kExitBadInput;
+  }
   fuzz::CampaignOptions options;
   options.seed = flags.seed;
   options.cases = flags.cases;
@@ -213,6 +217,10 @@ int fuzz_command(const FuzzFlags& flags) {
 }
 
 int merge_command(const MergeFlags& flags) {
+  if (flags.report_dir.empty()) {
+    std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
+    return kExitBadInput;
+  }
   std::uint64_t cases = 0;
   std::uint64_t checks = 0;
   check::MarkCounts marks;
