@@ -29,7 +29,7 @@ rc::Gen<RawCase> raw_case() {
       provider.latency_ms = *rc::gen::inRange(0, 3'000);
       provider.certify = *rc::gen::element(false, true);
       provider.script = *rc::gen::container<std::vector<RawCall>>(rc::gen::exec([] {
-        return RawCall{*rc::gen::inRange(0, 6),
+        return RawCall{*rc::gen::element(0, 0, 0, 1, 2, 3, 4, 5),    // mostly ok
                        *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
       }));
       return provider;
@@ -51,6 +51,10 @@ rc::Gen<RawCase> raw_case() {
     return raw;
   });
 }
+
+// Cases end once nothing is left to happen rather than simulating idle minutes.
+const scenario::RunOptions kFast{
+    .seed = std::nullopt, .make_store = {}, .stop_when_quiescent = true};
 
 // splitmix64: the case's own seed from the campaign's seed and the case index.
 std::uint64_t case_seed(std::uint64_t seed, std::uint64_t index) {
@@ -88,7 +92,7 @@ Shrunk shrink(rc::Shrinkable<RawCase> failing, scenario::RunResult run, const st
     auto candidates = result.value.shrinks();
     while (auto candidate = candidates.next()) {
       if (++result.runs > budget) break;
-      auto candidate_run = scenario::run_scenario(build_scenario(candidate->value(), name));
+      auto candidate_run = scenario::run_scenario(build_scenario(candidate->value(), name), kFast);
       if (!breaks(candidate_run, rule)) continue;
       result.value = std::move(*candidate);
       result.run = std::move(candidate_run);
@@ -122,13 +126,13 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     const std::string name = case_name(options.seed, index);
     auto shrinkable = generator(rc::Random(case_seed(options.seed, index)), case_size(index));
     const auto spec = build_scenario(shrinkable.value(), name);
-    auto run = scenario::run_scenario(spec);
+    auto run = scenario::run_scenario(spec, kFast);
     ++result.cases_run;
     for (const auto& [mark, count] : run.marks) result.marks[mark] += count;
     // Every 16th case also runs twice: the same case must give the same trace.
     if (run.passed() && index % 16 == 0) {
       ++result.determinism_checks;
-      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec))) {
+      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec, kFast))) {
         run.violations.push_back(std::move(*broken));
       }
     }

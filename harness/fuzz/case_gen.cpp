@@ -223,6 +223,7 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   policy.lease =
       policy.attempt_deadline + std::chrono::seconds(1 + std::max(raw.lease_extra_s, 0) % 20);
   policy.reconcile_period = std::chrono::seconds(1 + std::max(raw.reconcile_s, 0) % 10);
+  policy.worker_poll = 250ms;  // idle polling is most of a run's loop events
   policy.client_timeout = 2s;
   policy.client_retries = std::max(raw.client_retries, 0) % 4;
   policy.lb_timeout = 1s;

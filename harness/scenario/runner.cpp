@@ -19,7 +19,7 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   World world(spec, result.seed, std::move(store));
   std::optional<std::string> aborted;
   try {
-    world.run();
+    world.run(options.stop_when_quiescent);
   } catch (const std::exception& error) {
     aborted = error.what();
   }

@@ -20,6 +20,8 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;  // overrides the scenario's seed
   // The store under test; MemoryStore when empty.
   std::function<std::unique_ptr<Store>()> make_store;
+  // End the run once nothing is left to happen (World::run), instead of at its full length.
+  bool stop_when_quiescent = false;
 };
 
 struct RunResult {

@@ -28,6 +28,8 @@ constexpr const char* kLb = "lb";
 const Duration kSettleTime = std::chrono::minutes(10);
 // With one, the faults go on this long after the last action before they heal.
 const Duration kStormSettleTime = std::chrono::minutes(1);
+// How often a run that may stop early looks whether anything is left to happen.
+const Duration kQuiescenceProbe = std::chrono::seconds(30);
 
 SystemConfig system_config(const ScenarioSpec& spec) {
   SystemConfig config;
@@ -201,7 +203,7 @@ void World::crash(Node& node) {
   trace_.record(node.name, events::to_event(events::NodeCrashed{}), /*injected=*/true);
 }
 
-void World::run() {
+void World::run(bool stop_when_quiescent) {
   for (const auto& [name, node] : nodes_) start(*node, false);
   for (const auto& provider : spec_.providers) {
     if (!provider.certify) continue;
@@ -231,7 +233,25 @@ void World::run() {
   } else {
     end_ = Instant(spec_.duration.value_or(last_action(spec_) + kSettleTime));
   }
-  loop_.advance_to(end_);
+  if (!stop_when_quiescent) {
+    loop_.advance_to(end_);
+  } else {
+    const Instant earliest(
+        spec_.quiet ? Instant(spec_.duration.value_or(last_action(spec_) + kStormSettleTime))
+                    : Instant(last_action(spec_)));
+    std::size_t commits_seen = 0;
+    while (loop_.now() < end_) {
+      loop_.advance_to(std::min(end_, loop_.now() + kQuiescenceProbe));
+      std::size_t commits = 0;
+      for (const auto& e : trace_.events()) commits += e.node == "store" ? 1 : 0;
+      const bool still = commits == commits_seen;
+      commits_seen = commits;
+      if (loop_.now() >= earliest && still && quiescent()) {
+        end_ = loop_.now();
+        break;
+      }
+    }
+  }
   trace_.record("world", events::to_event(events::RunEnded{}));
 }
 
@@ -248,12 +268,57 @@ Async<void> read_rows_from(Store* store, std::vector<std::int64_t> ids, check::S
 
 }  // namespace
 
+namespace {
+
+// Whether the store still holds work that will move: an attempt STARTING or RUNNING, an UNKNOWN
+// one whose provider has an answer for the reconciler, or a failover the reconciler will resume.
+Async<void> quiet_store(Store* store,
+                        const std::map<std::string, std::unique_ptr<sim::SimProvider>>* providers,
+                        bool* waiting) {
+  for (auto state : {AttemptState::starting, AttemptState::running}) {
+    if (!(co_await store->find_attempts_in_state(state)).empty()) {
+      *waiting = true;
+      co_return;
+    }
+  }
+  for (const auto& attempt : co_await store->find_attempts_in_state(AttemptState::unknown)) {
+    auto provider = providers->find(attempt.provider);
+    if (provider != providers->end() && provider->second->answers(attempt.provider_key)) {
+      *waiting = true;
+      co_return;
+    }
+  }
+  for (const auto& job : co_await store->find_idle_jobs()) {
+    const auto attempts = co_await store->list_attempts(job.id);
+    if (!attempts.empty() && attempts.back().state == AttemptState::failed) {
+      *waiting = true;
+      co_return;
+    }
+  }
+}
+
+}  // namespace
+
 check::StoreRows World::read_rows(const std::vector<std::int64_t>& job_ids) {
   check::StoreRows rows;
   boost::asio::io_context reader;
   boost::asio::co_spawn(reader, read_rows_from(store_.get(), job_ids, &rows), rethrow_error);
   reader.run();
   return rows;
+}
+
+bool World::quiescent() {
+  for (std::size_t i = 0; i < received_.size(); ++i) {
+    if (!received_[i]) return false;
+  }
+  for (const auto& [name, provider] : providers_) {
+    if (provider->working()) return false;
+  }
+  bool waiting = false;
+  boost::asio::io_context reader;
+  boost::asio::co_spawn(reader, quiet_store(store_.get(), &providers_, &waiting), rethrow_error);
+  reader.run();
+  return !waiting;
 }
 
 void World::begin_quiet() {

@@ -35,8 +35,12 @@ class World {
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
-  // Runs the scenario to its end (its duration, or 10 minutes after its last action).
-  void run();
+  // Runs the scenario to its end (its duration, or 10 minutes after its last action; with a
+  // quiet phase, the end of it). With `stop_when_quiescent`, the run ends earlier, once the
+  // faults are over (healed, with a quiet phase) and nothing is left to happen: every request
+  // answered, no attempt STARTING or RUNNING, no provider still working, no UNKNOWN attempt whose
+  // provider has an answer to give, no failover waiting, and nothing committed for 30 s.
+  void run(bool stop_when_quiescent = false);
 
   const sim::Trace& trace() const { return trace_; }
   const std::vector<std::optional<ReceivedResponse>>& received() const { return received_; }
@@ -56,6 +60,7 @@ class World {
   // Faults heal: links deliver, partitions end, crashed nodes restart, clients retry until
   // answered.
   void begin_quiet();
+  bool quiescent();
   Node& node(const std::string& name);
 
   void client_send(int number, int attempt);

@@ -118,7 +118,10 @@ void SimProvider::execute(const ProviderCall& call) {
                     .output = reply.output,
                     .answers_at = hangs ? std::nullopt : std::optional(loop_.now() + latency),
                 }));
-  if (hangs) return;
+  if (hangs) {
+    executions_.at(call.provider_key).hangs = true;
+    return;
+  }
   loop_.schedule_after(latency, [this, key = call.provider_key, reply] {
     Execution& done = executions_.at(key);
     done.done = true;
@@ -126,6 +129,16 @@ void SimProvider::execute(const ProviderCall& call) {
     auto waiting = std::move(done.waiting);
     for (auto& answer : waiting) answer(reply);
   });
+}
+
+bool SimProvider::working() const {
+  return std::ranges::any_of(
+      executions_, [](const auto& entry) { return !entry.second.done && !entry.second.hangs; });
+}
+
+bool SimProvider::answers(const std::string& provider_key) const {
+  auto it = executions_.find(provider_key);
+  return it != executions_.end() && !it->second.hangs;
 }
 
 ProviderStatus SimProvider::status(const std::string& provider_key) const {

@@ -36,10 +36,15 @@ class SimProvider {
   ProviderStatus status(const std::string& provider_key) const;
 
   const std::string& name() const { return spec_.name; }
+  // Whether some execution is still working and will answer (a hang never does).
+  bool working() const;
+  // Whether the execution of `provider_key` has answered, or will: not a hang, not unknown.
+  bool answers(const std::string& provider_key) const;
 
  private:
   struct Execution {
     bool done = false;
+    bool hangs = false;
     ProviderReply reply;
     std::vector<ReplyFn> waiting;
   };
