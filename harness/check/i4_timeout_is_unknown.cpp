@@ -37,8 +37,13 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
       if (evidence) continue;
       std::string provider_did = "its provider never executed it";
       if (execution != nullptr) {
-        provider_did = "its provider's execution was \"" + execution->executed.what.outcome + "\"" +
-                       (execution->executed.what.answers_at ? "" : " and never answered");
+        const auto& executed = execution->executed.what;
+        provider_did = "its provider's execution was \"" + executed.outcome + "\"";
+        if (!executed.answers_at) {
+          provider_did += " and never answered";
+        } else if (definitive_failure(executed.outcome)) {
+          provider_did += ", answering only later";
+        }
       }
       out.push_back({"I4",
                      "the store moved " + attempt_ref(id) + " of " + job_ref(attempt.job_id()) +

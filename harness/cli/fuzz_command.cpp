@@ -1,6 +1,7 @@
 // `onejob fuzz` and `onejob merge`: a campaign of generated cases, and the totals of several.
 #include "harness/cli/fuzz_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,9 @@
 #include <iterator>
 
 #include <nlohmann/json.hpp>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness/check/marks.hpp"
 #include "harness/fuzz/campaign.hpp"
@@ -106,9 +110,51 @@ std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& s
   return std::nullopt;
 }
 
+// `--jobs N`: one process per job, each running every N-th case of this shard (so the jobs of
+// one run, like shards, never overlap), then one merged report. Each job stops at its own first
+// failure; the report names the failure with the smallest case index first.
+int run_jobs(const FuzzFlags& flags, std::uint64_t shard, std::uint64_t shards) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<pid_t> children;
+  std::vector<std::string> dirs;
+  for (int job = 1; job <= flags.jobs; ++job) {
+    FuzzFlags child = flags;
+    child.jobs = 1;
+    child.job_number = job;
+    child.shard = std::to_string(shard + shards * static_cast<std::uint64_t>(job - 1)) + "/" +
+                  std::to_string(shards * static_cast<std::uint64_t>(flags.jobs));
+    child.report_dir = (fs::path(flags.report_dir) / "jobs" / std::to_string(job)).string();
+    dirs.push_back(child.report_dir);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) _exit(fuzz_command(child));
+    if (pid < 0) {
+      std::perror("onejob: fork");
+      return kExitBadInput;
+    }
+    children.push_back(pid);
+  }
+  int worst = kExitPass;
+  for (const pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitBadInput;
+    if (code == kExitBadInput || (code == kExitFail && worst == kExitPass)) worst = code;
+  }
+  if (worst == kExitBadInput) return kExitBadInput;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return merge_command({.dirs = dirs, .report_dir = flags.report_dir}, seconds);
+}
+
 int fuzz_command(const FuzzFlags& flags) {
   if (flags.report_dir.empty()) {
     std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
+    return kExitBadInput;
+  }
+  if (flags.jobs < 1 || flags.jobs > 256) {
+    std::cerr << "onejob: --jobs: expected 1 to 256, found " << flags.jobs << "\n";
     return kExitBadInput;
   }
   fuzz::CampaignOptions options;
@@ -120,6 +166,7 @@ int fuzz_command(const FuzzFlags& flags) {
     std::cerr << "onejob: " << *problem << "\n";
     return kExitBadInput;
   }
+  if (flags.jobs > 1 && !flags.only_case) return run_jobs(flags, options.shard, options.shards);
   std::optional<Duration> budget;
   if (!flags.time_budget.empty()) {
     budget = scenario::parse_duration(flags.time_budget);
@@ -144,9 +191,11 @@ int fuzz_command(const FuzzFlags& flags) {
     if (now - last_print < std::chrono::seconds(1) && failures == 0) return;
     last_print = now;
     const double seconds = std::chrono::duration<double>(elapsed()).count();
-    std::fprintf(stderr, "fuzz: %llu cases, %.0f cases/s, marks %zu/%zu, violations %zu\n",
-                 static_cast<unsigned long long>(cases), seconds > 0 ? cases / seconds : 0.0, marks,
-                 check::all_marks().size(), failures);
+    const std::string job =
+        flags.job_number ? " [job " + std::to_string(*flags.job_number) + "]" : "";
+    std::fprintf(stderr, "fuzz%s: %llu cases, %.0f cases/s, marks %zu/%zu, violations %zu\n",
+                 job.c_str(), static_cast<unsigned long long>(cases),
+                 seconds > 0 ? cases / seconds : 0.0, marks, check::all_marks().size(), failures);
   };
 
   const auto result = fuzz::run_campaign(options);
@@ -186,6 +235,7 @@ int fuzz_command(const FuzzFlags& flags) {
     return kExitBadInput;
   }
 
+  if (flags.job_number) return result.failures.empty() ? kExitPass : kExitFail;
   std::printf("fuzz: %llu cases in %.1f s (%.0f cases/s), seed %llu, shard %s\n",
               static_cast<unsigned long long>(result.cases_run), seconds,
               seconds > 0 ? result.cases_run / seconds : 0.0,
@@ -216,7 +266,7 @@ int fuzz_command(const FuzzFlags& flags) {
   return result.failures.empty() ? kExitPass : kExitFail;
 }
 
-int merge_command(const MergeFlags& flags) {
+int merge_command(const MergeFlags& flags, std::optional<double> seconds) {
   if (flags.report_dir.empty()) {
     std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
     return kExitBadInput;
@@ -242,6 +292,9 @@ int merge_command(const MergeFlags& flags) {
     }
     for (const auto& failure : summary["failures"]) failures.push_back(failure);
   }
+  std::stable_sort(failures.begin(), failures.end(), [](const auto& a, const auto& b) {
+    return a.value("case", std::uint64_t{0}) < b.value("case", std::uint64_t{0});
+  });
   ordered_json merged;
   merged["merged"] = flags.dirs;
   merged["cases_run"] = cases;
@@ -252,13 +305,28 @@ int merge_command(const MergeFlags& flags) {
     fs::create_directories(flags.report_dir);
     write_file(fs::path(flags.report_dir) / "summary.json",
                merged.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
+    write_file(fs::path(flags.report_dir) / "junit.xml", junit(merged));
   } catch (const std::exception& error) {
     std::cerr << "onejob: cannot write " << flags.report_dir << ": " << error.what() << "\n";
     return kExitBadInput;
   }
-  std::printf("merged %zu campaigns: %llu cases, %zu violations, marks reached %zu/%zu\n",
-              flags.dirs.size(), static_cast<unsigned long long>(cases), failures.size(),
-              merged["marks"]["reached"].get<std::size_t>(), check::all_marks().size());
+  if (seconds) {
+    std::printf("fuzz: %llu cases in %.1f s (%.0f cases/s), %zu jobs\n",
+                static_cast<unsigned long long>(cases), *seconds,
+                *seconds > 0 ? static_cast<double>(cases) / *seconds : 0.0, flags.dirs.size());
+    std::printf("marks reached: %zu/%zu\n", merged["marks"]["reached"].get<std::size_t>(),
+                check::all_marks().size());
+    for (const auto& failure : failures) {
+      std::printf("FAIL  case %llu: [%s] %s\n      repro: %s\n",
+                  static_cast<unsigned long long>(failure.value("case", std::uint64_t{0})),
+                  failure.value("rule", "").c_str(), failure.value("message", "").c_str(),
+                  failure.value("repro", "").c_str());
+    }
+  } else {
+    std::printf("merged %zu campaigns: %llu cases, %zu violations, marks reached %zu/%zu\n",
+                flags.dirs.size(), static_cast<unsigned long long>(cases), failures.size(),
+                merged["marks"]["reached"].get<std::size_t>(), check::all_marks().size());
+  }
   std::printf("report: %s/summary.json\n", flags.report_dir.c_str());
   return failures.empty() ? kExitPass : kExitFail;
 }

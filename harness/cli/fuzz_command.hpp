@@ -14,6 +14,9 @@ struct FuzzFlags {
   std::string shard = "1/1";
   std::optional<std::uint64_t> only_case;
   std::string report_dir = "reports/fuzz";
+  int jobs = 1;  // processes; each runs an equal share of the cases
+  // Set in a job's own process: prefix its progress lines, print no final report.
+  std::optional<int> job_number;
 };
 
 struct MergeFlags {
@@ -25,7 +28,8 @@ struct MergeFlags {
 // bad input.
 int fuzz_command(const FuzzFlags& flags);
 // Sums the summaries of several campaigns (shards); exit 0, or 1 when any had a violation.
-int merge_command(const MergeFlags& flags);
+// `seconds`: the wall time of a --jobs run whose jobs are being merged (its report lines).
+int merge_command(const MergeFlags& flags, std::optional<double> seconds = std::nullopt);
 
 // Parses "i/n" (1 <= i <= n); the problem when it is not one.
 std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& shard,

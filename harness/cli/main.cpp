@@ -249,6 +249,9 @@ int main(int argc, char** argv) {
                    "Run shard i of n: the cases whose index is i-1 modulo n (case k depends only "
                    "on the build, the seed and k, so shards never overlap)")
       ->capture_default_str();
+  fuzz->add_option("--jobs", fuzz_flags.jobs,
+                   "Processes to run the cases in (each takes every N-th case; one merged report)")
+      ->capture_default_str();
   fuzz->add_option("--case", fuzz_flags.only_case, "Run (and shrink) only this case index")
       ->check(CLI::NonNegativeNumber);
   fuzz->add_option("--report-dir", fuzz_flags.report_dir,

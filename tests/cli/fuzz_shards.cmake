@@ -1,5 +1,5 @@
 # Shards 1/2 and 2/2 of a campaign run exactly its cases: their merged totals (cases run, marks
-# reached, violations) equal the unsharded run's.
+# reached, violations) equal the unsharded run's, and so do those of --jobs 2.
 # Usage: cmake -DONEJOB=<binary> -DDIR=<scratch dir> -P fuzz_shards.cmake
 file(REMOVE_RECURSE "${DIR}")
 foreach(run IN ITEMS "whole;1/1" "one;1/2" "two;2/2")
@@ -33,4 +33,16 @@ string(JSON alone_marks GET "${alone_json}" marks counts)
 if(NOT merged_marks STREQUAL alone_marks)
   message(FATAL_ERROR "mark counts differ:\n${merged_marks}\n${alone_marks}")
 endif()
-message(STATUS "shards 1/2 + 2/2 = the whole campaign: ${merged_totals}")
+execute_process(COMMAND "${ONEJOB}" fuzz --cases 120 --seed 9 --jobs 2 --report-dir "${DIR}/jobs"
+                RESULT_VARIABLE code OUTPUT_QUIET ERROR_QUIET)
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "onejob fuzz --jobs 2 exited ${code}")
+endif()
+file(READ "${DIR}/jobs/summary.json" jobs_json)
+string(JSON jobs_marks GET "${jobs_json}" marks counts)
+string(JSON jobs_cases GET "${jobs_json}" cases_run)
+string(JSON alone_cases GET "${alone_json}" cases_run)
+if(NOT jobs_marks STREQUAL alone_marks OR NOT jobs_cases STREQUAL alone_cases)
+  message(FATAL_ERROR "--jobs 2 ran ${jobs_cases} cases (${jobs_marks}), the whole ${alone_cases}")
+endif()
+message(STATUS "shards 1/2 + 2/2 = --jobs 2 = the whole campaign: ${merged_totals}")
