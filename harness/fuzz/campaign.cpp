@@ -24,6 +24,7 @@ rc::Gen<RawCase> raw_case() {
     raw.lb_retries = *rc::gen::inRange(0, 3);
     raw.clients = *rc::gen::inRange(0, 3);
     raw.owners = *rc::gen::inRange(0, 2);
+    raw.profile = *rc::gen::element(0, 0, 0, 1);
     raw.providers = *rc::gen::container<std::vector<RawProvider>>(rc::gen::exec([] {
       RawProvider provider;
       provider.latency_ms = *rc::gen::inRange(0, 3'000);

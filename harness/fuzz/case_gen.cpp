@@ -35,6 +35,13 @@ const T& pick(const T (&options)[N], int index) {
   return options[static_cast<std::size_t>(std::max(index, 0)) % N];
 }
 
+// In the "ties" profile, a duration rounded up to the workers' 250 ms poll.
+Duration grid(const RawCase& raw, Duration value) {
+  if (raw.profile % 2 == 0) return value;
+  constexpr Duration kStep = std::chrono::milliseconds(250);
+  return (value + kStep - Duration(1)) / kStep * kStep;
+}
+
 int wrap(int index, std::size_t count) {
   return static_cast<int>(static_cast<std::size_t>(std::max(index, 0)) % count);
 }
@@ -159,7 +166,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
   const std::size_t count = std::min(raw.steps.size(), kMaxSteps);
   for (std::size_t i = 0; i < count; ++i) {
     const RawStep& s = raw.steps[i];
-    at += std::chrono::milliseconds(s.gap_ms % 20'000);
+    at += grid(raw, std::chrono::milliseconds(s.gap_ms % 20'000));
     scenario::TimelineEntry entry;
     entry.at = at;
     entry.client = spec.clients[static_cast<std::size_t>(wrap(s.client, spec.clients.size()))].name;
@@ -193,7 +200,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     spec.timeline.push_back(std::move(entry));
     if (kind == 4) {
       retry.kind = scenario::TimelineEntry::Kind::retry;
-      retry.at += std::chrono::milliseconds(100 + s.gap_ms % 900);
+      retry.at += grid(raw, std::chrono::milliseconds(100 + s.gap_ms % 900));
       at = retry.at;
       retry.provider = providers[static_cast<std::size_t>(wrap(s.provider + 1, providers.size()))];
       retry.request = static_cast<int>(spec.timeline.size()) + 1;
@@ -235,13 +242,13 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     const RawProvider& p = i < raw.providers.size() ? raw.providers[i] : fallback;
     scenario::ProviderSpec provider;
     provider.name = kProviders[i];
-    provider.latency = {std::chrono::milliseconds(1 + p.latency_ms % 3'000),
-                        std::chrono::milliseconds(1 + p.latency_ms % 3'000)};
+    const Duration own = grid(raw, std::chrono::milliseconds(1 + p.latency_ms % 3'000));
+    provider.latency = {own, own};
     provider.certify = p.certify;
     for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {
       scenario::ProviderCallSpec call{pick(kOutcomes, p.script[k].outcome), std::nullopt};
       if (p.script[k].latency_ms > 0) {
-        const auto latency = std::chrono::milliseconds(p.script[k].latency_ms % 60'000);
+        const auto latency = grid(raw, std::chrono::milliseconds(p.script[k].latency_ms % 60'000));
         call.latency = scenario::LatencySpec{latency, latency};
       }
       provider.script.push_back(call);
@@ -264,6 +271,12 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   spec.network.lb_api = build_link(link(1), false);
   spec.network.worker_provider = build_link(link(2), false);
   spec.network.node_store = build_link(link(3), true);
+  if (raw.profile % 2 == 1) {  // instant links: only the grid decides when things happen
+    for (auto* each : {&spec.network.client_lb, &spec.network.lb_api, &spec.network.worker_provider,
+                       &spec.network.node_store}) {
+      each->latency = {Duration(0), Duration(0)};
+    }
+  }
   build_faults(raw, spec);
   build_timeline(raw, spec, provider_names);
   for (const auto& invariant : check::all_invariants()) spec.invariants.emplace_back(invariant.id);
