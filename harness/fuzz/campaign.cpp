@@ -55,7 +55,10 @@ rc::Gen<RawCase> raw_case() {
 
 // Cases end once nothing is left to happen rather than simulating idle minutes.
 const scenario::RunOptions kFast{
-    .seed = std::nullopt, .make_store = {}, .stop_when_quiescent = true};
+    .seed = std::nullopt, .make_store = {}, .stop_when_quiescent = true, .trace_text = false};
+// The same, with the trace rendered: for determinism checks and for what a failure reports.
+const scenario::RunOptions kTraced{
+    .seed = std::nullopt, .make_store = {}, .stop_when_quiescent = true, .trace_text = true};
 
 // splitmix64: the case's own seed from the campaign's seed and the case index.
 std::uint64_t case_seed(std::uint64_t seed, std::uint64_t index) {
@@ -127,13 +130,14 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     const std::string name = case_name(options.seed, index);
     auto shrinkable = generator(rc::Random(case_seed(options.seed, index)), case_size(index));
     const auto spec = build_scenario(shrinkable.value(), name);
-    auto run = scenario::run_scenario(spec, kFast);
+    const bool checked = index % 16 == 0;  // every 16th case also runs twice
+    auto run = scenario::run_scenario(spec, checked ? kTraced : kFast);
     ++result.cases_run;
     for (const auto& [mark, count] : run.marks) result.marks[mark] += count;
-    // Every 16th case also runs twice: the same case must give the same trace.
-    if (run.passed() && index % 16 == 0) {
+    // The same case must give the same trace.
+    if (run.passed() && checked) {
       ++result.determinism_checks;
-      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec, kFast))) {
+      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec, kTraced))) {
         run.violations.push_back(std::move(*broken));
       }
     }
@@ -143,6 +147,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
                         ? Shrunk{shrinkable, run, 0, 0}
                         : shrink(shrinkable, run, rule, name, options.shrink_runs_max);
       auto shrunk_spec = build_scenario(shrunk.value.value(), name);
+      if (rule != "determinism") shrunk.run = scenario::run_scenario(shrunk_spec, kTraced);
       std::string message;
       for (const auto& violation : shrunk.run.violations) {
         if (violation.invariant == rule) {

@@ -24,8 +24,10 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
     aborted = error.what();
   }
   result.history = world.trace().events();
-  result.trace_jsonl = world.trace().to_jsonl();
-  result.trace_hash = world.trace().hash();
+  if (options.trace_text) {
+    result.trace_jsonl = world.trace().to_jsonl();
+    result.trace_hash = world.trace().hash();
+  }
   result.simulated = world.end().time_since_epoch();
   if (aborted) {
     result.violations.push_back({"run", "the run aborted: " + *aborted, std::nullopt, {}});

@@ -22,6 +22,9 @@ struct RunOptions {
   std::function<std::unique_ptr<Store>()> make_store;
   // End the run once nothing is left to happen (World::run), instead of at its full length.
   bool stop_when_quiescent = false;
+  // Render the trace as JSON Lines and hash it (trace_jsonl, trace_hash); a fuzz case that is
+  // only judged skips it.
+  bool trace_text = true;
 };
 
 struct RunResult {
