@@ -20,6 +20,7 @@
 #include "tests/support/fake_providers.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/run_sync.hpp"
+#include "tests/support/system_fixture.hpp"
 
 namespace onejob::test {
 namespace {
@@ -66,14 +67,8 @@ struct Api {
   }
   Response send(std::string method, std::string path, std::string body, std::string owner,
                 std::optional<std::string> key) {
-    Request request{.method = std::move(method),
-                    .path = std::move(path),
-                    .headers = {},
-                    .body = std::move(body),
-                    .principal = std::move(owner),
-                    .request_id = "r"};
-    if (key) request.headers.emplace_back("Idempotency-Key", *key);
-    return run_sync(handler.handle(std::move(request)));
+    return run_sync(handler.handle(make_request(std::move(method), std::move(path), std::move(body),
+                                                std::move(owner), std::move(key))));
   }
 
   sim::SimLoop loop{sim::Rng(3)};

@@ -51,8 +51,8 @@ void SystemFixture::run_until_done(const bool& done) {
   }
 }
 
-Response SystemFixture::request(std::string method, std::string path, std::string body,
-                                std::string owner, std::optional<std::string> key) {
+Request make_request(std::string method, std::string path, std::string body, std::string owner,
+                     std::optional<std::string> key) {
   Request request{.method = std::move(method),
                   .path = std::move(path),
                   .headers = {},
@@ -60,7 +60,13 @@ Response SystemFixture::request(std::string method, std::string path, std::strin
                   .principal = std::move(owner),
                   .request_id = "r"};
   if (key) request.headers.emplace_back("Idempotency-Key", *key);
-  return run(api.handle(std::move(request)));
+  return request;
+}
+
+Response SystemFixture::request(std::string method, std::string path, std::string body,
+                                std::string owner, std::optional<std::string> key) {
+  return run(api.handle(make_request(std::move(method), std::move(path), std::move(body),
+                                     std::move(owner), std::move(key))));
 }
 
 Response SystemFixture::create(std::string key, std::string text, std::string provider,

@@ -66,6 +66,10 @@ struct SystemFixture {
   ApiHandler api;
 };
 
+// An HTTP request as a client sends it: `key` becomes the Idempotency-Key header.
+Request make_request(std::string method, std::string path, std::string body, std::string owner,
+                     std::optional<std::string> key);
+
 // The integer "field" of a JSON response body (0 when absent).
 std::int64_t json_int(const Response& response, const std::string& field);
 std::string json_string(const Response& response, const std::string& field);
