@@ -35,10 +35,11 @@ const T& pick(const T (&options)[N], int index) {
   return options[static_cast<std::size_t>(std::max(index, 0)) % N];
 }
 
-// In the "ties" profile, a duration rounded up to the workers' 250 ms poll.
+// In the "ties" profile, a duration rounded up to a whole second (a multiple of the workers'
+// 250 ms poll): few distinct instants, so answers of two attempts often meet at one.
 Duration grid(const RawCase& raw, Duration value) {
   if (raw.profile % 2 == 0) return value;
-  constexpr Duration kStep = std::chrono::milliseconds(250);
+  constexpr Duration kStep = std::chrono::seconds(1);
   return (value + kStep - Duration(1)) / kStep * kStep;
 }
 

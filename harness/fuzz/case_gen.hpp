@@ -62,8 +62,9 @@ struct RawCase {
   int lb_retries = 0;
   int clients = 0;  // + 1
   int owners = 0;   // clients share owners: 0 all alice, 1 alice and bob alternate
-  // 1: "ties": instant links and every time a multiple of the workers' 250 ms poll, so that
-  // answers of two attempts can reach the store at one instant (the seed then orders them).
+  // 1: "ties": instant links and every time a whole second (a multiple of the workers' 250 ms
+  // poll), so that answers of two attempts can reach the store at one instant (the seed then
+  // orders them).
   int profile = 0;
   std::vector<RawProvider> providers;
   std::vector<RawLink> links;  // client_lb, lb_api, worker_provider, node_store
