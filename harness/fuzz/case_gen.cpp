@@ -96,32 +96,6 @@ scenario::LinkSpec build_link(const RawLink& raw, bool store) {
   return link;
 }
 
-std::vector<std::string> nodes_on(const scenario::ScenarioSpec& spec, LinkKind link) {
-  std::vector<std::string> nodes;
-  const auto all = scenario::loading::topology_nodes(spec.topology);
-  auto with = [&](std::string_view prefix) {
-    for (const auto& node : all) {
-      if (node.starts_with(prefix)) nodes.push_back(node);
-    }
-  };
-  switch (link) {
-    case LinkKind::client_lb:
-      for (const auto& client : spec.clients) nodes.push_back(client.name);
-      break;
-    case LinkKind::lb_api:
-      with("api-");
-      break;
-    case LinkKind::worker_provider:
-      with("worker-");
-      for (const auto& provider : spec.providers) nodes.push_back(provider.name);
-      break;
-    case LinkKind::node_store:
-      nodes = all;
-      break;
-  }
-  return nodes;
-}
-
 void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
   const auto nodes = scenario::loading::topology_nodes(spec.topology);
   std::map<std::string, Duration> busy_until;  // a node's crash windows may not overlap
@@ -143,7 +117,7 @@ void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
                                    LinkKind::lb_api, LinkKind::client_lb};
     scenario::PartitionSpec partition;
     partition.link = pick(kLinks, f.node);
-    auto candidates = nodes_on(spec, partition.link);
+    auto candidates = scenario::loading::nodes_on(spec, partition.link);
     const std::size_t width =
         1 + static_cast<std::size_t>(std::max(f.width, 0)) % candidates.size();
     const std::size_t first = static_cast<std::size_t>(wrap(f.node / 4, candidates.size()));

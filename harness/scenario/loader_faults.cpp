@@ -82,7 +82,6 @@ class FaultReader {
   void read_partition(const YAML::Node& item);
   std::vector<std::string> read_partition_nodes(const YAML::Node& node, LinkKind link);
   Duration start_time(const YAML::Node& node, std::string_view what);
-  std::vector<std::string> nodes_on(LinkKind link) const;
   void check_crash_restart_order() const;
 
   const YamlReader& reader_;
@@ -168,7 +167,7 @@ void FaultReader::read_partition(const YAML::Node& item) {
 std::vector<std::string> FaultReader::read_partition_nodes(const YAML::Node& node, LinkKind link) {
   reader_.expect_sequence(node, "nodes");
   if (node.size() == 0) reader_.fail(node, "nodes: expected at least one node");
-  const auto known = nodes_on(link);
+  const auto known = nodes_on(spec_, link);
   std::vector<std::string> nodes;
   for (const auto& item : node) {
     auto name = reader_.string(item, "node");
@@ -192,34 +191,6 @@ Duration FaultReader::start_time(const YAML::Node& node, std::string_view what) 
                            format_duration(*spec_.duration) + ")");
   }
   return time;
-}
-
-// The names a partition can cut off on each link are that link's endpoints, except the single
-// load balancer and the single store: clients on client_lb, API nodes on lb_api, workers and
-// providers on worker_provider, every API node, worker and the reconciler on node_store.
-std::vector<std::string> FaultReader::nodes_on(LinkKind link) const {
-  std::vector<std::string> nodes;
-  const auto add_topology = [&](std::string_view prefix) {
-    for (auto& name : topology_nodes(spec_.topology)) {
-      if (name.starts_with(prefix)) nodes.push_back(std::move(name));
-    }
-  };
-  switch (link) {
-    case LinkKind::client_lb:
-      for (const auto& client : spec_.clients) nodes.push_back(client.name);
-      break;
-    case LinkKind::lb_api:
-      add_topology("api-");
-      break;
-    case LinkKind::worker_provider:
-      add_topology("worker-");
-      for (const auto& provider : spec_.providers) nodes.push_back(provider.name);
-      break;
-    case LinkKind::node_store:
-      add_topology("");
-      break;
-  }
-  return nodes;
 }
 
 // Replays crashes and restarts in time order (file order among equal times): a node cannot
@@ -252,6 +223,34 @@ void FaultReader::check_crash_restart_order() const {
 }
 
 }  // namespace
+
+// The names a partition can cut off on each link are that link's endpoints, except the single
+// load balancer and the single store: clients on client_lb, API nodes on lb_api, workers and
+// providers on worker_provider, every API node, worker and the reconciler on node_store.
+std::vector<std::string> nodes_on(const ScenarioSpec& spec, LinkKind link) {
+  std::vector<std::string> nodes;
+  const auto add_topology = [&](std::string_view prefix) {
+    for (auto& name : topology_nodes(spec.topology)) {
+      if (name.starts_with(prefix)) nodes.push_back(std::move(name));
+    }
+  };
+  switch (link) {
+    case LinkKind::client_lb:
+      for (const auto& client : spec.clients) nodes.push_back(client.name);
+      break;
+    case LinkKind::lb_api:
+      add_topology("api-");
+      break;
+    case LinkKind::worker_provider:
+      add_topology("worker-");
+      for (const auto& provider : spec.providers) nodes.push_back(provider.name);
+      break;
+    case LinkKind::node_store:
+      add_topology("");
+      break;
+  }
+  return nodes;
+}
 
 std::vector<std::string> topology_nodes(const TopologySpec& topology) {
   std::vector<std::string> nodes;
