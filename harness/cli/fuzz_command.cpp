@@ -29,13 +29,6 @@ constexpr int kExitPass = 0;
 constexpr int kExitFail = 1;
 constexpr int kExitBadInput = 2;
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-
 ordered_json size_json(const fuzz::CaseSize& size) {
   return {{"steps", size.steps}, {"nodes", size.nodes}, {"faults", size.faults}};
 }
@@ -68,21 +61,9 @@ std::string junit(const ordered_json& summary) {
     const auto& first = summary["failures"][0];
     std::string text =
         first["rule"].get<std::string>() + ": " + first["message"].get<std::string>();
-    std::string escaped;
-    for (char c : text) {
-      if (c == '<')
-        escaped += "&lt;";
-      else if (c == '>')
-        escaped += "&gt;";
-      else if (c == '&')
-        escaped += "&amp;";
-      else if (c == '"')
-        escaped += "&quot;";
-      else if (static_cast<unsigned char>(c) >= 0x20)
-        escaped += c;
-    }
-    out += "      <failure type=\"" + first["rule"].get<std::string>() + "\" message=\"" + escaped +
-           "\">repro: " + first["repro"].get<std::string>() + "</failure>\n";
+    out += "      <failure type=\"" + report::xml_escape(first["rule"].get<std::string>()) +
+           "\" message=\"" + report::xml_escape(text) +
+           "\">repro: " + report::xml_escape(first["repro"].get<std::string>()) + "</failure>\n";
   }
   out += "      <system-out>cases=" + std::to_string(summary["cases_run"].get<std::uint64_t>()) +
          "</system-out>\n    </testcase>\n  </testsuite>\n</testsuites>\n";
@@ -216,8 +197,9 @@ int fuzz_command(const FuzzFlags& flags) {
       fs::create_directories(dir / "repro");
       fs::create_directories(dir / "traces");
       const fs::path repro = dir / "repro" / (failure.shrunk.name + ".yaml");
-      write_file(repro, fuzz::repro_yaml(failure, flags.seed, repro.string()));
-      write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"), failure.shrunk_run.trace_jsonl);
+      report::write_file(repro, fuzz::repro_yaml(failure, flags.seed, repro.string()));
+      report::write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"),
+                         failure.shrunk_run.trace_jsonl);
       summary["failures"].push_back({{"case", failure.case_index},
                                      {"rule", failure.rule},
                                      {"message", failure.message},
@@ -227,9 +209,9 @@ int fuzz_command(const FuzzFlags& flags) {
                                      {"shrink_steps", failure.shrink_steps},
                                      {"shrink_runs", failure.shrink_runs}});
     }
-    write_file(dir / "summary.json",
-               summary.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
-    write_file(dir / "junit.xml", junit(summary));
+    report::write_file(dir / "summary.json",
+                       summary.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
+    report::write_file(dir / "junit.xml", junit(summary));
   } catch (const std::exception& error) {
     std::cerr << "onejob: cannot write reports to " << dir.string() << ": " << error.what() << "\n";
     return kExitBadInput;
@@ -303,9 +285,9 @@ int merge_command(const MergeFlags& flags, std::optional<double> seconds) {
   merged["failures"] = failures;
   try {
     fs::create_directories(flags.report_dir);
-    write_file(fs::path(flags.report_dir) / "summary.json",
-               merged.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
-    write_file(fs::path(flags.report_dir) / "junit.xml", junit(merged));
+    report::write_file(fs::path(flags.report_dir) / "summary.json",
+                       merged.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
+    report::write_file(fs::path(flags.report_dir) / "junit.xml", junit(merged));
   } catch (const std::exception& error) {
     std::cerr << "onejob: cannot write " << flags.report_dir << ": " << error.what() << "\n";
     return kExitBadInput;

@@ -22,37 +22,6 @@ const sim::TraceEvent* find_event(const scenario::RunResult& result,
   return &result.history[*seq - 1];
 }
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even when escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 // Up to `count` events before `event` that concern the same job (or any, when it names none),
 // oldest first: the story that led to the violation.
 std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& result,
@@ -84,14 +53,45 @@ std::string violation_text(const scenario::RunResult& result, const check::Viola
   return text;
 }
 
+}  // namespace
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters even when escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
 void write_file(const std::filesystem::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << content;
   out.close();
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
-
-}  // namespace
 
 std::string replay_command(const scenario::RunResult& result) {
   return "build/onejob replay " + result.file + " --seed " + std::to_string(result.seed) +

@@ -16,6 +16,12 @@ std::string human_line(const sim::TraceEvent& event);
 // The first line where two JSON Lines traces differ, as a short report; nothing when equal.
 std::optional<std::string> first_difference(const std::string& ours, const std::string& theirs);
 
+// `text` safe inside an XML attribute or element (control characters XML 1.0 forbids become '?').
+std::string xml_escape(std::string_view text);
+
+// Writes `content` to `path`, replacing it. Throws std::runtime_error when it cannot.
+void write_file(const std::filesystem::path& path, const std::string& content);
+
 // The command line that reruns one scenario with the same seed.
 std::string replay_command(const scenario::RunResult& result);
 
