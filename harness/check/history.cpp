@@ -14,11 +14,6 @@
 namespace onejob::check {
 namespace {
 
-bool live(AttemptState state) {
-  return state == AttemptState::starting || state == AttemptState::running ||
-         state == AttemptState::unknown;
-}
-
 template <typename T>
 At<T> at(T what, const sim::TraceEvent& recorded) {
   return At<T>{std::move(what), recorded.seq, recorded.at};
@@ -230,6 +225,11 @@ HistoryModel Folder::finish() {
 
 }  // namespace
 
+bool is_live_state(AttemptState state) {
+  return state == AttemptState::starting || state == AttemptState::running ||
+         state == AttemptState::unknown;
+}
+
 AttemptState AttemptRecord::state_before(std::uint64_t seq) const {
   AttemptState before = AttemptState::starting;
   for (const auto& step : steps) {
@@ -307,7 +307,7 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
   for (auto id : job.attempts) {
     const auto state = attempts.at(id).state;
     if (state == AttemptState::unknown) return JobEnd::blocked;
-    if (live(state)) return JobEnd::running;
+    if (is_live_state(state)) return JobEnd::running;
   }
   if (latest != nullptr && latest->state == AttemptState::cancelled &&
       cancelled_by_operator(*latest, std::numeric_limits<std::uint64_t>::max())) {

@@ -32,6 +32,10 @@ namespace onejob::check {
 // Nothing here is inferred from a node's report of a write: a write exists when the commit log
 // has it.
 
+// STARTING, RUNNING or UNKNOWN: DESIGN.md's live states, stated here rather than taken from
+// system/ (a checker must not share a bug with the code it judges).
+bool is_live_state(AttemptState state);
+
 template <typename T>
 struct At {
   T what;

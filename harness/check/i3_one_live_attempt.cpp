@@ -15,11 +15,6 @@
 namespace onejob::check {
 namespace {
 
-bool live(AttemptState state) {
-  return state == AttemptState::starting || state == AttemptState::running ||
-         state == AttemptState::unknown;
-}
-
 struct Replay {
   std::map<std::int64_t, AttemptState> states;
   std::map<std::int64_t, std::int64_t> job_of;
@@ -79,12 +74,12 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
                      recorded.seq,
                      {}});
     }
-    const bool was_live = live(state->second);
+    const bool was_live = is_live_state(state->second);
     state->second = step->to;
     const auto job = replay.job_of.at(step->attempt_id);
-    if (live(step->to) && !was_live) {
+    if (is_live_state(step->to) && !was_live) {
       became_live(replay, job, step->attempt_id, recorded.seq, out);
-    } else if (!live(step->to) && was_live) {
+    } else if (!is_live_state(step->to) && was_live) {
       replay.live_by_job[job].erase(step->attempt_id);
     }
   }

@@ -13,15 +13,6 @@
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
-namespace {
-
-bool live(AttemptState state) {
-  return state == AttemptState::starting || state == AttemptState::running ||
-         state == AttemptState::unknown;
-}
-
-}  // namespace
-
 std::vector<Violation> check_side_effects(const HistoryModel& model) {
   std::vector<Violation> out;
   std::map<std::string, std::uint64_t> first_run;
@@ -45,7 +36,7 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
       if (earlier_id == attempt.id()) break;
       const AttemptRecord& earlier = model.attempts.at(earlier_id);
       const auto state = earlier.state_before(seq);
-      if (!live(state) &&
+      if (!is_live_state(state) &&
           (state != AttemptState::cancelled || model.cancelled_by_operator(earlier, seq))) {
         continue;
       }
@@ -53,7 +44,7 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
                      attempt_ref(attempt.id()) + " of " + job_ref(attempt.job_id()) +
                          " executed while the earlier " + attempt_ref(earlier_id) + " is " +
                          std::string(to_string(state)) +
-                         (live(state) ? "" : " without an operator's cancel") +
+                         (is_live_state(state) ? "" : " without an operator's cancel") +
                          ": its work may still be running",
                      seq,
                      {earlier.inserted.seq}});
