@@ -226,27 +226,27 @@ void World::run(bool stop_when_quiescent) {
       }
     });
   }
+  // The faults are over at the last action, or, with a quiet phase, once it begins.
+  Instant faults_over(last_action(spec_));
   if (spec_.quiet) {
-    const Instant quiet_from(spec_.duration.value_or(last_action(spec_) + kStormSettleTime));
-    loop_.schedule_at(quiet_from, [this] { begin_quiet(); });
-    end_ = quiet_from + *spec_.quiet;
+    faults_over = Instant(spec_.duration.value_or(last_action(spec_) + kStormSettleTime));
+    loop_.schedule_at(faults_over, [this] { begin_quiet(); });
+    end_ = faults_over + *spec_.quiet;
   } else {
     end_ = Instant(spec_.duration.value_or(last_action(spec_) + kSettleTime));
   }
   if (!stop_when_quiescent) {
     loop_.advance_to(end_);
   } else {
-    const Instant earliest(
-        spec_.quiet ? Instant(spec_.duration.value_or(last_action(spec_) + kStormSettleTime))
-                    : Instant(last_action(spec_)));
-    std::size_t commits_seen = 0;
+    std::size_t scanned = 0;  // trace events already looked at for commits
     while (loop_.now() < end_) {
       loop_.advance_to(std::min(end_, loop_.now() + kQuiescenceProbe));
-      std::size_t commits = 0;
-      for (const auto& e : trace_.events()) commits += e.node == "store" ? 1 : 0;
-      const bool still = commits == commits_seen;
-      commits_seen = commits;
-      if (loop_.now() >= earliest && still && quiescent()) {
+      const auto& history = trace_.events();
+      const bool committed =
+          std::any_of(history.begin() + static_cast<std::ptrdiff_t>(scanned), history.end(),
+                      [](const auto& e) { return e.node == "store"; });
+      scanned = history.size();
+      if (loop_.now() >= faults_over && !committed && quiescent()) {
         end_ = loop_.now();
         break;
       }
@@ -257,6 +257,13 @@ void World::run(bool stop_when_quiescent) {
 
 namespace {
 
+// Runs a read of the store to completion on a loop of its own, so nothing in the simulation runs.
+void run_store_query(Async<void> query) {
+  boost::asio::io_context reader;
+  boost::asio::co_spawn(reader, std::move(query), rethrow_error);
+  reader.run();
+}
+
 Async<void> read_rows_from(Store* store, std::vector<std::int64_t> ids, check::StoreRows* rows) {
   for (const auto id : ids) {
     if (auto job = co_await store->load_job(id)) {
@@ -265,10 +272,6 @@ Async<void> read_rows_from(Store* store, std::vector<std::int64_t> ids, check::S
     }
   }
 }
-
-}  // namespace
-
-namespace {
 
 // Whether the store still holds work that will move: an attempt STARTING or RUNNING, an UNKNOWN
 // one whose provider has an answer for the reconciler, or a failover the reconciler will resume.
@@ -301,23 +304,19 @@ Async<void> quiet_store(Store* store,
 
 check::StoreRows World::read_rows(const std::vector<std::int64_t>& job_ids) {
   check::StoreRows rows;
-  boost::asio::io_context reader;
-  boost::asio::co_spawn(reader, read_rows_from(store_.get(), job_ids, &rows), rethrow_error);
-  reader.run();
+  run_store_query(read_rows_from(store_.get(), job_ids, &rows));
   return rows;
 }
 
 bool World::quiescent() {
-  for (std::size_t i = 0; i < received_.size(); ++i) {
-    if (!received_[i]) return false;
+  if (!std::ranges::all_of(received_, [](const auto& slot) { return slot.has_value(); })) {
+    return false;
   }
   for (const auto& [name, provider] : providers_) {
     if (provider->working()) return false;
   }
   bool waiting = false;
-  boost::asio::io_context reader;
-  boost::asio::co_spawn(reader, quiet_store(store_.get(), &providers_, &waiting), rethrow_error);
-  reader.run();
+  run_store_query(quiet_store(store_.get(), &providers_, &waiting));
   return !waiting;
 }
 
