@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include <algorithm>
+
 #include <rapidcheck.h>
 
 #include "harness/scenario/yaml_writer.hpp"
@@ -78,11 +80,16 @@ struct Shrunk {
   int runs = 0;
 };
 
-bool breaks(const scenario::RunResult& run, const std::string& rule) {
-  for (const auto& violation : run.violations) {
-    if (violation.invariant == rule) return true;
-  }
-  return false;
+// The run's first violation of `rule`, or nullptr.
+const check::Violation* violation_of(const scenario::RunResult& run, const std::string& rule) {
+  auto found = std::ranges::find(run.violations, rule, &check::Violation::invariant);
+  return found == run.violations.end() ? nullptr : &*found;
+}
+
+// Case `index` of the campaign with `seed`: drawn from those two alone.
+rc::Shrinkable<RawCase> draw_case(const rc::Gen<RawCase>& generator, std::uint64_t seed,
+                                  std::uint64_t index) {
+  return generator(rc::Random(case_seed(seed, index)), case_size(index));
 }
 
 // Greedy shrinking, as RapidCheck does it: adopt the first smaller case that still breaks the
@@ -97,7 +104,7 @@ Shrunk shrink(rc::Shrinkable<RawCase> failing, scenario::RunResult run, const st
     while (auto candidate = candidates.next()) {
       if (++result.runs > budget) break;
       auto candidate_run = scenario::run_scenario(build_scenario(candidate->value(), name), kFast);
-      if (!breaks(candidate_run, rule)) continue;
+      if (violation_of(candidate_run, rule) == nullptr) continue;
       result.value = std::move(*candidate);
       result.run = std::move(candidate_run);
       ++result.steps;
@@ -115,9 +122,8 @@ std::string case_name(std::uint64_t seed, std::uint64_t case_index) {
 }
 
 scenario::ScenarioSpec generate_case(std::uint64_t seed, std::uint64_t case_index) {
-  const auto shrinkable =
-      raw_case()(rc::Random(case_seed(seed, case_index)), case_size(case_index));
-  return build_scenario(shrinkable.value(), case_name(seed, case_index));
+  return build_scenario(draw_case(raw_case(), seed, case_index).value(),
+                        case_name(seed, case_index));
 }
 
 CampaignResult run_campaign(const CampaignOptions& options) {
@@ -128,7 +134,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     if (!options.only_case && index % options.shards != options.shard - 1) continue;
     if (options.should_stop && options.should_stop()) break;
     const std::string name = case_name(options.seed, index);
-    auto shrinkable = generator(rc::Random(case_seed(options.seed, index)), case_size(index));
+    auto shrinkable = draw_case(generator, options.seed, index);
     const auto spec = build_scenario(shrinkable.value(), name);
     const bool checked = index % 16 == 0;  // every 16th case also runs twice
     auto run = scenario::run_scenario(spec, checked ? kTraced : kFast);
@@ -148,13 +154,8 @@ CampaignResult run_campaign(const CampaignOptions& options) {
                         : shrink(shrinkable, run, rule, name, options.shrink_runs_max);
       auto shrunk_spec = build_scenario(shrunk.value.value(), name);
       if (rule != "determinism") shrunk.run = scenario::run_scenario(shrunk_spec, kTraced);
-      std::string message;
-      for (const auto& violation : shrunk.run.violations) {
-        if (violation.invariant == rule) {
-          message = violation.message;
-          break;
-        }
-      }
+      const auto* violation = violation_of(shrunk.run, rule);
+      const std::string message = violation == nullptr ? std::string() : violation->message;
       result.failures.push_back({index, rule, message, spec, std::move(shrunk_spec),
                                  std::move(shrunk.run), shrunk.steps, shrunk.runs});
     }
