@@ -213,6 +213,14 @@ inline events::CommitAttemptTransition taken_over(std::int64_t job_id, std::int6
                                          .takeover = true};
 }
 
+// Job `id` with its attempt `id` (key k<id>), claimed by worker-1.
+inline void running_job(HistoryBuilder& h, std::int64_t id) {
+  std::string key = "k";
+  key += std::to_string(id);
+  insert_job(h, {.job_id = id, .attempt_id = id, .key = key});
+  h.add(kStore, claimed(id, id));
+}
+
 // A compare-and-swap that won the job: version 1 -> 2, the offered result the job's.
 inline events::CommitCas cas_won(std::int64_t job_id, std::int64_t attempt_id,
                                  const std::string& result, std::string by = "worker-1") {
@@ -269,6 +277,20 @@ inline HistoryBuilder& lose(HistoryBuilder& h, const Completion& c, std::int64_t
 
 inline events::CommitJobFailed job_failed(std::int64_t job_id, std::string by = "worker-1") {
   return events::CommitJobFailed{.job_id = job_id, .by = std::move(by)};
+}
+
+// Jobs 1 to 4, one in each ending a run may legitimately have: succeeded, failed, blocked on an
+// UNKNOWN attempt, and awaiting an operator after a cancel.
+inline void settled_jobs(HistoryBuilder& h) {
+  running_job(h, 1);
+  win(h, {.job_id = 1, .attempt_id = 1});
+  running_job(h, 2);
+  h.add(kStore, fenced_write(2, 2, AttemptState::running, AttemptState::failed))
+      .add(kStore, job_failed(2));
+  running_job(h, 3);
+  h.add(kStore, taken_over(3, 3));
+  running_job(h, 4);
+  operator_cancel(h, 4, 4, AttemptState::running);
 }
 
 inline events::CommitCertification certification(std::string provider, bool passed) {

@@ -16,14 +16,6 @@ using S = AttemptState;
 
 const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
 
-// Job `id` with its attempt `id` (key k<id>), claimed by worker-1.
-void running_job(HistoryBuilder& h, std::int64_t id) {
-  std::string key = "k";
-  key += std::to_string(id);
-  insert_job(h, {.job_id = id, .attempt_id = id, .key = key});
-  h.add(kStore, claimed(id, id));
-}
-
 int mark_count(const HistoryModel& model, const std::string& mark) {
   const auto found = model.marks.find(mark);
   return found == model.marks.end() ? 0 : found->second;
@@ -102,14 +94,7 @@ BOOST_AUTO_TEST_CASE(jobs_attempts_and_keys_come_from_the_commit_log_alone) {
 
 BOOST_AUTO_TEST_CASE(end_of_tells_where_each_job_stands_at_the_end) {
   HistoryBuilder h;
-  running_job(h, 1);
-  win(h, {.job_id = 1, .attempt_id = 1});
-  running_job(h, 2);
-  h.add(kStore, fenced_write(2, 2, S::running, S::failed)).add(kStore, job_failed(2));
-  running_job(h, 3);
-  h.add(kStore, taken_over(3, 3));
-  running_job(h, 4);
-  operator_cancel(h, 4, 4, S::running);
+  settled_jobs(h);
   running_job(h, 5);
   running_job(h, 6);
   h.add(kStore, fenced_write(6, 6, S::running, S::failed));

@@ -10,30 +10,13 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
-// Job `id` with its attempt `id` (key k<id>), claimed by worker-1.
-void running_job(HistoryBuilder& h, std::int64_t id) {
-  std::string key = "k";
-  key += std::to_string(id);
-  insert_job(h, {.job_id = id, .attempt_id = id, .key = key});
-  h.add(kStore, claimed(id, id));
-}
-
 std::uint64_t end_run(HistoryBuilder& h) { return h.add("world", events::RunEnded{}).last_seq(); }
 
 BOOST_AUTO_TEST_SUITE(i8_liveness)
 
 BOOST_AUTO_TEST_CASE(succeeded_failed_blocked_and_awaiting_operator_jobs_pass) {
   HistoryBuilder h;
-  running_job(h, 1);
-  win(h, {.job_id = 1, .attempt_id = 1});
-  running_job(h, 2);
-  h.add(kStore, fenced_write(2, 2, S::running, S::failed)).add(kStore, job_failed(2));
-  // Blocked: its attempt is UNKNOWN, awaiting out-of-band truth.
-  running_job(h, 3);
-  h.add(kStore, taken_over(3, 3));
-  // Awaiting an operator: its latest attempt was cancelled and nobody retried.
-  running_job(h, 4);
-  operator_cancel(h, 4, 4, S::running);
+  settled_jobs(h);
   end_run(h);
   require_none(check_liveness(h.model()));
 }
