@@ -18,6 +18,7 @@
 #include "harness/fuzz/campaign.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/yaml_reader.hpp"
+#include "harness/scenario/yaml_writer.hpp"
 
 namespace onejob::cli {
 namespace {
@@ -138,16 +139,48 @@ int fuzz_command(const FuzzFlags& flags) {
     std::cerr << "onejob: --jobs: expected 1 to 256, found " << flags.jobs << "\n";
     return kExitBadInput;
   }
+  std::optional<fuzz::CaseId> exact;
+  if (!flags.reproduce.empty()) {
+    std::string problem;
+    exact = fuzz::parse_case_id(flags.reproduce, problem);
+    if (!exact) {
+      std::cerr << "onejob: --reproduce: " << problem << "\n";
+      return kExitBadInput;
+    }
+  } else if (flags.only_case) {
+    exact = fuzz::CaseId{flags.seed, *flags.only_case, {}};
+  }
+  if (flags.show) {
+    const auto spec = exact ? fuzz::generate_case(*exact) : std::nullopt;
+    if (!spec) {
+      std::cerr << "onejob: --show: "
+                << (exact ? "the shrink path of \"" + flags.reproduce + "\" leads nowhere"
+                          : std::string("needs --case or --reproduce"))
+                << "\n";
+      return kExitBadInput;
+    }
+    std::fputs(
+        scenario::to_yaml(*spec, "onejob fuzz --reproduce " + fuzz::to_string(*exact)).c_str(),
+        stdout);
+    return kExitPass;
+  }
+  if (!flags.reproduce.empty() && !fuzz::generate_case(*exact)) {
+    std::cerr << "onejob: --reproduce: the shrink path of \"" << flags.reproduce
+              << "\" leads nowhere (another build, or a mistyped id)\n";
+    return kExitBadInput;
+  }
   fuzz::CampaignOptions options;
-  options.seed = flags.seed;
+  options.seed = exact ? exact->seed : flags.seed;
   options.cases = flags.cases;
   options.only_case = flags.only_case;
+  if (!flags.reproduce.empty()) options.exact = exact;
   if (options.only_case) options.cases = *options.only_case + 1;
   if (auto problem = parse_shard(flags.shard, options.shard, options.shards)) {
     std::cerr << "onejob: " << *problem << "\n";
     return kExitBadInput;
   }
-  if (flags.jobs > 1 && !flags.only_case) return run_jobs(flags, options.shard, options.shards);
+  if (flags.jobs > 1 && !flags.only_case && !options.exact)
+    return run_jobs(flags, options.shard, options.shards);
   std::optional<Duration> budget;
   if (!flags.time_budget.empty()) {
     budget = scenario::parse_duration(flags.time_budget);
@@ -184,7 +217,7 @@ int fuzz_command(const FuzzFlags& flags) {
 
   const fs::path dir = flags.report_dir;
   ordered_json summary;
-  summary["seed"] = flags.seed;
+  summary["seed"] = options.seed;
   summary["cases"] = options.cases;
   summary["shard"] = std::to_string(options.shard) + "/" + std::to_string(options.shards);
   summary["cases_run"] = result.cases_run;
@@ -197,17 +230,19 @@ int fuzz_command(const FuzzFlags& flags) {
       fs::create_directories(dir / "repro");
       fs::create_directories(dir / "traces");
       const fs::path repro = dir / "repro" / (failure.shrunk.name + ".yaml");
-      report::write_file(repro, fuzz::repro_yaml(failure, flags.seed, repro.string()));
+      report::write_file(repro, fuzz::repro_yaml(failure, options.seed, repro.string()));
       report::write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"),
                          failure.shrunk_run.trace_jsonl);
-      summary["failures"].push_back({{"case", failure.case_index},
-                                     {"rule", failure.rule},
-                                     {"message", failure.message},
-                                     {"repro", repro.string()},
-                                     {"original_size", size_json(fuzz::size_of(failure.original))},
-                                     {"shrunk_size", size_json(fuzz::size_of(failure.shrunk))},
-                                     {"shrink_steps", failure.shrink_steps},
-                                     {"shrink_runs", failure.shrink_runs}});
+      summary["failures"].push_back(
+          {{"case", failure.case_index},
+           {"reproduce", fuzz::to_string({options.seed, failure.case_index, failure.shrink_path})},
+           {"rule", failure.rule},
+           {"message", failure.message},
+           {"repro", repro.string()},
+           {"original_size", size_json(fuzz::size_of(failure.original))},
+           {"shrunk_size", size_json(fuzz::size_of(failure.shrunk))},
+           {"shrink_steps", failure.shrink_steps},
+           {"shrink_runs", failure.shrink_runs}});
     }
     report::write_file(dir / "summary.json",
                        summary.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
@@ -221,7 +256,7 @@ int fuzz_command(const FuzzFlags& flags) {
   std::printf("fuzz: %llu cases in %.1f s (%.0f cases/s), seed %llu, shard %s\n",
               static_cast<unsigned long long>(result.cases_run), seconds,
               seconds > 0 ? result.cases_run / seconds : 0.0,
-              static_cast<unsigned long long>(flags.seed),
+              static_cast<unsigned long long>(options.seed),
               summary["shard"].get<std::string>().c_str());
   std::printf("marks reached: %zu/%zu\n", summary["marks"]["reached"].get<std::size_t>(),
               check::all_marks().size());
@@ -237,11 +272,12 @@ int fuzz_command(const FuzzFlags& flags) {
     const auto after = fuzz::size_of(failure.shrunk);
     std::printf(
         "FAIL  case %llu: [%s] %s\n      shrunk in %d steps (%d runs) from %d steps, %d nodes, "
-        "%d faults to %d steps, %d nodes, %d faults\n      repro: %s\n",
+        "%d faults to %d steps, %d nodes, %d faults\n      repro: %s\n      reproduce: %s\n",
         static_cast<unsigned long long>(failure.case_index), failure.rule.c_str(),
         failure.message.c_str(), failure.shrink_steps, failure.shrink_runs, before.steps,
         before.nodes, before.faults, after.steps, after.nodes, after.faults,
-        summary["failures"][0]["repro"].get<std::string>().c_str());
+        summary["failures"][0]["repro"].get<std::string>().c_str(),
+        summary["failures"][0]["reproduce"].get<std::string>().c_str());
   }
   std::printf("reports: %s/summary.json, junit.xml%s\n", dir.string().c_str(),
               result.failures.empty() ? "" : ", repro/, traces/");

@@ -13,6 +13,8 @@ struct FuzzFlags {
   std::string time_budget;  // empty: no budget
   std::string shard = "1/1";
   std::optional<std::uint64_t> only_case;
+  std::string reproduce;  // a case id "S:K[:P.P.P]": run that exact case
+  bool show = false;      // with only_case or reproduce: print the case as YAML, do not run it
   std::string report_dir = "reports/fuzz";
   int jobs = 1;  // processes; each runs an equal share of the cases
   // Set in a job's own process: prefix its progress lines, print no final report.

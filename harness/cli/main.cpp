@@ -254,6 +254,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   fuzz->add_option("--case", fuzz_flags.only_case, "Run (and shrink) only this case index")
       ->check(CLI::NonNegativeNumber);
+  fuzz->add_option("--reproduce", fuzz_flags.reproduce,
+                   "Run exactly the case with this id (SEED:CASE[:P.P.P], printed with every "
+                   "failure: the shrunk case, rebuilt without searching)");
+  fuzz->add_flag("--show", fuzz_flags.show,
+                 "With --case or --reproduce: print that case as a scenario file (YAML) instead "
+                 "of running it");
   fuzz->add_option("--report-dir", fuzz_flags.report_dir,
                    "Where to write summary.json, junit.xml, repro/ and traces/")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include <algorithm>
+#include <charconv>
 
 #include <rapidcheck.h>
 
@@ -10,6 +11,16 @@
 
 namespace onejob::fuzz {
 namespace {
+
+// A list of at most `most` elements (RapidCheck would otherwise draw up to its size, 100, and
+// build_scenario would drop the rest). The elements keep the case's size: inRange scales with it.
+template <typename T>
+rc::Gen<std::vector<T>> list(std::size_t most, rc::Gen<T> element) {
+  return [most, element](const rc::Random& random, int size) {
+    const int length = std::min(size, static_cast<int>(most));
+    return rc::gen::container<std::vector<T>>(rc::gen::resize(size, element))(random, length);
+  };
+}
 
 // Every case draws its values from here; RapidCheck shrinks each draw toward its first option
 // or its lower bound, and each list toward fewer elements.
@@ -26,31 +37,38 @@ rc::Gen<RawCase> raw_case() {
     raw.lb_retries = *rc::gen::inRange(0, 3);
     raw.clients = *rc::gen::inRange(0, 3);
     raw.owners = *rc::gen::inRange(0, 2);
-    raw.profile = *rc::gen::element(0, 0, 0, 1);
-    raw.providers = *rc::gen::container<std::vector<RawProvider>>(rc::gen::exec([] {
-      RawProvider provider;
-      provider.latency_ms = *rc::gen::inRange(0, 3'000);
-      provider.certify = *rc::gen::element(false, true);
-      provider.script = *rc::gen::container<std::vector<RawCall>>(rc::gen::exec([] {
-        return RawCall{*rc::gen::element(0, 0, 0, 1, 2, 3, 4, 5),    // mostly ok
-                       *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
-      }));
-      return provider;
-    }));
-    raw.links = *rc::gen::container<std::vector<RawLink>>(rc::gen::exec([] {
-      return RawLink{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4),
-                     *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4)};
-    }));
-    raw.faults = *rc::gen::container<std::vector<RawFault>>(rc::gen::exec([] {
-      return RawFault{*rc::gen::inRange(0, 2),      *rc::gen::inRange(0, 16),
-                      *rc::gen::inRange(0, 30'000), *rc::gen::inRange(0, 20'000),
-                      *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 3)};
-    }));
-    raw.steps = *rc::gen::container<std::vector<RawStep>>(rc::gen::exec([] {
-      return RawStep{*rc::gen::inRange(0, 5), *rc::gen::inRange(0, 20'000), *rc::gen::inRange(0, 3),
-                     *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 6),      *rc::gen::inRange(0, 4),
-                     *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4)};
-    }));
+    raw.profile = *rc::gen::element(0, 0, 0, 1, 2, 3);
+    raw.providers = *list<RawProvider>(
+        kMaxProviders, rc::gen::exec([] {
+          RawProvider provider;
+          provider.latency_ms = *rc::gen::inRange(0, 3'000);
+          provider.certify = *rc::gen::element(false, true);
+          provider.script = *list<RawCall>(
+              kMaxScript, rc::gen::exec([] {
+                return RawCall{
+                    *rc::gen::element(0, 0, 0, 1, 2, 3, 4, 5),    // mostly ok
+                    *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
+              }));
+          return provider;
+        }));
+    raw.links = *list<RawLink>(kLinks, rc::gen::exec([] {
+                                 return RawLink{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4),
+                                                *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4),
+                                                *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4)};
+                               }));
+    raw.faults = *list<RawFault>(kMaxFaults, rc::gen::exec([] {
+                                   return RawFault{
+                                       *rc::gen::inRange(0, 2),      *rc::gen::inRange(0, 16),
+                                       *rc::gen::inRange(0, 30'000), *rc::gen::inRange(0, 20'000),
+                                       *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 3)};
+                                 }));
+    raw.steps =
+        *list<RawStep>(kMaxSteps, rc::gen::exec([] {
+                         return RawStep{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 20'000),
+                                        *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 3),
+                                        *rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4),
+                                        *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4)};
+                       }));
     return raw;
   });
 }
@@ -76,7 +94,7 @@ int case_size(std::uint64_t index) { return static_cast<int>(index % 100); }
 struct Shrunk {
   rc::Shrinkable<RawCase> value;
   scenario::RunResult run;
-  int steps = 0;
+  std::vector<std::size_t> path{};
   int runs = 0;
 };
 
@@ -96,18 +114,18 @@ rc::Shrinkable<RawCase> draw_case(const rc::Gen<RawCase>& generator, std::uint64
 // same rule, and start again from it, until no smaller case does or the budget is spent.
 Shrunk shrink(rc::Shrinkable<RawCase> failing, scenario::RunResult run, const std::string& rule,
               const std::string& name, int budget) {
-  Shrunk result{std::move(failing), std::move(run), 0, 0};
+  Shrunk result{std::move(failing), std::move(run), {}, 0};
   bool smaller = true;
   while (smaller && result.runs < budget) {
     smaller = false;
     auto candidates = result.value.shrinks();
-    while (auto candidate = candidates.next()) {
+    for (std::size_t position = 0; auto candidate = candidates.next(); ++position) {
       if (++result.runs > budget) break;
       auto candidate_run = scenario::run_scenario(build_scenario(candidate->value(), name), kFast);
       if (violation_of(candidate_run, rule) == nullptr) continue;
       result.value = std::move(*candidate);
       result.run = std::move(candidate_run);
-      ++result.steps;
+      result.path.push_back(position);
       smaller = true;
       break;
     }
@@ -121,13 +139,77 @@ std::string case_name(std::uint64_t seed, std::uint64_t case_index) {
   return "fuzz-" + std::to_string(seed) + "-" + std::to_string(case_index);
 }
 
-scenario::ScenarioSpec generate_case(std::uint64_t seed, std::uint64_t case_index) {
-  return build_scenario(draw_case(raw_case(), seed, case_index).value(),
-                        case_name(seed, case_index));
+std::string to_string(const CaseId& id) {
+  std::string text = std::to_string(id.seed) + ":" + std::to_string(id.index);
+  for (std::size_t i = 0; i < id.shrink_path.size(); ++i) {
+    text.push_back(i == 0 ? ':' : '.');
+    text.append(std::to_string(id.shrink_path[i]));
+  }
+  return text;
+}
+
+std::optional<CaseId> parse_case_id(std::string_view text, std::string& problem) {
+  CaseId id;
+  auto number = [&](std::string_view part, auto& out) {
+    const auto* end = part.data() + part.size();
+    auto [stop, error] = std::from_chars(part.data(), end, out);
+    return !part.empty() && error == std::errc() && stop == end;
+  };
+  const auto first = text.find(':');
+  const auto second = first == std::string_view::npos ? first : text.find(':', first + 1);
+  bool ok = first != std::string_view::npos && number(text.substr(0, first), id.seed) &&
+            number(text.substr(first + 1, second == std::string_view::npos ? std::string_view::npos
+                                                                           : second - first - 1),
+                   id.index);
+  if (ok && second != std::string_view::npos) {
+    std::string_view rest = text.substr(second + 1);
+    while (ok) {
+      const auto dot = rest.find('.');
+      std::size_t position = 0;
+      ok = number(rest.substr(0, dot), position) && id.shrink_path.size() < 100'000;
+      if (ok) id.shrink_path.push_back(position);
+      if (dot == std::string_view::npos) break;
+      rest = rest.substr(dot + 1);
+    }
+  }
+  if (!ok) {
+    problem = "expected SEED:CASE or SEED:CASE:P.P.P (unsigned numbers), found \"" +
+              std::string(text) + "\"";
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::optional<scenario::ScenarioSpec> generate_case(const CaseId& id) {
+  auto value = draw_case(raw_case(), id.seed, id.index);
+  for (const std::size_t position : id.shrink_path) {
+    auto candidates = value.shrinks();
+    for (std::size_t skip = 0; skip < position; ++skip) {
+      if (!candidates.next()) return std::nullopt;
+    }
+    auto candidate = candidates.next();
+    if (!candidate) return std::nullopt;
+    value = std::move(*candidate);
+  }
+  return build_scenario(value.value(), case_name(id.seed, id.index));
 }
 
 CampaignResult run_campaign(const CampaignOptions& options) {
   CampaignResult result;
+  if (options.exact) {
+    auto spec = generate_case(*options.exact);
+    if (!spec) return result;
+    auto run = scenario::run_scenario(*spec, kTraced);
+    ++result.cases_run;
+    result.marks = run.marks;
+    if (!run.passed()) {
+      const auto& first = run.violations.front();
+      result.failures.push_back({options.exact->index, options.exact->shrink_path, first.invariant,
+                                 first.message, *spec, *spec, std::move(run),
+                                 static_cast<int>(options.exact->shrink_path.size()), 0});
+    }
+    return result;
+  }
   const auto generator = raw_case();
   for (std::uint64_t index = 0; index < options.cases; ++index) {
     if (options.only_case && index != *options.only_case) continue;
@@ -150,14 +232,16 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     if (!run.passed()) {
       const std::string rule = run.violations.front().invariant;
       auto shrunk = rule == "determinism"
-                        ? Shrunk{shrinkable, run, 0, 0}
+                        ? Shrunk{shrinkable, run, {}, 0}
                         : shrink(shrinkable, run, rule, name, options.shrink_runs_max);
       auto shrunk_spec = build_scenario(shrunk.value.value(), name);
       if (rule != "determinism") shrunk.run = scenario::run_scenario(shrunk_spec, kTraced);
       const auto* violation = violation_of(shrunk.run, rule);
       const std::string message = violation == nullptr ? std::string() : violation->message;
-      result.failures.push_back({index, rule, message, spec, std::move(shrunk_spec),
-                                 std::move(shrunk.run), shrunk.steps, shrunk.runs});
+      const int steps = static_cast<int>(shrunk.path.size());
+      result.failures.push_back({index, std::move(shrunk.path), rule, message, spec,
+                                 std::move(shrunk_spec), std::move(shrunk.run), steps,
+                                 shrunk.runs});
     }
     if (options.on_progress) {
       options.on_progress(result.cases_run, result.marks.size(), result.failures.size());
@@ -181,8 +265,8 @@ std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed,
       " steps (" + std::to_string(failure.shrink_runs) + " runs) from " + sizes(before) + " to " +
       sizes(after) + ".\nViolated " + failure.rule + ": " + failure.message +
       "\nRerun: build/onejob run " + path + "\n   or: build/onejob replay " + path + " --trace" +
-      "\nRegenerate: build/onejob fuzz --seed " + std::to_string(seed) + " --case " +
-      std::to_string(failure.case_index);
+      "\nRegenerate: build/onejob fuzz --reproduce " +
+      to_string(CaseId{seed, failure.case_index, failure.shrink_path}) + " --show";
   return scenario::to_yaml(failure.shrunk, comment);
 }
 

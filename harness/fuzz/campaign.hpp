@@ -16,12 +16,25 @@ namespace onejob::fuzz {
 // simulated world, and judged by every invariant and by availability after the quiet phase.
 // Shards split one campaign with no overlap: shard i of n runs the cases whose index is i - 1
 // modulo n.
+// A case, exactly: case `index` of the campaign with `seed`, then the shrinker's choices (the
+// position of the adopted candidate among each step's candidates). Written "S:K" or "S:K:p.p.p",
+// RapidCheck's reproduce string for this generator: it rebuilds a shrunk case without searching.
+struct CaseId {
+  std::uint64_t seed = 1;
+  std::uint64_t index = 0;
+  std::vector<std::size_t> shrink_path{};
+};
+std::string to_string(const CaseId& id);
+// The CaseId written in `text`, or the problem with it.
+std::optional<CaseId> parse_case_id(std::string_view text, std::string& problem);
+
 struct CampaignOptions {
   std::uint64_t seed = 1;
   std::uint64_t cases = 1000;
   std::uint64_t shard = 1;  // 1-based
   std::uint64_t shards = 1;
   std::optional<std::uint64_t> only_case{};  // run just this case index
+  std::optional<CaseId> exact{};             // run just this case as it is: no shrinking
   int shrink_runs_max = 2000;                // runs the shrinker may spend on a failure
   // Asked before each case; true ends the campaign early (the CLI's wall-clock budget: the
   // campaign itself never reads a clock).
@@ -33,8 +46,9 @@ struct CampaignOptions {
 
 struct CampaignFailure {
   std::uint64_t case_index = 0;
-  std::string rule;     // the violated rule of the first violation
-  std::string message;  // its headline, on the shrunk case
+  std::vector<std::size_t> shrink_path;  // how the shrunk case was reached
+  std::string rule;                      // the violated rule of the first violation
+  std::string message;                   // its headline, on the shrunk case
   scenario::ScenarioSpec original;
   scenario::ScenarioSpec shrunk;
   scenario::RunResult shrunk_run;
@@ -51,8 +65,8 @@ struct CampaignResult {
 
 CampaignResult run_campaign(const CampaignOptions& options);
 
-// The scenario of case `case_index` of the campaign with `seed`, as the campaign runs it.
-scenario::ScenarioSpec generate_case(std::uint64_t seed, std::uint64_t case_index);
+// The scenario of a case, as the campaign runs it; nullopt when the shrink path leads nowhere.
+std::optional<scenario::ScenarioSpec> generate_case(const CaseId& id);
 
 // The name a case's scenario gets: fuzz-<seed>-<case>.
 std::string case_name(std::uint64_t seed, std::uint64_t case_index);

@@ -15,9 +15,6 @@ using scenario::LinkKind;
 using scenario::Ppm;
 using scenario::ProviderOutcome;
 
-constexpr std::size_t kMaxSteps = 10;
-constexpr std::size_t kMaxFaults = 4;
-constexpr std::size_t kMaxScript = 4;
 constexpr const char* kProviders[] = {"alpha", "beta", "gamma"};
 constexpr const char* kKeys[] = {"k1", "k2", "k3"};
 constexpr Ppm kRates[] = {0, 10'000, 50'000, 200'000};  // 0, 1%, 5%, 20%
@@ -35,12 +32,14 @@ const T& pick(const T (&options)[N], int index) {
   return options[static_cast<std::size_t>(std::max(index, 0)) % N];
 }
 
-// In the "ties" profile, a duration rounded up to a whole second (a multiple of the workers'
-// 250 ms poll): few distinct instants, so answers of two attempts often meet at one.
+// In the "ties" profiles, a duration rounded up to a grid of whole seconds (a multiple of the
+// workers' 250 ms poll): few distinct instants, so answers of two attempts often meet at one.
+// Profile 0 has no grid; 3 is "race" (see build_scenario).
+constexpr Duration kGrids[] = {Duration(1), std::chrono::seconds(1), std::chrono::seconds(5),
+                               std::chrono::seconds(1)};
 Duration grid(const RawCase& raw, Duration value) {
-  if (raw.profile % 2 == 0) return value;
-  constexpr Duration kStep = std::chrono::seconds(1);
-  return (value + kStep - Duration(1)) / kStep * kStep;
+  const Duration step = pick(kGrids, raw.profile);
+  return (value + step - Duration(1)) / step * step;
 }
 
 int wrap(int index, std::size_t count) {
@@ -63,16 +62,18 @@ std::string fill(std::string_view text, const std::string& provider, const std::
 
 // Bodies with near-duplicates: the same request with its keys reordered, and requests that
 // differ only in the provider, the failover list or one character of the input.
+constexpr std::string_view kBodies[] = {
+    R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice"}@F})",
+    // the same request, its keys in another order
+    R"({"input":{"text":"I was charged twice"},"provider":"@P","operation":"classify"@F})",
+    // one character more
+    R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice!"}@F})",
+    R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
+    R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
+};
+
+// Body `index`; one past the last is the first request on another provider.
 std::string body(int index, const std::vector<std::string>& providers) {
-  static constexpr std::string_view kBodies[] = {
-      R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice"}@F})",
-      // the same request, its keys in another order
-      R"({"input":{"text":"I was charged twice"},"provider":"@P","operation":"classify"@F})",
-      // one character more
-      R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice!"}@F})",
-      R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
-      R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
-  };
   const std::string& first = providers[0];
   const std::string& other = providers[providers.size() > 1 ? 1 : 0];
   const std::string failover = providers.size() > 1 ? ",\"failover\":[\"" + other + "\"]" : "";
@@ -81,6 +82,13 @@ std::string body(int index, const std::vector<std::string>& providers) {
     return fill(kBodies[0], other, "");
   }
   return fill(kBodies[static_cast<std::size_t>(choice)], first, failover);
+}
+
+// The provider that body(index, providers) names.
+const std::string& body_provider(int index, const std::vector<std::string>& providers) {
+  const bool other = wrap(index, std::size(kBodies) + 1) == static_cast<int>(std::size(kBodies)) &&
+                     providers.size() > 1;
+  return providers[other ? 1 : 0];
 }
 
 scenario::LinkSpec build_link(const RawLink& raw, bool store) {
@@ -134,9 +142,44 @@ void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
   }
 }
 
+// When a provider's first job execution would answer, counted from its start.
+Duration first_answer(const scenario::ScenarioSpec& spec, const std::string& provider) {
+  for (const auto& each : spec.providers) {
+    if (each.name != provider) continue;
+    if (!each.script.empty() && each.script[0].latency) return each.script[0].latency->min;
+    return each.latency.min;
+  }
+  return Duration(0);
+}
+
+// A certified provider other than `not_this`, the search starting at `from`.
+std::optional<std::string> certified_other(const scenario::ScenarioSpec& spec,
+                                           const std::string& not_this, int from) {
+  for (std::size_t i = 0; i < spec.providers.size(); ++i) {
+    const auto& each =
+        spec.providers[(static_cast<std::size_t>(std::max(from, 0)) + i) % spec.providers.size()];
+    if (each.certify && each.name != not_this) return each.name;
+  }
+  return std::nullopt;
+}
+
+// When `provider`'s certification (one execution per sample, in sequence, from t=0) is over,
+// with a margin.
+Duration certified_at(const scenario::ScenarioSpec& spec, const std::string& provider) {
+  for (const auto& each : spec.providers) {
+    if (each.name == provider) return 5 * each.latency.max + std::chrono::seconds(1);
+  }
+  return Duration(0);
+}
+
 void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
                     const std::vector<std::string>& providers) {
-  std::vector<int> creates;  // request numbers of the creates so far
+  struct Created {
+    int request = 0;
+    Duration at{0};
+    std::string provider;
+  };
+  std::vector<Created> creates;
   Duration at{0};
   const std::size_t count = std::min(raw.steps.size(), kMaxSteps);
   for (std::size_t i = 0; i < count; ++i) {
@@ -145,22 +188,43 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     scenario::TimelineEntry entry;
     entry.at = at;
     entry.client = spec.clients[static_cast<std::size_t>(wrap(s.client, spec.clients.size()))].name;
-    const int kind = creates.empty() ? 0 : wrap(s.kind, 5);
-    if (kind == 0) {
-      entry.kind = scenario::TimelineEntry::Kind::create_job;
-      entry.create_job.client = entry.client;
-      entry.create_job.key = pick(kKeys, s.key);
-      entry.create_job.body = body(s.body, providers);
-      entry.request = static_cast<int>(spec.timeline.size()) + 1;
-      creates.push_back(entry.request);
-      spec.timeline.push_back(std::move(entry));
-      continue;
+    int kind = wrap(s.kind, 6);
+    if (creates.empty() && kind != 5) kind = 0;
+    // Kind 5, a race: create a job, cancel its first attempt shortly after, and time the retry on
+    // another (certified) provider so that its answer is due at the instant the cancelled attempt
+    // answers. Two completions then meet at the store at once, and the seed orders them. The
+    // create waits, if need be, until the retry's provider has passed certification.
+    std::optional<std::string> racer;
+    if (kind == 5) {
+      const std::string& first = body_provider(s.body, providers);
+      racer = certified_other(spec, first, s.provider);
+      const Duration ahead = first_answer(spec, first) - (racer ? first_answer(spec, *racer) : at);
+      if (racer && ahead > Duration(0)) at = std::max(at, certified_at(spec, *racer) - ahead);
+      entry.at = at;
     }
-    entry.target_request = creates[static_cast<std::size_t>(wrap(s.target, creates.size()))];
-    entry.attempt_no = 1 + std::max(s.attempt, 0) % 3;
+    if (kind == 0 || kind == 5) {
+      scenario::TimelineEntry create = entry;
+      create.kind = scenario::TimelineEntry::Kind::create_job;
+      create.create_job.client = create.client;
+      create.create_job.key = pick(kKeys, s.key);
+      create.create_job.body = body(s.body, providers);
+      create.request = static_cast<int>(spec.timeline.size()) + 1;
+      creates.push_back({create.request, at, body_provider(s.body, providers)});
+      spec.timeline.push_back(std::move(create));
+      if (kind == 0) continue;
+    }
+    const Created& target = kind == 5
+                                ? creates.back()
+                                : creates[static_cast<std::size_t>(wrap(s.target, creates.size()))];
+    if (kind == 5) {  // off the grid: only the retry's instant matters
+      at += std::chrono::milliseconds(100 + s.gap_ms % 400);
+      entry.at = at;
+    }
+    entry.target_request = target.request;
+    entry.attempt_no = kind == 5 ? 1 : 1 + std::max(s.attempt, 0) % 3;
     if (kind == 1) {
       entry.kind = scenario::TimelineEntry::Kind::get_job;
-    } else if (kind == 3 || kind == 4) {
+    } else if (kind >= 3) {
       entry.kind = scenario::TimelineEntry::Kind::cancel;
     } else {
       entry.kind = scenario::TimelineEntry::Kind::retry;
@@ -169,18 +233,22 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
     }
     entry.request = static_cast<int>(spec.timeline.size()) + 1;
-    // An operator's usual story: cancel the stuck attempt, then start one on another provider
-    // (the cancelled one may still answer late and race it).
+    // Kind 4, an operator's usual story: cancel the stuck attempt, then start one on another
+    // provider (the cancelled one may still answer late and race it).
     scenario::TimelineEntry retry = entry;
     spec.timeline.push_back(std::move(entry));
-    if (kind == 4) {
-      retry.kind = scenario::TimelineEntry::Kind::retry;
-      retry.at += grid(raw, std::chrono::milliseconds(100 + s.gap_ms % 900));
-      at = retry.at;
-      retry.provider = providers[static_cast<std::size_t>(wrap(s.provider + 1, providers.size()))];
-      retry.request = static_cast<int>(spec.timeline.size()) + 1;
-      spec.timeline.push_back(std::move(retry));
-    }
+    if (kind < 4) continue;
+    retry.kind = scenario::TimelineEntry::Kind::retry;
+    retry.provider =
+        racer ? *racer
+              : providers[static_cast<std::size_t>(wrap(s.provider + 1, providers.size()))];
+    retry.at += grid(raw, std::chrono::milliseconds(100 + s.gap_ms % 900));
+    const Duration meet =
+        target.at + first_answer(spec, target.provider) - first_answer(spec, *retry.provider);
+    if (racer && meet > retry.at) retry.at = meet;
+    at = retry.at;
+    retry.request = static_cast<int>(spec.timeline.size()) + 1;
+    spec.timeline.push_back(std::move(retry));
   }
   if (spec.timeline.empty()) {  // a case always sends something
     scenario::TimelineEntry entry;
@@ -210,7 +278,11 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   policy.client_retries = std::max(raw.client_retries, 0) % 4;
   policy.lb_timeout = 1s;
   policy.lb_retries = std::max(raw.lb_retries, 0) % 3;
-  const std::size_t provider_count = std::clamp<std::size_t>(raw.providers.size(), 1, 3);
+  // The "race" profile sets the stage for kind 5 steps: a second provider that passes
+  // certification, and a first provider whose first answer is slow enough to be raced.
+  const bool race = raw.profile == 3;
+  const std::size_t provider_count =
+      std::clamp<std::size_t>(raw.providers.size(), race ? 2 : 1, kMaxProviders);
   std::vector<std::string> provider_names;
   for (std::size_t i = 0; i < provider_count; ++i) {
     const RawProvider fallback;
@@ -228,6 +300,16 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
       }
       provider.script.push_back(call);
     }
+    if (race && i == 0) {
+      const Duration slow = grid(raw, std::chrono::milliseconds(3'000 + p.latency_ms % 10'000));
+      scenario::ProviderCallSpec first{ProviderOutcome::ok, scenario::LatencySpec{slow, slow}};
+      if (provider.script.empty()) {
+        provider.script.push_back(first);
+      } else {
+        provider.script[0] = first;
+      }
+    }
+    if (race && i == 1) provider.certify = true;
     provider_names.push_back(provider.name);
     spec.providers.push_back(std::move(provider));
   }
@@ -246,7 +328,7 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   spec.network.lb_api = build_link(link(1), false);
   spec.network.worker_provider = build_link(link(2), false);
   spec.network.node_store = build_link(link(3), true);
-  if (raw.profile % 2 == 1) {  // instant links: only the grid decides when things happen
+  if (pick(kGrids, raw.profile) > Duration(1)) {  // instant links: only the grid decides
     for (auto* each : {&spec.network.client_lb, &spec.network.lb_api, &spec.network.worker_provider,
                        &spec.network.node_store}) {
       each->latency = {Duration(0), Duration(0)};

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -12,7 +13,8 @@ namespace onejob::fuzz {
 // references are taken modulo what exists and impossible entries are dropped, so every shrink of
 // a case is still a case.
 struct RawStep {
-  int kind = 0;    // 0 create_job, 1 get_job, 2 retry, 3 cancel, 4 cancel then retry
+  int kind = 0;    // 0 create_job, 1 get_job, 2 retry, 3 cancel, 4 cancel then retry, 5 the same
+                   // with the retry timed to answer with the cancelled attempt
   int gap_ms = 0;  // after the previous step
   int client = 0;
   int key = 0;       // create: a key from a small pool (deliberate reuse); 0: the first key
@@ -51,6 +53,13 @@ struct RawFault {
   int width = 0;      // partition: how many of the link's nodes are cut
 };
 
+// How much of each list build_scenario uses; the generator draws no longer lists.
+constexpr std::size_t kMaxSteps = 10;
+constexpr std::size_t kMaxFaults = 4;
+constexpr std::size_t kMaxScript = 4;
+constexpr std::size_t kMaxProviders = 3;
+constexpr std::size_t kLinks = 4;
+
 struct RawCase {
   std::uint64_t seed = 0;
   int api_nodes = 0;  // + 1
@@ -62,9 +71,9 @@ struct RawCase {
   int lb_retries = 0;
   int clients = 0;  // + 1
   int owners = 0;   // clients share owners: 0 all alice, 1 alice and bob alternate
-  // 1: "ties": instant links and every time a whole second (a multiple of the workers' 250 ms
-  // poll), so that answers of two attempts can reach the store at one instant (the seed then
-  // orders them).
+  // 1 and 2: "ties": instant links and every time on a grid of 1 s or 5 s (multiples of the
+  // workers' 250 ms poll), so that answers of two attempts can reach the store at one instant
+  // (the seed then orders them). 3: "race": a 1 s grid, and providers set up for kind 5 steps.
   int profile = 0;
   std::vector<RawProvider> providers;
   std::vector<RawLink> links;  // client_lb, lb_api, worker_provider, node_store

@@ -15,7 +15,7 @@ BOOST_AUTO_TEST_SUITE(fuzz_cases)
 
 BOOST_AUTO_TEST_CASE(a_case_written_as_yaml_loads_back_into_the_same_run) {
   for (std::uint64_t index = 0; index < 60; ++index) {
-    const auto spec = generate_case(7, index);
+    const auto spec = *generate_case({7, index, {}});
     const auto yaml = scenario::to_yaml(spec, "a comment\non two lines");
     scenario::ScenarioSpec loaded;
     BOOST_REQUIRE_NO_THROW(loaded = scenario::parse_scenario(yaml, spec.file));
@@ -28,8 +28,8 @@ BOOST_AUTO_TEST_CASE(a_case_written_as_yaml_loads_back_into_the_same_run) {
 BOOST_AUTO_TEST_CASE(the_same_seed_and_index_give_the_same_case_and_others_differ) {
   std::set<std::string> texts;
   for (std::uint64_t index = 0; index < 20; ++index) {
-    const auto yaml = scenario::to_yaml(generate_case(3, index));
-    BOOST_TEST(yaml == scenario::to_yaml(generate_case(3, index)));
+    const auto yaml = scenario::to_yaml(*generate_case({3, index, {}}));
+    BOOST_TEST(yaml == scenario::to_yaml(*generate_case({3, index, {}})));
     texts.insert(yaml.substr(yaml.find('\n')));  // past the name line
   }
   BOOST_TEST(texts.size() > 15u);
@@ -49,6 +49,38 @@ BOOST_AUTO_TEST_CASE(shards_split_a_campaign_without_overlap) {
   }
   BOOST_TEST(sharded == all.cases_run);
   BOOST_TEST((marks == all.marks));
+}
+
+BOOST_AUTO_TEST_CASE(a_case_id_is_written_and_read_back) {
+  for (const CaseId& id : {CaseId{1, 0, {}}, CaseId{18446744073709551615ULL, 42, {3, 0, 17}}}) {
+    std::string problem;
+    const auto parsed = parse_case_id(to_string(id), problem);
+    BOOST_REQUIRE(parsed.has_value());
+    BOOST_TEST(parsed->seed == id.seed);
+    BOOST_TEST(parsed->index == id.index);
+    BOOST_TEST(parsed->shrink_path == id.shrink_path);
+  }
+  BOOST_TEST(to_string({9, 4, {2, 0}}) == "9:4:2.0");
+  for (const char* bad : {"", "1", "1:", ":1", "1:2:", "1:2:3.", "1:2:x", "-1:2", "1:2:3..4",
+                          "18446744073709551616:0"}) {
+    std::string problem;
+    BOOST_TEST(!parse_case_id(bad, problem).has_value(), bad);
+    BOOST_TEST(problem.find("SEED:CASE") != std::string::npos, bad);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_shrink_path_rebuilds_the_smaller_cases_it_names) {
+  // Each step of the path picks a candidate: the rebuilt cases differ from the original and
+  // from each other, and a path longer than the shrinks available leads nowhere.
+  const auto original = scenario::to_yaml(*generate_case({11, 30, {}}));
+  const auto first = generate_case({11, 30, {0}});
+  const auto second = generate_case({11, 30, {1}});
+  BOOST_REQUIRE(first.has_value());
+  BOOST_REQUIRE(second.has_value());
+  BOOST_TEST(scenario::to_yaml(*first) != original);
+  BOOST_TEST(scenario::to_yaml(*first) != scenario::to_yaml(*second));
+  BOOST_TEST(scenario::to_yaml(*generate_case({11, 30, {1}})) == scenario::to_yaml(*second));
+  BOOST_TEST(!generate_case({11, 30, {1'000'000}}).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
