@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness/check/marks.hpp"
+#include "harness/cli/defect_flags.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/yaml_reader.hpp"
@@ -139,6 +140,11 @@ int fuzz_command(const FuzzFlags& flags) {
     std::cerr << "onejob: --jobs: expected 1 to 256, found " << flags.jobs << "\n";
     return kExitBadInput;
   }
+  Defects defects;
+  if (auto problem = parse_defects(flags.defects, defects)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
   std::optional<fuzz::CaseId> exact;
   if (!flags.reproduce.empty()) {
     std::string problem;
@@ -170,6 +176,7 @@ int fuzz_command(const FuzzFlags& flags) {
     return kExitBadInput;
   }
   fuzz::CampaignOptions options;
+  options.defects = defects;
   options.seed = exact ? exact->seed : flags.seed;
   options.cases = flags.cases;
   options.only_case = flags.only_case;
@@ -218,6 +225,7 @@ int fuzz_command(const FuzzFlags& flags) {
   const fs::path dir = flags.report_dir;
   ordered_json summary;
   summary["seed"] = options.seed;
+  summary["defects"] = flags.defects;
   summary["cases"] = options.cases;
   summary["shard"] = std::to_string(options.shard) + "/" + std::to_string(options.shards);
   summary["cases_run"] = result.cases_run;
@@ -230,7 +238,8 @@ int fuzz_command(const FuzzFlags& flags) {
       fs::create_directories(dir / "repro");
       fs::create_directories(dir / "traces");
       const fs::path repro = dir / "repro" / (failure.shrunk.name + ".yaml");
-      report::write_file(repro, fuzz::repro_yaml(failure, options.seed, repro.string()));
+      report::write_file(repro,
+                         fuzz::repro_yaml(failure, options.seed, repro.string(), options.defects));
       report::write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"),
                          failure.shrunk_run.trace_jsonl);
       summary["failures"].push_back(

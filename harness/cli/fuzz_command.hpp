@@ -16,7 +16,8 @@ struct FuzzFlags {
   std::string reproduce;  // a case id "S:K[:P.P.P]": run that exact case
   bool show = false;      // with only_case or reproduce: print the case as YAML, do not run it
   std::string report_dir = "reports/fuzz";
-  int jobs = 1;  // processes; each runs an equal share of the cases
+  int jobs = 1;                      // processes; each runs an equal share of the cases
+  std::vector<std::string> defects;  // named defects the system runs with
   // Set in a job's own process: prefix its progress lines, print no final report.
   std::optional<int> job_number;
 };

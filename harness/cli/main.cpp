@@ -13,7 +13,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/cli/defect_flags.hpp"
 #include "harness/cli/fuzz_command.hpp"
+#include "harness/cli/scenario_files.hpp"
+#include "harness/cli/selftest_command.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/loader.hpp"
 #include "harness/scenario/runner.hpp"
@@ -29,62 +32,11 @@ constexpr int kExitPass = 0;
 constexpr int kExitFail = 1;
 constexpr int kExitBadInput = 2;
 
-bool is_scenario_file(const fs::path& path) {
-  return path.extension() == ".yaml" || path.extension() == ".yml";
-}
-
-// The scenario files named by `paths`: files as given, folders searched recursively, each
-// folder's files in sorted order so a run never depends on directory order.
-std::vector<std::string> find_scenario_files(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const auto& path : paths) {
-    std::error_code error;
-    const auto status = fs::status(path, error);
-    if (fs::is_directory(status)) {
-      std::vector<std::string> found;
-      for (const auto& entry : fs::recursive_directory_iterator(path)) {
-        if (entry.is_regular_file() && is_scenario_file(entry.path())) {
-          found.push_back(entry.path().lexically_normal().string());
-        }
-      }
-      std::ranges::sort(found);
-      if (found.empty()) throw ScenarioError(path, {}, "no *.yaml or *.yml scenario files here");
-      files.insert(files.end(), found.begin(), found.end());
-    } else if (fs::exists(status)) {
-      files.push_back(fs::path(path).lexically_normal().string());
-    } else {
-      throw ScenarioError(path, {}, "no such file or directory");
-    }
-  }
-  return files;
-}
-
-// Loads every file before running any, so bad input is reported whole and up front.
-std::optional<std::vector<ScenarioSpec>> load_all(const std::vector<std::string>& files) {
-  std::vector<ScenarioSpec> specs;
-  std::map<std::string, std::string> file_by_name;
-  bool ok = true;
-  for (const auto& file : files) {
-    try {
-      auto spec = onejob::scenario::load_scenario_file(file);
-      auto [it, fresh] = file_by_name.emplace(spec.name, file);
-      if (!fresh) {
-        throw ScenarioError(file, spec.name_mark,
-                            "scenario name \"" + spec.name + "\" is already used by " + it->second);
-      }
-      specs.push_back(std::move(spec));
-    } catch (const ScenarioError& error) {
-      std::cerr << error.what() << "\n";
-      ok = false;
-    }
-  }
-  if (!ok) return std::nullopt;
-  return specs;
-}
-
 struct RunFlags {
   std::vector<std::string> paths{"scenarios"};
   std::optional<std::uint64_t> seed;
+  std::vector<std::string> defect_names;
+  onejob::Defects defects;
   std::string report_dir = "reports/latest";
   bool check_determinism = false;
 };
@@ -92,9 +44,12 @@ struct RunFlags {
 // Runs one scenario, twice when asked: a second run in the same process must reproduce the
 // trace byte for byte, or the scenario fails with a "determinism" violation.
 onejob::scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& flags) {
-  auto result = onejob::scenario::run_scenario(spec, {.seed = flags.seed, .make_store = {}});
+  onejob::scenario::RunOptions options;
+  options.seed = flags.seed;
+  options.defects = flags.defects;
+  auto result = onejob::scenario::run_scenario(spec, options);
   if (flags.check_determinism) {
-    const auto again = onejob::scenario::run_scenario(spec, {.seed = flags.seed, .make_store = {}});
+    const auto again = onejob::scenario::run_scenario(spec, options);
     if (auto broken = onejob::scenario::compare_runs(result, again)) {
       result.violations.push_back(std::move(*broken));
     }
@@ -102,17 +57,21 @@ onejob::scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& fl
   return result;
 }
 
-int run_command(const RunFlags& flags) {
+int run_command(RunFlags flags) {
+  if (auto problem = onejob::cli::parse_defects(flags.defect_names, flags.defects)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
   const auto& paths = flags.paths;
   const auto& report_dir = flags.report_dir;
   std::vector<std::string> files;
   try {
-    files = find_scenario_files(paths);
+    files = onejob::cli::find_scenario_files(paths);
   } catch (const ScenarioError& error) {
     std::cerr << "onejob: " << error.what() << "\n";
     return kExitBadInput;
   }
-  auto specs = load_all(files);
+  auto specs = onejob::cli::load_all(files);
   if (!specs) return kExitBadInput;
 
   std::vector<onejob::scenario::RunResult> results;
@@ -143,6 +102,7 @@ int run_command(const RunFlags& flags) {
 struct ReplayFlags {
   std::string file;
   std::optional<std::uint64_t> seed;
+  std::vector<std::string> defect_names;
   bool trace = false;
   std::string diff;
 };
@@ -150,11 +110,16 @@ struct ReplayFlags {
 // Reruns one scenario; prints its trace for people, its hash, and its verdict, or where it
 // departs from another run's trace.
 int replay_command(const ReplayFlags& flags) {
+  onejob::Defects defects;
+  if (auto problem = onejob::cli::parse_defects(flags.defect_names, defects)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
   if (!fs::is_regular_file(flags.file)) {
     std::cerr << "onejob: " << flags.file << ": replay takes one scenario file\n";
     return kExitBadInput;
   }
-  auto specs = load_all({flags.file});
+  auto specs = onejob::cli::load_all({flags.file});
   if (!specs) return kExitBadInput;
   std::string other;
   if (!flags.diff.empty()) {
@@ -165,8 +130,10 @@ int replay_command(const ReplayFlags& flags) {
     }
     other.assign(std::istreambuf_iterator<char>(in), {});
   }
-  const auto result =
-      onejob::scenario::run_scenario(specs->front(), {.seed = flags.seed, .make_store = {}});
+  onejob::scenario::RunOptions options;
+  options.seed = flags.seed;
+  options.defects = defects;
+  const auto result = onejob::scenario::run_scenario(specs->front(), options);
   if (flags.trace) {
     for (const auto& event : result.history) std::cout << onejob::report::human_line(event) << "\n";
   }
@@ -191,7 +158,8 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 all scenarios passed; 1 an invariant was violated or an expectation\n"
       "failed; 2 bad input (unreadable or invalid scenario, bad flags).\n"
-      "Run 'onejob COMMAND --help' for each command (run, replay, fuzz, merge).");
+      "Run 'onejob COMMAND --help' for each command (run, replay, fuzz, merge, defects, "
+      "selftest).");
   app.require_subcommand(1);
 
   RunFlags flags;
@@ -208,6 +176,9 @@ int main(int argc, char** argv) {
   run->add_option("--report-dir", flags.report_dir,
                   "Where to write summary.txt, summary.json, junit.xml and traces/<name>.jsonl")
       ->capture_default_str();
+  run->add_option(
+      "--defect", flags.defect_names,
+      "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
   run->add_flag("--check-determinism", flags.check_determinism,
                 "Run every scenario twice in this process; differing traces fail the scenario");
   run->footer(
@@ -224,6 +195,8 @@ int main(int argc, char** argv) {
   replay->add_option("--seed", replay_flags.seed, "Override the scenario's seed")
       ->check(CLI::NonNegativeNumber);
   replay->add_flag("--trace", replay_flags.trace, "Print every event of the run");
+  replay->add_option("--defect", replay_flags.defect_names,
+                     "Run the system with this named defect (repeatable)");
   replay->add_option("--diff", replay_flags.diff,
                      "A trace (JSON Lines, e.g. reports/latest/traces/NAME.jsonl) to compare "
                      "with: prints the first event where the runs diverge (exit 1) or says they "
@@ -260,6 +233,9 @@ int main(int argc, char** argv) {
   fuzz->add_flag("--show", fuzz_flags.show,
                  "With --case or --reproduce: print that case as a scenario file (YAML) instead "
                  "of running it");
+  fuzz->add_option(
+      "--defect", fuzz_flags.defects,
+      "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
   fuzz->add_option("--report-dir", fuzz_flags.report_dir,
                    "Where to write summary.json, junit.xml, repro/ and traces/")
       ->capture_default_str();
@@ -275,6 +251,38 @@ int main(int argc, char** argv) {
       ->add_option("--report-dir", merge_flags.report_dir, "Where to write the merged summary.json")
       ->capture_default_str();
 
+  auto* defects = app.add_subcommand(
+      "defects", "List the named defects the system can run with (--defect NAME), a line each.");
+
+  onejob::cli::SelftestFlags selftest_flags;
+  auto* selftest = app.add_subcommand(
+      "selftest",
+      "Prove the gate has teeth: with no defect the catalogue and a fuzz campaign pass; then, for "
+      "each named defect, the catalogue and a bounded fuzz campaign run with it on. Prints and "
+      "writes (REPORT_DIR/selftest.json, selftest.md) a kill matrix: which scenarios failed, "
+      "cases to the fuzzer's first failure, the shrunk repro's size.");
+  selftest
+      ->add_option("--cases", selftest_flags.cases,
+                   "Fuzz cases per defect (a campaign stops at its first failure)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  selftest->add_option("--seed", selftest_flags.seed, "The fuzz campaigns' seed")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  selftest->add_option("--scenarios", selftest_flags.scenarios, "The scenario catalogue")
+      ->capture_default_str();
+  selftest->add_option("--defect", selftest_flags.defects,
+                       "Only these defects (repeatable; default: every one)");
+  selftest
+      ->add_option("--report-dir", selftest_flags.report_dir,
+                   "Where to write selftest.json, selftest.md and the repros")
+      ->capture_default_str();
+  selftest->footer(
+      "A defect is killed when at least one scenario of the catalogue fails with it on and the "
+      "fuzzer finds a violation with it on.\n"
+      "Exit codes: 0 every defect killed and the reference system clean; 1 a defect survived "
+      "or the reference system failed; 2 bad input.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -285,5 +293,7 @@ int main(int argc, char** argv) {
   if (replay->parsed()) return replay_command(replay_flags);
   if (fuzz->parsed()) return onejob::cli::fuzz_command(fuzz_flags);
   if (merge->parsed()) return onejob::cli::merge_command(merge_flags);
+  if (defects->parsed()) return onejob::cli::defects_command();
+  if (selftest->parsed()) return onejob::cli::selftest_command(selftest_flags);
   return kExitBadInput;
 }

@@ -7,6 +7,7 @@
 
 #include <rapidcheck.h>
 
+#include "harness/report/report.hpp"
 #include "harness/scenario/yaml_writer.hpp"
 
 namespace onejob::fuzz {
@@ -73,12 +74,15 @@ rc::Gen<RawCase> raw_case() {
   });
 }
 
-// Cases end once nothing is left to happen rather than simulating idle minutes.
-const scenario::RunOptions kFast{
-    .seed = std::nullopt, .make_store = {}, .stop_when_quiescent = true, .trace_text = false};
-// The same, with the trace rendered: for determinism checks and for what a failure reports.
-const scenario::RunOptions kTraced{
-    .seed = std::nullopt, .make_store = {}, .stop_when_quiescent = true, .trace_text = true};
+// Cases end once nothing is left to happen rather than simulating idle minutes. `traced`: with
+// the trace rendered, for determinism checks and for what a failure reports.
+scenario::RunOptions case_options(const Defects& defects, bool traced) {
+  return {.seed = std::nullopt,
+          .make_store = {},
+          .stop_when_quiescent = true,
+          .trace_text = traced,
+          .defects = defects};
+}
 
 // splitmix64: the case's own seed from the campaign's seed and the case index.
 std::uint64_t case_seed(std::uint64_t seed, std::uint64_t index) {
@@ -113,7 +117,7 @@ rc::Shrinkable<RawCase> draw_case(const rc::Gen<RawCase>& generator, std::uint64
 // Greedy shrinking, as RapidCheck does it: adopt the first smaller case that still breaks the
 // same rule, and start again from it, until no smaller case does or the budget is spent.
 Shrunk shrink(rc::Shrinkable<RawCase> failing, scenario::RunResult run, const std::string& rule,
-              const std::string& name, int budget) {
+              const std::string& name, int budget, const scenario::RunOptions& fast) {
   Shrunk result{std::move(failing), std::move(run), {}, 0};
   bool smaller = true;
   while (smaller && result.runs < budget) {
@@ -121,7 +125,7 @@ Shrunk shrink(rc::Shrinkable<RawCase> failing, scenario::RunResult run, const st
     auto candidates = result.value.shrinks();
     for (std::size_t position = 0; auto candidate = candidates.next(); ++position) {
       if (++result.runs > budget) break;
-      auto candidate_run = scenario::run_scenario(build_scenario(candidate->value(), name), kFast);
+      auto candidate_run = scenario::run_scenario(build_scenario(candidate->value(), name), fast);
       if (violation_of(candidate_run, rule) == nullptr) continue;
       result.value = std::move(*candidate);
       result.run = std::move(candidate_run);
@@ -196,10 +200,12 @@ std::optional<scenario::ScenarioSpec> generate_case(const CaseId& id) {
 
 CampaignResult run_campaign(const CampaignOptions& options) {
   CampaignResult result;
+  const auto fast = case_options(options.defects, false);
+  const auto traced = case_options(options.defects, true);
   if (options.exact) {
     auto spec = generate_case(*options.exact);
     if (!spec) return result;
-    auto run = scenario::run_scenario(*spec, kTraced);
+    auto run = scenario::run_scenario(*spec, traced);
     ++result.cases_run;
     result.marks = run.marks;
     if (!run.passed()) {
@@ -219,13 +225,13 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     auto shrinkable = draw_case(generator, options.seed, index);
     const auto spec = build_scenario(shrinkable.value(), name);
     const bool checked = index % 16 == 0;  // every 16th case also runs twice
-    auto run = scenario::run_scenario(spec, checked ? kTraced : kFast);
+    auto run = scenario::run_scenario(spec, checked ? traced : fast);
     ++result.cases_run;
     for (const auto& [mark, count] : run.marks) result.marks[mark] += count;
     // The same case must give the same trace.
     if (run.passed() && checked) {
       ++result.determinism_checks;
-      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec, kTraced))) {
+      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec, traced))) {
         run.violations.push_back(std::move(*broken));
       }
     }
@@ -233,9 +239,9 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       const std::string rule = run.violations.front().invariant;
       auto shrunk = rule == "determinism"
                         ? Shrunk{shrinkable, run, {}, 0}
-                        : shrink(shrinkable, run, rule, name, options.shrink_runs_max);
+                        : shrink(shrinkable, run, rule, name, options.shrink_runs_max, fast);
       auto shrunk_spec = build_scenario(shrunk.value.value(), name);
-      if (rule != "determinism") shrunk.run = scenario::run_scenario(shrunk_spec, kTraced);
+      if (rule != "determinism") shrunk.run = scenario::run_scenario(shrunk_spec, traced);
       const auto* violation = violation_of(shrunk.run, rule);
       const std::string message = violation == nullptr ? std::string() : violation->message;
       const int steps = static_cast<int>(shrunk.path.size());
@@ -251,22 +257,26 @@ CampaignResult run_campaign(const CampaignOptions& options) {
   return result;
 }
 
-std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed,
-                       const std::string& path) {
+std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const std::string& path,
+                       const Defects& defects) {
   const auto before = size_of(failure.original);
   const auto after = size_of(failure.shrunk);
   auto sizes = [](const CaseSize& size) {
     return std::to_string(size.steps) + " steps, " + std::to_string(size.nodes) + " nodes, " +
            std::to_string(size.faults) + " faults";
   };
-  const std::string comment =
+  std::string comment =
       "Found by onejob fuzz --seed " + std::to_string(seed) + " (case " +
       std::to_string(failure.case_index) + "), shrunk in " + std::to_string(failure.shrink_steps) +
       " steps (" + std::to_string(failure.shrink_runs) + " runs) from " + sizes(before) + " to " +
       sizes(after) + ".\nViolated " + failure.rule + ": " + failure.message +
-      "\nRerun: build/onejob run " + path + "\n   or: build/onejob replay " + path + " --trace" +
+      "\nRerun: build/onejob run " + path + report::defect_flags(defects) +
+      "\n   or: build/onejob replay " + path + report::defect_flags(defects) + " --trace" +
       "\nRegenerate: build/onejob fuzz --reproduce " +
       to_string(CaseId{seed, failure.case_index, failure.shrink_path}) + " --show";
+  if (defects.any()) {
+    comment += "\nThe system ran with named defects:" + report::defect_flags(defects) + ".";
+  }
   return scenario::to_yaml(failure.shrunk, comment);
 }
 

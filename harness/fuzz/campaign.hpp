@@ -36,6 +36,7 @@ struct CampaignOptions {
   std::optional<std::uint64_t> only_case{};  // run just this case index
   std::optional<CaseId> exact{};             // run just this case as it is: no shrinking
   int shrink_runs_max = 2000;                // runs the shrinker may spend on a failure
+  Defects defects{};                         // the named defects the system runs with
   // Asked before each case; true ends the campaign early (the CLI's wall-clock budget: the
   // campaign itself never reads a clock).
   std::function<bool()> should_stop{};
@@ -73,6 +74,7 @@ std::string case_name(std::uint64_t seed, std::uint64_t case_index);
 
 // The repro file for a failure: a readable scenario, commented with the violated rule, how it
 // was found and how to rerun it.
-std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const std::string& path);
+std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const std::string& path,
+                       const Defects& defects = {});
 
 }  // namespace onejob::fuzz

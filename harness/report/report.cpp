@@ -93,9 +93,19 @@ void write_file(const std::filesystem::path& path, const std::string& content) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+std::string defect_flags(const Defects& defects) {
+  std::string flags;
+  for (const auto& info : all_defects()) {
+    if (!defects.has(info.defect)) continue;
+    flags.append(" --defect ");
+    flags.append(info.name);
+  }
+  return flags;
+}
+
 std::string replay_command(const scenario::RunResult& result) {
   return "build/onejob replay " + result.file + " --seed " + std::to_string(result.seed) +
-         " --trace";
+         defect_flags(result.defects) + " --trace";
 }
 
 std::string human_line(const sim::TraceEvent& event) {

@@ -25,6 +25,9 @@ void write_file(const std::filesystem::path& path, const std::string& content);
 // The command line that reruns one scenario with the same seed.
 std::string replay_command(const scenario::RunResult& result);
 
+// The `--defect NAME` flags that turn `defects` on, each with a leading space ("" for none).
+std::string defect_flags(const Defects& defects);
+
 // "PASS  name  seed=N  trace=HASH  simulated=S" for the console.
 std::string summary_line(const scenario::RunResult& result);
 

@@ -15,8 +15,10 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   result.name = spec.name;
   result.file = spec.file;
   result.seed = options.seed.value_or(spec.seed);
-  auto store = options.make_store ? options.make_store() : std::make_unique<MemoryStore>();
-  World world(spec, result.seed, std::move(store));
+  result.defects = options.defects;
+  auto store =
+      options.make_store ? options.make_store() : std::make_unique<MemoryStore>(options.defects);
+  World world(spec, result.seed, std::move(store), options.defects);
   std::optional<std::string> aborted;
   try {
     world.run(options.stop_when_quiescent);

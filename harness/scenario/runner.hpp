@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "system/ports/store.hpp"
+#include "system/service/defects.hpp"
 
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/spec.hpp"
@@ -25,12 +26,15 @@ struct RunOptions {
   // Render the trace as JSON Lines and hash it (trace_jsonl, trace_hash); a fuzz case that is
   // only judged skips it.
   bool trace_text = true;
+  // Named defects the system runs with (the embedded store included); none by default.
+  Defects defects{};
 };
 
 struct RunResult {
   std::string name;
   std::string file;
   std::uint64_t seed = 0;
+  Defects defects;  // what the system ran with
   sim::History history;
   std::string trace_jsonl;
   std::string trace_hash;

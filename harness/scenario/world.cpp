@@ -31,8 +31,9 @@ const Duration kStormSettleTime = std::chrono::minutes(1);
 // How often a run that may stop early looks whether anything is left to happen.
 const Duration kQuiescenceProbe = std::chrono::seconds(30);
 
-SystemConfig system_config(const ScenarioSpec& spec) {
+SystemConfig system_config(const ScenarioSpec& spec, Defects defects) {
   SystemConfig config;
+  config.defects = defects;
   const auto& p = spec.policy;
   config.policy = Policy{.attempt_deadline = p.attempt_deadline,
                          .lease = p.lease,
@@ -97,13 +98,14 @@ struct World::Node {
   Incarnation& current() { return *lives.back(); }
 };
 
-World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store> store)
+World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store> store,
+             Defects defects)
     : spec_(spec),
       root_rng_(seed),
       loop_(root_rng_.fork("loop.ties")),
       trace_(loop_),
       store_(std::move(store)),
-      config_(system_config(spec)),
+      config_(system_config(spec, defects)),
       network_(spec.network),
       client_attempts_(spec.timeline.size(), 0),
       received_(spec.timeline.size()) {
@@ -463,6 +465,12 @@ void World::lb_receive(int number, int attempt, const Request& request, int lb_t
       api_names_[(base->second + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
   Request forwarded = request;
   forwarded.request_id += "." + std::to_string(lb_try + 1);
+  // Defect lb-new-key: a retried create goes out under a key of the balancer's own.
+  if (lb_try > 0 && config_.defects.has(Defect::lb_new_key)) {
+    for (auto& [name, value] : forwarded.headers) {
+      if (name == "Idempotency-Key") value += "~lb" + std::to_string(lb_try + 1);
+    }
+  }
   trace_.record(kLb, events::to_event(events::LbForwarded{.request = number,
                                                           .attempt = attempt,
                                                           .lb_try = lb_try + 1,

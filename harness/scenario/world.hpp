@@ -30,7 +30,9 @@ namespace onejob::scenario {
 // (build, scenario, seed).
 class World {
  public:
-  World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store> store);
+  // `defects`: the named defects the system under test runs with (none: the reference system).
+  World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store> store,
+        Defects defects = {});
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;

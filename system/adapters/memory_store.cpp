@@ -12,13 +12,20 @@ bool contains(const std::vector<AttemptState>& states, AttemptState state) {
 
 }  // namespace
 
+// A fenced write carries a lease token the attempt no longer has (defect unfenced-worker: the
+// token is not compared).
+bool MemoryStore::fenced_out(std::optional<std::int64_t> fence, const Attempt& attempt) const {
+  return fence && *fence != attempt.lease_token && !defects_.has(Defect::unfenced_worker);
+}
+
 // ---- jobs ------------------------------------------------------------------------------------
 
 Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
   // nextval() runs before the constraint check, so a rejected insert still consumes an id.
   const JobId id = next_job_id_++;
   auto owner_key = std::make_pair(new_job.owner_id, new_job.idempotency_key);
-  if (jobs_by_owner_key_.contains(owner_key)) {
+  // Defect check-then-insert: the schema lacks the unique constraint (the service looks first).
+  if (jobs_by_owner_key_.contains(owner_key) && !defects_.has(Defect::check_then_insert)) {
     co_return InsertJobResult{InsertJobResult::Outcome::unique_violation, std::nullopt,
                               std::nullopt};
   }
@@ -109,7 +116,14 @@ Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
   auto job = jobs_.find(new_attempt.job_id);
   if (job == jobs_.end()) co_return InsertAttemptResult{Outcome::job_not_found, {}, {}};
   if (job->second.completed_by) co_return InsertAttemptResult{Outcome::job_completed, {}, {}};
-  if (auto live = live_attempt_by_job_.find(job->first); live != live_attempt_by_job_.end()) {
+  auto live = live_attempt_by_job_.find(job->first);
+  // Defect retry-while-unknown: the index leaves UNKNOWN out.
+  if (live != live_attempt_by_job_.end() && defects_.has(Defect::retry_while_unknown) &&
+      attempts_.at(live->second).state == AttemptState::unknown) {
+    live_attempt_by_job_.erase(live);
+    live = live_attempt_by_job_.end();
+  }
+  if (live != live_attempt_by_job_.end()) {
     // As in PostgreSQL, nextval() ran before the unique index refused the row.
     ++next_attempt_id_;
     co_return InsertAttemptResult{Outcome::live_attempt_exists, {}, live->second};
@@ -175,7 +189,15 @@ void MemoryStore::set_state(Attempt& attempt, AttemptState to, const std::string
   require_legal_transition(attempt.state, to);
   attempts_by_state_[attempt.state].erase(attempt.id);
   attempts_by_state_[to].insert(attempt.id);
-  if (is_live(attempt.state) && !is_live(to)) live_attempt_by_job_.erase(attempt.job_id);
+  // Defect cancel-does-not-unblock: a cancelled UNKNOWN attempt keeps its slot in the index.
+  const bool keeps_slot = defects_.has(Defect::cancel_does_not_unblock) &&
+                          attempt.state == AttemptState::unknown && to == AttemptState::cancelled;
+  if (is_live(attempt.state) && !is_live(to) && !keeps_slot) {
+    auto live = live_attempt_by_job_.find(attempt.job_id);
+    if (live != live_attempt_by_job_.end() && live->second == attempt.id) {
+      live_attempt_by_job_.erase(live);
+    }
+  }
   attempt.state = to;
   if (!reason.empty()) attempt.outcome_reason = reason;
   if (!is_live(to)) attempt.finished_at = at;
@@ -191,7 +213,7 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
   auto it = attempts_.find(update.attempt_id);
   if (it == attempts_.end()) co_return UpdateAttemptResult{Outcome::not_found, {}, {}};
   Attempt& attempt = it->second;
-  if (update.fence && *update.fence != attempt.lease_token) {
+  if (fenced_out(update.fence, attempt)) {
     co_return UpdateAttemptResult{Outcome::fenced, attempt, attempt.state};
   }
   if (!contains(update.from, attempt.state)) {
@@ -214,7 +236,7 @@ Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt compl
   }
   Attempt& attempt = it->second;
   Job& job = jobs_.at(attempt.job_id);
-  if (completion.fence && *completion.fence != attempt.lease_token) {
+  if (fenced_out(completion.fence, attempt)) {
     co_return CompleteAttemptResult{Outcome::fenced, job, attempt, attempt.state};
   }
   if (!contains(completion.from, attempt.state)) {
@@ -225,7 +247,9 @@ Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt compl
   // illegal call leaves the job untouched, as a rolled-back transaction would.
   require_legal_transition(attempt.state, AttemptState::succeeded);
   // UPDATE jobs ... WHERE id = $j AND version = $v AND completed_by IS NULL
-  const bool won = job.version == completion.expected_version && !job.completed_by;
+  // (defect blind-overwrite: WHERE id = $j alone)
+  const bool won = defects_.has(Defect::blind_overwrite) ||
+                   (job.version == completion.expected_version && !job.completed_by);
   if (won) {
     job.result = completion.result;
     job.completed_by = attempt.id;
@@ -236,6 +260,8 @@ Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt compl
   } else {
     const std::string winner = job.completed_by ? std::to_string(*job.completed_by) : "none";
     set_state(attempt, AttemptState::discarded, "lost to attempt " + winner, completion.at);
+    // Defect late-merge: the loser's result still reaches the job.
+    if (defects_.has(Defect::late_merge)) job.result = completion.result;
   }
   attempt.result = std::move(completion.result);
   co_return CompleteAttemptResult{won ? Outcome::won : Outcome::lost, job, attempt, before};

@@ -8,13 +8,18 @@
 #include <vector>
 
 #include "system/ports/store.hpp"
+#include "system/service/defects.hpp"
 
 namespace onejob {
 
 // The embedded store: the SQL schema's semantics in memory, constraint violations included.
 // Every operation completes without suspending, so each is atomic, as one transaction is.
+// The store-level named defects (check-then-insert, retry-while-unknown, blind-overwrite,
+// late-merge, unfenced-worker, cancel-does-not-unblock) change it when set; see defects.hpp.
 class MemoryStore final : public Store {
  public:
+  explicit MemoryStore(Defects defects = {}) : defects_(defects) {}
+
   Async<InsertJobResult> insert_job(NewJob job) override;
   Async<std::optional<Job>> find_job_by_key(std::string owner_id,
                                             std::string idempotency_key) override;
@@ -45,6 +50,9 @@ class MemoryStore final : public Store {
                              Instant at);
   void set_state(Attempt& attempt, AttemptState to, const std::string& reason, Instant at);
 
+  bool fenced_out(std::optional<std::int64_t> fence, const Attempt& attempt) const;
+
+  Defects defects_;
   JobId next_job_id_ = 1;
   AttemptId next_attempt_id_ = 1;
   std::map<JobId, Job> jobs_;

@@ -108,9 +108,29 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     co_return ApiAnswer::failure(400, "invalid_body", *error);
   }
   auto& fields = std::get<CreateBody>(body);
+  const Defects& defects = context.config.defects;
   // The fingerprint covers the endpoint as well as the body: the same key on another endpoint
   // is another request.
   std::string fingerprint = request.method + " " + request.path + "\n" + payload;
+  if (defects.has(Defect::fingerprint_without_provider)) {
+    auto without = json::parse(payload);
+    without.erase("provider");
+    without.erase("failover");
+    fingerprint = request.method + " " + request.path + "\n" + without.dump();
+  }
+  auto replay = [&](const Job& existing) {
+    if (existing.request_fingerprint != fingerprint && !defects.has(Defect::ignore_fingerprint)) {
+      return ApiAnswer::failure(422, "idempotency_key_reused",
+                                "this Idempotency-Key was used with a different request");
+    }
+    return job_answer(200, existing);
+  };
+  // Defect check-then-insert: a lookup first, which races with a concurrent create of the key.
+  if (defects.has(Defect::check_then_insert)) {
+    if (auto existing = co_await context.store.find_job_by_key(request.principal, *key)) {
+      co_return replay(*existing);
+    }
+  }
 
   // Insert first and let the unique constraint decide: a lookup before the insert would race
   // with a concurrent create of the same key.
@@ -125,13 +145,23 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
       .payload_json = payload,
       .created_at = context.clock.now(),
   };
-  auto inserted = co_await context.store.insert_job(std::move(new_job));
-  if (inserted.outcome == InsertJobResult::Outcome::inserted) {
-    const Job& job = *inserted.job;
+  std::optional<InsertJobResult> inserted;
+  if (defects.has(Defect::lost_create)) {
+    // Defect lost-create: acknowledged whatever became of the insert.
+    try {
+      inserted = co_await context.store.insert_job(std::move(new_job));
+    } catch (const StoreError&) {
+      co_return ApiAnswer::json(201, json{{"status", to_string(JobStatus::pending)}}.dump());
+    }
+  } else {
+    inserted = co_await context.store.insert_job(std::move(new_job));
+  }
+  if (inserted->outcome == InsertJobResult::Outcome::inserted) {
+    const Job& job = *inserted->job;
     events::emit(
         context.events,
         events::JobCreated{.job_id = job.id, .owner = job.owner_id, .key = job.idempotency_key});
-    emit_attempt_created(context.events, *inserted.initial_attempt);
+    emit_attempt_created(context.events, *inserted->initial_attempt);
     co_return job_answer(201, job);
   }
   auto existing = co_await context.store.find_job_by_key(request.principal, *key);
@@ -140,11 +170,7 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     // visible to this next statement; jobs are never deleted.
     co_return ApiAnswer::failure(500, "internal", "conflicting job is not visible");
   }
-  if (existing->request_fingerprint != fingerprint) {
-    co_return ApiAnswer::failure(422, "idempotency_key_reused",
-                                 "this Idempotency-Key was used with a different request");
-  }
-  co_return job_answer(200, *existing);
+  co_return replay(*existing);
 }
 
 Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId id) {

@@ -65,6 +65,12 @@ Async<void> sweep(CorePtr core) {
   for (const auto& attempt : co_await context.store.find_expired_leases(context.clock.now())) {
     if (!core->alive) co_return;
     const Writer takeover{kName, attempt.lease_token};
+    if (context.config.defects.has(Defect::lease_expiry_is_failure)) {  // the defect: FAILED
+      const std::vector<AttemptState> only_running{AttemptState::running};
+      co_await settlement.failed(attempt, "lease expired: worker " + attempt.lease_owner + " lost",
+                                 only_running, takeover);
+      continue;
+    }
     co_await settlement.unknown(attempt,
                                 "lease expired: worker " + attempt.lease_owner + " presumed lost",
                                 takeover, std::string(kName));

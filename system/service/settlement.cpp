@@ -143,6 +143,7 @@ Async<UpdateAttemptResult> Settlement::unknown(const Attempt& attempt, const std
 }
 
 Async<bool> Settlement::is_certified(const std::string& provider) {
+  if (context_.config.defects.has(Defect::skip_contract)) co_return true;  // the defect
   auto certification = co_await context_.store.latest_certification(provider);
   co_return certification && certification->passed;
 }

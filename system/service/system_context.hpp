@@ -11,6 +11,7 @@
 #include "system/ports/store.hpp"
 #include "system/ports/timer.hpp"
 #include "system/service/contract.hpp"
+#include "system/service/defects.hpp"
 
 namespace onejob {
 
@@ -30,6 +31,7 @@ struct Policy {
 struct SystemConfig {
   Policy policy;
   std::vector<ProviderProfile> providers;
+  Defects defects;  // none in production
 
   // nullptr when no provider has this name.
   const ProviderProfile* find_provider(std::string_view name) const;

@@ -137,6 +137,11 @@ Async<void> run_attempt(CorePtr core, Attempt attempt) {
                                       deadline, std::move(late));
   if (!core->alive) co_return;
   if (!reply) {
+    if (context.config.defects.has(Defect::timeout_is_failure)) {  // the defect: FAILED
+      co_await settlement.failed(attempt, "no answer within the attempt deadline", only_running,
+                                 me);
+      co_return;
+    }
     co_await settlement.unknown(attempt, "no answer within the attempt deadline", me);
     co_return;
   }

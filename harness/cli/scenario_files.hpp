@@ -1,0 +1,20 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/scenario/spec.hpp"
+
+namespace onejob::cli {
+
+// The scenario files named by `paths`: files as given, folders searched recursively, each
+// folder's files in sorted order so a run never depends on directory order. Throws
+// scenario::ScenarioError for a path that does not exist or a folder without scenarios.
+std::vector<std::string> find_scenario_files(const std::vector<std::string>& paths);
+
+// Loads every file before running any, so bad input is reported whole and up front (on stderr);
+// nullopt when any file is bad. Scenario names must be unique.
+std::optional<std::vector<scenario::ScenarioSpec>> load_all(const std::vector<std::string>& files);
+
+}  // namespace onejob::cli

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace onejob::cli {
+
+struct SelftestFlags {
+  std::uint64_t cases = 2000;  // fuzz cases per defect
+  std::uint64_t seed = 1;
+  std::string scenarios = "scenarios";
+  std::vector<std::string> defects;  // empty: every defect
+  std::string report_dir = "reports/selftest";
+};
+
+// `onejob selftest`: the reference system passes the catalogue and a fuzz campaign; every named
+// defect fails both. Exit 0 when so, 1 when a defect survives or the reference fails, 2 on bad
+// input.
+int selftest_command(const SelftestFlags& flags);
+
+}  // namespace onejob::cli

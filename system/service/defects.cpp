@@ -1,0 +1,70 @@
+#include "system/service/defects.hpp"
+
+#include <algorithm>
+
+namespace onejob {
+namespace {
+
+constexpr DefectInfo kDefects[] = {
+    {Defect::check_then_insert, "check-then-insert",
+     "POST /jobs looks the key up, then inserts with no unique constraint: two concurrent creates "
+     "of one key make two jobs"},
+    {Defect::ignore_fingerprint, "ignore-fingerprint",
+     "a reused key answers 200 with the stored job whatever the request (no 422)"},
+    {Defect::fingerprint_without_provider, "fingerprint-without-provider",
+     "the request fingerprint leaves out the provider and failover list: the same key and input "
+     "on other providers passes as a replay"},
+    {Defect::timeout_is_failure, "timeout-is-failure",
+     "a provider call past its deadline marks the attempt FAILED and fails over, instead of "
+     "UNKNOWN"},
+    {Defect::lease_expiry_is_failure, "lease-expiry-is-failure",
+     "the reconciler marks an attempt whose lease expired FAILED and fails over, instead of "
+     "UNKNOWN"},
+    {Defect::retry_while_unknown, "retry-while-unknown",
+     "the one-live-attempt index leaves out UNKNOWN: a retry starts while an outcome is unknown"},
+    {Defect::blind_overwrite, "blind-overwrite",
+     "completion writes the job's result without the compare-and-swap guard (no completed_by IS "
+     "NULL, no version): the last completion wins"},
+    {Defect::late_merge, "late-merge",
+     "a losing completion still writes its result to the job (completed_by unchanged): a read "
+     "shows the discarded result"},
+    {Defect::skip_contract, "skip-contract",
+     "automatic failover does not require a passing contract certification"},
+    {Defect::schema_only_contract, "schema-only-contract",
+     "certification checks only the output schema, not the known answers: a provider that "
+     "answers in the right shape with the wrong content passes"},
+    {Defect::unfenced_worker, "unfenced-worker",
+     "attempt writes ignore the lease token: a worker whose lease was taken over still writes"},
+    {Defect::cancel_does_not_unblock, "cancel-does-not-unblock",
+     "cancelling an UNKNOWN attempt leaves it holding the one-live-attempt slot: the job stays "
+     "blocked and retries are refused"},
+    {Defect::lb_new_key, "lb-new-key",
+     "the load balancer retries a POST /jobs with a fresh Idempotency-Key"},
+    {Defect::foreign_owner_retry, "foreign-owner-retry",
+     "POST /jobs/{id}/attempts and cancel do not check that the job is the caller's"},
+    {Defect::lost_create, "lost-create",
+     "POST /jobs answers 201 before it knows the insert committed: a store failure loses an "
+     "acknowledged job"},
+};
+
+constexpr bool listed_in_order() {
+  for (std::size_t i = 0; i < std::size(kDefects); ++i) {
+    if (static_cast<std::size_t>(kDefects[i].defect) != i) return false;
+  }
+  return std::size(kDefects) == static_cast<std::size_t>(Defect::lost_create) + 1;
+}
+static_assert(listed_in_order(), "kDefects lists every Defect once, in declaration order");
+
+}  // namespace
+
+std::span<const DefectInfo> all_defects() { return kDefects; }
+
+std::optional<Defect> find_defect(std::string_view name) {
+  auto found = std::ranges::find(kDefects, name, &DefectInfo::name);
+  if (found == std::end(kDefects)) return std::nullopt;
+  return found->defect;
+}
+
+std::string_view name_of(Defect defect) { return kDefects[static_cast<std::size_t>(defect)].name; }
+
+}  // namespace onejob
