@@ -162,6 +162,9 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     if (executed->purpose == events::kPurposeAttempt) {
       model_.first_execution.try_emplace(executed->provider_key, model_.executions.size());
       model_.executions.push_back(Execution{recorded.node, at(std::move(*executed), recorded)});
+    } else {
+      model_.certification_executions.push_back(
+          Execution{recorded.node, at(std::move(*executed), recorded)});
     }
   } else if (event.kind() == events::ProviderDeduped::kind) {
     mark("provider_dedup");

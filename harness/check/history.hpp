@@ -115,6 +115,7 @@ struct HistoryModel {
   // Every commit.* event, in commit order (indexes into *history).
   std::vector<std::size_t> commit_log;
   std::vector<Execution> executions;                   // attempt executions only, in order
+  std::vector<Execution> certification_executions;     // in order
   std::map<std::string, std::size_t> first_execution;  // provider key -> index in executions
 
   // What nodes and clients saw.

@@ -5,7 +5,10 @@
 //     live;
 //   - every committed transition starts from the state the log last gave the attempt, and names
 //     an attempt the log inserted, of a job it inserted before (the log, and so the store, never
-//     contradicts itself).
+//     contradicts itself);
+//   - every insert the store refused because the job has a live attempt is refused truthfully:
+//     the attempt it names is live in the log at that point (a refusal without one blocks the
+//     job for nothing: a cancel that does not unblock).
 // Does not check:
 //   - that each step is one of the legal transitions (the domain's table, tested on its own);
 //   - what nodes believed about an attempt (their reports are views, not the truth).
@@ -37,11 +40,38 @@ void became_live(Replay& replay, std::int64_t job, std::int64_t attempt, std::ui
 
 }  // namespace
 
+// A live-attempt refusal names an attempt of its job that the log has live.
+void check_refusal(const Replay& replay, const At<events::StoreRefused>& refused,
+                   std::vector<Violation>& out) {
+  if (refused.what.refusal != events::kRefusedLiveAttempt || !refused.what.job_id) return;
+  const auto job = *refused.what.job_id;
+  const auto live = replay.live_by_job.find(job);
+  const bool any_live = live != replay.live_by_job.end() && !live->second.empty();
+  const auto named = refused.what.attempt_id;
+  if (any_live && (!named || live->second.contains(*named))) return;
+  std::string state = "never inserted";
+  if (named) {
+    if (auto found = replay.states.find(*named); found != replay.states.end()) {
+      state = std::string(to_string(found->second));
+    }
+  }
+  out.push_back({"I3",
+                 "the store refused a new attempt of " + job_ref(job) + " for a live attempt (" +
+                     (named ? attempt_ref(*named) + ", " + state : std::string("none named")) +
+                     "), but the log has " + (any_live ? "another" : "none") + " live",
+                 refused.seq,
+                 {}});
+}
+
 std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
   std::vector<Violation> out;
   Replay replay;
+  auto refusal = model.refusals.begin();
   for (const std::size_t index : model.commit_log) {
     const auto& recorded = (*model.history)[index];
+    for (; refusal != model.refusals.end() && refusal->seq < recorded.seq; ++refusal) {
+      check_refusal(replay, *refusal, out);
+    }
     if (auto inserted = events::from_event<events::CommitAttemptInserted>(recorded.event)) {
       const JobRecord* job = model.job(inserted->job_id);
       if (job == nullptr || job->inserted.seq > recorded.seq) {
@@ -83,6 +113,7 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
       replay.live_by_job[job].erase(step->attempt_id);
     }
   }
+  for (; refusal != model.refusals.end(); ++refusal) check_refusal(replay, *refusal, out);
   return out;
 }
 

@@ -9,12 +9,17 @@
 //     committed certification before the insert passed;
 //   - an automatic failover follows the job's previous attempt FAILED, onto a provider after the
 //     failed one in the order the create asked for (its provider, then its failover list);
-//   - every winning compare-and-swap is by an attempt whose provider produced a valid output,
-//     and its result equals that output as JSON.
+//   - every winning compare-and-swap is by an attempt whose provider produced an output in the
+//     contract's shape (ok, or "plausible": the right shape with the wrong content, which only
+//     certification's known answers can tell), and its result equals that output as JSON;
+//   - every certification that passed was earned: the provider answered its certification
+//     calls since its previous certification, and every answer was right (behaviour "ok").
 // Does not check:
 //   - initial attempts: the client chose that provider, certified or not;
-//   - whether certifications themselves judged right (the certifier's own tests).
+//   - that a certification which failed had to (a failing provider may still be a good one:
+//     a timeout, a dropped call).
 #include <algorithm>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -70,8 +75,44 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
 
 }  // namespace
 
+// A passing certification rests on right answers to every call it made.
+void check_certifications(const HistoryModel& model, std::vector<Violation>& out) {
+  std::map<std::string, std::uint64_t> previous;  // provider -> seq of its last certification
+  for (const auto& certification : model.certifications) {
+    const auto& provider = certification.what.provider;
+    const std::uint64_t since = previous[provider];
+    previous[provider] = certification.seq;
+    if (!certification.what.passed) continue;
+    int calls = 0;
+    for (const auto& execution : model.certification_executions) {
+      const auto& executed = execution.executed;
+      if (execution.provider != provider || executed.seq < since) continue;
+      if (executed.seq > certification.seq) break;
+      ++calls;
+      const bool in_time =
+          executed.what.answers_at && *executed.what.answers_at <= certification.at;
+      if (executed.what.outcome == "ok" && in_time) continue;
+      out.push_back({"I6",
+                     "the store recorded a passing certification of \"" + provider +
+                         "\", but its certification call " + executed.what.provider_key +
+                         (in_time ? " was answered \"" + executed.what.outcome + "\""
+                                  : std::string(" had no answer by then")),
+                     certification.seq,
+                     {executed.seq}});
+    }
+    if (calls == 0) {
+      out.push_back({"I6",
+                     "the store recorded a passing certification of \"" + provider +
+                         "\" without a single call to the provider",
+                     certification.seq,
+                     {}});
+    }
+  }
+}
+
 std::vector<Violation> check_certified_failover(const HistoryModel& model) {
   std::vector<Violation> out;
+  check_certifications(model, out);
   for (const auto& [id, attempt] : model.attempts) {
     const auto& a = attempt.inserted.what;
     if (a.origin == AttemptOrigin::initial) continue;
@@ -98,7 +139,8 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
     const std::string what = job_ref(id) + "'s result, from " + attempt_ref(won->what.attempt_id);
     if (execution == nullptr) {
       out.push_back({"I6", what + ", was never produced by its provider", won->seq, {}});
-    } else if (execution->executed.what.outcome != "ok") {
+    } else if (execution->executed.what.outcome != "ok" &&
+               execution->executed.what.outcome != "plausible") {
       out.push_back({"I6",
                      what + ", is an invalid output (provider behaviour \"" +
                          execution->executed.what.outcome + "\")",

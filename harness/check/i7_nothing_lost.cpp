@@ -1,8 +1,10 @@
-// I7 — no accepted job is lost; reads are owner-scoped.
+// I7 — no accepted job is lost; reads and operator actions are owner-scoped.
 //
 // Checks, against the store's commit log:
 //   - every committed job has its first attempt committed with it, so accepted work is queued;
-//   - a job read answered 200 shows a job of the asking owner;
+//   - every API answer that names a job (a read, a create, a retry or a cancel, whatever its
+//     status) names a job of the asking owner: another owner's job is answered 404, naming
+//     nothing;
 //   - a job read answered 404 to the job's own owner asks for a job the store did not yet hold
 //     when the request reached the API node (a committed job must be found).
 // Does not check:
@@ -25,20 +27,26 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     }
   }
   for (const auto& exchange : model.exchanges) {
-    if (exchange.request.what.route != "get_job" || !exchange.response) continue;
+    if (!exchange.response) continue;
     const auto& asker = exchange.request.what.owner;
     const auto& response = exchange.response->what;
-    if (response.status == 200 && response.job_id) {
+    // Owner scope: whatever the route and status, an answer names only the asker's jobs (another
+    // owner's job is as absent as a missing one: 404, naming nothing).
+    if (response.job_id) {
       const JobRecord* job = model.job(*response.job_id);
       if (job == nullptr || job->inserted.what.owner != asker) {
         out.push_back({"I7",
-                       exchange.node + " showed " + job_ref(*response.job_id) + " to owner \"" +
-                           asker + "\", who does not own it",
+                       exchange.node + " answered " + exchange.request.what.route + " of owner \"" +
+                           asker + "\" with " + std::to_string(response.status) + " naming " +
+                           job_ref(*response.job_id) + ", which " +
+                           (job == nullptr ? std::string("the store never committed")
+                                           : "owner \"" + job->inserted.what.owner + "\" owns"),
                        exchange.response->seq,
                        {}});
+        continue;
       }
-      continue;
     }
+    if (exchange.request.what.route != "get_job") continue;
     if (response.status != 404) continue;
     const auto request = model.requests.find(exchange.client_request);
     if (request == model.requests.end() || !request->second.first.job_id) continue;

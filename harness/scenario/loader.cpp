@@ -27,6 +27,7 @@ constexpr ProviderOutcome kOutcomes[] = {
     ProviderOutcome::hallucinated_key,
     ProviderOutcome::wrong_operation,
     ProviderOutcome::hang,
+    ProviderOutcome::plausible,
 };
 
 bool is_valid_name(std::string_view name) {

@@ -19,6 +19,7 @@ constexpr std::pair<ProviderOutcome, std::string_view> kOutcomeNames[] = {
     {ProviderOutcome::hallucinated_key, "hallucinated_key"},
     {ProviderOutcome::wrong_operation, "wrong_operation"},
     {ProviderOutcome::hang, "hang"},
+    {ProviderOutcome::plausible, "plausible"},
 };
 
 }  // namespace

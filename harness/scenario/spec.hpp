@@ -50,6 +50,7 @@ enum class ProviderOutcome {
   hallucinated_key,  // the right answer plus an extra top-level key
   wrong_operation,   // valid JSON that does another operation
   hang,              // never answers
+  plausible,         // the right shape with the wrong content: passes the schema, not the meaning
 };
 
 std::string_view to_string(ProviderOutcome outcome);

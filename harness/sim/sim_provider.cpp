@@ -61,6 +61,20 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
       answer["notes"] = "I also checked the customer's history.";
       return answer.dump();
     }
+    case ProviderOutcome::plausible: {
+      // What the schema asks for, with content that answers nothing: a label that is not the
+      // text's, the end of the text as its "summary", fields that were not found.
+      const auto& text = input["text"].get_ref<const std::string&>();
+      if (operation == "classify") return json{{"label", "other"}, {"confidence", 0.51}}.dump();
+      if (operation == "summarize") {
+        std::size_t from = text.size() - std::max<std::size_t>(1, text.size() / 3);
+        while (from > 0 && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) --from;
+        return json{{"summary", text.substr(from)}}.dump();
+      }
+      json fields = json::object();
+      for (const auto& name : input["fields"]) fields[name.get<std::string>()] = "unknown";
+      return json{{"fields", fields}}.dump();
+    }
     case ProviderOutcome::wrong_operation:
       // The prompt template made it do something else: echo the text back as a "summary".
       return json{{"summary", input["text"]}}.dump();

@@ -60,6 +60,8 @@ class HistoryBuilder {
   }
   // The seq of the event added last: what a checker names as the offending event.
   std::uint64_t last_seq() const { return history_.size(); }
+  // The builder's clock.
+  Instant now() const { return now_; }
   const sim::History& history() const { return history_; }
   // The history model of what was added so far (it points into this builder).
   check::HistoryModel model() const { return check::fold_history(history_); }
@@ -296,6 +298,34 @@ inline void settled_jobs(HistoryBuilder& h) {
 inline events::CommitCertification certification(std::string provider, bool passed) {
   return events::CommitCertification{
       .provider = std::move(provider), .passed = passed, .by = "certifier"};
+}
+
+// A certification call the provider answered with `outcome` at once (node: the provider).
+inline events::ProviderExecuted certification_call(std::string outcome, Instant answers_at) {
+  return events::ProviderExecuted{.purpose = "certification",
+                                  .provider_key = "cert:1",
+                                  .operation = "classify",
+                                  .outcome = std::move(outcome),
+                                  .output = R"({"label":"billing","confidence":0.9})",
+                                  .answers_at = answers_at};
+}
+
+// A certification run: one call the provider answered right (`outcome` "ok"), then the store
+// records the verdict `passed`.
+inline void certify(HistoryBuilder& h, const std::string& provider, bool passed,
+                    std::string outcome = "ok") {
+  h.add(provider, certification_call(std::move(outcome), h.now()))
+      .add(kStore, certification(provider, passed));
+}
+
+// The store refused a new attempt of the job because `blocking` is live (nothing committed).
+inline events::StoreRefused live_refused(std::int64_t job_id, std::int64_t blocking,
+                                         std::string by = "api-1") {
+  return events::StoreRefused{.operation = "insert_attempt",
+                              .refusal = std::string(events::kRefusedLiveAttempt),
+                              .job_id = job_id,
+                              .attempt_id = blocking,
+                              .by = std::move(by)};
 }
 
 // The store refused a write whose lease token was stale (nothing committed).

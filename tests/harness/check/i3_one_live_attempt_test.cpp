@@ -85,6 +85,25 @@ BOOST_AUTO_TEST_CASE(a_transition_of_an_attempt_never_inserted_is_a_violation) {
               "the store moved attempt 7, which it never inserted");
 }
 
+BOOST_AUTO_TEST_CASE(a_live_attempt_refusal_while_that_attempt_is_live_passes) {
+  HistoryBuilder h;
+  running_job(h, 1);
+  h.add(kStore, taken_over(1, 1)).add(kStore, live_refused(1, 1));  // UNKNOWN still blocks
+  require_none(check_one_live_attempt(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(a_live_attempt_refusal_when_nothing_is_live_is_a_violation) {
+  // An operator cancelled the UNKNOWN attempt, yet the store still refuses a retry for it.
+  HistoryBuilder h;
+  running_job(h, 1);
+  h.add(kStore, taken_over(1, 1));
+  operator_cancel(h, 1, 1, S::unknown);
+  const auto refused = h.add(kStore, live_refused(1, 1)).last_seq();
+  require_one(check_one_live_attempt(h.model()), "I3", refused,
+              "the store refused a new attempt of job 1 for a live attempt (attempt 1, "
+              "CANCELLED), but the log has none live");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

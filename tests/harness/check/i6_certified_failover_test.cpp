@@ -34,7 +34,8 @@ BOOST_AUTO_TEST_SUITE(i6_certified_failover)
 
 BOOST_AUTO_TEST_CASE(failover_to_a_certified_provider_with_its_valid_output_as_result_passes) {
   HistoryBuilder h;
-  h.add(kStore, certification("beta", false)).add(kStore, certification("beta", true));
+  certify(h, "beta", false);
+  certify(h, "beta", true);
   move_on_to(h, "beta");
   h.add(kStore, claimed(1, 2)).add("beta", executed(1, 2, "ok", kBilling, kSoon));
   // The result equals beta's output as JSON (key order does not matter).
@@ -52,7 +53,7 @@ BOOST_AUTO_TEST_CASE(failover_to_a_provider_never_certified_is_a_violation) {
 
 BOOST_AUTO_TEST_CASE(failover_to_a_provider_whose_latest_certification_failed_is_a_violation) {
   HistoryBuilder h;
-  h.add(kStore, certification("beta", true));
+  certify(h, "beta", true);
   const auto failed_certification = h.add(kStore, certification("beta", false)).last_seq();
   const auto failover = move_on_to(h, "beta");
   const auto violations = check_certified_failover(h.model());
@@ -64,14 +65,14 @@ BOOST_AUTO_TEST_CASE(failover_to_a_provider_whose_latest_certification_failed_is
 BOOST_AUTO_TEST_CASE(a_certification_committed_after_the_failover_does_not_count) {
   HistoryBuilder h;
   const auto failover = move_on_to(h, "beta");
-  h.add(kStore, certification("beta", true));
+  certify(h, "beta", true);
   require_one(check_certified_failover(h.model()), "I6", failover,
               "whose latest certification does not exist");
 }
 
 BOOST_AUTO_TEST_CASE(an_operator_retry_on_an_uncertified_provider_is_a_violation) {
   HistoryBuilder h;
-  h.add(kStore, certification("beta", true));
+  certify(h, "beta", true);
   const auto retry = move_on_to(h, "alpha", AttemptOrigin::explicit_retry);
   require_one(check_certified_failover(h.model()), "I6", retry,
               R"(attempt 2 of job 1 (explicit) on provider "alpha", whose latest certification )"
@@ -113,7 +114,7 @@ BOOST_AUTO_TEST_CASE(a_result_no_provider_produced_is_a_violation) {
 
 BOOST_AUTO_TEST_CASE(a_failover_while_the_previous_attempt_is_not_failed_is_a_violation) {
   HistoryBuilder h;
-  h.add(kStore, certification("beta", true));
+  certify(h, "beta", true);
   insert_job(h, {.body = kFailoverBody});
   const auto failover = h.add(kStore, claimed(1, 1))
                             .add(kStore, taken_over(1, 1))
@@ -125,7 +126,7 @@ BOOST_AUTO_TEST_CASE(a_failover_while_the_previous_attempt_is_not_failed_is_a_vi
 
 BOOST_AUTO_TEST_CASE(a_failover_to_a_provider_outside_the_jobs_order_is_a_violation) {
   HistoryBuilder h;
-  h.add(kStore, certification("delta", true));
+  certify(h, "delta", true);
   const auto failover = move_on_to(h, "delta");
   require_one(check_certified_failover(h.model()), "I6", failover,
               R"(on "delta", which is not a provider after "alpha" in the job's order)");
@@ -133,7 +134,8 @@ BOOST_AUTO_TEST_CASE(a_failover_to_a_provider_outside_the_jobs_order_is_a_violat
 
 BOOST_AUTO_TEST_CASE(a_failover_back_to_an_earlier_provider_is_a_violation) {
   HistoryBuilder h;
-  h.add(kStore, certification("beta", true)).add(kStore, certification("gamma", true));
+  certify(h, "beta", true);
+  certify(h, "gamma", true);
   insert_job(h, {.body = kFailoverBody});
   h.add(kStore, claimed(1, 1))
       .add("alpha", executed(1, 1, "error", "", kSoon))
@@ -146,6 +148,46 @@ BOOST_AUTO_TEST_CASE(a_failover_back_to_an_earlier_provider_is_a_violation) {
       h.add(kStore, attempt_inserted(1, 3, 3, "beta", AttemptOrigin::failover)).last_seq();
   require_one(check_certified_failover(h.model()), "I6", back,
               R"(on "beta", which is not a provider after "gamma" in the job's order)");
+}
+
+BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_plausible_but_wrong_answer_is_a_violation) {
+  HistoryBuilder h;
+  h.add("beta", certification_call("ok", h.now()));
+  const auto wrong = h.add("beta", certification_call("plausible", h.now())).last_seq();
+  const auto passed = h.add(kStore, certification("beta", true)).last_seq();
+  const auto violations = check_certified_failover(h.model());
+  require_one(violations, "I6", passed,
+              R"(a passing certification of "beta", but its certification call cert:1 was )"
+              R"(answered "plausible")");
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{wrong});
+}
+
+BOOST_AUTO_TEST_CASE(a_certification_passed_without_an_answer_is_a_violation) {
+  HistoryBuilder h;
+  h.add("beta", certification_call("ok", Instant(std::chrono::seconds(9))));  // answers later
+  const auto passed = h.add(kStore, certification("beta", true)).last_seq();
+  require_one(check_certified_failover(h.model()), "I6", passed, "had no answer by then");
+  HistoryBuilder none;
+  const auto empty = none.add(kStore, certification("gamma", true)).last_seq();
+  require_one(check_certified_failover(none.model()), "I6", empty,
+              R"(a passing certification of "gamma" without a single call to the provider)");
+}
+
+BOOST_AUTO_TEST_CASE(wrong_answers_before_an_earlier_certification_or_in_a_failed_one_pass) {
+  HistoryBuilder h;
+  certify(h, "beta", false, "plausible");  // rightly failed
+  certify(h, "beta", true);                // a later run, answered right
+  certify(h, "gamma", false, "wrong_operation");
+  require_none(check_certified_failover(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(a_plausible_output_can_win_an_initial_attempt) {
+  // Only certification can tell a plausible answer from a right one: the job's CAS takes it.
+  HistoryBuilder h;
+  running_job(h, 1);
+  h.add("alpha", executed(1, 1, "plausible", kBilling, kSoon));
+  win(h, {.job_id = 1, .attempt_id = 1, .result = kBilling});
+  require_none(check_certified_failover(h.model()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -54,8 +54,9 @@ BOOST_AUTO_TEST_CASE(a_200_read_of_another_owners_job_is_a_violation) {
   HistoryBuilder h;
   insert_job(h, {.owner = "alice"});
   const auto answer = read(h, read_job_1(2, "bob", 200, 1));
-  require_one(check_nothing_lost(h.model()), "I7", answer,
-              R"(api-1 showed job 1 to owner "bob", who does not own it)");
+  require_one(
+      check_nothing_lost(h.model()), "I7", answer,
+      R"(api-1 answered get_job of owner "bob" with 200 naming job 1, which owner "alice" owns)");
 }
 
 BOOST_AUTO_TEST_CASE(a_404_to_the_owner_of_a_committed_job_is_a_violation) {
@@ -66,6 +67,39 @@ BOOST_AUTO_TEST_CASE(a_404_to_the_owner_of_a_committed_job_is_a_violation) {
   require_one(violations, "I7", answer,
               R"(api-1 answered 404 to owner "alice" for job 1, which the store holds)");
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{1});
+}
+
+BOOST_AUTO_TEST_CASE(a_retry_or_cancel_answered_for_another_owners_job_is_a_violation) {
+  // bob's retry and cancel on alice's job 1: any answer naming the job (201 or 409 alike) tells
+  // bob it exists; only 404 is right.
+  for (const auto& [route, status] : {std::pair<std::string, std::int64_t>{"create_attempt", 201},
+                                      {"create_attempt", 409},
+                                      {"cancel_attempt", 200}}) {
+    HistoryBuilder h;
+    insert_job(h, {.owner = "alice"});
+    const auto answer = api_exchange(h, ApiCall{.request = 0,
+                                                .route = route,
+                                                .owner = "bob",
+                                                .key = "",
+                                                .status = status,
+                                                .job_id = 1})
+                            .last_seq();
+    require_one(check_nothing_lost(h.model()), "I7", answer,
+                "answered " + route + R"( of owner "bob" with )" + std::to_string(status) +
+                    R"( naming job 1, which owner "alice" owns)");
+  }
+  HistoryBuilder h;
+  insert_job(h, {.owner = "alice"});
+  api_exchange(
+      h,
+      ApiCall{.request = 0, .route = "create_attempt", .owner = "bob", .key = "", .status = 404});
+  api_exchange(h, ApiCall{.request = 0,
+                          .route = "create_attempt",
+                          .owner = "alice",
+                          .key = "",
+                          .status = 201,
+                          .job_id = 1});
+  require_none(check_nothing_lost(h.model()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
