@@ -44,6 +44,7 @@ rc::Gen<RawCase> raw_case() {
           RawProvider provider;
           provider.latency_ms = *rc::gen::inRange(0, 3'000);
           provider.certify = *rc::gen::element(false, true);
+          provider.behaviour = *rc::gen::element(0, 0, 0, 1);
           provider.script = *list<RawCall>(
               kMaxScript, rc::gen::exec([] {
                 return RawCall{

@@ -25,6 +25,7 @@ constexpr ProviderOutcome kOutcomes[] = {
     ProviderOutcome::malformed,
     ProviderOutcome::hallucinated_key,
     ProviderOutcome::wrong_operation,
+    ProviderOutcome::plausible,
 };
 
 template <typename T, std::size_t N>
@@ -292,6 +293,7 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     const Duration own = grid(raw, std::chrono::milliseconds(1 + p.latency_ms % 3'000));
     provider.latency = {own, own};
     provider.certify = p.certify;
+    if (p.behaviour % 2 == 1) provider.default_call.outcome = ProviderOutcome::plausible;
     for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {
       scenario::ProviderCallSpec call{pick(kOutcomes, p.script[k].outcome), std::nullopt};
       if (p.script[k].latency_ms > 0) {

@@ -32,6 +32,7 @@ struct RawCall {
 struct RawProvider {
   int latency_ms = 0;
   bool certify = false;
+  int behaviour = 0;  // beyond its script: 0 ok, 1 "plausible" (right shape, wrong content)
   std::vector<RawCall> script;
 };
 
