@@ -112,6 +112,7 @@ bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
       owner->second.failures.push_back(at(std::move(*failed), recorded));
     }
   } else if (auto certification = events::from_event<events::CommitCertification>(event)) {
+    if (!certification->passed) mark("certification_failed");
     model_.certifications.push_back(at(std::move(*certification), recorded));
   } else if (auto refused = events::from_event<events::StoreRefused>(event)) {
     if (refused->refusal == events::kRefusedFenced) mark("fenced_write_refused");
@@ -170,6 +171,11 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     mark("provider_dedup");
   } else if (auto fault = events::from_event<events::StoreFault>(event)) {
     if (fault->maybe_committed) mark("write_reply_lost");
+    if (fault->fault == "connection reset") mark("connection_reset");
+  } else if (auto net = events::from_event<events::NetFault>(event)) {
+    if (net->fault == "reset") mark("connection_reset");
+  } else if (event.kind() == events::NodePaused::kind) {
+    mark("node_pause");
   } else if (event.kind() == events::NodeCrashed::kind) {
     mark("node_crash");
   } else if (auto started = events::from_event<events::NodeStarted>(event)) {

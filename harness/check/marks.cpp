@@ -26,10 +26,13 @@ const std::vector<MarkInfo>& all_marks() {
       {"operator_retry", "an operator's explicit attempt was inserted"},
       {"failover", "an automatic failover attempt was inserted"},
       {"job_failed", "a job failed (every permitted provider definitively failed)"},
+      {"certification_failed", "a provider failed its contract certification"},
       {"invalid_output_rejected", "a provider's output broke its contract and was rejected"},
       {"provider_dedup", "a provider answered a repeated key from its own dedup"},
       {"node_crash", "a node crashed"},
       {"node_restart", "a crashed node started again"},
+      {"node_pause", "a node froze and went on as the same incarnation"},
+      {"connection_reset", "a connection reset after its request was delivered"},
       {"awaiting_operator", "a job ended parked after an operator's cancel"},
       {"blocked", "a job ended blocked on an UNKNOWN attempt"},
   };

@@ -60,6 +60,22 @@ struct NodeCrashed {
   static void fields(Self&, F&&) {}
 };
 
+// The node froze (injected) until `until`; it resumes as the same incarnation.
+struct NodePaused {
+  static constexpr std::string_view kind = "node.pause";
+  Instant until{};
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("until_us", self.until);
+  }
+};
+
+struct NodeResumed {
+  static constexpr std::string_view kind = "node.resume";
+  template <typename Self, typename F>
+  static void fields(Self&, F&&) {}
+};
+
 // Faults healed: from here links deliver, partitions are over, crashed nodes are back, and
 // clients retry until answered. Availability is judged after this phase.
 struct QuietStarted {

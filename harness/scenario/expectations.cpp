@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 namespace onejob::scenario {
 namespace {
@@ -10,9 +11,17 @@ std::string at(const SourceMark& mark) {
   return " (expected at line " + std::to_string(mark.line) + ")";
 }
 
-std::string join(const std::vector<int>& values, const std::string& separator) {
+template <typename T>
+std::string join(const std::vector<T>& values, const std::string& separator) {
   std::string out;
-  for (int value : values) out += (out.empty() ? "" : separator) + std::to_string(value);
+  for (const auto& value : values) {
+    if (!out.empty()) out += separator;
+    if constexpr (std::is_same_v<T, std::string>) {
+      out += value;
+    } else {
+      out += std::to_string(value);
+    }
+  }
   return out;
 }
 
@@ -34,12 +43,13 @@ void check_final_jobs(const ScenarioSpec& spec,
     const auto found = rows.attempts.find(row->first);
     const auto& attempts = found == rows.attempts.end() ? kNone : found->second;
     const std::string status = final_status(row->second, attempts);
-    if (expected.status && *expected.status != status) {
-      failed.push_back(
-          {"expect",
-           name + ": expected status " + *expected.status + ", got " + status + at(expected.mark),
-           {},
-           {}});
+    if (!expected.statuses.empty() &&
+        std::ranges::find(expected.statuses, status) == expected.statuses.end()) {
+      failed.push_back({"expect",
+                        name + ": expected status " + join(expected.statuses, " or ") + ", got " +
+                            status + at(expected.mark),
+                        {},
+                        {}});
     }
     int winner_no = 0;
     std::vector<std::string> states;

@@ -76,7 +76,14 @@ std::vector<FinalJobExpectation> read_final_jobs(const YamlReader& reader, const
     expectation.mark = reader.mark(item);
     expectation.request = create_request(reader, final_job.require("request"), spec, requests);
     if (auto status = final_job.get("status")) {
-      expectation.status = one_of(reader, *status, "status", kJobStatuses);
+      if (status->IsSequence()) {  // any of these
+        if (status->size() == 0) reader.fail(*status, "status: expected at least one status");
+        for (const auto& each : *status) {
+          expectation.statuses.push_back(one_of(reader, each, "status", kJobStatuses));
+        }
+      } else {
+        expectation.statuses.push_back(one_of(reader, *status, "status", kJobStatuses));
+      }
     }
     if (auto winner = final_job.get("completed_by")) {
       expectation.completed_by = reader.small_integer(*winner, "completed_by", 1, 100);

@@ -46,7 +46,7 @@ LinkSpec read_link(const YamlReader& reader, const YAML::Node& node, LinkName li
   const std::string what = "network." + std::string(link.name);
   YamlMap map(reader, node, what,
               {"latency", "drop_request", "drop_response", "duplicate", "reorder", "reorder_window",
-               "commit_unknown"});
+               "commit_unknown", "reset"});
   LinkSpec spec;
   const auto read_ppm = [&](std::string_view key, Ppm& field) {
     if (auto value = map.get(key))
@@ -67,6 +67,14 @@ LinkSpec read_link(const YamlReader& reader, const YAML::Node& node, LinkName li
                                      "store write that commits while its reply is lost)");
   }
   read_ppm("commit_unknown", spec.commit_unknown);
+  if (auto reset = map.get("reset");
+      reset && link.kind != LinkKind::worker_provider && link.kind != LinkKind::node_store) {
+    reader.fail(*reset, what +
+                            ".reset: only allowed on network.worker_provider and "
+                            "network.node_store (a connection reset after the request was "
+                            "delivered)");
+  }
+  read_ppm("reset", spec.reset);
   return spec;
 }
 
@@ -80,6 +88,9 @@ class FaultReader {
  private:
   void read_node_fault(const YAML::Node& item, NodeFaultSpec::Kind kind);
   void read_partition(const YAML::Node& item);
+  void read_pause(const YAML::Node& item);
+  // `end` after `from`, or a clear error at `node`.
+  Duration end_time(const YAML::Node& node, Duration from);
   std::vector<std::string> read_partition_nodes(const YAML::Node& node, LinkKind link);
   Duration start_time(const YAML::Node& node, std::string_view what);
   void check_crash_restart_order() const;
@@ -91,18 +102,22 @@ class FaultReader {
 void FaultReader::read(const YAML::Node& node) {
   reader_.expect_sequence(node, "faults");
   for (const auto& item : node) {
-    YamlMap entry(reader_, item, "fault",
-                  {"at", "crash", "restart", "from", "until", "partition", "nodes", "direction"});
+    YamlMap entry(
+        reader_, item, "fault",
+        {"at", "crash", "restart", "from", "until", "partition", "pause", "nodes", "direction"});
     std::vector<std::string> kinds;
-    for (const char* kind : {"crash", "restart", "partition"}) {
+    for (const char* kind : {"crash", "restart", "partition", "pause"}) {
       if (entry.get(kind)) kinds.emplace_back(kind);
     }
     if (kinds.size() != 1) {
-      reader_.fail(item, "fault: expected exactly one of crash, restart or partition, found " +
-                             (kinds.empty() ? std::string("none") : join(kinds)));
+      reader_.fail(item,
+                   "fault: expected exactly one of crash, restart, partition or pause, found " +
+                       (kinds.empty() ? std::string("none") : join(kinds)));
     }
     if (kinds.front() == "partition") {
       read_partition(item);
+    } else if (kinds.front() == "pause") {
+      read_pause(item);
     } else {
       read_node_fault(item, kinds.front() == "crash" ? NodeFaultSpec::Kind::crash
                                                      : NodeFaultSpec::Kind::restart);
@@ -142,12 +157,7 @@ void FaultReader::read_partition(const YAML::Node& item) {
   }
   partition.link = known->kind;
   partition.from = start_time(entry.require("from"), "from");
-  const auto until = entry.require("until");
-  partition.until = reader_.duration(until, "until");
-  if (partition.until <= partition.from) {
-    reader_.fail(until, "until: expected a time after from (" + format_duration(partition.from) +
-                            "), found " + format_duration(partition.until));
-  }
+  partition.until = end_time(entry.require("until"), partition.from);
   partition.nodes = read_partition_nodes(entry.require("nodes"), partition.link);
   if (auto direction = entry.get("direction")) {
     const std::string text = reader_.string(*direction, "direction");
@@ -162,6 +172,38 @@ void FaultReader::read_partition(const YAML::Node& item) {
     }
   }
   spec_.partitions.push_back(std::move(partition));
+}
+
+Duration FaultReader::end_time(const YAML::Node& node, Duration from) {
+  const Duration until = reader_.duration(node, "until");
+  if (until <= from) {
+    reader_.fail(node, "until: expected a time after from (" + format_duration(from) + "), found " +
+                           format_duration(until));
+  }
+  return until;
+}
+
+void FaultReader::read_pause(const YAML::Node& item) {
+  YamlMap entry(reader_, item, "pause fault", {"from", "until", "pause"});
+  PauseSpec pause;
+  pause.mark = reader_.mark(item);
+  const auto node = entry.require("pause");
+  pause.node = reader_.string(node, "pause");
+  const auto known = topology_nodes(spec_.topology);
+  if (std::ranges::find(known, pause.node) == known.end()) {
+    reader_.fail(
+        node, "pause: unknown node \"" + pause.node + "\" (the topology has: " + join(known) + ")");
+  }
+  pause.from = start_time(entry.require("from"), "from");
+  pause.until = end_time(entry.require("until"), pause.from);
+  for (const auto& other : spec_.pauses) {
+    if (other.node == pause.node && pause.from < other.until && other.from < pause.until) {
+      reader_.fail(item, "pause: " + pause.node + " is already paused from " +
+                             format_duration(other.from) + " until " +
+                             format_duration(other.until));
+    }
+  }
+  spec_.pauses.push_back(std::move(pause));
 }
 
 std::vector<std::string> FaultReader::read_partition_nodes(const YAML::Node& node, LinkKind link) {

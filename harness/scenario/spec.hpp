@@ -103,6 +103,9 @@ struct LinkSpec {
   Ppm reorder = 0;  // the message is held back by up to reorder_window extra
   Duration reorder_window = std::chrono::milliseconds(50);
   Ppm commit_unknown = 0;  // node_store only: the write commits, the reply is lost
+  // worker_provider and node_store: the connection resets after the request was delivered; the
+  // far end does the work, the sender only learns that the transport failed.
+  Ppm reset = 0;
 };
 
 struct NetworkSpec {
@@ -125,6 +128,16 @@ struct PartitionSpec {
   LinkKind link = LinkKind::node_store;
   std::vector<std::string> nodes;  // the nodes cut off on that link
   Direction direction = Direction::both;
+  Duration from{0};
+  Duration until{0};
+  SourceMark mark;
+};
+
+// A node freezes from `from` to `until` without losing anything (a long GC pause, a stopped VM)
+// and then goes on as the same incarnation: its timers, replies and requests wait, and it acts
+// on what it knew before the pause (the zombie writer that fencing is for).
+struct PauseSpec {
+  std::string node;  // api-N, worker-N or reconciler
   Duration from{0};
   Duration until{0};
   SourceMark mark;
@@ -174,9 +187,9 @@ struct SameJobExpectation {
 // The end state of the job a create_job request produced, judged from the history.
 struct FinalJobExpectation {
   int request = 0;
-  // succeeded | failed | blocked (on an UNKNOWN attempt) | awaiting_operator (its latest attempt
-  // was cancelled and nobody retried) | pending (anything else)
-  std::optional<std::string> status;
+  // Any of: succeeded | failed | blocked (on an UNKNOWN attempt) | awaiting_operator (its latest
+  // attempt was cancelled and nobody retried) | pending (anything else). Empty: not checked.
+  std::vector<std::string> statuses;
   std::optional<int> completed_by;                   // the winning attempt's number
   std::optional<std::vector<std::string>> attempts;  // every attempt's final state, in order
   SourceMark mark;
@@ -224,6 +237,7 @@ struct ScenarioSpec {
   NetworkSpec network;
   std::vector<NodeFaultSpec> node_faults;
   std::vector<PartitionSpec> partitions;
+  std::vector<PauseSpec> pauses;
   std::vector<TimelineEntry> timeline;
   Expectations expect;
   std::vector<std::string> invariants;  // ids of the invariant checkers that apply

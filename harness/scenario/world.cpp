@@ -17,6 +17,7 @@
 #include "harness/sim/commit_log.hpp"
 #include "harness/sim/faulty_store.hpp"
 #include "harness/sim/networked_providers.hpp"
+#include "harness/sim/pause.hpp"
 #include "harness/sim/sim_network.hpp"
 #include "harness/sim/sim_provider.hpp"
 
@@ -74,12 +75,15 @@ Duration last_action(const ScenarioSpec& spec) {
   for (const auto& entry : spec.timeline) last = std::max(last, entry.at);
   for (const auto& fault : spec.node_faults) last = std::max(last, fault.at);
   for (const auto& partition : spec.partitions) last = std::max(last, partition.until);
+  for (const auto& pause : spec.pauses) last = std::max(last, pause.until);
   return last;
 }
 
 }  // namespace
 
 struct World::Incarnation {
+  std::unique_ptr<sim::PauseGate> gate;
+  std::unique_ptr<sim::GatedTimer> timer;
   std::unique_ptr<sim::CommitLogStore> logged;
   std::unique_ptr<sim::FaultyStore> store;
   std::unique_ptr<sim::NetworkedProviders> providers;
@@ -165,14 +169,16 @@ World::Node& World::node(const std::string& name) { return *nodes_.at(name); }
 
 void World::start(Node& node, bool restart) {
   auto life = std::make_unique<Incarnation>();
+  life->gate = std::make_unique<sim::PauseGate>(loop_);
+  life->timer = std::make_unique<sim::GatedTimer>(loop_, *life->gate);
   life->logged = std::make_unique<sim::CommitLogStore>(*store_, trace_, node.name);
   life->store = std::make_unique<sim::FaultyStore>(*life->logged, *links_.at(LinkKind::node_store),
-                                                   loop_, trace_, node.name);
+                                                   loop_, trace_, node.name, *life->gate);
   life->providers = std::make_unique<sim::NetworkedProviders>(*links_.at(LinkKind::worker_provider),
-                                                              node.name, providers_);
+                                                              node.name, providers_, *life->gate);
   life->events = std::make_unique<sim::NodeEventSink>(trace_, node.name);
   life->context = std::make_unique<SystemContext>(
-      SystemContext{*life->store, *life->providers, loop_, loop_, *life->events, config_});
+      SystemContext{*life->store, *life->providers, loop_, *life->timer, *life->events, config_});
   auto& executor = loop_.io();
   switch (node.role) {
     case Role::api:
@@ -226,6 +232,19 @@ void World::run(bool stop_when_quiescent) {
       } else {
         start(target, true);
       }
+    });
+  }
+  for (const auto& pause : spec_.pauses) {
+    loop_.schedule_at(Instant(pause.from), [this, &pause] {
+      Incarnation& life = node(pause.node).current();
+      if (!life.up) return;  // a crashed node has nothing to freeze
+      life.gate->pause_until(Instant(pause.until));
+      trace_.record(pause.node, events::to_event(events::NodePaused{.until = Instant(pause.until)}),
+                    /*injected=*/true);
+      loop_.schedule_at(Instant(pause.until), [this, &pause, incarnation = &life] {
+        if (&node(pause.node).current() != incarnation || !incarnation->up) return;
+        trace_.record(pause.node, events::to_event(events::NodeResumed{}));
+      });
     });
   }
   // The faults are over at the last action, or, with a quiet phase, once it begins.
@@ -497,6 +516,8 @@ void World::api_receive(const std::string& api, int number, int attempt, Request
 
 Async<void> World::serve(World* world, std::string api, Incarnation* life, int number, int attempt,
                          Request request) {
+  co_await life->gate->pass();  // a paused node takes the request when it runs again
+  if (!life->up) co_return;
   const Response response = co_await life->api->handle(std::move(request));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
   const auto& client = world->spec_.timeline[number - 1].client;

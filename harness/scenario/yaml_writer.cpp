@@ -41,13 +41,15 @@ const char* link_name(LinkKind kind) {
   return "node_store";
 }
 
-std::string link(const LinkSpec& spec, bool store) {
+// `transport`: worker_provider or node_store, the links that can reset.
+std::string link(const LinkSpec& spec, bool store, bool transport) {
   std::string out =
       "{latency: " + latency(spec.latency) + ", drop_request: " + probability(spec.drop_request) +
       ", drop_response: " + probability(spec.drop_response) +
       ", duplicate: " + probability(spec.duplicate) + ", reorder: " + probability(spec.reorder) +
       ", reorder_window: " + duration(spec.reorder_window);
   if (store) out += ", commit_unknown: " + probability(spec.commit_unknown);
+  if (transport) out += ", reset: " + probability(spec.reset);
   return out + "}";
 }
 
@@ -90,7 +92,7 @@ void write_providers(std::string& out, const std::vector<ProviderSpec>& provider
 }
 
 void write_faults(std::string& out, const ScenarioSpec& spec) {
-  if (spec.node_faults.empty() && spec.partitions.empty()) return;
+  if (spec.node_faults.empty() && spec.partitions.empty() && spec.pauses.empty()) return;
   out += "faults:\n";
   for (const auto& f : spec.node_faults) {
     const char* kind = f.kind == NodeFaultSpec::Kind::crash ? "crash" : "restart";
@@ -105,6 +107,10 @@ void write_faults(std::string& out, const ScenarioSpec& spec) {
     out += "  - {from: " + duration(p.from) + ", until: " + duration(p.until) +
            ", partition: " + link_name(p.link) + ", nodes: [" + nodes +
            "], direction: " + direction + "}\n";
+  }
+  for (const auto& p : spec.pauses) {
+    out += "  - {from: " + duration(p.from) + ", until: " + duration(p.until) +
+           ", pause: " + p.node + "}\n";
   }
 }
 
@@ -162,10 +168,10 @@ std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
     out += "  - {name: " + c.name + ", owner: " + quoted(c.owner) + "}\n";
   }
   out += "network:\n";
-  out += "  client_lb: " + link(spec.network.client_lb, false) + "\n";
-  out += "  lb_api: " + link(spec.network.lb_api, false) + "\n";
-  out += "  worker_provider: " + link(spec.network.worker_provider, false) + "\n";
-  out += "  node_store: " + link(spec.network.node_store, true) + "\n";
+  out += "  client_lb: " + link(spec.network.client_lb, false, false) + "\n";
+  out += "  lb_api: " + link(spec.network.lb_api, false, false) + "\n";
+  out += "  worker_provider: " + link(spec.network.worker_provider, false, true) + "\n";
+  out += "  node_store: " + link(spec.network.node_store, true, true) + "\n";
   write_faults(out, spec);
   write_timeline(out, spec.timeline);
   out += "invariants: all\n";

@@ -1,5 +1,7 @@
 #include "harness/sim/faulty_store.hpp"
 
+#include <optional>
+
 #include "harness/events/world_events.hpp"
 
 namespace onejob::sim {
@@ -34,6 +36,7 @@ Async<void> FaultyStore::after_statement(const char* operation, bool write) {
   if (closed_) throw StoreError(lost, node_ + " went down waiting for the reply");
   if (link_.partitioned(Direction::response, node_, "store")) fail(lost, "partition", operation);
   if (link_.chance(link_.spec().drop_response)) fail(lost, "reply lost", operation);
+  if (link_.chance(link_.spec().reset)) fail(lost, "connection reset", operation);
   if (write && link_.chance(link_.spec().commit_unknown)) {
     fail(StoreError::Kind::maybe_committed, "commit outcome unknown", operation);
   }
@@ -42,10 +45,18 @@ Async<void> FaultyStore::after_statement(const char* operation, bool write) {
 template <typename T>
 Async<T> FaultyStore::round_trip(const char* operation, bool write,
                                  std::function<Async<T>()> statement) {
-  co_await before_statement(operation);
-  T result = co_await statement();
-  co_await after_statement(operation, write);
-  co_return result;
+  std::optional<T> result;
+  std::optional<StoreError> error;
+  try {
+    co_await before_statement(operation);
+    result = co_await statement();
+    co_await after_statement(operation, write);
+  } catch (const StoreError& failed) {
+    error = failed;
+  }
+  co_await gate_.pass();  // the node learns the outcome, either one, only once it runs
+  if (error) throw *error;
+  co_return std::move(*result);
 }
 
 Async<InsertJobResult> FaultyStore::insert_job(NewJob job) {
@@ -109,10 +120,17 @@ Async<CompleteAttemptResult> FaultyStore::complete_attempt(CompleteAttempt compl
     return target().complete_attempt(completion);
   });
 }
-Async<void> FaultyStore::record_certification(Certification certification) {
-  co_await before_statement("record_certification");
+Async<bool> FaultyStore::record_statement(Certification certification) {
   co_await target().record_certification(std::move(certification));
-  co_await after_statement("record_certification", true);
+  co_return true;
+}
+
+Async<void> FaultyStore::record_certification(Certification certification) {
+  // A local, not a temporary inside co_await: g++ 12 destroys such temporaries twice.
+  std::function<Async<bool>()> statement = [this, certification] {
+    return record_statement(certification);
+  };
+  co_await round_trip<bool>("record_certification", true, std::move(statement));
 }
 Async<std::optional<Certification>> FaultyStore::latest_certification(std::string provider) {
   return round_trip<std::optional<Certification>>("latest_certification", false, [this, provider] {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <string>
 
+#include "harness/sim/pause.hpp"
 #include "harness/sim/sim_network.hpp"
 #include "harness/sim/store_wrapper.hpp"
 
@@ -12,11 +13,19 @@ namespace onejob::sim {
 // breaks only what the link says: latency both ways, partitions, a lost request (unavailable:
 // nothing ran), a lost reply or "commit outcome unknown" (the write committed, the answer never
 // came: maybe_committed). A crashed node's connection refuses everything. Every fault is
-// recorded as injected.
+// recorded as injected. A connection reset after the statement reached the store is reported
+// like a lost reply (the statement ran).
 class FaultyStore final : public StoreWrapper {
  public:
-  FaultyStore(Store& target, SimLink& link, SimLoop& loop, Trace& trace, std::string node)
-      : StoreWrapper(target), link_(link), loop_(loop), trace_(trace), node_(std::move(node)) {}
+  // `gate`: the node's pause switch (a reply waits there while the node is paused).
+  FaultyStore(Store& target, SimLink& link, SimLoop& loop, Trace& trace, std::string node,
+              PauseGate& gate)
+      : StoreWrapper(target),
+        link_(link),
+        loop_(loop),
+        trace_(trace),
+        node_(std::move(node)),
+        gate_(gate) {}
 
   // The node crashed: this connection is gone for good (a restart opens a new one).
   void close() { closed_ = true; }
@@ -44,6 +53,8 @@ class FaultyStore final : public StoreWrapper {
   template <typename T>
   Async<T> round_trip(const char* operation, bool write, std::function<Async<T>()> statement);
   Async<void> before_statement(const char* operation);
+  // record_certification's statement, as a value-returning one for round_trip.
+  Async<bool> record_statement(Certification certification);
   Async<void> after_statement(const char* operation, bool write);
   [[noreturn]] void fail(StoreError::Kind kind, const char* fault, const char* operation);
 
@@ -51,6 +62,7 @@ class FaultyStore final : public StoreWrapper {
   SimLoop& loop_;
   Trace& trace_;
   std::string node_;
+  PauseGate& gate_;
   bool closed_ = false;
 };
 

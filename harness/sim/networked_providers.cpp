@@ -16,8 +16,8 @@ struct NetworkedProviders::PendingStatus {
 
 NetworkedProviders::NetworkedProviders(
     SimLink& link, std::string node,
-    const std::map<std::string, std::unique_ptr<SimProvider>>& providers)
-    : link_(link), node_(std::move(node)), providers_(providers) {}
+    const std::map<std::string, std::unique_ptr<SimProvider>>& providers, PauseGate& gate)
+    : link_(link), node_(std::move(node)), providers_(providers), gate_(gate) {}
 
 NetworkedProviders::~NetworkedProviders() = default;
 
@@ -30,19 +30,30 @@ Async<ProviderReply> NetworkedProviders::call(ProviderCall call) {
   auto pending = std::make_shared<PendingReply>();
   pending_replies_.push_back(pending);
   const std::string key = call.provider_key;
+  auto answer = [this, provider, pending, key](ProviderReply reply, const char* what) {
+    link_.send(Direction::response, provider->name(), node_, what + key, [pending, reply] {
+      if (pending->value) return;  // a duplicate of the reply
+      pending->value = reply;
+      pending->done.set();
+    });
+  };
   link_.send(Direction::request, node_, provider->name(), "call " + key,
-             [this, provider, call, pending, key] {
-               provider->receive(call, [this, provider, pending, key](ProviderReply reply) {
-                 link_.send(Direction::response, provider->name(), node_, "reply " + key,
-                            [pending, reply] {
-                              if (pending->value) return;  // a duplicate of the reply
-                              pending->value = reply;
-                              pending->done.set();
-                            });
-               });
+             [this, provider, call, answer, key] {
+               if (link_.reset(node_, provider->name(), "call " + key)) {
+                 // The provider got the request and does the work; the caller only learns that
+                 // the connection broke after sending.
+                 provider->receive(call, [](const ProviderReply&) {});
+                 answer({ProviderReply::Kind::maybe_delivered,
+                         {},
+                         "connection reset after the request was sent"},
+                        "reset ");
+                 return;
+               }
+               provider->receive(call, [answer](ProviderReply reply) { answer(reply, "reply "); });
              });
   co_await pending->done.wait();
   std::erase(pending_replies_, pending);
+  co_await gate_.pass();
   co_return *pending->value;
 }
 
@@ -56,6 +67,9 @@ Async<ProviderStatus> NetworkedProviders::status(std::string provider_name,
   link_.send(Direction::request, node_, provider_name, "status " + provider_key,
              [this, provider, pending, provider_key] {
                ProviderStatus answer = provider->status(provider_key);
+               if (link_.reset(node_, provider->name(), "status " + provider_key)) {
+                 answer = {ProviderStatus::Kind::unreachable, {}, "connection reset"};
+               }
                link_.send(Direction::response, provider->name(), node_, "status " + provider_key,
                           [pending, answer] {
                             if (pending->value) return;
@@ -65,6 +79,7 @@ Async<ProviderStatus> NetworkedProviders::status(std::string provider_name,
              });
   co_await pending->done.wait();
   std::erase(pending_statuses_, pending);
+  co_await gate_.pass();
   co_return *pending->value;
 }
 

@@ -7,6 +7,7 @@
 
 #include "system/ports/provider_client.hpp"
 
+#include "harness/sim/pause.hpp"
 #include "harness/sim/sim_network.hpp"
 #include "harness/sim/sim_provider.hpp"
 
@@ -17,8 +18,10 @@ namespace onejob::sim {
 // means the call never completes; the caller's own deadline decides what that means.
 class NetworkedProviders final : public ProviderClient {
  public:
+  // `gate`: the node's pause switch (a reply waits there while the node is paused).
   NetworkedProviders(SimLink& link, std::string node,
-                     const std::map<std::string, std::unique_ptr<SimProvider>>& providers);
+                     const std::map<std::string, std::unique_ptr<SimProvider>>& providers,
+                     PauseGate& gate);
   ~NetworkedProviders() override;
 
   Async<ProviderReply> call(ProviderCall call) override;
@@ -31,6 +34,7 @@ class NetworkedProviders final : public ProviderClient {
   SimLink& link_;
   std::string node_;
   const std::map<std::string, std::unique_ptr<SimProvider>>& providers_;
+  PauseGate& gate_;
   // Calls still waiting own their resumption here, so a call that never completes is freed with
   // the client instead of keeping itself alive.
   std::vector<std::shared_ptr<PendingReply>> pending_replies_;

@@ -54,12 +54,19 @@ void SimLink::record_fault(const char* fault, Direction direction, const std::st
                 /*injected=*/true);
 }
 
+bool SimLink::reset(const std::string& from, const std::string& to, const std::string& what) {
+  if (!chance(spec_.reset)) return false;
+  record_fault("reset", Direction::response, to, from, what);
+  return true;
+}
+
 void SimLink::heal() {
   spec_.drop_request = 0;
   spec_.drop_response = 0;
   spec_.duplicate = 0;
   spec_.reorder = 0;
   spec_.commit_unknown = 0;
+  spec_.reset = 0;
   partitions_.clear();
 }
 

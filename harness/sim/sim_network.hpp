@@ -31,6 +31,10 @@ class SimLink {
   void send(Direction direction, const std::string& from, const std::string& to,
             const std::string& what, std::function<void()> deliver);
 
+  // Draws whether the connection resets right after a request from `from` reached `to` (the
+  // link's `reset` rate), and records the fault when it does.
+  bool reset(const std::string& from, const std::string& to, const std::string& what);
+
   // Whether a message between these nodes in this direction is cut right now.
   bool partitioned(Direction direction, const std::string& from, const std::string& to) const;
 

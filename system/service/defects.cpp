@@ -15,8 +15,8 @@ constexpr DefectInfo kDefects[] = {
      "the request fingerprint leaves out the provider and failover list: the same key and input "
      "on other providers passes as a replay"},
     {Defect::timeout_is_failure, "timeout-is-failure",
-     "a provider call past its deadline marks the attempt FAILED and fails over, instead of "
-     "UNKNOWN"},
+     "a provider call past its deadline, or whose transport broke after sending, marks the attempt "
+     "FAILED and fails over, instead of UNKNOWN"},
     {Defect::lease_expiry_is_failure, "lease-expiry-is-failure",
      "the reconciler marks an attempt whose lease expired FAILED and fails over, instead of "
      "UNKNOWN"},

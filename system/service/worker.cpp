@@ -37,10 +37,15 @@ Async<void> settle_reply(CorePtr core, Attempt attempt, Job job, ProviderReply r
                                  expected_states(late), me);
       break;
     case ProviderReply::Kind::maybe_delivered:
-      // The request may have reached the provider: as unknown as a timeout, never a failure.
-      if (!late) {
-        co_await settlement.unknown(attempt, "transport failed after sending: " + reply.reason, me);
+      // The request may have reached the provider: as unknown as a timeout, never a failure
+      // (defect timeout-is-failure: a failure).
+      if (late) break;
+      if (core->context.config.defects.has(Defect::timeout_is_failure)) {
+        co_await settlement.failed(attempt, "transport failed after sending: " + reply.reason,
+                                   expected_states(late), me);
+        break;
       }
+      co_await settlement.unknown(attempt, "transport failed after sending: " + reply.reason, me);
       break;
   }
 }

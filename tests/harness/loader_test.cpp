@@ -427,9 +427,9 @@ BOOST_AUTO_TEST_CASE(impossible_crash_restart_timelines_are_refused) {
 BOOST_AUTO_TEST_CASE(fault_with_two_kinds_or_none_is_refused) {
   check_error(
       full_variant("{at: 5s, crash: worker-1}", "{at: 5s, crash: worker-1, restart: api-1}"), "4:5",
-      "fault: expected exactly one of crash, restart or partition, found crash, restart");
+      "fault: expected exactly one of crash, restart, partition or pause, found crash, restart");
   check_error(full_variant("{at: 5s, crash: worker-1}", "{at: 5s}"), "4:5",
-              "expected exactly one of crash, restart or partition, found none");
+              "expected exactly one of crash, restart, partition or pause, found none");
   check_error(
       full_variant("{at: 5s, crash: worker-1}", "{at: 5s, crash: worker-1, nodes: [api-1]}"),
       "4:31", "unknown key \"nodes\" in crash fault (expected one of: at, crash)");
