@@ -56,11 +56,12 @@ rc::Gen<RawCase> raw_case() {
     raw.links = *list<RawLink>(kLinks, rc::gen::exec([] {
                                  return RawLink{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4),
                                                 *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4),
-                                                *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4)};
+                                                *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4),
+                                                *rc::gen::inRange(0, 4)};
                                }));
     raw.faults = *list<RawFault>(kMaxFaults, rc::gen::exec([] {
                                    return RawFault{
-                                       *rc::gen::inRange(0, 2),      *rc::gen::inRange(0, 16),
+                                       *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 16),
                                        *rc::gen::inRange(0, 30'000), *rc::gen::inRange(0, 20'000),
                                        *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 3)};
                                  }));

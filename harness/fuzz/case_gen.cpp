@@ -92,7 +92,8 @@ const std::string& body_provider(int index, const std::vector<std::string>& prov
   return providers[other ? 1 : 0];
 }
 
-scenario::LinkSpec build_link(const RawLink& raw, bool store) {
+// `store`: node_store; `transport`: worker_provider or node_store (the links that can reset).
+scenario::LinkSpec build_link(const RawLink& raw, bool store, bool transport) {
   scenario::LinkSpec link;
   link.latency = {std::chrono::milliseconds(raw.latency_ms % 6),
                   std::chrono::milliseconds(raw.latency_ms % 6)};
@@ -102,6 +103,7 @@ scenario::LinkSpec build_link(const RawLink& raw, bool store) {
   link.reorder = pick(kRates, raw.reorder);
   link.reorder_window = 50ms;
   if (store) link.commit_unknown = pick(kRates, raw.commit_unknown);
+  if (transport) link.reset = pick(kRates, raw.reset);
   return link;
 }
 
@@ -113,11 +115,16 @@ void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
     const RawFault& f = raw.faults[i];
     const Duration from = std::chrono::milliseconds(f.from_ms % 30'000);
     const Duration length = std::chrono::milliseconds(1 + f.length_ms % 20'000);
-    if (f.kind % 2 == 0) {
+    const int kind = wrap(f.kind, 3);
+    if (kind != 1) {  // a crash and its restart, or a pause, of one node
       const std::string& node = nodes[static_cast<std::size_t>(wrap(f.node, nodes.size()))];
-      auto& busy = busy_until[node];
+      auto& busy = busy_until[node];  // a node's crash and pause windows may not overlap
       if (from < busy) continue;
       busy = from + length + 1ms;
+      if (kind == 2) {
+        spec.pauses.push_back({node, from, from + length, {}});
+        continue;
+      }
       spec.node_faults.push_back({from, scenario::NodeFaultSpec::Kind::crash, node, {}});
       spec.node_faults.push_back({from + length, scenario::NodeFaultSpec::Kind::restart, node, {}});
       continue;
@@ -326,10 +333,10 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   auto link = [&](std::size_t i) -> const RawLink& {
     return i < raw.links.size() ? raw.links[i] : quiet_link;
   };
-  spec.network.client_lb = build_link(link(0), false);
-  spec.network.lb_api = build_link(link(1), false);
-  spec.network.worker_provider = build_link(link(2), false);
-  spec.network.node_store = build_link(link(3), true);
+  spec.network.client_lb = build_link(link(0), false, false);
+  spec.network.lb_api = build_link(link(1), false, false);
+  spec.network.worker_provider = build_link(link(2), false, true);
+  spec.network.node_store = build_link(link(3), true, true);
   if (pick(kGrids, raw.profile) > Duration(1)) {  // instant links: only the grid decides
     for (auto* each : {&spec.network.client_lb, &spec.network.lb_api, &spec.network.worker_provider,
                        &spec.network.node_store}) {
@@ -348,11 +355,12 @@ CaseSize size_of(const scenario::ScenarioSpec& spec) {
   size.nodes = spec.topology.api_nodes + spec.topology.workers +
                (spec.topology.reconciler ? 1 : 0) + static_cast<int>(spec.clients.size()) +
                static_cast<int>(spec.providers.size());
-  size.faults = static_cast<int>(spec.node_faults.size() / 2 + spec.partitions.size());
+  size.faults =
+      static_cast<int>(spec.node_faults.size() / 2 + spec.partitions.size() + spec.pauses.size());
   for (const auto* link : {&spec.network.client_lb, &spec.network.lb_api,
                            &spec.network.worker_provider, &spec.network.node_store}) {
     size.faults += (link->drop_request + link->drop_response + link->duplicate + link->reorder +
-                    link->commit_unknown) > 0
+                    link->commit_unknown + link->reset) > 0
                        ? 1
                        : 0;
   }

@@ -43,11 +43,12 @@ struct RawLink {
   int duplicate = 0;
   int reorder = 0;
   int commit_unknown = 0;  // node_store only
+  int reset = 0;           // worker_provider and node_store: reset after delivery
 };
 
 struct RawFault {
-  int kind = 0;  // 0 crash (then restart after `length_ms`), 1 partition
-  int node = 0;  // crash: a node of the topology; partition: a link
+  int kind = 0;  // 0 crash (then restart after `length_ms`), 1 partition, 2 pause
+  int node = 0;  // crash, pause: a node of the topology; partition: a link
   int from_ms = 0;
   int length_ms = 0;
   int direction = 0;  // partition: both, requests, responses

@@ -516,7 +516,8 @@ void World::api_receive(const std::string& api, int number, int attempt, Request
 
 Async<void> World::serve(World* world, std::string api, Incarnation* life, int number, int attempt,
                          Request request) {
-  co_await life->gate->pass();  // a paused node takes the request when it runs again
+  if (life->gate->paused())
+    co_await life->gate->pass();  // a paused node takes the request when it runs again
   if (!life->up) co_return;
   const Response response = co_await life->api->handle(std::move(request));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process

@@ -53,7 +53,7 @@ Async<ProviderReply> NetworkedProviders::call(ProviderCall call) {
              });
   co_await pending->done.wait();
   std::erase(pending_replies_, pending);
-  co_await gate_.pass();
+  if (gate_.paused()) co_await gate_.pass();
   co_return *pending->value;
 }
 
@@ -79,7 +79,7 @@ Async<ProviderStatus> NetworkedProviders::status(std::string provider_name,
              });
   co_await pending->done.wait();
   std::erase(pending_statuses_, pending);
-  co_await gate_.pass();
+  if (gate_.paused()) co_await gate_.pass();
   co_return *pending->value;
 }
 

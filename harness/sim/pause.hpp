@@ -35,7 +35,7 @@ class GatedTimer final : public Timer {
   GatedTimer(SimLoop& loop, PauseGate& gate) : loop_(loop), gate_(gate) {}
   Async<void> sleep_for(Duration delay) override {
     co_await loop_.sleep_for(delay);
-    co_await gate_.pass();
+    if (gate_.paused()) co_await gate_.pass();
   }
 
  private:
