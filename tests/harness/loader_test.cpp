@@ -435,6 +435,39 @@ BOOST_AUTO_TEST_CASE(fault_with_two_kinds_or_none_is_refused) {
       "4:31", "unknown key \"nodes\" in crash fault (expected one of: at, crash)");
 }
 
+BOOST_AUTO_TEST_CASE(pause_faults_load_and_bad_ones_are_refused) {
+  const auto spec = parse_scenario(
+      full_variant("{at: 1s, crash: reconciler}", "{from: 2s, until: 4s, pause: reconciler}"),
+      "s.yaml");
+  BOOST_REQUIRE_EQUAL(spec.pauses.size(), 1u);
+  BOOST_TEST(spec.pauses[0].node == "reconciler");
+  BOOST_TEST(spec.pauses[0].from.count() == 2'000'000);
+  BOOST_TEST(spec.pauses[0].until.count() == 4'000'000);
+  check_error(full_variant("{at: 1s, crash: reconciler}", "{from: 2s, until: 4s, pause: lb}"),
+              "9:34", "pause: unknown node \"lb\" (the topology has: ");
+  check_error(full_variant("{at: 1s, crash: reconciler}", "{from: 2s, until: 2s, pause: api-1}"),
+              "9:23", "until: expected a time after from (2s), found 2s");
+  check_error(full_variant("{at: 1s, crash: reconciler}",
+                           "{from: 2s, until: 9s, pause: api-1}\n  - {from: 8s, until: 12s, "
+                           "pause: api-1}"),
+              "10:5", "pause: api-1 is already paused from 2s until 9s");
+  check_error(full_variant("{at: 1s, crash: reconciler}", "{at: 2s, pause: api-1}"), "9:6",
+              "unknown key \"at\" in pause fault (expected one of: from, until, pause)");
+}
+
+BOOST_AUTO_TEST_CASE(connection_reset_only_on_links_that_can_reset) {
+  const auto spec =
+      parse_scenario(full_variant("worker_provider: {duplicate: 0, reorder: 1}",
+                                  "worker_provider: {duplicate: 0, reorder: 1, reset: 5%}"),
+                     "s.yaml");
+  BOOST_TEST(spec.network.worker_provider.reset == 50'000u);
+  check_error(full_variant("lb_api: {latency: {min: 1ms, max: 3ms}, drop_response: 100%}",
+                           "lb_api: {latency: {min: 1ms, max: 3ms}, reset: 100%}"),
+              "43:50",
+              "network.lb_api.reset: only allowed on network.worker_provider and "
+              "network.node_store");
+}
+
 BOOST_AUTO_TEST_CASE(partition_until_not_after_from_is_refused) {
   check_error(full_variant("{from: 1s, until: 10s,", "{from: 1s, until: 1s,"), "6:23",
               "until: expected a time after from (1s), found 1s");
