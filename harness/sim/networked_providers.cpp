@@ -19,7 +19,13 @@ NetworkedProviders::NetworkedProviders(
     const std::map<std::string, std::unique_ptr<SimProvider>>& providers, PauseGate& gate)
     : link_(link), node_(std::move(node)), providers_(providers), gate_(gate) {}
 
-NetworkedProviders::~NetworkedProviders() = default;
+// A call still waiting can never be answered now. Its frame owns its PendingReply, whose OneShot
+// owns the frame's resumption: drop the resumption, so the executor frees the frame (and the
+// cycle with it).
+NetworkedProviders::~NetworkedProviders() {
+  for (const auto& pending : pending_replies_) pending->done.abandon();
+  for (const auto& pending : pending_statuses_) pending->done.abandon();
+}
 
 Async<ProviderReply> NetworkedProviders::call(ProviderCall call) {
   auto found = providers_.find(call.provider);

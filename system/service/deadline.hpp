@@ -47,6 +47,13 @@ class OneShot {
     for (auto& resume : waiters) resume();
   }
 
+  // Nothing will ever set this: the waiting coroutines are dropped (their frames are freed by
+  // the executor) instead of staying suspended.
+  void abandon() {
+    auto waiters = std::move(waiters_);
+    waiters.clear();
+  }
+
  private:
   bool set_ = false;
   std::vector<UniqueFunction> waiters_;
@@ -67,12 +74,28 @@ template <typename T>
 struct Race {
   std::optional<T> value;
   bool timed_out = false;
+  int racers = 2;  // the operation and the timer, while they last
   OneShot settled;
+};
+
+// Each racer holds one. When both racers are gone without settling the race (torn down while
+// suspended), nothing can wake the waiter: it is abandoned, so its frame, which owns the race,
+// does not keep itself alive.
+template <typename T>
+struct Racer {
+  std::shared_ptr<Race<T>> race;
+  explicit Racer(std::shared_ptr<Race<T>> shared) : race(std::move(shared)) {}
+  Racer(const Racer&) = delete;
+  Racer& operator=(const Racer&) = delete;
+  ~Racer() {
+    if (--race->racers == 0 && !race->settled.is_set()) race->settled.abandon();
+  }
 };
 
 template <typename T>
 Async<void> race_operation(Async<T> operation, std::shared_ptr<Race<T>> race,
                            LateHandler<T> on_late) {
+  const Racer<T> racer(race);
   T value = co_await std::move(operation);
   if (race->timed_out) {
     if (on_late) co_await on_late(std::move(value));
@@ -84,6 +107,7 @@ Async<void> race_operation(Async<T> operation, std::shared_ptr<Race<T>> race,
 
 template <typename T>
 Async<void> race_timer(Timer& timer, Duration timeout, std::shared_ptr<Race<T>> race) {
+  const Racer<T> racer(race);
   co_await timer.sleep_for(timeout);
   if (race->value) co_return;
   race->timed_out = true;
