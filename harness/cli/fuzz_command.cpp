@@ -16,6 +16,7 @@
 
 #include "harness/check/marks.hpp"
 #include "harness/cli/defect_flags.hpp"
+#include "harness/cli/exit_codes.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/yaml_reader.hpp"
@@ -26,10 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
-
-constexpr int kExitPass = 0;
-constexpr int kExitFail = 1;
-constexpr int kExitBadInput = 2;
 
 ordered_json size_json(const fuzz::CaseSize& size) {
   return {{"steps", size.steps}, {"nodes", size.nodes}, {"faults", size.faults}};

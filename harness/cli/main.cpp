@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/cli/defect_flags.hpp"
+#include "harness/cli/exit_codes.hpp"
 #include "harness/cli/fuzz_command.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/cli/selftest_command.hpp"
@@ -25,12 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using onejob::Duration;
+using onejob::cli::kExitBadInput;
+using onejob::cli::kExitFail;
+using onejob::cli::kExitPass;
 using onejob::scenario::ScenarioError;
 using onejob::scenario::ScenarioSpec;
-
-constexpr int kExitPass = 0;
-constexpr int kExitFail = 1;
-constexpr int kExitBadInput = 2;
 
 struct RunFlags {
   std::vector<std::string> paths{"scenarios"};

@@ -12,6 +12,7 @@
 #include "system/service/defects.hpp"
 
 #include "harness/cli/defect_flags.hpp"
+#include "harness/cli/exit_codes.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/report/report.hpp"
@@ -22,10 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
-
-constexpr int kExitPass = 0;
-constexpr int kExitFail = 1;
-constexpr int kExitBadInput = 2;
 
 struct FuzzKill {
   std::uint64_t cases = 0;  // cases run, the failing one included
@@ -162,18 +159,14 @@ int selftest_command(const SelftestFlags& flags) {
     std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
     return kExitBadInput;
   }
-  std::vector<Defect> chosen;
-  for (const auto& name : flags.defects) {
-    const auto defect = find_defect(name);
-    if (!defect) {
-      std::cerr << "onejob: --defect: unknown defect \"" << name
-                << "\" ('onejob defects' lists them)\n";
-      return kExitBadInput;
-    }
-    chosen.push_back(*defect);
+  Defects asked;
+  if (auto problem = parse_defects(flags.defects, asked)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
   }
-  if (chosen.empty()) {
-    for (const auto& info : all_defects()) chosen.push_back(info.defect);
+  std::vector<Defect> chosen;
+  for (const auto& info : all_defects()) {
+    if (flags.defects.empty() || asked.has(info.defect)) chosen.push_back(info.defect);
   }
   std::optional<std::vector<scenario::ScenarioSpec>> catalogue;
   try {
