@@ -2,6 +2,8 @@
 //
 // Checks, against the store's commit log:
 //   - the store commits at most one job per (owner, key);
+//   - the store commits jobs only for an (owner, key) that some client sent with a create: a key
+//     nobody sent (one a load balancer or a node made up) is a second job for one click;
 //   - every create an API node answered 200 or 201, and every such answer a client received,
 //     carries the id of the job the store had committed for that (owner, key) by then.
 // Does not check:
@@ -50,6 +52,21 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
                      again.inserted.seq,
                      {first.inserted.seq}});
     }
+  }
+  std::set<std::pair<std::string, std::string>> sent;
+  for (const auto& [number, request] : model.requests) {
+    if (request.first.action == "create_job" && request.first.key) {
+      sent.emplace(request.first.owner, *request.first.key);
+    }
+  }
+  for (const auto& [id, job] : model.jobs) {
+    const auto& inserted = job.inserted.what;
+    if (sent.contains({inserted.owner, inserted.key})) continue;
+    out.push_back({"I1",
+                   "the store committed " + job_ref(id) + " for key \"" + inserted.key +
+                       "\" of owner \"" + inserted.owner + "\", which no client sent",
+                   job.inserted.seq,
+                   {}});
   }
   // One anomaly, one violation: a wrong answer is reported where the API node gave it, and at
   // the client only when no API answer explains it.

@@ -92,8 +92,8 @@ const std::string& body_provider(int index, const std::vector<std::string>& prov
   return providers[other ? 1 : 0];
 }
 
-// `store`: node_store; `transport`: worker_provider or node_store (the links that can reset).
-scenario::LinkSpec build_link(const RawLink& raw, bool store, bool transport) {
+// `store`: node_store.
+scenario::LinkSpec build_link(const RawLink& raw, bool store) {
   scenario::LinkSpec link;
   link.latency = {std::chrono::milliseconds(raw.latency_ms % 6),
                   std::chrono::milliseconds(raw.latency_ms % 6)};
@@ -103,7 +103,7 @@ scenario::LinkSpec build_link(const RawLink& raw, bool store, bool transport) {
   link.reorder = pick(kRates, raw.reorder);
   link.reorder_window = 50ms;
   if (store) link.commit_unknown = pick(kRates, raw.commit_unknown);
-  if (transport) link.reset = pick(kRates, raw.reset);
+  link.reset = pick(kRates, raw.reset);
   return link;
 }
 
@@ -333,10 +333,10 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   auto link = [&](std::size_t i) -> const RawLink& {
     return i < raw.links.size() ? raw.links[i] : quiet_link;
   };
-  spec.network.client_lb = build_link(link(0), false, false);
-  spec.network.lb_api = build_link(link(1), false, false);
-  spec.network.worker_provider = build_link(link(2), false, true);
-  spec.network.node_store = build_link(link(3), true, true);
+  spec.network.client_lb = build_link(link(0), false);
+  spec.network.lb_api = build_link(link(1), false);
+  spec.network.worker_provider = build_link(link(2), false);
+  spec.network.node_store = build_link(link(3), true);
   if (pick(kGrids, raw.profile) > Duration(1)) {  // instant links: only the grid decides
     for (auto* each : {&spec.network.client_lb, &spec.network.lb_api, &spec.network.worker_provider,
                        &spec.network.node_store}) {

@@ -43,7 +43,7 @@ struct RawLink {
   int duplicate = 0;
   int reorder = 0;
   int commit_unknown = 0;  // node_store only
-  int reset = 0;           // worker_provider and node_store: reset after delivery
+  int reset = 0;           // the connection resets after delivery
 };
 
 struct RawFault {

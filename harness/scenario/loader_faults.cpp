@@ -67,13 +67,6 @@ LinkSpec read_link(const YamlReader& reader, const YAML::Node& node, LinkName li
                                      "store write that commits while its reply is lost)");
   }
   read_ppm("commit_unknown", spec.commit_unknown);
-  if (auto reset = map.get("reset");
-      reset && link.kind != LinkKind::worker_provider && link.kind != LinkKind::node_store) {
-    reader.fail(*reset, what +
-                            ".reset: only allowed on network.worker_provider and "
-                            "network.node_store (a connection reset after the request was "
-                            "delivered)");
-  }
   read_ppm("reset", spec.reset);
   return spec;
 }

@@ -103,8 +103,10 @@ struct LinkSpec {
   Ppm reorder = 0;  // the message is held back by up to reorder_window extra
   Duration reorder_window = std::chrono::milliseconds(50);
   Ppm commit_unknown = 0;  // node_store only: the write commits, the reply is lost
-  // worker_provider and node_store: the connection resets after the request was delivered; the
-  // far end does the work, the sender only learns that the transport failed.
+  // The connection resets after the request was delivered: the far end does the work, the
+  // sender only learns that the transport failed (a client or the balancer tries again, the
+  // balancer answers 502 when it has no try left; a worker's call or a store statement has an
+  // unknown outcome).
   Ppm reset = 0;
 };
 

@@ -462,18 +462,39 @@ Async<void> World::cancel_attempt(World* world, int number, int attempt, JobId j
 void World::transmit(int number, int attempt, Request request) {
   const auto& client = spec_.timeline[number - 1].client;
   const std::string id = request.request_id;
-  links_.at(LinkKind::client_lb)
-      ->send(sim::Direction::request, client, kLb, id,
-             [this, number, attempt, request = std::move(request)] {
-               lb_receive(number, attempt, request, 0);
-             });
+  auto& link = *links_.at(LinkKind::client_lb);
+  link.send(sim::Direction::request, client, kLb, id,
+            [this, &link, client, id, number, attempt, request = std::move(request)] {
+              if (link.reset(client, kLb, id)) {
+                // The balancer has the request; the client learns its connection broke.
+                broken_.insert(id);
+                loop_.schedule_after(link.latency(),
+                                     [this, number, attempt] { client_retry(number, attempt); });
+              }
+              lb_receive(number, attempt, request, 0);
+            });
   // No answer in time: send the same request again, with the same key.
-  loop_.schedule_after(spec_.policy.client_timeout, [this, number, attempt] {
-    if (received_[number - 1] || client_attempts_[number - 1] != attempt) return;
-    // Once faults have healed, a client keeps trying until it is answered.
-    if (attempt > spec_.policy.client_retries && !quiet_) return;
-    client_send(number, attempt + 1);
-  });
+  loop_.schedule_after(spec_.policy.client_timeout,
+                       [this, number, attempt] { client_retry(number, attempt); });
+}
+
+void World::client_retry(int number, int attempt) {
+  if (received_[number - 1] || client_attempts_[number - 1] != attempt) return;
+  // Once faults have healed, a client keeps trying until it is answered.
+  if (attempt > spec_.policy.client_retries && !quiet_) return;
+  client_send(number, attempt + 1);
+}
+
+void World::lb_retry(int number, int attempt, const Request& request, int lb_try, bool reset) {
+  if (lb_answered_[{number, attempt}] || lb_try_[{number, attempt}] != lb_try) return;
+  if (lb_try < spec_.policy.lb_retries) {
+    lb_receive(number, attempt, request, lb_try + 1);
+  } else if (reset) {
+    const auto& client = spec_.timeline[number - 1].client;
+    lb_respond(
+        number, attempt, client,
+        Response{502, {}, R"({"error":"bad_gateway","message":"upstream connection reset"})"});
+  }
 }
 
 void World::lb_receive(int number, int attempt, const Request& request, int lb_try) {
@@ -495,15 +516,22 @@ void World::lb_receive(int number, int attempt, const Request& request, int lb_t
                                                           .lb_try = lb_try + 1,
                                                           .to = api,
                                                           .request_id = forwarded.request_id}));
-  links_.at(LinkKind::lb_api)
-      ->send(sim::Direction::request, kLb, api, forwarded.request_id,
-             [this, api, number, attempt, forwarded] {
-               api_receive(api, number, attempt, forwarded);
-             });
+  lb_try_[{number, attempt}] = lb_try;
+  auto& link = *links_.at(LinkKind::lb_api);
+  link.send(sim::Direction::request, kLb, api, forwarded.request_id,
+            [this, &link, api, number, attempt, request, forwarded, lb_try] {
+              if (link.reset(kLb, api, forwarded.request_id)) {
+                // The node has the request; the balancer learns the connection broke.
+                broken_.insert(forwarded.request_id);
+                loop_.schedule_after(link.latency(), [this, number, attempt, request, lb_try] {
+                  lb_retry(number, attempt, request, lb_try, /*reset=*/true);
+                });
+              }
+              api_receive(api, number, attempt, forwarded);
+            });
   // The API node did not answer in time: the same request (same key) goes to another node.
   loop_.schedule_after(spec_.policy.lb_timeout, [this, number, attempt, request, lb_try] {
-    if (lb_answered_[{number, attempt}] || lb_try >= spec_.policy.lb_retries) return;
-    lb_receive(number, attempt, request, lb_try + 1);
+    lb_retry(number, attempt, request, lb_try, /*reset=*/false);
   });
 }
 
@@ -519,8 +547,10 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
   if (life->gate->paused())
     co_await life->gate->pass();  // a paused node takes the request when it runs again
   if (!life->up) co_return;
+  const std::string id = request.request_id;
   const Response response = co_await life->api->handle(std::move(request));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
+  if (world->broken_.contains(id)) co_return;  // its connection reset: the reply has no way back
   const auto& client = world->spec_.timeline[number - 1].client;
   world->links_.at(LinkKind::lb_api)
       ->send(sim::Direction::response, api, kLb,
@@ -532,6 +562,8 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
 
 void World::lb_respond(int number, int attempt, const std::string& client,
                        const Response& response) {
+  // The client's connection reset: whatever the balancer has for it goes nowhere.
+  if (broken_.contains("r" + std::to_string(number) + "." + std::to_string(attempt))) return;
   bool& answered = lb_answered_[{number, attempt}];
   if (answered) {
     trace_.record(kLb,
@@ -583,9 +615,12 @@ void World::client_receive(int number, int attempt, const std::string& client,
   read_body(response.body, received);
   const auto& recorded = trace_.record(client, events::to_event(received));
   if (slot) return;
-  // A 503 is not an answer while the client may still retry: its timeout resends the same
+  // A 502 or 503 is not an answer while the client may still retry: its timeout resends the same
   // request (same key) as for a lost response. With a quiet phase ahead it always may.
-  if (response.status == 503 && (attempt <= spec_.policy.client_retries || spec_.quiet)) return;
+  if ((response.status == 502 || response.status == 503) &&
+      (attempt <= spec_.policy.client_retries || spec_.quiet)) {
+    return;
+  }
   slot = ReceivedResponse{response.status, received.job_id, recorded.seq};
 }
 

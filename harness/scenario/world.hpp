@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,12 @@ class World {
 
   void client_send(int number, int attempt);
   void transmit(int number, int attempt, Request request);
+  // The client's attempt got no answer (a timeout, or its connection reset): send again, while
+  // its retries last (always, once faults have healed).
+  void client_retry(int number, int attempt);
+  // The balancer's try `lb_try` failed (a timeout, or a reset when `reset`): the next API node,
+  // while its retries last; after a reset with none left, 502.
+  void lb_retry(int number, int attempt, const Request& request, int lb_try, bool reset);
   static Async<void> cancel_attempt(World* world, int number, int attempt, JobId job,
                                     Request request);
   void lb_receive(int number, int attempt, const Request& request, int lb_try);
@@ -90,6 +97,9 @@ class World {
   std::vector<std::string> api_names_;
   std::uint64_t lb_next_ = 0;
   std::map<std::pair<int, int>, bool> lb_answered_;  // (request, client attempt)
+  std::map<std::pair<int, int>, int> lb_try_;        // the balancer's latest try of each
+  // Request ids whose connection reset after delivery: their replies have nowhere to go.
+  std::set<std::string> broken_;
   std::map<std::pair<int, int>, std::uint64_t> lb_base_;
   std::vector<int> client_attempts_;
   std::vector<std::optional<ReceivedResponse>> received_;

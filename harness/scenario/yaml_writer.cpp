@@ -41,15 +41,14 @@ const char* link_name(LinkKind kind) {
   return "node_store";
 }
 
-// `transport`: worker_provider or node_store, the links that can reset.
-std::string link(const LinkSpec& spec, bool store, bool transport) {
+std::string link(const LinkSpec& spec, bool store) {
   std::string out =
       "{latency: " + latency(spec.latency) + ", drop_request: " + probability(spec.drop_request) +
       ", drop_response: " + probability(spec.drop_response) +
       ", duplicate: " + probability(spec.duplicate) + ", reorder: " + probability(spec.reorder) +
       ", reorder_window: " + duration(spec.reorder_window);
   if (store) out += ", commit_unknown: " + probability(spec.commit_unknown);
-  if (transport) out += ", reset: " + probability(spec.reset);
+  out += ", reset: " + probability(spec.reset);
   return out + "}";
 }
 
@@ -168,10 +167,10 @@ std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
     out += "  - {name: " + c.name + ", owner: " + quoted(c.owner) + "}\n";
   }
   out += "network:\n";
-  out += "  client_lb: " + link(spec.network.client_lb, false, false) + "\n";
-  out += "  lb_api: " + link(spec.network.lb_api, false, false) + "\n";
-  out += "  worker_provider: " + link(spec.network.worker_provider, false, true) + "\n";
-  out += "  node_store: " + link(spec.network.node_store, true, true) + "\n";
+  out += "  client_lb: " + link(spec.network.client_lb, false) + "\n";
+  out += "  lb_api: " + link(spec.network.lb_api, false) + "\n";
+  out += "  worker_provider: " + link(spec.network.worker_provider, false) + "\n";
+  out += "  node_store: " + link(spec.network.node_store, true) + "\n";
   write_faults(out, spec);
   write_timeline(out, spec.timeline);
   out += "invariants: all\n";

@@ -455,17 +455,15 @@ BOOST_AUTO_TEST_CASE(pause_faults_load_and_bad_ones_are_refused) {
               "unknown key \"at\" in pause fault (expected one of: from, until, pause)");
 }
 
-BOOST_AUTO_TEST_CASE(connection_reset_only_on_links_that_can_reset) {
+BOOST_AUTO_TEST_CASE(connection_reset_loads_on_every_link) {
   const auto spec =
-      parse_scenario(full_variant("worker_provider: {duplicate: 0, reorder: 1}",
-                                  "worker_provider: {duplicate: 0, reorder: 1, reset: 5%}"),
+      parse_scenario(full_variant("lb_api: {latency: {min: 1ms, max: 3ms}, drop_response: 100%}",
+                                  "lb_api: {latency: {min: 1ms, max: 3ms}, reset: 100%}"),
                      "s.yaml");
-  BOOST_TEST(spec.network.worker_provider.reset == 50'000u);
+  BOOST_TEST(spec.network.lb_api.reset == 1'000'000u);
   check_error(full_variant("lb_api: {latency: {min: 1ms, max: 3ms}, drop_response: 100%}",
-                           "lb_api: {latency: {min: 1ms, max: 3ms}, reset: 100%}"),
-              "43:50",
-              "network.lb_api.reset: only allowed on network.worker_provider and "
-              "network.node_store");
+                           "lb_api: {latency: {min: 1ms, max: 3ms}, reset: 101%}"),
+              "43:50", "network.lb_api.reset:");
 }
 
 BOOST_AUTO_TEST_CASE(partition_until_not_after_from_is_refused) {

@@ -9,6 +9,15 @@ namespace {
 
 using namespace onejob::test;
 
+// Clients sent creates with these (owner, key) pairs (requests 91, 92, ...; never answered).
+void clients_sent(HistoryBuilder& h,
+                  std::initializer_list<std::pair<std::string, std::string>> owner_keys) {
+  std::int64_t request = 90;
+  for (const auto& [owner, key] : owner_keys) {
+    h.add("browser", create_sent(++request, owner, key, kBody));
+  }
+}
+
 BOOST_AUTO_TEST_SUITE(i1_one_job_per_key)
 
 BOOST_AUTO_TEST_CASE(a_create_and_its_replay_answered_with_the_stored_job_pass) {
@@ -26,23 +35,26 @@ BOOST_AUTO_TEST_CASE(a_create_and_its_replay_answered_with_the_stored_job_pass) 
   api_exchange(h, {.request = 3, .status = 503});
   h.add("browser", received(3, 503, std::nullopt));
   // The same key of another owner is another job.
+  clients_sent(h, {{"bob", "k1"}});
   insert_job(h, {.job_id = 2, .attempt_id = 2, .owner = "bob"});
   require_none(check_one_job_per_key(h.model()));
 }
 
 BOOST_AUTO_TEST_CASE(a_second_job_committed_for_one_key_is_a_violation) {
   HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
   insert_job(h, {.job_id = 1, .attempt_id = 1});
   insert_job(h, {.job_id = 2, .attempt_id = 2});
   const auto violations = find_invariant("I1")->check(h.model());
   require_one(
-      violations, "I1", 3,
+      violations, "I1", 4,
       R"(the store committed job 2 for key "k1" of owner "alice", which job 1 already holds)");
-  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{1});
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{2});
 }
 
 BOOST_AUTO_TEST_CASE(an_api_answer_naming_another_keys_job_is_a_violation) {
   HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}, {"alice", "k2"}});
   insert_job(h, {.job_id = 1, .attempt_id = 1, .key = "k1"});
   insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
   const auto answer = api_exchange(h, {.request = 0, .status = 200, .job_id = 2}).last_seq();
@@ -50,11 +62,12 @@ BOOST_AUTO_TEST_CASE(an_api_answer_naming_another_keys_job_is_a_violation) {
   require_one(violations, "I1", answer,
               R"(api-1 got 200 for key "k1" of owner "alice" naming job 2, )"
               R"(but the store's job for that key is job 1)");
-  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{1});
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{3});
 }
 
 BOOST_AUTO_TEST_CASE(a_201_before_the_store_committed_the_job_is_a_violation) {
   HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
   api_request(h, {.request = 0});
   const auto answer = api_response(h, {.request = 0, .status = 201, .job_id = 1}).last_seq();
   insert_job(h, {});
@@ -65,6 +78,7 @@ BOOST_AUTO_TEST_CASE(a_201_before_the_store_committed_the_job_is_a_violation) {
 
 BOOST_AUTO_TEST_CASE(a_client_receiving_another_keys_job_is_a_violation) {
   HistoryBuilder h;
+  clients_sent(h, {{"alice", "k2"}});
   insert_job(h, {.job_id = 1, .attempt_id = 1, .key = "k1"});
   insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
   h.add("browser", create_sent(1, "alice", "k1", kBody));
@@ -81,6 +95,18 @@ BOOST_AUTO_TEST_CASE(a_client_receiving_a_201_that_names_no_job_is_a_violation) 
   require_one(check_one_job_per_key(h.model()), "I1", receipt,
               R"(browser got 201 for key "k1" of owner "alice" naming no job, )"
               R"(but the store's job for that key is job 1)");
+}
+
+BOOST_AUTO_TEST_CASE(a_job_for_a_key_no_client_sent_is_a_violation) {
+  // The balancer retried the create under a key of its own: a second job for one click.
+  HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
+  insert_job(h, {.job_id = 1, .attempt_id = 1, .key = "k1"});
+  const auto made_up =
+      insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k1~lb2"}).last_seq() - 1;
+  require_one(check_one_job_per_key(h.model()), "I1", made_up,
+              R"(the store committed job 2 for key "k1~lb2" of owner "alice", which no client )"
+              R"(sent)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
