@@ -77,7 +77,7 @@ ApiAnswer ApiAnswer::json(int status, std::string body) {
 
 ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message) {
   const nlohmann::json body = {{"error", error}, {"message", message}};
-  auto answer = json(status, body.dump());
+  auto answer = json(status, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   answer.error = std::move(error);
   return answer;
 }
@@ -93,12 +93,21 @@ Async<Response> ApiHandler::handle(Request request) {
                                                    .key = key});
   ApiAnswer answer;
   try {
-    answer = co_await route_request(context_, request, route);
+    if (request.body.size() > kMaxBodyBytes) {
+      answer = ApiAnswer::failure(413, "payload_too_large",
+                                  "the body is " + std::to_string(request.body.size()) +
+                                      " bytes; the limit is " + std::to_string(kMaxBodyBytes));
+    } else {
+      answer = co_await route_request(context_, request, route);
+    }
   } catch (const StoreError& error) {
     // The create may have committed; the same request with the same key will say so (200).
     answer = ApiAnswer::failure(
         503, "store_unavailable",
         std::string(error.what()) + "; retry the same request with the same Idempotency-Key");
+  } catch (const std::exception& error) {
+    // A bug, not the client's fault: the request still gets an answer.
+    answer = ApiAnswer::failure(500, "internal", error.what());
   }
   events::emit(context_.events,
                events::ApiResponse{

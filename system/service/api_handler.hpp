@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+
 #include "system/service/http.hpp"
 #include "system/service/system_context.hpp"
 
@@ -13,7 +15,12 @@ namespace onejob {
 //                               422 provider_not_certified | 404
 //   POST /attempts/{id}/cancel  200 | 409 attempt_not_live | 404
 // Every call needs an authenticated principal (401 otherwise), which owns what it creates and
-// is the only owner who can see it. Every request and response is reported to the EventSink.
+// is the only owner who can see it. A body over kMaxBodyBytes is refused with 413, JSON nested
+// deeper than kMaxJsonDepth or with a number beyond a double with 400. Every request gets an
+// answer: an unexpected failure inside is a 500, never an exception out of handle(). Every
+// request and response is reported to the EventSink.
+inline constexpr std::size_t kMaxBodyBytes = 1 << 20;  // 1 MiB
+
 class ApiHandler {
  public:
   // REQUIRES: the context outlives the handler and every request it is handling.

@@ -41,6 +41,27 @@ BOOST_AUTO_TEST_CASE(first_create_is_201_with_a_job_id_and_queues_attempt_1) {
   BOOST_TEST(to_string(attempts[0].state) == "STARTING");
 }
 
+BOOST_AUTO_TEST_CASE(hostile_bodies_are_answered_never_thrown_and_store_nothing) {
+  // 100,000 nested arrays: refused before the (recursive) parse, dump and destruction.
+  auto deep = post(std::string(100'000, '[') + std::string(100'000, ']'));
+  BOOST_TEST(deep.status == 400);
+  BOOST_TEST(json_string(deep, "message").find("nested deeper than 64 levels") !=
+             std::string::npos);
+  // A number beyond a double.
+  auto huge = post(R"({"operation":"classify","provider":"alpha","input":{"text":"x","n":1e400}})");
+  BOOST_TEST(huge.status == 400);
+  BOOST_TEST(json_string(huge, "message").find("out of range") != std::string::npos);
+  // Over the body limit: 413 before anything is parsed.
+  auto big = post(std::string(kMaxBodyBytes + 1, ' '));
+  BOOST_TEST(big.status == 413);
+  BOOST_TEST(json_string(big, "error") == "payload_too_large");
+  // At the depth limit a body is still parsed (and refused for what it says, not how deep).
+  auto at_limit = post(std::string(64, '[') + std::string(64, ']'));
+  BOOST_TEST(at_limit.status == 400);
+  BOOST_TEST(json_string(at_limit, "message").find("nested deeper") == std::string::npos);
+  BOOST_TEST(store.job_count() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(replay_with_the_same_request_is_200_with_the_same_id) {
   auto first = post(test::classify_body("hi"));
   auto second = post(test::classify_body("hi"));
