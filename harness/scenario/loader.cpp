@@ -1,12 +1,14 @@
 #include "harness/scenario/loader.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "harness/check/invariant.hpp"
@@ -17,7 +19,14 @@
 namespace onejob::scenario {
 namespace {
 
-constexpr int kMaxRequests = 100'000;
+// A run's size limits, so that the largest valid scenario still runs in seconds and well under
+// 256 MB: timeline steps, and periodic wake-ups of workers and the reconciler over the run.
+constexpr int kMaxRequests = 5'000;
+constexpr std::int64_t kMaxWakeups = 20'000'000;
+// The file itself: its size, and its values once aliases are expanded, and their nesting.
+constexpr std::size_t kMaxScenarioBytes = 1 << 20;  // 1 MiB
+constexpr std::size_t kMaxYamlValues = 200'000;
+constexpr int kMaxYamlDepth = 100;
 
 // In the order the error message lists them; the names are spec.cpp's.
 constexpr ProviderOutcome kOutcomes[] = {
@@ -45,6 +54,9 @@ class Loader {
 
  private:
   Duration positive_duration(const YAML::Node& node, std::string_view what);
+  // The run must fit the time budget: its end within kMaxSpan, and the periodic wake-ups of its
+  // workers and reconciler over that span at most kMaxWakeups (reported at `where`).
+  void check_run_size(const YAML::Node& where);
   void load_topology(const YAML::Node& node);
   void load_policy(const YAML::Node& node);
   void load_providers(const YAML::Node& node);
@@ -99,7 +111,26 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
       spec_.invariants.emplace_back(invariant.id);
     }
   }
+  check_run_size(top.get("duration") ? *top.get("duration") : top.require("timeline"));
   return std::move(spec_);
+}
+
+void Loader::check_run_size(const YAML::Node& where) {
+  const Duration end = run_end(spec_);
+  if (end > kMaxSpan) {
+    reader_.fail(where, "the run would last " + format_duration(end) +
+                            " of simulated time; at most " + format_duration(kMaxSpan));
+  }
+  const auto& policy = spec_.policy;
+  const std::int64_t wakeups = end / policy.worker_poll * spec_.topology.workers +
+                               (spec_.topology.reconciler ? end / policy.reconcile_period : 0);
+  if (wakeups > kMaxWakeups) {
+    reader_.fail(where, "the run would wake its workers and reconciler " + std::to_string(wakeups) +
+                            " times over " + format_duration(end) + " (policy.worker_poll " +
+                            format_duration(policy.worker_poll) + ", reconcile_period " +
+                            format_duration(policy.reconcile_period) + "); at most " +
+                            std::to_string(kMaxWakeups) + ": shorten the run or poll less often");
+  }
 }
 
 Duration Loader::positive_duration(const YAML::Node& node, std::string_view what) {
@@ -449,11 +480,53 @@ void refuse_leading_flow_entry(const std::string& text, const std::string& file)
   }
 }
 
+namespace {
+
+// Every value of the document, aliases expanded as the loader will expand them (an alias is
+// read again wherever it is used), counted against kMaxYamlValues, and nested at most
+// kMaxYamlDepth deep: a small file cannot make the loader do unbounded work.
+void count_values(const YAML::Node& node, const std::string& file, std::size_t& budget, int depth) {
+  if (depth > kMaxYamlDepth) {
+    throw ScenarioError(file, YamlReader(file).mark(node),
+                        "nested deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+  }
+  if (budget == 0) {
+    throw ScenarioError(file, YamlReader(file).mark(node),
+                        "more than " + std::to_string(kMaxYamlValues) +
+                            " values once aliases are expanded; a scenario may have at most that");
+  }
+  --budget;
+  if (node.IsSequence()) {
+    for (const auto& item : node) count_values(item, file, budget, depth + 1);
+  } else if (node.IsMap()) {
+    for (const auto& item : node) {
+      count_values(item.first, file, budget, depth + 1);
+      count_values(item.second, file, budget, depth + 1);
+    }
+  }
+}
+
+void count_values(const YAML::Node& root, const std::string& file) {
+  std::size_t budget = kMaxYamlValues;
+  count_values(root, file, budget, 0);
+}
+
+}  // namespace
+
 ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file) {
+  if (yaml_text.size() > kMaxScenarioBytes) {
+    throw ScenarioError(file, {0, 0},
+                        "the text is larger than " + std::to_string(kMaxScenarioBytes) +
+                            " bytes, the most a scenario may have");
+  }
   refuse_leading_flow_entry(yaml_text, file);
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(yaml_text);
+  } catch (const YAML::DeepRecursion& error) {
+    throw ScenarioError(
+        file, {error.mark.line + 1, error.mark.column + 1},
+        "invalid YAML: nested too deeply (more than " + std::to_string(error.depth()) + " levels)");
   } catch (const YAML::Exception& error) {
     throw ScenarioError(file, {error.mark.line + 1, error.mark.column + 1},
                         "invalid YAML: " + error.msg);
@@ -465,6 +538,7 @@ ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& fil
     throw ScenarioError(file, YamlReader(file).mark(documents[1]),
                         "expected one YAML document, found " + std::to_string(documents.size()));
   }
+  count_values(documents.front(), file);
   try {
     return Loader(file).load(documents.front());
   } catch (const YAML::Exception& error) {
@@ -474,12 +548,29 @@ ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& fil
 }
 
 ScenarioSpec load_scenario_file(const std::string& path) {
+  // A device, a FIFO or a directory is never read: /dev/zero never ends, a FIFO may block.
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error || !std::filesystem::exists(status)) {
+    throw ScenarioError(path, {0, 0}, "cannot read the file: no such file");
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    throw ScenarioError(path, {0, 0},
+                        "not a regular file (a scenario is a *.yaml file, not a device, FIFO or "
+                        "folder)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path, {0, 0}, "cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text(kMaxScenarioBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw ScenarioError(path, {0, 0}, "cannot read the file");
-  return parse_scenario(text.str(), path);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxScenarioBytes) {
+    throw ScenarioError(path, {0, 0},
+                        "the file is larger than " + std::to_string(kMaxScenarioBytes) +
+                            " bytes, the most a scenario may have");
+  }
+  return parse_scenario(text, path);
 }
 
 }  // namespace onejob::scenario

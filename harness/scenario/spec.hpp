@@ -245,4 +245,22 @@ struct ScenarioSpec {
   std::vector<std::string> invariants;  // ids of the invariant checkers that apply
 };
 
+// ---- a run's span -------------------------------------------------------------------------
+
+// The longest any duration or instant of a scenario may be: all time arithmetic stays far from
+// overflow.
+constexpr Duration kMaxSpan = std::chrono::hours(24 * 30);
+// Without a quiet phase, a run goes on this long after its last action.
+constexpr Duration kSettleTime = std::chrono::minutes(10);
+// With one, the faults go on this long after the last action before they heal.
+constexpr Duration kStormSettleTime = std::chrono::minutes(1);
+
+// The last instant the scenario names: a timeline step, a node fault, the end of a partition
+// or a pause.
+Duration last_action(const ScenarioSpec& spec);
+// When the faults are over: the last action or, with a quiet phase, when it begins.
+Duration faults_end(const ScenarioSpec& spec);
+// When the run ends at the latest (a run that stops once quiescent may end earlier).
+Duration run_end(const ScenarioSpec& spec);
+
 }  // namespace onejob::scenario

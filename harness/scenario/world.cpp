@@ -25,10 +25,6 @@ namespace onejob::scenario {
 namespace {
 
 constexpr const char* kLb = "lb";
-// Without a quiet phase, the run goes on this long after its last action.
-const Duration kSettleTime = std::chrono::minutes(10);
-// With one, the faults go on this long after the last action before they heal.
-const Duration kStormSettleTime = std::chrono::minutes(1);
 // How often a run that may stop early looks whether anything is left to happen.
 const Duration kQuiescenceProbe = std::chrono::seconds(30);
 
@@ -68,15 +64,6 @@ void apply_swarm(NetworkSpec& network, sim::Rng rng) {
     maybe(link->reorder);
   }
   maybe(network.node_store.commit_unknown);
-}
-
-Duration last_action(const ScenarioSpec& spec) {
-  Duration last{0};
-  for (const auto& entry : spec.timeline) last = std::max(last, entry.at);
-  for (const auto& fault : spec.node_faults) last = std::max(last, fault.at);
-  for (const auto& partition : spec.partitions) last = std::max(last, partition.until);
-  for (const auto& pause : spec.pauses) last = std::max(last, pause.until);
-  return last;
 }
 
 }  // namespace
@@ -248,14 +235,9 @@ void World::run(bool stop_when_quiescent) {
     });
   }
   // The faults are over at the last action, or, with a quiet phase, once it begins.
-  Instant faults_over(last_action(spec_));
-  if (spec_.quiet) {
-    faults_over = Instant(spec_.duration.value_or(last_action(spec_) + kStormSettleTime));
-    loop_.schedule_at(faults_over, [this] { begin_quiet(); });
-    end_ = faults_over + *spec_.quiet;
-  } else {
-    end_ = Instant(spec_.duration.value_or(last_action(spec_) + kSettleTime));
-  }
+  const Instant faults_over(faults_end(spec_));
+  if (spec_.quiet) loop_.schedule_at(faults_over, [this] { begin_quiet(); });
+  end_ = Instant(run_end(spec_));
   if (!stop_when_quiescent) {
     loop_.advance_to(end_);
   } else {

@@ -136,6 +136,10 @@ Duration YamlReader::duration(const YAML::Node& node, std::string_view what) con
     fail(node, std::string(what) +
                    ": expected a duration such as 250ms, 10s or 1h (units: us, ms, s, m, h)");
   }
+  if (*value > kMaxSpan) {
+    fail(node, std::string(what) + ": expected at most " + format_duration(kMaxSpan) +
+                   " (the longest simulated span), found " + format_duration(*value));
+  }
   return *value;
 }
 

@@ -521,7 +521,45 @@ BOOST_AUTO_TEST_CASE(an_alias_bomb_in_a_body_is_refused_not_expanded) {
     text += "]\n";
   }
   const auto error = error_of(text);
-  BOOST_TEST(error.find("value too large") != std::string::npos, error);
+  BOOST_TEST(error.find("more than 200000 values once aliases are expanded") != std::string::npos,
+             error);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_that_aliases_one_body_in_every_step_is_bounded_per_file) {
+  // Each body is small enough alone; two thousand uses of it are not.
+  std::string text =
+      "name: many\nseed: 1\nproviders: [{name: alpha}]\nclients: [{name: c, owner: o}]\n"
+      "timeline:\n  - {at: 0s, create_job: {client: c, key: k0, body: &b {operation: classify, "
+      "provider: alpha, input: {text: t, list: [";
+  for (int i = 0; i < 200; ++i) text += (i ? ", " : "") + std::to_string(i);
+  text += "]}}}}\n";
+  for (int i = 1; i < 2000; ++i) {
+    text += "  - {at: 0s, create_job: {client: c, key: k" + std::to_string(i) + ", body: *b}}\n";
+  }
+  const auto error = error_of(text);
+  BOOST_TEST(error.find("once aliases are expanded") != std::string::npos, error);
+}
+
+BOOST_AUTO_TEST_CASE(times_and_run_sizes_past_the_limits_are_refused) {
+  check_error(replace_first(kValid, "seed: 9", "seed: 9\nduration: 999999999h"), "4:11",
+              "duration: expected at most 720h (the longest simulated span), found 999999999h");
+  check_error(
+      replace_first(kValid, "seed: 9", "seed: 9\nduration: 700h\npolicy: {worker_poll: 1us}"),
+      "4:11", "the run would wake its workers and reconciler");
+}
+
+BOOST_AUTO_TEST_CASE(special_files_and_oversized_files_are_refused) {
+  for (const char* path : {"/dev/zero", "/dev/null", "/tmp"}) {
+    try {
+      load_scenario_file(path);
+      BOOST_FAIL("loaded " << path);
+    } catch (const ScenarioError& error) {
+      BOOST_TEST(std::string(error.what()).find("not a regular file") != std::string::npos);
+    }
+  }
+  const std::string big(2 << 20, '#');
+  const auto error = error_of(big);
+  BOOST_TEST(error.find("larger than 1048576 bytes") != std::string::npos, error);
 }
 
 BOOST_AUTO_TEST_CASE(a_document_starting_with_a_comma_is_refused_before_yaml_cpp_sees_it) {
