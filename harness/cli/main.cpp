@@ -1,4 +1,5 @@
 // The onejob command line: the one place that wires adapters to the harness.
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -123,12 +124,20 @@ int replay_command(const ReplayFlags& flags) {
   if (!specs) return kExitBadInput;
   std::string other;
   if (!flags.diff.empty()) {
+    if (!fs::is_regular_file(flags.diff)) {
+      std::cerr << "onejob: " << flags.diff << ": --diff takes a trace file (JSON Lines)\n";
+      return kExitBadInput;
+    }
     std::ifstream in(flags.diff, std::ios::binary);
     if (!in) {
       std::cerr << "onejob: " << flags.diff << ": cannot read the trace to compare with\n";
       return kExitBadInput;
     }
     other.assign(std::istreambuf_iterator<char>(in), {});
+    if (auto problem = onejob::report::trace_problem(other)) {
+      std::cerr << "onejob: " << flags.diff << ": not a onejob trace: " << *problem << "\n";
+      return kExitBadInput;
+    }
   }
   onejob::scenario::RunOptions options;
   options.seed = flags.seed;
@@ -149,9 +158,33 @@ int replay_command(const ReplayFlags& flags) {
   return result.passed() ? kExitPass : kExitFail;
 }
 
+// Unsigned 64-bit numbers exactly as written: no sign, no overflow clamped to the maximum.
+std::string unsigned64_problem(const std::string& text, std::uint64_t least) {
+  std::uint64_t value = 0;
+  const auto* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end || value < least) {
+    return "expected an integer from " + std::to_string(least) +
+           " to 18446744073709551615, found \"" + text + "\"";
+  }
+  return {};
+}
+const CLI::Validator kUnsigned64([](std::string& text) { return unsigned64_problem(text, 0); },
+                                 "UINT64");
+const CLI::Validator kPositive64([](std::string& text) { return unsigned64_problem(text, 1); },
+                                 "UINT64 > 0");
+const CLI::Validator kNonEmpty(
+    [](std::string& text) -> std::string {
+      return text.empty() ? std::string("expected a path, found an empty one") : std::string();
+    },
+    "PATH");
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  onejob::report::set_program(
+      argc > 0 && std::string_view(argv[0]).find('/') != std::string_view::npos ? argv[0]
+                                                                                : "onejob");
   CLI::App app{
       "onejob: a deterministic fault-injection harness around a reference job/attempt system.\n"
       "One user click must never become two jobs, two charges or two results."};
@@ -170,12 +203,14 @@ int main(int argc, char** argv) {
       "a failure lists its violations, the first offending event and the command that replays "
       "it.");
   run->add_option("paths", flags.paths, "Scenario files (*.yaml) or folders searched recursively")
+      ->check(kNonEmpty)
       ->capture_default_str();
   run->add_option("--seed", flags.seed, "Override every scenario's seed (unsigned 64-bit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kUnsigned64);
   run->add_option("--report-dir", flags.report_dir,
                   "Where to write summary.txt, summary.json, junit.xml and traces/<name>.jsonl")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonEmpty);
   run->add_option(
       "--defect", flags.defect_names,
       "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
@@ -191,16 +226,18 @@ int main(int argc, char** argv) {
       "replay",
       "Rerun one scenario: print its trace (one event per line: simulated time, node, kind, "
       "data; '!' marks an injected fault), its hash and its verdict.");
-  replay->add_option("file", replay_flags.file, "The scenario file")->required();
+  replay->add_option("file", replay_flags.file, "The scenario file")->required()->check(kNonEmpty);
   replay->add_option("--seed", replay_flags.seed, "Override the scenario's seed")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kUnsigned64);
   replay->add_flag("--trace", replay_flags.trace, "Print every event of the run");
   replay->add_option("--defect", replay_flags.defect_names,
                      "Run the system with this named defect (repeatable)");
-  replay->add_option("--diff", replay_flags.diff,
-                     "A trace (JSON Lines, e.g. reports/latest/traces/NAME.jsonl) to compare "
-                     "with: prints the first event where the runs diverge (exit 1) or says they "
-                     "are identical (exit 0)");
+  replay
+      ->add_option("--diff", replay_flags.diff,
+                   "A trace (JSON Lines, e.g. reports/latest/traces/NAME.jsonl) to compare "
+                   "with: prints the first event where the runs diverge (exit 1) or says they "
+                   "are identical (exit 0)")
+      ->check(kNonEmpty);
 
   onejob::cli::FuzzFlags fuzz_flags;
   auto* fuzz = app.add_subcommand(
@@ -211,10 +248,10 @@ int main(int argc, char** argv) {
       "smallest story that still breaks the same rule and written as REPORT_DIR/repro/NAME.yaml, "
       "which 'onejob run' and 'onejob replay' reproduce.");
   fuzz->add_option("--cases", fuzz_flags.cases, "How many cases the campaign has")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive64)
       ->capture_default_str();
   fuzz->add_option("--seed", fuzz_flags.seed, "The campaign's seed (unsigned 64-bit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kUnsigned64)
       ->capture_default_str();
   fuzz->add_option("--time-budget", fuzz_flags.time_budget,
                    "Stop after this much wall time, e.g. 90s, 10m, 2h (default: no limit)");
@@ -226,7 +263,7 @@ int main(int argc, char** argv) {
                    "Processes to run the cases in (each takes every N-th case; one merged report)")
       ->capture_default_str();
   fuzz->add_option("--case", fuzz_flags.only_case, "Run (and shrink) only this case index")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kUnsigned64);
   fuzz->add_option("--reproduce", fuzz_flags.reproduce,
                    "Run exactly the case with this id (SEED:CASE[:P.P.P], printed with every "
                    "failure: the shrunk case, rebuilt without searching)");
@@ -238,7 +275,8 @@ int main(int argc, char** argv) {
       "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
   fuzz->add_option("--report-dir", fuzz_flags.report_dir,
                    "Where to write summary.json, junit.xml, repro/ and traces/")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonEmpty);
   fuzz->footer(
       "Progress goes to stderr every second (cases/s, marks reached, violations).\n"
       "Exit codes: 0 no violation; 1 a violation (its repro path is printed); 2 bad input.");
@@ -246,10 +284,13 @@ int main(int argc, char** argv) {
   onejob::cli::MergeFlags merge_flags;
   auto* merge = app.add_subcommand(
       "merge", "Combine the summaries of several fuzz campaigns (e.g. shards) into one.");
-  merge->add_option("dirs", merge_flags.dirs, "Report folders of 'onejob fuzz' runs")->required();
+  merge->add_option("dirs", merge_flags.dirs, "Report folders of 'onejob fuzz' runs")
+      ->required()
+      ->check(kNonEmpty);
   merge
       ->add_option("--report-dir", merge_flags.report_dir, "Where to write the merged summary.json")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonEmpty);
 
   auto* defects = app.add_subcommand(
       "defects", "List the named defects the system can run with (--defect NAME), a line each.");
@@ -264,19 +305,21 @@ int main(int argc, char** argv) {
   selftest
       ->add_option("--cases", selftest_flags.cases,
                    "Fuzz cases per defect (a campaign stops at its first failure)")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive64)
       ->capture_default_str();
   selftest->add_option("--seed", selftest_flags.seed, "The fuzz campaigns' seed")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kUnsigned64)
       ->capture_default_str();
   selftest->add_option("--scenarios", selftest_flags.scenarios, "The scenario catalogue")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonEmpty);
   selftest->add_option("--defect", selftest_flags.defects,
                        "Only these defects (repeatable; default: every one)");
   selftest
       ->add_option("--report-dir", selftest_flags.report_dir,
                    "Where to write selftest.json, selftest.md and the repros")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonEmpty);
   selftest->footer(
       "A defect is killed when at least one scenario of the catalogue fails with it on and the "
       "fuzzer finds a violation with it on.\n"

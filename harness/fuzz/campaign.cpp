@@ -272,9 +272,10 @@ std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const
       std::to_string(failure.case_index) + "), shrunk in " + std::to_string(failure.shrink_steps) +
       " steps (" + std::to_string(failure.shrink_runs) + " runs) from " + sizes(before) + " to " +
       sizes(after) + ".\nViolated " + failure.rule + ": " + failure.message +
-      "\nRerun: build/onejob run " + path + report::defect_flags(defects) +
-      "\n   or: build/onejob replay " + path + report::defect_flags(defects) + " --trace" +
-      "\nRegenerate: build/onejob fuzz --reproduce " +
+      "\nRerun: " + report::shell_quote(report::program()) + " run " + report::shell_quote(path) +
+      report::defect_flags(defects) + "\n   or: " + report::shell_quote(report::program()) +
+      " replay " + report::shell_quote(path) + report::defect_flags(defects) + " --trace" +
+      "\nRegenerate: " + report::shell_quote(report::program()) + " fuzz --reproduce " +
       to_string(CaseId{seed, failure.case_index, failure.shrink_path}) + " --show";
   if (defects.any()) {
     comment += "\nThe system ran with named defects:" + report::defect_flags(defects) + ".";

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "system/events/schema.hpp"
+#include "system/service/canonical_json.hpp"
 
 namespace onejob::report {
 namespace {
@@ -103,9 +104,61 @@ std::string defect_flags(const Defects& defects) {
   return flags;
 }
 
+std::optional<std::string> trace_problem(const std::string& text) {
+  if (text.empty()) return "the file is empty";
+  std::size_t line_number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = std::min(text.find('\n', start), text.size());
+    ++line_number;
+    // Through the depth-limited canonicaliser first: a hostile line cannot nest without bound.
+    const auto canonical = canonicalize_json(std::string_view(text).substr(start, end - start));
+    const auto* valid = std::get_if<CanonicalJson>(&canonical);
+    const auto line =
+        valid == nullptr ? nlohmann::json() : nlohmann::json::parse(valid->bytes, nullptr, false);
+    if (valid == nullptr || line.is_discarded() || !line.is_object() || !line.contains("seq") ||
+        !line.contains("t_us") || !line.contains("node") || !line.contains("kind")) {
+      return "line " + std::to_string(line_number) +
+             " is not an event (a JSON object with seq, t_us, node and kind)";
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+namespace {
+std::string& program_path() {
+  static std::string path = "onejob";
+  return path;
+}
+}  // namespace
+
+void set_program(std::string path) {
+  if (!path.empty()) program_path() = std::move(path);
+}
+
+const std::string& program() { return program_path(); }
+
+std::string shell_quote(std::string_view text) {
+  const bool plain = !text.empty() && std::ranges::all_of(text, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(text);
+  std::string quoted = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
 std::string replay_command(const scenario::RunResult& result) {
-  return "build/onejob replay " + result.file + " --seed " + std::to_string(result.seed) +
-         defect_flags(result.defects) + " --trace";
+  return shell_quote(program()) + " replay " + shell_quote(result.file) + " --seed " +
+         std::to_string(result.seed) + defect_flags(result.defects) + " --trace";
 }
 
 std::string human_line(const sim::TraceEvent& event) {

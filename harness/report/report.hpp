@@ -15,6 +15,9 @@ std::string human_line(const sim::TraceEvent& event);
 
 // The first line where two JSON Lines traces differ, as a short report; nothing when equal.
 std::optional<std::string> first_difference(const std::string& ours, const std::string& theirs);
+// What keeps `text` from being a onejob trace (JSON Lines of events with seq, t_us, node and
+// kind), or nullopt when it is one.
+std::optional<std::string> trace_problem(const std::string& text);
 
 // `text` safe inside an XML attribute or element (control characters XML 1.0 forbids become '?').
 std::string xml_escape(std::string_view text);
@@ -24,6 +27,13 @@ void write_file(const std::filesystem::path& path, const std::string& content);
 
 // The command line that reruns one scenario with the same seed.
 std::string replay_command(const scenario::RunResult& result);
+
+// `text` as one shell word: as it is when it needs no quoting, else in single quotes.
+std::string shell_quote(std::string_view text);
+// The command that runs this program, as the replay lines print it: set once by main() from
+// argv[0] (default "onejob").
+void set_program(std::string path);
+const std::string& program();
 
 // The `--defect NAME` flags that turn `defects` on, each with a leading space ("" for none).
 std::string defect_flags(const Defects& defects);

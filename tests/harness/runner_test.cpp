@@ -131,6 +131,13 @@ BOOST_AUTO_TEST_CASE(a_wrong_expectation_fails_and_names_the_response) {
   BOOST_TEST(result.violations[0].message.find("line 7") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(replay_lines_quote_what_a_shell_would_split) {
+  BOOST_TEST(report::shell_quote("scenarios/x.yaml") == "scenarios/x.yaml");
+  BOOST_TEST(report::shell_quote("my scenarios/it's.yaml") == R"('my scenarios/it'\''s.yaml')");
+  BOOST_TEST(report::shell_quote("") == "''");
+  BOOST_TEST(report::shell_quote("$(rm -rf /)") == "'$(rm -rf /)'");
+}
+
 BOOST_AUTO_TEST_CASE(reports_carry_the_summary_contract) {
   auto failing = test::double_click_spec(2, 1);
   failing.expect.jobs = 2;
@@ -147,7 +154,7 @@ BOOST_AUTO_TEST_CASE(reports_carry_the_summary_contract) {
   BOOST_TEST(fail["status"] == "fail");
   BOOST_TEST(fail["violations"][0]["invariant"] == "expect");
   BOOST_TEST(fail["violations"][0].contains("event"));
-  BOOST_TEST(fail["replay"] == "build/onejob replay generated.yaml --seed 1 --trace");
+  BOOST_TEST(fail["replay"] == "onejob replay generated.yaml --seed 1 --trace");
   const auto junit = report::junit_xml(results);
   BOOST_TEST(junit.find("<testsuites tests=\"2\" failures=\"1\">") != std::string::npos);
   BOOST_TEST(junit.find("<failure type=\"expect\"") != std::string::npos);
