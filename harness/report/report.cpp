@@ -56,33 +56,72 @@ std::string violation_text(const scenario::RunResult& result, const check::Viola
 
 }  // namespace
 
+namespace {
+
+// The code point of the UTF-8 sequence at text[i] and its length, or nullopt (and length 1) for
+// a byte that starts no valid sequence: overlong forms, surrogates and values past U+10FFFF are
+// invalid.
+std::optional<char32_t> decode_utf8(std::string_view text, std::size_t i, std::size_t& length) {
+  length = 1;
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return lead;
+  std::size_t count = 0;
+  char32_t value = 0;
+  char32_t least = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    count = 2, value = lead & 0x1F, least = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    count = 3, value = lead & 0x0F, least = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    count = 4, value = lead & 0x07, least = 0x10000;
+  } else {
+    return std::nullopt;
+  }
+  if (i + count > text.size()) return std::nullopt;
+  for (std::size_t k = 1; k < count; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return std::nullopt;
+    value = (value << 6) | (byte(k) & 0x3F);
+  }
+  if (value < least || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
+    return std::nullopt;
+  }
+  length = count;
+  return value;
+}
+
+// XML 1.0's Char production.
+bool xml_char(char32_t c) {
+  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+}  // namespace
+
 std::string xml_escape(std::string_view text) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
   std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even when escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t length = 1;
+    const auto c = decode_utf8(text, i, length);
+    if (!c || !xml_char(*c)) {
+      // Invalid UTF-8, or a character XML forbids even escaped (controls, U+FFFE, U+FFFF).
+      out += kReplacement;
+    } else if (*c == '&') {
+      out += "&amp;";
+    } else if (*c == '<') {
+      out += "&lt;";
+    } else if (*c == '>') {
+      out += "&gt;";
+    } else if (*c == '"') {
+      out += "&quot;";
+    } else if (*c == '\'') {
+      out += "&apos;";
+    } else {
+      out.append(text.substr(i, length));
     }
+    i += length;
   }
   return out;
 }

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
@@ -158,6 +161,58 @@ BOOST_AUTO_TEST_CASE(reports_carry_the_summary_contract) {
   const auto junit = report::junit_xml(results);
   BOOST_TEST(junit.find("<testsuites tests=\"2\" failures=\"1\">") != std::string::npos);
   BOOST_TEST(junit.find("<failure type=\"expect\"") != std::string::npos);
+}
+
+// XML 1.0's Char production, decoded strictly: what a conforming parser accepts.
+bool well_formed_xml_text(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t count = lead < 0x80         ? 1
+                        : (lead >> 5) == 6  ? 2
+                        : (lead >> 4) == 14 ? 3
+                        : (lead >> 3) == 30 ? 4
+                                            : 0;
+    if (count == 0 || i + count > text.size()) return false;
+    char32_t c = count == 1 ? lead : lead & (0x7F >> count);
+    for (std::size_t k = 1; k < count; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      c = (c << 6) | (next & 0x3F);
+    }
+    const char32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[count] || (c >= 0xD800 && c <= 0xDFFF)) return false;
+    const bool allowed = c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+                         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+    if (!allowed) return false;
+    i += count;
+  }
+  return true;
+}
+
+BOOST_AUTO_TEST_CASE(any_bytes_in_a_message_give_valid_utf8_json_and_well_formed_xml) {
+  auto failing = test::double_click_spec(2, 1);
+  failing.expect.jobs = 2;
+  auto result = run_scenario(failing);
+  std::string hostile;
+  for (int byte = 0; byte < 256; ++byte) hostile += static_cast<char>(byte);
+  // U+FFFE, U+FFFF, a surrogate, an overlong '/', a code point past U+10FFFF, a cut sequence.
+  hostile += "\xEF\xBF\xBE \xEF\xBF\xBF \xED\xA0\x80 \xC0\xAF \xF4\x90\x80\x80 \xE2\x82";
+  hostile += "]]> <tag a=\"b\"> &amp; ' \" ok: \xC3\xA9 \xF0\x9F\x98\x80";
+  result.violations.push_back({"I1", hostile, std::nullopt, {}});
+  result.name = hostile;
+  const std::vector<RunResult> results = {result};
+  // JSON: a strict parser (nlohmann rejects invalid UTF-8) reads it back.
+  const auto summary = report::summary_json(results);
+  BOOST_REQUIRE_NO_THROW(nlohmann::json::parse(summary));
+  // XML: every character is one XML 1.0 allows, and the document parses.
+  const auto junit = report::junit_xml(results);
+  BOOST_TEST(well_formed_xml_text(junit));
+  std::istringstream in(junit);
+  boost::property_tree::ptree tree;
+  BOOST_REQUIRE_NO_THROW(boost::property_tree::read_xml(in, tree));
+  BOOST_TEST(tree.get<int>("testsuites.<xmlattr>.failures") == 1);
+  // The readable parts survive.
+  BOOST_TEST(junit.find("ok: \xC3\xA9 \xF0\x9F\x98\x80") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
