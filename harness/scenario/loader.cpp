@@ -319,7 +319,10 @@ void Loader::load_timeline(const YAML::Node& node) {
       reader_.fail(item, "timeline entry: expected one of create_job, get_job, retry, cancel");
     }
     timeline_entry.request = static_cast<int>(spec_.timeline.size()) + 1;
-    if (timeline_entry.request > kMaxRequests) reader_.fail(item, "timeline: too many requests");
+    if (timeline_entry.request > kMaxRequests) {
+      reader_.fail(item, "timeline: more than " + std::to_string(kMaxRequests) +
+                             " steps, the most a scenario may have");
+    }
     spec_.timeline.push_back(std::move(timeline_entry));
   }
 }
