@@ -71,13 +71,15 @@ void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Viol
 
 void check_no_cas_endings(const HistoryModel& model, std::vector<Violation>& out) {
   for (const auto& [id, attempt] : model.attempts) {
+    const std::int64_t attempt_id = id;  // a lambda may not capture a structured binding (clang)
     for (const auto& step : attempt.steps) {
       const auto to = step.what.to;
       if (to != AttemptState::succeeded && to != AttemptState::discarded) continue;
       const JobRecord* job = model.job(attempt.job_id());
       if (job == nullptr) continue;  // I3 reports an attempt of a job never inserted
-      const bool by_cas = std::ranges::any_of(
-          job->cas, [&](const auto& c) { return c.what.attempt_id == id && c.seq < step.seq; });
+      const bool by_cas = std::ranges::any_of(job->cas, [&](const auto& c) {
+        return c.what.attempt_id == attempt_id && c.seq < step.seq;
+      });
       if (!by_cas) {
         out.push_back({"I5",
                        "the store made " + attempt_ref(id) + " " + std::string(to_string(to)) +

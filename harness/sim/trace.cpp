@@ -23,8 +23,9 @@ std::string to_json_line(const TraceEvent& event) {
   line["kind"] = event.event.kind();
   if (event.injected) line["injected"] = true;
   nlohmann::ordered_json data = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : event.event.fields()) {
-    std::visit([&data, &name](const auto& v) { data[name] = v; }, value);
+  for (const auto& field : event.event.fields()) {
+    const auto& name = field.first;  // a lambda may not capture a structured binding (clang)
+    std::visit([&data, &name](const auto& v) { data[name] = v; }, field.second);
   }
   line["data"] = std::move(data);
   // Replace rather than throw on bytes that are not UTF-8: a trace must always be writable.
