@@ -408,6 +408,11 @@ void World::client_send(int number, int attempt) {
   }
   const std::string job = std::to_string(*created->job_id);
   sent.job_id = *created->job_id;
+  // An operator's action carries its own Idempotency-Key, the same on every resend: a resend
+  // whose first reply was lost gets the first outcome again.
+  if (entry.kind != TimelineEntry::Kind::get_job) {
+    request.headers.emplace_back("Idempotency-Key", "op-r" + std::to_string(number));
+  }
   if (entry.kind == TimelineEntry::Kind::get_job) {
     request.method = "GET";
     request.path = "/jobs/" + job;

@@ -89,6 +89,10 @@ Async<std::optional<Attempt>> FaultyStore::find_attempt(AttemptId id) {
   return round_trip<std::optional<Attempt>>("find_attempt", false,
                                             [this, id] { return target().find_attempt(id); });
 }
+Async<std::optional<ActionRecord>> FaultyStore::find_action(std::string owner_id, std::string key) {
+  return round_trip<std::optional<ActionRecord>>(
+      "find_action", false, [this, owner_id, key] { return target().find_action(owner_id, key); });
+}
 Async<std::vector<Attempt>> FaultyStore::list_attempts(JobId job_id) {
   return round_trip<std::vector<Attempt>>(
       "list_attempts", false, [this, job_id] { return target().list_attempts(job_id); });

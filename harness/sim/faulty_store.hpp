@@ -37,6 +37,7 @@ class FaultyStore final : public StoreWrapper {
   Async<bool> fail_job(JobId id, std::string reason, Instant at) override;
   Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override;
   Async<std::optional<Attempt>> find_attempt(AttemptId id) override;
+  Async<std::optional<ActionRecord>> find_action(std::string owner_id, std::string key) override;
   Async<std::vector<Attempt>> list_attempts(JobId job_id) override;
   Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
   Async<std::vector<Job>> find_idle_jobs() override;

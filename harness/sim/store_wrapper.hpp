@@ -28,6 +28,9 @@ class StoreWrapper : public Store {
   Async<std::optional<Attempt>> find_attempt(AttemptId id) override {
     return target_.find_attempt(id);
   }
+  Async<std::optional<ActionRecord>> find_action(std::string owner_id, std::string key) override {
+    return target_.find_action(owner_id, key);
+  }
   Async<std::vector<Attempt>> list_attempts(JobId job_id) override {
     return target_.list_attempts(job_id);
   }

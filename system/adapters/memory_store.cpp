@@ -113,6 +113,12 @@ Attempt MemoryStore::insert_attempt_row(const Job& job, const std::string& provi
 
 Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
   using Outcome = InsertAttemptResult::Outcome;
+  if (new_attempt.key) {
+    const auto found = actions_.find({new_attempt.key->owner_id, new_attempt.key->idempotency_key});
+    if (found != actions_.end()) {
+      co_return InsertAttemptResult{Outcome::key_exists, {}, {}, found->second};
+    }
+  }
   auto job = jobs_.find(new_attempt.job_id);
   if (job == jobs_.end()) co_return InsertAttemptResult{Outcome::job_not_found, {}, {}};
   if (job->second.completed_by) co_return InsertAttemptResult{Outcome::job_completed, {}, {}};
@@ -131,12 +137,23 @@ Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
   job->second.status = JobStatus::pending;
   Attempt attempt = insert_attempt_row(job->second, new_attempt.provider, new_attempt.origin,
                                        new_attempt.created_at);
+  if (new_attempt.key) {
+    actions_.emplace(std::make_pair(new_attempt.key->owner_id, new_attempt.key->idempotency_key),
+                     ActionRecord{new_attempt.key->request_fingerprint, attempt.id});
+  }
   co_return InsertAttemptResult{Outcome::inserted, std::move(attempt), {}};
 }
 
 Async<std::optional<Attempt>> MemoryStore::find_attempt(AttemptId id) {
   auto it = attempts_.find(id);
   if (it == attempts_.end()) co_return std::nullopt;
+  co_return it->second;
+}
+
+Async<std::optional<ActionRecord>> MemoryStore::find_action(std::string owner_id,
+                                                            std::string idempotency_key) {
+  auto it = actions_.find({owner_id, idempotency_key});
+  if (it == actions_.end()) co_return std::nullopt;
   co_return it->second;
 }
 
@@ -210,6 +227,12 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
         "an attempt reaches SUCCEEDED or DISCARDED only through "
         "complete_attempt (the job's compare-and-swap)");
   }
+  if (update.key) {
+    const auto found = actions_.find({update.key->owner_id, update.key->idempotency_key});
+    if (found != actions_.end()) {
+      co_return UpdateAttemptResult{Outcome::key_exists, {}, {}, found->second};
+    }
+  }
   auto it = attempts_.find(update.attempt_id);
   if (it == attempts_.end()) co_return UpdateAttemptResult{Outcome::not_found, {}, {}};
   Attempt& attempt = it->second;
@@ -224,6 +247,10 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
   if (update.take_over_as) {
     attempt.lease_owner = *update.take_over_as;
     attempt.lease_token += 1;
+  }
+  if (update.key) {
+    actions_.emplace(std::make_pair(update.key->owner_id, update.key->idempotency_key),
+                     ActionRecord{update.key->request_fingerprint, attempt.id});
   }
   co_return UpdateAttemptResult{Outcome::applied, attempt, before};
 }

@@ -29,6 +29,8 @@ class MemoryStore final : public Store {
 
   Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override;
   Async<std::optional<Attempt>> find_attempt(AttemptId id) override;
+  Async<std::optional<ActionRecord>> find_action(std::string owner_id,
+                                                 std::string idempotency_key) override;
   Async<std::vector<Attempt>> list_attempts(JobId job_id) override;
   Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
   Async<std::vector<Job>> find_idle_jobs() override;
@@ -66,6 +68,8 @@ class MemoryStore final : public Store {
   // CREATE INDEX ... ON attempts (state, id)
   std::map<AttemptState, std::set<AttemptId>> attempts_by_state_;
   std::vector<Certification> certifications_;
+  // action_keys: UNIQUE (owner_id, idempotency_key)
+  std::map<std::pair<std::string, std::string>, ActionRecord> actions_;
 };
 
 }  // namespace onejob

@@ -107,6 +107,15 @@ CREATE TABLE IF NOT EXISTS certifications (
 -- latest_certification: the newest row of one provider. Newest means last recorded (highest
 -- id), not highest at_us, exactly as MemoryStore keeps them.
 CREATE INDEX IF NOT EXISTS certifications_provider_id ON certifications (provider, id);
+
+-- Operator actions' Idempotency-Keys, each written in the transaction of the action's effect.
+CREATE TABLE IF NOT EXISTS action_keys (
+  owner_id            text   NOT NULL,
+  idempotency_key     text   NOT NULL,
+  request_fingerprint text   NOT NULL,
+  attempt_id          bigint NOT NULL REFERENCES attempts (id),
+  PRIMARY KEY (owner_id, idempotency_key)
+);
 )sql";
 }
 

@@ -51,6 +51,8 @@ constexpr const char* kIdleJobs = "onejob_idle_jobs";
 constexpr const char* kClaimAttempt = "onejob_claim_attempt";
 constexpr const char* kInsertCertification = "onejob_insert_certification";
 constexpr const char* kLatestCertification = "onejob_latest_certification";
+constexpr const char* kFindAction = "onejob_find_action";
+constexpr const char* kInsertAction = "onejob_insert_action";
 
 // Every statement returns whole rows in these orders, so one *_from_row() reads them all.
 constexpr std::string_view kJobColumns =
@@ -322,12 +324,25 @@ class PgStore::Session {
 
   // ---- attempts ------------------------------------------------------------------------------
 
+  std::optional<ActionRecord> find_action(const std::string& owner_id, const std::string& key) {
+    const std::lock_guard lock{mutex_};
+    pqxx::nontransaction tx{connection_};
+    return find_action_in(tx, owner_id, key);
+  }
+
   InsertAttemptResult insert_attempt(const NewAttempt& new_attempt) {
     using Outcome = InsertAttemptResult::Outcome;
     const std::lock_guard lock{mutex_};
     for (int tries = 1;; ++tries) {
+      bool key_lost = false;
       {
         pqxx::work tx{connection_};
+        if (new_attempt.key) {
+          if (auto recorded =
+                  find_action_in(tx, new_attempt.key->owner_id, new_attempt.key->idempotency_key)) {
+            return InsertAttemptResult{Outcome::key_exists, {}, {}, std::move(recorded)};
+          }
+        }
         // The job row lock keeps a winner (complete_attempt) or another insert from landing
         // between this read and the insert, so job_completed and max(attempt_no) stay true.
         const pqxx::result job = exec(tx, kLockJob, new_attempt.job_id);
@@ -341,13 +356,23 @@ class PgStore::Session {
           Attempt attempt =
               insert_attempt_row(tx, new_attempt.job_id, attempt_no, new_attempt.provider,
                                  new_attempt.origin, new_attempt.created_at);
-          tx.commit();
-          return InsertAttemptResult{Outcome::inserted, std::move(attempt), {}};
+          if (!new_attempt.key || record_action(tx, *new_attempt.key, attempt.id)) {
+            tx.commit();
+            return InsertAttemptResult{Outcome::inserted, std::move(attempt), {}};
+          }
+          key_lost = true;  // the same key won meanwhile: nothing of this one is written
         } catch (const pqxx::unique_violation& e) {
           if (!violates(e, kOneLiveAttemptIndex)) throw;
         }
       }  // the failed transaction rolls back, reopening the job included
       pqxx::nontransaction read{connection_};
+      if (key_lost) {
+        return InsertAttemptResult{
+            Outcome::key_exists,
+            {},
+            {},
+            find_action_in(read, new_attempt.key->owner_id, new_attempt.key->idempotency_key)};
+      }
       const pqxx::result live = exec(read, kLiveAttemptOfJob, new_attempt.job_id);
       if (!live.empty()) {
         return InsertAttemptResult{Outcome::live_attempt_exists, {}, live[0][0].as<AttemptId>()};
@@ -408,7 +433,28 @@ class PgStore::Session {
           "complete_attempt (the job's compare-and-swap)");
     }
     const std::lock_guard lock{mutex_};
+    {
+      auto applied = update_attempt_in_transaction(update);
+      if (applied.outcome != Outcome::key_exists || applied.recorded) return applied;
+    }  // the same key won meanwhile: this transaction rolled back
+    pqxx::nontransaction read{connection_};
+    return UpdateAttemptResult{
+        Outcome::key_exists,
+        {},
+        {},
+        find_action_in(read, update.key->owner_id, update.key->idempotency_key)};
+  }
+
+  // update_attempt's transaction; key_exists without `recorded` when the key was taken after the
+  // check (the transaction then rolls back).
+  UpdateAttemptResult update_attempt_in_transaction(const AttemptUpdate& update) {
+    using Outcome = UpdateAttemptResult::Outcome;
     pqxx::work tx{connection_};
+    if (update.key) {
+      if (auto recorded = find_action_in(tx, update.key->owner_id, update.key->idempotency_key)) {
+        return UpdateAttemptResult{Outcome::key_exists, {}, {}, std::move(recorded)};
+      }
+    }
     std::optional<Attempt> attempt =
         at_most_one(exec(tx, kLockAttempt, update.attempt_id), attempt_from_row);
     if (!attempt) return UpdateAttemptResult{Outcome::not_found, {}, {}};
@@ -426,6 +472,9 @@ class PgStore::Session {
       attempt->lease_token += 1;
     }
     Attempt written = write_attempt(tx, *attempt);
+    if (update.key && !record_action(tx, *update.key, written.id)) {
+      return UpdateAttemptResult{Outcome::key_exists, {}, {}};
+    }
     tx.commit();
     return UpdateAttemptResult{Outcome::applied, std::move(written), before};
   }
@@ -557,6 +606,13 @@ class PgStore::Session {
                         " AND state IN " +
                             live_states);
     connection_.prepare(kFindAttempt, "SELECT " + attempt_columns + " FROM attempts WHERE id = $1");
+    connection_.prepare(kFindAction,
+                        "SELECT request_fingerprint, attempt_id FROM action_keys"
+                        " WHERE owner_id = $1 AND idempotency_key = $2");
+    // A concurrent action with the same key waits on the primary key, then writes nothing.
+    connection_.prepare(kInsertAction,
+                        "INSERT INTO action_keys (owner_id, idempotency_key, request_fingerprint,"
+                        " attempt_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING");
     connection_.prepare(kLockAttempt,
                         "SELECT " + attempt_columns + " FROM attempts WHERE id = $1 FOR UPDATE");
     connection_.prepare(kWriteAttempt,
@@ -580,6 +636,21 @@ class PgStore::Session {
                         " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) AND state = 'STARTING'"
                         " RETURNING " +
                             attempt_columns);
+  }
+
+  static std::optional<ActionRecord> find_action_in(pqxx::transaction_base& tx,
+                                                    const std::string& owner_id,
+                                                    const std::string& key) {
+    const pqxx::result found = exec(tx, kFindAction, owner_id, key);
+    if (found.empty()) return std::nullopt;
+    return ActionRecord{found[0][0].as<std::string>(), found[0][1].as<AttemptId>()};
+  }
+
+  // Whether this transaction recorded the key (false: another holds it).
+  static bool record_action(pqxx::work& tx, const ActionKey& key, AttemptId attempt) {
+    return exec0(tx, kInsertAction, key.owner_id, key.idempotency_key, key.request_fingerprint,
+                 attempt)
+               .affected_rows() == 1;
   }
 
   static Attempt insert_attempt_row(pqxx::work& tx, JobId job_id, int attempt_no,
@@ -638,6 +709,11 @@ Async<InsertAttemptResult> PgStore::insert_attempt(NewAttempt attempt) {
 
 Async<std::optional<Attempt>> PgStore::find_attempt(AttemptId id) {
   co_return session_->find_attempt(id);
+}
+
+Async<std::optional<ActionRecord>> PgStore::find_action(std::string owner_id,
+                                                        std::string idempotency_key) {
+  co_return session_->find_action(owner_id, idempotency_key);
 }
 
 Async<std::vector<Attempt>> PgStore::list_attempts(JobId job_id) {

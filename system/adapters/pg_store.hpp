@@ -53,6 +53,8 @@ class PgStore final : public Store {
 
   Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override;
   Async<std::optional<Attempt>> find_attempt(AttemptId id) override;
+  Async<std::optional<ActionRecord>> find_action(std::string owner_id,
+                                                 std::string idempotency_key) override;
   Async<std::vector<Attempt>> list_attempts(JobId job_id) override;
   Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
   Async<std::vector<Job>> find_idle_jobs() override;

@@ -43,6 +43,24 @@ struct InsertJobResult {
   std::optional<Attempt> initial_attempt;  // STARTING, on target_provider, attempt_no 1
 };
 
+// ---- operator actions' idempotency keys -----------------------------------------------------
+
+// The Idempotency-Key of an operator action (an explicit attempt, a cancel). The store records it
+// in the same transaction as the action's effect, UNIQUE (owner_id, idempotency_key), so a
+// replay finds the effect exactly when there was one. Keys live as long as the job's rows do.
+struct ActionKey {
+  std::string owner_id;
+  std::string idempotency_key;
+  std::string request_fingerprint;  // the endpoint and the canonical body
+};
+
+// What a key recorded: the request it came with, and the attempt the action created or
+// cancelled.
+struct ActionRecord {
+  std::string request_fingerprint;
+  AttemptId attempt_id = 0;
+};
+
 // ---- attempts --------------------------------------------------------------------------------
 
 struct NewAttempt {
@@ -50,6 +68,7 @@ struct NewAttempt {
   std::string provider;
   AttemptOrigin origin = AttemptOrigin::initial;
   Instant created_at{};
+  std::optional<ActionKey> key{};  // recorded with the insert (an operator's retry)
 };
 
 struct InsertAttemptResult {
@@ -58,10 +77,12 @@ struct InsertAttemptResult {
     live_attempt_exists,  // the one-live-attempt-per-job index refused it; `blocking` names it
     job_completed,        // the job has a winner; nothing was written
     job_not_found,
+    key_exists,  // the action key was already recorded; `recorded` says how; nothing written
   };
   Outcome outcome;
   std::optional<Attempt> attempt;
   std::optional<AttemptId> blocking;
+  std::optional<ActionRecord> recorded{};
 };
 
 // A guarded state change. It applies only when the attempt is in one of `from` and, when
@@ -77,13 +98,16 @@ struct AttemptUpdate {
   std::optional<std::string> take_over_as;
   std::string reason;
   Instant at{};
+  std::optional<ActionKey> key{};  // recorded with the change when it applies (a cancel)
 };
 
 struct UpdateAttemptResult {
-  enum class Outcome { applied, fenced, state_mismatch, not_found };
+  // key_exists: the action key was already recorded (`recorded`); nothing was written.
+  enum class Outcome { applied, fenced, state_mismatch, not_found, key_exists };
   Outcome outcome;
   std::optional<Attempt> attempt;      // after the write when applied; as found otherwise
   std::optional<AttemptState> before;  // the state the write found
+  std::optional<ActionRecord> recorded{};
 };
 
 // An attempt's valid result, offered to the job's compare-and-swap:
@@ -164,6 +188,9 @@ class Store {
   virtual Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) = 0;
 
   virtual Async<std::optional<Attempt>> find_attempt(AttemptId id) = 0;
+  // SELECT ... FROM action_keys WHERE owner_id = $1 AND idempotency_key = $2.
+  virtual Async<std::optional<ActionRecord>> find_action(std::string owner_id,
+                                                         std::string idempotency_key) = 0;
   // Every attempt of the job, by attempt_no.
   virtual Async<std::vector<Attempt>> list_attempts(JobId job_id) = 0;
   // Attempts in `state`, by id.

@@ -29,7 +29,55 @@ std::variant<std::string, ApiAnswer> requested_provider(const Request& request,
   return body["provider"].get<std::string>();
 }
 
+json attempt_body(const Attempt& attempt) {
+  return json{{"attempt_id", attempt.id},
+              {"attempt_no", attempt.attempt_no},
+              {"job_id", attempt.job_id},
+              {"provider", attempt.provider},
+              {"state", to_string(attempt.state)}};
+}
+
 }  // namespace
+
+std::variant<std::optional<ActionKey>, ApiAnswer> action_key(const Request& request) {
+  const auto key = find_header(request.headers, "Idempotency-Key");
+  if (!key) return std::optional<ActionKey>{};
+  if (!is_valid_idempotency_key(*key)) {
+    return ApiAnswer::failure(400, "idempotency_key_invalid",
+                              "Idempotency-Key must be 1-255 printable ASCII characters");
+  }
+  std::string canonical;
+  if (!request.body.empty()) {
+    auto parsed = canonicalize_json(request.body);
+    if (auto* error = std::get_if<JsonError>(&parsed)) {
+      return ApiAnswer::failure(400, "invalid_json", error->message);
+    }
+    canonical = std::get<CanonicalJson>(parsed).bytes;
+  }
+  return std::optional<ActionKey>{
+      ActionKey{.owner_id = request.principal,
+                .idempotency_key = *key,
+                .request_fingerprint = request.method + " " + request.path + "\n" + canonical}};
+}
+
+Async<ApiAnswer> replay_action(SystemContext& context, const ActionRecord& recorded,
+                               const ActionKey& key, int status, bool cancel) {
+  if (recorded.request_fingerprint != key.request_fingerprint) {
+    co_return ApiAnswer::failure(422, "idempotency_key_reused",
+                                 "this Idempotency-Key was used with a different request");
+  }
+  auto attempt = co_await context.store.find_attempt(recorded.attempt_id);
+  if (!attempt) co_return ApiAnswer::failure(500, "internal", "the recorded attempt is missing");
+  auto body = cancel ? json{{"attempt_id", attempt->id},
+                            {"job_id", attempt->job_id},
+                            {"state", to_string(AttemptState::cancelled)}}
+                     : attempt_body(*attempt);
+  auto answer = ApiAnswer::json(status, body.dump());
+  answer.response.headers.emplace_back("Idempotent-Replayed", "true");
+  answer.job_id = attempt->job_id;
+  answer.attempt_id = attempt->id;
+  co_return answer;
+}
 
 Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, JobId id) {
   // Defect foreign-owner-retry: the job is loaded whatever its owner.
@@ -40,6 +88,16 @@ Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, 
     job = co_await context.store.find_job(request.principal, id);
   }
   if (!job) co_return ApiAnswer::failure(404, "not_found", "no such job");
+  // With an Idempotency-Key, a replay gets the attempt its first request created, whatever
+  // happened to the job since.
+  auto keyed = action_key(request);
+  if (auto* refused = std::get_if<ApiAnswer>(&keyed)) co_return std::move(*refused);
+  const auto key = std::get<std::optional<ActionKey>>(keyed);
+  if (key) {
+    if (auto recorded = co_await context.store.find_action(key->owner_id, key->idempotency_key)) {
+      co_return co_await replay_action(context, *recorded, *key, 201, false);
+    }
+  }
   if (job->completed_by) {
     co_return ApiAnswer::failure(409, "job_completed", "the job already has a result");
   }
@@ -61,9 +119,13 @@ Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, 
       .provider = name,
       .origin = AttemptOrigin::explicit_retry,
       .created_at = context.clock.now(),
+      .key = key,
   };
   auto inserted = co_await context.store.insert_attempt(std::move(new_attempt));
   using Outcome = InsertAttemptResult::Outcome;
+  if (inserted.outcome == Outcome::key_exists && inserted.recorded) {
+    co_return co_await replay_action(context, *inserted.recorded, *key, 201, false);
+  }
   if (inserted.outcome == Outcome::live_attempt_exists) {
     auto answer = ApiAnswer::failure(
         409, "attempt_in_flight",
@@ -78,12 +140,7 @@ Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, 
   }
   const Attempt& attempt = *inserted.attempt;
   emit_attempt_created(context.events, attempt);
-  auto answer = ApiAnswer::json(201, json{{"attempt_id", attempt.id},
-                                          {"attempt_no", attempt.attempt_no},
-                                          {"job_id", id},
-                                          {"provider", attempt.provider},
-                                          {"state", to_string(attempt.state)}}
-                                         .dump());
+  auto answer = ApiAnswer::json(201, attempt_body(attempt).dump());
   answer.job_id = id;
   answer.attempt_id = attempt.id;
   co_return answer;
@@ -98,6 +155,14 @@ Async<ApiAnswer> cancel_attempt(SystemContext& context, const Request& request, 
       (!any_owner && !co_await context.store.find_job(request.principal, attempt->job_id))) {
     co_return ApiAnswer::failure(404, "not_found", "no such attempt");
   }
+  auto keyed = action_key(request);
+  if (auto* refused = std::get_if<ApiAnswer>(&keyed)) co_return std::move(*refused);
+  const auto key = std::get<std::optional<ActionKey>>(keyed);
+  if (key) {
+    if (auto recorded = co_await context.store.find_action(key->owner_id, key->idempotency_key)) {
+      co_return co_await replay_action(context, *recorded, *key, 200, true);
+    }
+  }
   Settlement settlement(context);
   const Writer operator_writer{"api", std::nullopt};
   AttemptUpdate cancel{
@@ -107,13 +172,18 @@ Async<ApiAnswer> cancel_attempt(SystemContext& context, const Request& request, 
       .fence = {},
       .take_over_as = {},
       .reason = "cancelled by " + request.principal,
-      .at = context.clock.now()};
+      .at = context.clock.now(),
+      .key = key};
   auto result = co_await settlement.transition(std::move(cancel), operator_writer);
+  if (result.outcome == UpdateAttemptResult::Outcome::key_exists && result.recorded) {
+    co_return co_await replay_action(context, *result.recorded, *key, 200, true);
+  }
   if (result.outcome != UpdateAttemptResult::Outcome::applied) {
-    auto answer = ApiAnswer::failure(409, "attempt_not_live",
-                                     "attempt is " + std::string(to_string(result.attempt->state)) +
-                                         "; only a STARTING, "
-                                         "RUNNING or UNKNOWN attempt can be cancelled");
+    const std::string state =
+        result.attempt ? std::string(to_string(result.attempt->state)) : std::string("not live");
+    auto answer = ApiAnswer::failure(
+        409, "attempt_not_live",
+        "attempt is " + state + "; only a STARTING, RUNNING or UNKNOWN attempt can be cancelled");
     answer.job_id = attempt->job_id;
     answer.attempt_id = id;
     co_return answer;

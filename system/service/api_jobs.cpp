@@ -14,13 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxIdempotencyKeyLength = 255;
-
-bool is_valid_idempotency_key(std::string_view key) {
-  if (key.empty() || key.size() > kMaxIdempotencyKeyLength) return false;
-  return std::ranges::all_of(key, [](char c) { return c >= 0x20 && c <= 0x7e; });
-}
-
 struct CreateBody {
   std::string operation;
   std::string provider;
@@ -87,6 +80,12 @@ ApiAnswer job_answer(int status, const Job& job) {
 }
 
 }  // namespace
+
+bool is_valid_idempotency_key(std::string_view key) {
+  constexpr std::size_t kMaxIdempotencyKeyLength = 255;
+  if (key.empty() || key.size() > kMaxIdempotencyKeyLength) return false;
+  return std::ranges::all_of(key, [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
 
 Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
   const auto key = find_header(request.headers, "Idempotency-Key");

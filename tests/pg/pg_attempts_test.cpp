@@ -748,6 +748,44 @@ BOOST_AUTO_TEST_CASE(database_refuses_a_winner_from_another_job_or_without_succe
   }
 }
 
+BOOST_AUTO_TEST_CASE(an_action_key_is_recorded_with_its_effect_and_replays_it) {
+  const Created created = create_job(store(), "key-1");
+  const ActionKey cancel_key{"alice", "op-1", "POST /attempts/1/cancel\n"};
+  AttemptUpdate cancel{.attempt_id = created.first.id,
+                       .from = {S::starting},
+                       .to = S::cancelled,
+                       .fence = {},
+                       .take_over_as = {},
+                       .reason = "operator",
+                       .at = Instant{},
+                       .key = cancel_key};
+  BOOST_TEST(outcome_name(run(store().update_attempt(cancel)).outcome) == "applied");
+  // The same key again: nothing written, the recorded effect returned.
+  const UpdateAttemptResult again = run(store().update_attempt(cancel));
+  BOOST_TEST(outcome_name(again.outcome) == "key_exists");
+  BOOST_REQUIRE(again.recorded.has_value());
+  BOOST_TEST(again.recorded->attempt_id == created.first.id);
+  BOOST_TEST(again.recorded->request_fingerprint == cancel_key.request_fingerprint);
+
+  NewAttempt retry{.job_id = created.job.id,
+                   .provider = "provider-b",
+                   .origin = AttemptOrigin::explicit_retry,
+                   .created_at = Instant{},
+                   .key = ActionKey{"alice", "op-2", "POST /jobs/1/attempts\n"}};
+  const InsertAttemptResult inserted = run(store().insert_attempt(retry));
+  BOOST_TEST(outcome_name(inserted.outcome) == "inserted");
+  BOOST_REQUIRE(inserted.attempt.has_value());
+  const InsertAttemptResult replayed = run(store().insert_attempt(retry));
+  BOOST_TEST(outcome_name(replayed.outcome) == "key_exists");
+  BOOST_REQUIRE(replayed.recorded.has_value());
+  BOOST_TEST(replayed.recorded->attempt_id == inserted.attempt->id);
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 2);
+  const auto found = run(store().find_action("alice", "op-2"));
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(found->attempt_id == inserted.attempt->id);
+  BOOST_TEST(!run(store().find_action("bob", "op-2")).has_value());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace onejob::pg_test

@@ -43,6 +43,8 @@ std::string_view outcome_name(InsertAttemptResult::Outcome outcome) {
       return "job_completed";
     case O::job_not_found:
       return "job_not_found";
+    case O::key_exists:
+      return "key_exists";
   }
   return "invalid";
 }
@@ -58,6 +60,8 @@ std::string_view outcome_name(UpdateAttemptResult::Outcome outcome) {
       return "state_mismatch";
     case O::not_found:
       return "not_found";
+    case O::key_exists:
+      return "key_exists";
   }
   return "invalid";
 }

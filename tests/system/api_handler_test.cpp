@@ -62,6 +62,47 @@ BOOST_AUTO_TEST_CASE(hostile_bodies_are_answered_never_thrown_and_store_nothing)
   BOOST_TEST(store.job_count() == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(an_operator_retry_with_a_key_is_idempotent) {
+  BOOST_REQUIRE(certify("alpha"));
+  create("k-job");
+  BOOST_TEST(request("POST", "/attempts/1/cancel", "", "alice", std::nullopt).status == 200);
+  auto retry = [&](std::string body, std::string key) {
+    return request("POST", "/jobs/1/attempts", std::move(body), "alice", std::move(key));
+  };
+  const auto first = retry("", "op-1");
+  BOOST_TEST(first.status == 201);
+  BOOST_TEST(!find_header(first.headers, "Idempotent-Replayed"));
+  // The reply was lost; the same request again gets the same attempt, not a 409.
+  const auto again = retry("", "op-1");
+  BOOST_TEST(again.status == 201);
+  BOOST_TEST(json_int(again, "attempt_id") == json_int(first, "attempt_id"));
+  BOOST_TEST(find_header(again.headers, "Idempotent-Replayed").value_or("") == "true");
+  BOOST_TEST(store.attempt_count() == 2u);
+  // The same key with another request: 422, nothing written.
+  const auto other = retry(R"({"provider":"beta"})", "op-1");
+  BOOST_TEST(other.status == 422);
+  BOOST_TEST(json_string(other, "error") == "idempotency_key_reused");
+  // Without a key the retry is judged afresh: attempt 2 is live.
+  BOOST_TEST(retry("", "").status == 400);  // an empty key is not a key
+  BOOST_TEST(request("POST", "/jobs/1/attempts", "", "alice", std::nullopt).status == 409);
+  // Another owner's key space is its own, and the job is not theirs.
+  BOOST_TEST(request("POST", "/jobs/1/attempts", "", "bob", std::string("op-1")).status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(an_operator_cancel_with_a_key_is_idempotent) {
+  create("k-job");
+  const auto first = request("POST", "/attempts/1/cancel", "", "alice", std::string("c-1"));
+  BOOST_TEST(first.status == 200);
+  const auto again = request("POST", "/attempts/1/cancel", "", "alice", std::string("c-1"));
+  BOOST_TEST(again.status == 200);
+  BOOST_TEST(json_string(again, "state") == "CANCELLED");
+  BOOST_TEST(find_header(again.headers, "Idempotent-Replayed").value_or("") == "true");
+  // Without the key, the same cancel now finds nothing live.
+  BOOST_TEST(request("POST", "/attempts/1/cancel", "", "alice", std::nullopt).status == 409);
+  // The key belongs to that cancel: another attempt's cancel with it is another request.
+  BOOST_TEST(request("POST", "/attempts/2/cancel", "", "alice", std::string("c-1")).status == 404);
+}
+
 BOOST_AUTO_TEST_CASE(replay_with_the_same_request_is_200_with_the_same_id) {
   auto first = post(test::classify_body("hi"));
   auto second = post(test::classify_body("hi"));
