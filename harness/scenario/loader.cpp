@@ -455,8 +455,10 @@ void Loader::load_invariants(const YAML::Node& node) {
 
 }  // namespace
 
-// yaml-cpp 0.7 allocates without bound on a document whose first token is a ',' (found by
-// fuzzing: ",a" exhausts memory). Refuse that one shape before yaml-cpp sees it.
+// yaml-cpp 0.7 allocates without bound on a document whose first token is a ',' (",a"), and on a
+// top-level block sequence followed by a line that starts with ',' ("- a\n," and its indented
+// forms): both found by fuzzing. Refuse those shapes before yaml-cpp sees them. A document that
+// starts as a block sequence is never a scenario (one is a mapping), so it is refused whole.
 void refuse_leading_flow_entry(const std::string& text, const std::string& file) {
   bool document_start = true;
   int line_number = 0;
@@ -476,6 +478,10 @@ void refuse_leading_flow_entry(const std::string& text, const std::string& file)
       if (rest.starts_with(',')) {
         throw ScenarioError(file, {line_number, static_cast<int>(column) + 1},
                             "invalid YAML: a document cannot start with ','");
+      }
+      if (rest == "-" || rest.starts_with("- ") || rest.starts_with("-\t")) {
+        throw ScenarioError(file, {line_number, static_cast<int>(column) + 1},
+                            "scenario: expected a mapping, found a list");
       }
       document_start = false;
     }

@@ -566,6 +566,9 @@ BOOST_AUTO_TEST_CASE(a_document_starting_with_a_comma_is_refused_before_yaml_cpp
   // yaml-cpp 0.7 exhausts memory on these; the fuzzer found the first.
   check_error(",ame: x\n", "1:1", "a document cannot start with ','");
   check_error("# comment\n\n  ,a\n", "3:3", "a document cannot start with ','");
+  // A top-level block sequence followed by a line starting with ',' (libFuzzer's find).
+  check_error("- &a4*a\n, ", "1:1", "scenario: expected a mapping, found a list");
+  check_error("---\n  - a\n  ,", "2:3", "scenario: expected a mapping, found a list");
   check_error(kValid + "--- ,a\n", "24:5", "a document cannot start with ','");
 }
 
