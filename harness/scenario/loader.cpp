@@ -14,6 +14,7 @@
 #include "harness/check/invariant.hpp"
 #include "harness/check/marks.hpp"
 #include "harness/scenario/loader_sections.hpp"
+#include "harness/scenario/parse_budget.hpp"
 #include "harness/scenario/yaml_reader.hpp"
 
 namespace onejob::scenario {
@@ -27,6 +28,8 @@ constexpr std::int64_t kMaxWakeups = 20'000'000;
 constexpr std::size_t kMaxScenarioBytes = 1 << 20;  // 1 MiB
 constexpr std::size_t kMaxYamlValues = 200'000;
 constexpr int kMaxYamlDepth = 100;
+// Bytes the YAML library may allocate, in all, to parse one file (a 1 MiB file needs far less).
+constexpr std::size_t kMaxParseBytes = std::size_t{256} << 20;
 
 // In the order the error message lists them; the names are spec.cpp's.
 constexpr ProviderOutcome kOutcomes[] = {
@@ -531,7 +534,13 @@ ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& fil
   refuse_leading_flow_entry(yaml_text, file);
   std::vector<YAML::Node> documents;
   try {
+    const AllocationBudget budget(kMaxParseBytes);
     documents = YAML::LoadAll(yaml_text);
+  } catch (const std::bad_alloc&) {
+    throw ScenarioError(file, {1, 1},
+                        "invalid YAML: parsing it took more than " +
+                            std::to_string(kMaxParseBytes >> 20) +
+                            " MB (the YAML library loops on some malformed input)");
   } catch (const YAML::DeepRecursion& error) {
     throw ScenarioError(
         file, {error.mark.line + 1, error.mark.column + 1},

@@ -569,6 +569,10 @@ BOOST_AUTO_TEST_CASE(a_document_starting_with_a_comma_is_refused_before_yaml_cpp
   // A top-level block sequence followed by a line starting with ',' (libFuzzer's find).
   check_error("- &a4*a\n, ", "1:1", "scenario: expected a mapping, found a list");
   check_error("---\n  - a\n  ,", "2:3", "scenario: expected a mapping, found a list");
+  // Quoted scalars that make yaml-cpp allocate without bound (libFuzzer's find): refused once
+  // parsing has allocated 256 MB.
+  check_error("\n" + std::string(34, '"') + ",\"\"\"\"-midp", "1:1",
+              "invalid YAML: parsing it took more than 256 MB");
   check_error(kValid + "--- ,a\n", "24:5", "a document cannot start with ','");
 }
 
