@@ -30,10 +30,13 @@ namespace onejob {
 //                               finished_at_us is set exactly when the attempt is not live
 //
 // jobs.completed_by -> attempts and attempts.job_id -> jobs form a cycle, so the first is added
-// after both tables exist, guarded by a catalog lookup so that the script stays idempotent.
-// PgStore::apply_schema() runs it under an advisory lock, so two processes never race on it.
-std::string_view pg_schema_sql() {
-  return R"sql(
+// after both tables exist, guarded by a catalog lookup.
+//
+// Migration 1 is written with IF NOT EXISTS throughout, so that it also adopts a database made
+// before migrations were recorded. Later ones may assume everything before them.
+const std::vector<PgMigration>& pg_migrations() {
+  static const std::vector<PgMigration> migrations = {
+      {1, "jobs, attempts and certifications", R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
   id                  bigserial PRIMARY KEY,
   owner_id            text      NOT NULL,
@@ -107,7 +110,8 @@ CREATE TABLE IF NOT EXISTS certifications (
 -- latest_certification: the newest row of one provider. Newest means last recorded (highest
 -- id), not highest at_us, exactly as MemoryStore keeps them.
 CREATE INDEX IF NOT EXISTS certifications_provider_id ON certifications (provider, id);
-
+)sql"},
+      {2, "operator actions' idempotency keys", R"sql(
 -- Operator actions' Idempotency-Keys, each written in the transaction of the action's effect.
 CREATE TABLE IF NOT EXISTS action_keys (
   owner_id            text   NOT NULL,
@@ -116,7 +120,69 @@ CREATE TABLE IF NOT EXISTS action_keys (
   attempt_id          bigint NOT NULL REFERENCES attempts (id),
   PRIMARY KEY (owner_id, idempotency_key)
 );
-)sql";
+)sql"},
+      {3, "complete_attempt in one round trip", R"sql(
+-- complete_attempt in one round trip: the attempt's guard, the job's compare-and-swap and the
+-- attempt's new state, in the one transaction of the statement that calls it. Under READ
+-- COMMITTED each statement below reads what was committed before it started: a concurrent
+-- winner holds the job row until it commits, the UPDATE then re-checks the committed row and
+-- matches nothing, and the SELECT after it sees that winner.
+--
+-- Which transitions are legal is the caller's (system/domain/attempt.cpp): p_may_win and
+-- p_may_lose list the states that may become SUCCEEDED and DISCARDED. An illegal one raises
+-- OJ001 with "<from> <to>" and the whole statement rolls back, the CAS included.
+CREATE OR REPLACE FUNCTION onejob_complete_attempt(
+    p_attempt bigint, p_job bigint, p_version bigint, p_from text[], p_fence bigint,
+    p_result text, p_at bigint, p_may_win text[], p_may_lose text[])
+  RETURNS TABLE (outcome text, before_state text, job jobs, attempt attempts)
+  LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  a attempts;
+  j jobs;
+  prior text;
+  won boolean;
+BEGIN
+  SELECT * INTO a FROM attempts WHERE id = p_attempt FOR UPDATE;
+  IF NOT FOUND OR a.job_id <> p_job THEN
+    RETURN QUERY SELECT 'not_found'::text, NULL::text, NULL::jobs, NULL::attempts;
+    RETURN;
+  END IF;
+  prior := a.state;
+  IF (p_fence IS NOT NULL AND p_fence <> a.lease_token) OR NOT (prior = ANY (p_from)) THEN
+    SELECT * INTO j FROM jobs WHERE id = a.job_id;
+    RETURN QUERY SELECT CASE WHEN p_fence IS NOT NULL AND p_fence <> a.lease_token
+                             THEN 'fenced' ELSE 'state_mismatch' END, prior, j, a;
+    RETURN;
+  END IF;
+  UPDATE jobs SET result = p_result, completed_by = p_attempt, status = 'succeeded',
+                  failure_reason = '', version = version + 1
+    WHERE id = p_job AND version = p_version AND completed_by IS NULL;
+  won := FOUND;
+  SELECT * INTO j FROM jobs WHERE id = p_job;
+  IF won THEN
+    IF NOT (prior = ANY (p_may_win)) THEN
+      RAISE EXCEPTION USING ERRCODE = 'OJ001', MESSAGE = prior || ' SUCCEEDED';
+    END IF;
+    UPDATE attempts SET state = 'SUCCEEDED', outcome_reason = 'won', finished_at_us = p_at,
+                        result = p_result
+      WHERE id = p_attempt RETURNING * INTO a;
+  ELSE
+    IF NOT (prior = ANY (p_may_lose)) THEN
+      RAISE EXCEPTION USING ERRCODE = 'OJ001', MESSAGE = prior || ' DISCARDED';
+    END IF;
+    -- The loser's bytes are kept on the attempt as evidence, never on the job.
+    UPDATE attempts SET state = 'DISCARDED',
+                        outcome_reason = 'lost to attempt ' || COALESCE(j.completed_by::text, 'none'),
+                        finished_at_us = p_at, result = p_result
+      WHERE id = p_attempt RETURNING * INTO a;
+  END IF;
+  RETURN QUERY SELECT CASE WHEN won THEN 'won' ELSE 'lost' END, prior, j, a;
+END
+$fn$;
+)sql"},
+  };
+  return migrations;
 }
 
 }  // namespace onejob

@@ -13,16 +13,19 @@
 
 #include <pqxx/pqxx>
 
+#include "system/adapters/pg_connection.hpp"
+#include "system/adapters/pg_rows.hpp"
 #include "system/adapters/pg_schema.hpp"
 
 namespace onejob {
 namespace {
 
-// Serializes concurrent apply_schema() calls (two processes starting together): concurrent
+using pg::Effect;
+
+// Serializes concurrent migrate() calls (two processes starting together): concurrent
 // CREATE TABLE IF NOT EXISTS can both see "absent" and one then fails on a catalog unique index.
 constexpr std::int64_t kSchemaLockId = 0x6f6e656a6f62;  // "onejob"
 
-constexpr std::string_view kOwnerKeyConstraint = "jobs_owner_key_unique";
 constexpr std::string_view kOneLiveAttemptIndex = "attempts_one_live_per_job";
 
 // A refused insert_attempt reads its blocker afterwards; if that attempt left the live states in
@@ -30,14 +33,14 @@ constexpr std::string_view kOneLiveAttemptIndex = "attempts_one_live_per_job";
 // retry needs another attempt to finish inside a few milliseconds, so a handful is plenty.
 constexpr int kInsertAttemptTries = 8;
 
-constexpr const char* kInsertJob = "onejob_insert_job";
+constexpr const char* kCreateJob = "onejob_create_job";
 constexpr const char* kFindJobByKey = "onejob_find_job_by_key";
 constexpr const char* kFindJob = "onejob_find_job";
 constexpr const char* kLoadJob = "onejob_load_job";
 constexpr const char* kLockJob = "onejob_lock_job";
 constexpr const char* kReopenJob = "onejob_reopen_job";
 constexpr const char* kFailJob = "onejob_fail_job";
-constexpr const char* kCompleteJob = "onejob_complete_job";
+constexpr const char* kCompleteAttempt = "onejob_complete_attempt";
 constexpr const char* kNextAttemptNo = "onejob_next_attempt_no";
 constexpr const char* kInsertAttempt = "onejob_insert_attempt";
 constexpr const char* kLiveAttemptOfJob = "onejob_live_attempt_of_job";
@@ -54,138 +57,8 @@ constexpr const char* kLatestCertification = "onejob_latest_certification";
 constexpr const char* kFindAction = "onejob_find_action";
 constexpr const char* kInsertAction = "onejob_insert_action";
 
-// Every statement returns whole rows in these orders, so one *_from_row() reads them all.
-constexpr std::string_view kJobColumns =
-    "id, owner_id, idempotency_key, request_fingerprint, operation, target_provider, failover,"
-    " input_json, payload_json, status, version, completed_by, result, failure_reason,"
-    " created_at_us";
-constexpr std::string_view kAttemptColumns =
-    "id, job_id, attempt_no, provider, provider_key, origin, state, lease_owner, lease_token,"
-    " lease_expires_at_us, created_at_us, finished_at_us, outcome_reason, result";
 // The predicate of attempts_one_live_per_job, spelled identically so the planner uses it.
 constexpr std::string_view kLiveStates = "('STARTING', 'RUNNING', 'UNKNOWN')";
-
-std::int64_t to_us(Instant at) { return at.time_since_epoch().count(); }
-Instant from_us(const pqxx::field& field) { return Instant{Duration{field.as<std::int64_t>()}}; }
-
-// libpqxx 6.4 has no parameter type for a nullable value; a null const char* is SQL NULL.
-class NullableParam {
- public:
-  explicit NullableParam(std::optional<std::int64_t> value)
-      : present_{value.has_value()}, text_{value ? std::to_string(*value) : std::string{}} {}
-  const char* get() const { return present_ ? text_.c_str() : nullptr; }
-
- private:
-  bool present_;
-  std::string text_;
-};
-
-// A text[] literal with every element double-quoted, so that commas, braces, quotes,
-// backslashes, blanks, empty strings and the word NULL all come back as the same string.
-std::string to_text_array(const std::vector<std::string>& items) {
-  std::string literal = "{";
-  for (const std::string& item : items) {
-    if (literal.size() > 1) literal += ',';
-    literal += '"';
-    for (const char c : item) {
-      if (c == '"' || c == '\\') literal += '\\';
-      literal += c;
-    }
-    literal += '"';
-  }
-  literal += '}';
-  return literal;
-}
-
-std::vector<std::string> from_text_array(const pqxx::field& field) {
-  std::vector<std::string> items;
-  pqxx::array_parser parser = field.as_array();
-  for (;;) {
-    auto [juncture, value] = parser.get_next();
-    switch (juncture) {
-      case pqxx::array_parser::string_value:
-        items.push_back(std::move(value));
-        break;
-      case pqxx::array_parser::null_value:
-        // Nothing PgStore writes has NULL elements: someone else wrote this row.
-        throw std::runtime_error(std::string{field.name()} + " holds a NULL element");
-      case pqxx::array_parser::row_start:
-      case pqxx::array_parser::row_end:
-        break;
-      case pqxx::array_parser::done:
-        return items;
-    }
-  }
-}
-
-// A value this build does not know means the schema and the code disagree (a newer writer, or
-// a hand edit): refuse to guess.
-template <typename Parse>
-auto known_value(const pqxx::field& field, Parse parse) {
-  const std::string text = field.as<std::string>();
-  auto value = parse(text);
-  if (!value) {
-    throw std::runtime_error(std::string{field.name()} + " holds unknown value '" + text + "'");
-  }
-  return *value;
-}
-
-Job job_from_row(const pqxx::row& row) {
-  const pqxx::field completed_by = row["completed_by"];
-  return Job{
-      .id = row["id"].as<JobId>(),
-      .owner_id = row["owner_id"].as<std::string>(),
-      .idempotency_key = row["idempotency_key"].as<std::string>(),
-      .request_fingerprint = row["request_fingerprint"].as<std::string>(),
-      .operation = row["operation"].as<std::string>(),
-      .target_provider = row["target_provider"].as<std::string>(),
-      .failover = from_text_array(row["failover"]),
-      .input_json = row["input_json"].as<std::string>(),
-      .payload_json = row["payload_json"].as<std::string>(),
-      .status = known_value(row["status"], parse_job_status),
-      .version = row["version"].as<std::int64_t>(),
-      .completed_by =
-          completed_by.is_null() ? std::nullopt : std::optional{completed_by.as<AttemptId>()},
-      .result = row["result"].as<std::string>(),
-      .failure_reason = row["failure_reason"].as<std::string>(),
-      .created_at = from_us(row["created_at_us"]),
-  };
-}
-
-Attempt attempt_from_row(const pqxx::row& row) {
-  const pqxx::field finished_at = row["finished_at_us"];
-  return Attempt{
-      .id = row["id"].as<AttemptId>(),
-      .job_id = row["job_id"].as<JobId>(),
-      .attempt_no = row["attempt_no"].as<int>(),
-      .provider = row["provider"].as<std::string>(),
-      .provider_key = row["provider_key"].as<std::string>(),
-      .origin = known_value(row["origin"], parse_attempt_origin),
-      .state = known_value(row["state"], parse_attempt_state),
-      .lease_owner = row["lease_owner"].as<std::string>(),
-      .lease_token = row["lease_token"].as<std::int64_t>(),
-      .lease_expires_at = from_us(row["lease_expires_at_us"]),
-      .created_at = from_us(row["created_at_us"]),
-      .finished_at = finished_at.is_null() ? std::nullopt : std::optional{from_us(finished_at)},
-      .outcome_reason = row["outcome_reason"].as<std::string>(),
-      .result = row["result"].as<std::string>(),
-  };
-}
-
-std::vector<Attempt> attempts_from(const pqxx::result& result) {
-  std::vector<Attempt> attempts;
-  attempts.reserve(result.size());
-  for (const pqxx::row& row : result) attempts.push_back(attempt_from_row(row));
-  return attempts;
-}
-
-// For lookups by a unique key, where more than one row would be a broken schema.
-template <typename T>
-std::optional<T> at_most_one(const pqxx::result& result, T (*from_row)(const pqxx::row&)) {
-  if (result.size() > 1) throw std::logic_error("lookup by a unique key found several rows");
-  if (result.empty()) return std::nullopt;
-  return from_row(result[0]);
-}
 
 // pqxx 6.4 does not expose the violated constraint's name; PostgreSQL's message quotes it.
 bool violates(const pqxx::unique_violation& e, std::string_view constraint) {
@@ -193,36 +66,24 @@ bool violates(const pqxx::unique_violation& e, std::string_view constraint) {
          std::string_view::npos;
 }
 
-// libpq sends text parameters as C strings, so a NUL byte would silently cut a value short:
-// two idempotency keys that differ only after it would become one job. Refuse instead; every
-// statement goes through these three.
-void require_no_nul(const char* statement, const std::string& value) {
-  if (value.find('\0') != std::string::npos) {
-    throw std::invalid_argument(std::string{statement} +
-                                ": a text parameter contains a NUL byte, which PostgreSQL text"
-                                " cannot hold");
-  }
-}
-template <typename T>
-void require_no_nul(const char*, const T&) {}
-
+// Every statement goes through these three, so no text parameter with a NUL byte is ever sent.
 template <typename... Args>
 pqxx::result exec(pqxx::transaction_base& tx, const char* statement, const Args&... args) {
-  (require_no_nul(statement, args), ...);
+  (pg::require_no_nul(statement, args), ...);
   return tx.exec_prepared(statement, args...);
 }
 
 // Exactly one row, or pqxx::unexpected_rows.
 template <typename... Args>
 pqxx::row exec1(pqxx::transaction_base& tx, const char* statement, const Args&... args) {
-  (require_no_nul(statement, args), ...);
+  (pg::require_no_nul(statement, args), ...);
   return tx.exec_prepared1(statement, args...);
 }
 
 // No rows returned; affected_rows() tells what a write changed.
 template <typename... Args>
 pqxx::result exec0(pqxx::transaction_base& tx, const char* statement, const Args&... args) {
-  (require_no_nul(statement, args), ...);
+  (pg::require_no_nul(statement, args), ...);
   return tx.exec_prepared0(statement, args...);
 }
 
@@ -240,103 +101,327 @@ void apply_state(Attempt& attempt, AttemptState to, const std::string& reason, I
   if (!is_live(to)) attempt.finished_at = at;
 }
 
+// The states from which `to` is a legal transition, as the text[] onejob_complete_attempt takes.
+std::string states_that_may_become(AttemptState to) {
+  std::vector<AttemptState> from;
+  for (const auto& [a, b] : legal_attempt_transitions()) {
+    if (b == to) from.push_back(a);
+  }
+  return pg::to_text_array(from);
+}
+
+// onejob_complete_attempt refused an illegal transition (SQLSTATE OJ001, "<from> <to>").
+[[noreturn]] void throw_illegal_transition(const pqxx::sql_error& error) {
+  std::string_view text{error.what()};
+  const std::size_t colon = text.find(":  ");
+  if (colon != std::string_view::npos) text.remove_prefix(colon + 3);
+  text = text.substr(0, text.find('\n'));
+  const std::size_t blank = text.find(' ');
+  const auto from = parse_attempt_state(std::string{text.substr(0, blank)});
+  const auto to = blank == std::string_view::npos
+                      ? std::nullopt
+                      : parse_attempt_state(std::string{text.substr(blank + 1)});
+  if (!from || !to) throw std::logic_error(std::string{"complete_attempt: "} + error.what());
+  throw IllegalTransition(*from, *to);
+}
+
 }  // namespace
 
 // The blocking half of PgStore: one connection and the statements on it. Each public method is
-// one transaction (insert_attempt may retry, see kInsertAttemptTries); reads run in autocommit (one
-// statement = one transaction), so under READ COMMITTED each takes a fresh snapshot and sees every
-// row committed before it started, in particular the row whose unique violation the caller just
-// hit.
+// one transaction (insert_attempt may retry, see kInsertAttemptTries); reads and the one-
+// statement writes run in autocommit (one statement = one transaction), so under READ COMMITTED
+// each takes a fresh snapshot and sees every row committed before it started, in particular the
+// row whose unique violation the caller just hit.
 class PgStore::Session {
  public:
-  explicit Session(const std::string& connection_string) : connection_{connection_string} {
-    prepare_statements();
+  explicit Session(PgStoreOptions options)
+      : connection_{std::move(options), [](pqxx::connection& c) { prepare_statements(c); }} {}
+
+  void migrate() {
+    const std::lock_guard lock{mutex_};
+    connection_.run("migrate", Effect::transaction, [](pqxx::connection& c) {
+      {
+        pqxx::work tx{c};
+        tx.exec_params("SELECT pg_advisory_xact_lock($1)", kSchemaLockId);
+        tx.exec(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())");
+        tx.commit();
+      }
+      for (const PgMigration& step : pg_migrations()) {
+        pqxx::work tx{c};
+        tx.exec_params("SELECT pg_advisory_xact_lock($1)", kSchemaLockId);
+        const int applied = recorded_version(tx);
+        if (applied > static_cast<int>(pg_migrations().size())) {
+          throw StoreError(StoreError::Kind::unavailable,
+                           "postgres: the database is at schema version " +
+                               std::to_string(applied) + ", newer than this build's " +
+                               std::to_string(pg_migrations().size()));
+        }
+        if (step.version <= applied) continue;
+        tx.exec(std::string{step.sql});
+        tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                       step.version, std::string{step.name});
+        tx.commit();
+      }
+      return 0;
+    });
   }
 
-  void apply_schema() {
+  int schema_version() {
     const std::lock_guard lock{mutex_};
-    pqxx::work tx{connection_};
-    tx.exec_params("SELECT pg_advisory_xact_lock($1)", kSchemaLockId);
-    tx.exec(std::string{pg_schema_sql()});
-    tx.commit();
+    return connection_.run("schema_version", Effect::read, [](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      if (tx.exec("SELECT to_regclass('schema_migrations')")[0][0].is_null()) return 0;
+      return recorded_version(tx);
+    });
   }
 
   // ---- jobs ----------------------------------------------------------------------------------
 
   InsertJobResult insert_job(const NewJob& new_job) {
     const std::lock_guard lock{mutex_};
-    // An explicit transaction rather than autocommit: if the connection breaks before COMMIT,
-    // nothing was written (broken_connection); only a reply lost during COMMIT itself is "may
-    // have happened", and libpqxx names exactly that case in_doubt_error.
-    pqxx::work tx{connection_};
-    Job job;
-    try {
-      job = job_from_row(exec1(
-          tx, kInsertJob, new_job.owner_id, new_job.idempotency_key, new_job.request_fingerprint,
-          new_job.operation, new_job.target_provider, to_text_array(new_job.failover),
-          new_job.input_json, new_job.payload_json, to_us(new_job.created_at)));
-    } catch (const pqxx::unique_violation& e) {
-      if (!violates(e, kOwnerKeyConstraint)) throw;
-      // The constraint decided: another create holds (owner_id, idempotency_key). The caller
-      // reads that job with find_job_by_key, in a new statement that sees it committed.
-      tx.abort();
-      return InsertJobResult{InsertJobResult::Outcome::unique_violation, std::nullopt,
-                             std::nullopt};
-    }
-    // In the same transaction, so an accepted job always has work queued.
-    Attempt first = insert_attempt_row(tx, job.id, 1, job.target_provider, AttemptOrigin::initial,
-                                       job.created_at);
-    tx.commit();
-    return InsertJobResult{InsertJobResult::Outcome::inserted, std::move(job), std::move(first)};
+    return connection_.run("insert_job", Effect::statement, [&](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      const pqxx::result created = exec(
+          tx, kCreateJob, new_job.owner_id, new_job.idempotency_key, new_job.request_fingerprint,
+          new_job.operation, new_job.target_provider, pg::to_text_array(new_job.failover),
+          new_job.input_json, new_job.payload_json, pg::to_us(new_job.created_at));
+      if (created.empty()) {
+        // The constraint decided: another create holds (owner_id, idempotency_key). The caller
+        // reads that job with find_job_by_key, in a new statement that sees it committed.
+        return InsertJobResult{InsertJobResult::Outcome::unique_violation, std::nullopt,
+                               std::nullopt};
+      }
+      // The rest of both rows is what the statement wrote: the inputs and the schema's defaults.
+      Job job{.id = created[0][0].as<JobId>(),
+              .owner_id = new_job.owner_id,
+              .idempotency_key = new_job.idempotency_key,
+              .request_fingerprint = new_job.request_fingerprint,
+              .operation = new_job.operation,
+              .target_provider = new_job.target_provider,
+              .failover = new_job.failover,
+              .input_json = new_job.input_json,
+              .payload_json = new_job.payload_json,
+              .status = JobStatus::pending,
+              .version = 1,
+              .completed_by = std::nullopt,
+              .result = {},
+              .failure_reason = {},
+              .created_at = new_job.created_at};
+      Attempt first{.id = created[0][1].as<AttemptId>(),
+                    .job_id = job.id,
+                    .attempt_no = 1,
+                    .provider = new_job.target_provider,
+                    .provider_key = created[0][2].as<std::string>(),
+                    .origin = AttemptOrigin::initial,
+                    .state = AttemptState::starting,
+                    .lease_owner = {},
+                    .lease_token = 0,
+                    .lease_expires_at = Instant{},
+                    .created_at = new_job.created_at,
+                    .finished_at = std::nullopt,
+                    .outcome_reason = {},
+                    .result = {}};
+      return InsertJobResult{InsertJobResult::Outcome::inserted, std::move(job), std::move(first)};
+    });
   }
 
   std::optional<Job> find_job_by_key(const std::string& owner_id,
                                      const std::string& idempotency_key) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return at_most_one(exec(tx, kFindJobByKey, owner_id, idempotency_key), job_from_row);
+    return read_one("find_job_by_key", pg::job_from_row, kFindJobByKey, owner_id, idempotency_key);
   }
 
   std::optional<Job> find_job(const std::string& owner_id, JobId id) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return at_most_one(exec(tx, kFindJob, id, owner_id), job_from_row);
+    return read_one("find_job", pg::job_from_row, kFindJob, id, owner_id);
   }
 
   std::optional<Job> load_job(JobId id) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return at_most_one(exec(tx, kLoadJob, id), job_from_row);
+    return read_one("load_job", pg::job_from_row, kLoadJob, id);
   }
 
   bool fail_job(JobId id, const std::string& reason) {
     const std::lock_guard lock{mutex_};
-    pqxx::work tx{connection_};
-    // Holding the job row first matters: live attempts are only ever created under that lock
-    // (insert_attempt) or together with the job, so none can appear between the check below
-    // and the write. A single UPDATE would re-check a concurrently changed job row against its
-    // old snapshot of attempts and could fail a job that just got a live attempt.
-    if (exec(tx, kLockJob, id).empty()) return false;
-    const bool changed = exec0(tx, kFailJob, id, reason).affected_rows() == 1;
-    tx.commit();
-    return changed;
+    return connection_.run("fail_job", Effect::transaction, [&](pqxx::connection& c) {
+      pqxx::work tx{c};
+      // Holding the job row first matters: live attempts are only ever created under that lock
+      // (insert_attempt) or together with the job, so none can appear between the check below
+      // and the write. A single UPDATE would re-check a concurrently changed job row against
+      // its old snapshot of attempts and could fail a job that just got a live attempt.
+      if (exec(tx, kLockJob, id).empty()) return false;
+      const bool changed = exec0(tx, kFailJob, id, reason).affected_rows() == 1;
+      tx.commit();
+      return changed;
+    });
   }
 
   // ---- attempts ------------------------------------------------------------------------------
 
   std::optional<ActionRecord> find_action(const std::string& owner_id, const std::string& key) {
     const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return find_action_in(tx, owner_id, key);
+    return connection_.run("find_action", Effect::read, [&](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      return find_action_in(tx, owner_id, key);
+    });
   }
 
   InsertAttemptResult insert_attempt(const NewAttempt& new_attempt) {
-    using Outcome = InsertAttemptResult::Outcome;
     const std::lock_guard lock{mutex_};
+    return connection_.run("insert_attempt", Effect::transaction,
+                           [&](pqxx::connection& c) { return insert_attempt_on(c, new_attempt); });
+  }
+
+  std::optional<Attempt> find_attempt(AttemptId id) {
+    return read_one("find_attempt", pg::attempt_from_row, kFindAttempt, id);
+  }
+
+  std::vector<Attempt> list_attempts(JobId job_id) {
+    return read_all("list_attempts", pg::attempts_from, kListAttempts, job_id);
+  }
+
+  std::vector<Attempt> find_attempts_in_state(AttemptState state) {
+    return read_all("find_attempts_in_state", pg::attempts_from, kAttemptsInState,
+                    std::string{to_string(state)});
+  }
+
+  std::vector<Job> find_idle_jobs() { return read_all("find_idle_jobs", pg::jobs_from, kIdleJobs); }
+
+  std::vector<Attempt> find_expired_leases(Instant now) {
+    return read_all("find_expired_leases", pg::attempts_from, kExpiredLeases, pg::to_us(now));
+  }
+
+  std::optional<Attempt> claim_next_attempt(const std::string& worker, Instant lease_expires_at) {
+    const std::lock_guard lock{mutex_};
+    return connection_.run("claim_next_attempt", Effect::statement, [&](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      return pg::at_most_one(exec(tx, kClaimAttempt, worker, pg::to_us(lease_expires_at)),
+                             pg::attempt_from_row);
+    });
+  }
+
+  UpdateAttemptResult update_attempt(const AttemptUpdate& update) {
+    using Outcome = UpdateAttemptResult::Outcome;
+    if (update.to == AttemptState::succeeded || update.to == AttemptState::discarded) {
+      throw std::logic_error(
+          "an attempt reaches SUCCEEDED or DISCARDED only through "
+          "complete_attempt (the job's compare-and-swap)");
+    }
+    const std::lock_guard lock{mutex_};
+    return connection_.run("update_attempt", Effect::transaction, [&](pqxx::connection& c) {
+      {
+        auto applied = update_attempt_in_transaction(c, update);
+        if (applied.outcome != Outcome::key_exists || applied.recorded) return applied;
+      }  // the same key won meanwhile: this transaction rolled back
+      pqxx::nontransaction read{c};
+      return UpdateAttemptResult{
+          Outcome::key_exists,
+          {},
+          {},
+          find_action_in(read, update.key->owner_id, update.key->idempotency_key)};
+    });
+  }
+
+  CompleteAttemptResult complete_attempt(const CompleteAttempt& completion) {
+    using Outcome = CompleteAttemptResult::Outcome;
+    const std::lock_guard lock{mutex_};
+    return connection_.run("complete_attempt", Effect::statement, [&](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      const pg::NullableParam fence{completion.fence};
+      pqxx::row row;
+      try {
+        row = exec1(tx, kCompleteAttempt, completion.attempt_id, completion.job_id,
+                    completion.expected_version, pg::to_text_array(completion.from), fence.get(),
+                    completion.result, pg::to_us(completion.at),
+                    states_that_may_become(AttemptState::succeeded),
+                    states_that_may_become(AttemptState::discarded));
+      } catch (const pqxx::sql_error& error) {
+        if (error.sqlstate() == "OJ001") throw_illegal_transition(error);
+        throw;
+      }
+      const std::string outcome = row[0].as<std::string>();
+      if (outcome == "not_found") return CompleteAttemptResult{Outcome::not_found, {}, {}, {}};
+      CompleteAttemptResult result{Outcome::not_found, pg::job_from_row(row, 2),
+                                   pg::attempt_from_row(row, 2 + pg::kJobColumnCount),
+                                   parse_attempt_state(row[1].as<std::string>())};
+      if (outcome == "won") {
+        result.outcome = Outcome::won;
+      } else if (outcome == "lost") {
+        result.outcome = Outcome::lost;
+      } else if (outcome == "fenced") {
+        result.outcome = Outcome::fenced;
+      } else if (outcome == "state_mismatch") {
+        result.outcome = Outcome::state_mismatch;
+      } else {
+        throw StoreError(
+            StoreError::Kind::unavailable,
+            "postgres: complete_attempt answered an unknown outcome '" + outcome + "'");
+      }
+      return result;
+    });
+  }
+
+  // ---- certifications ------------------------------------------------------------------------
+
+  void record_certification(const Certification& certification) {
+    const std::lock_guard lock{mutex_};
+    connection_.run("record_certification", Effect::statement, [&](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      exec0(tx, kInsertCertification, certification.provider, certification.passed,
+            pg::to_text_array(certification.reasons), pg::to_us(certification.at));
+      return 0;
+    });
+  }
+
+  std::optional<Certification> latest_certification(const std::string& provider) {
+    const std::lock_guard lock{mutex_};
+    return connection_.run("latest_certification", Effect::read,
+                           [&](pqxx::connection& c) -> std::optional<Certification> {
+                             pqxx::nontransaction tx{c};
+                             const pqxx::result found = exec(tx, kLatestCertification, provider);
+                             if (found.empty()) return std::nullopt;
+                             const pqxx::row row = found[0];
+                             return Certification{
+                                 .provider = row[0].as<std::string>(),
+                                 .passed = row[1].as<bool>(),
+                                 .reasons = pg::from_text_array(row[2]),
+                                 .at = pg::from_us(row[3]),
+                             };
+                           });
+  }
+
+ private:
+  static int recorded_version(pqxx::transaction_base& tx) {
+    return tx.exec("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0][0].as<int>();
+  }
+
+  // A read by a unique key, in autocommit.
+  template <typename T, typename... Args>
+  std::optional<T> read_one(const char* operation, T (*from_row)(const pqxx::row&, int),
+                            const char* statement, const Args&... args) {
+    const std::lock_guard lock{mutex_};
+    return connection_.run(operation, Effect::read, [&](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      return pg::at_most_one(exec(tx, statement, args...), from_row);
+    });
+  }
+
+  template <typename T, typename... Args>
+  std::vector<T> read_all(const char* operation, std::vector<T> (*from)(const pqxx::result&),
+                          const char* statement, const Args&... args) {
+    const std::lock_guard lock{mutex_};
+    return connection_.run(operation, Effect::read, [&](pqxx::connection& c) {
+      pqxx::nontransaction tx{c};
+      return from(exec(tx, statement, args...));
+    });
+  }
+
+  static InsertAttemptResult insert_attempt_on(pqxx::connection& c, const NewAttempt& new_attempt) {
+    using Outcome = InsertAttemptResult::Outcome;
     for (int tries = 1;; ++tries) {
       bool key_lost = false;
       {
-        pqxx::work tx{connection_};
+        pqxx::work tx{c};
         if (new_attempt.key) {
           if (auto recorded =
                   find_action_in(tx, new_attempt.key->owner_id, new_attempt.key->idempotency_key)) {
@@ -344,11 +429,17 @@ class PgStore::Session {
           }
         }
         // The job row lock keeps a winner (complete_attempt) or another insert from landing
-        // between this read and the insert, so job_completed and max(attempt_no) stay true.
+        // between these reads and the insert, so job_completed, the live attempt and
+        // max(attempt_no) stay true: live attempts are only created under this lock or with
+        // the job itself.
         const pqxx::result job = exec(tx, kLockJob, new_attempt.job_id);
         if (job.empty()) return InsertAttemptResult{Outcome::job_not_found, {}, {}};
-        if (!job[0]["completed_by"].is_null()) {
-          return InsertAttemptResult{Outcome::job_completed, {}, {}};
+        if (!job[0][0].is_null()) return InsertAttemptResult{Outcome::job_completed, {}, {}};
+        // Looked up before inserting, so a refused insert spends no attempt id (the sequence
+        // stays where MemoryStore's does); the index below still refuses whatever slips past.
+        const pqxx::result live = exec(tx, kLiveAttemptOfJob, new_attempt.job_id);
+        if (!live.empty()) {
+          return InsertAttemptResult{Outcome::live_attempt_exists, {}, live[0][0].as<AttemptId>()};
         }
         exec0(tx, kReopenJob, new_attempt.job_id);
         const int attempt_no = exec1(tx, kNextAttemptNo, new_attempt.job_id)[0].as<int>();
@@ -365,7 +456,7 @@ class PgStore::Session {
           if (!violates(e, kOneLiveAttemptIndex)) throw;
         }
       }  // the failed transaction rolls back, reopening the job included
-      pqxx::nontransaction read{connection_};
+      pqxx::nontransaction read{c};
       if (key_lost) {
         return InsertAttemptResult{
             Outcome::key_exists,
@@ -378,85 +469,26 @@ class PgStore::Session {
         return InsertAttemptResult{Outcome::live_attempt_exists, {}, live[0][0].as<AttemptId>()};
       }
       if (tries == kInsertAttemptTries) {
-        throw std::runtime_error("insert_attempt: job " + std::to_string(new_attempt.job_id) +
-                                 " kept getting and losing a live attempt");
+        throw StoreError(StoreError::Kind::conflict, "postgres: insert_attempt: job " +
+                                                         std::to_string(new_attempt.job_id) +
+                                                         " kept getting and losing a live attempt");
       }
     }
   }
 
-  std::optional<Attempt> find_attempt(AttemptId id) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return at_most_one(exec(tx, kFindAttempt, id), attempt_from_row);
-  }
-
-  std::vector<Attempt> list_attempts(JobId job_id) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return attempts_from(exec(tx, kListAttempts, job_id));
-  }
-
-  std::vector<Attempt> find_attempts_in_state(AttemptState state) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return attempts_from(exec(tx, kAttemptsInState, std::string{to_string(state)}));
-  }
-
-  std::vector<Job> find_idle_jobs() {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    std::vector<Job> jobs;
-    for (const auto& row : exec(tx, kIdleJobs)) jobs.push_back(job_from_row(row));
-    return jobs;
-  }
-
-  std::vector<Attempt> find_expired_leases(Instant now) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    return attempts_from(exec(tx, kExpiredLeases, to_us(now)));
-  }
-
-  std::optional<Attempt> claim_next_attempt(const std::string& worker, Instant lease_expires_at) {
-    const std::lock_guard lock{mutex_};
-    pqxx::work tx{connection_};
-    std::optional<Attempt> claimed =
-        at_most_one(exec(tx, kClaimAttempt, worker, to_us(lease_expires_at)), attempt_from_row);
-    tx.commit();
-    return claimed;
-  }
-
-  UpdateAttemptResult update_attempt(const AttemptUpdate& update) {
+  // update_attempt's transaction; key_exists without `recorded` when the key was taken after
+  // the check (the transaction then rolls back).
+  static UpdateAttemptResult update_attempt_in_transaction(pqxx::connection& c,
+                                                           const AttemptUpdate& update) {
     using Outcome = UpdateAttemptResult::Outcome;
-    if (update.to == AttemptState::succeeded || update.to == AttemptState::discarded) {
-      throw std::logic_error(
-          "an attempt reaches SUCCEEDED or DISCARDED only through "
-          "complete_attempt (the job's compare-and-swap)");
-    }
-    const std::lock_guard lock{mutex_};
-    {
-      auto applied = update_attempt_in_transaction(update);
-      if (applied.outcome != Outcome::key_exists || applied.recorded) return applied;
-    }  // the same key won meanwhile: this transaction rolled back
-    pqxx::nontransaction read{connection_};
-    return UpdateAttemptResult{
-        Outcome::key_exists,
-        {},
-        {},
-        find_action_in(read, update.key->owner_id, update.key->idempotency_key)};
-  }
-
-  // update_attempt's transaction; key_exists without `recorded` when the key was taken after the
-  // check (the transaction then rolls back).
-  UpdateAttemptResult update_attempt_in_transaction(const AttemptUpdate& update) {
-    using Outcome = UpdateAttemptResult::Outcome;
-    pqxx::work tx{connection_};
+    pqxx::work tx{c};
     if (update.key) {
       if (auto recorded = find_action_in(tx, update.key->owner_id, update.key->idempotency_key)) {
         return UpdateAttemptResult{Outcome::key_exists, {}, {}, std::move(recorded)};
       }
     }
     std::optional<Attempt> attempt =
-        at_most_one(exec(tx, kLockAttempt, update.attempt_id), attempt_from_row);
+        pg::at_most_one(exec(tx, kLockAttempt, update.attempt_id), pg::attempt_from_row);
     if (!attempt) return UpdateAttemptResult{Outcome::not_found, {}, {}};
     if (update.fence && *update.fence != attempt->lease_token) {
       return UpdateAttemptResult{Outcome::fenced, attempt, attempt->state};
@@ -479,163 +511,104 @@ class PgStore::Session {
     return UpdateAttemptResult{Outcome::applied, std::move(written), before};
   }
 
-  CompleteAttemptResult complete_attempt(const CompleteAttempt& completion) {
-    using Outcome = CompleteAttemptResult::Outcome;
-    const std::lock_guard lock{mutex_};
-    pqxx::work tx{connection_};
-    std::optional<Attempt> attempt =
-        at_most_one(exec(tx, kLockAttempt, completion.attempt_id), attempt_from_row);
-    if (!attempt || attempt->job_id != completion.job_id) {
-      return CompleteAttemptResult{Outcome::not_found, {}, {}, {}};
-    }
-    if (completion.fence && *completion.fence != attempt->lease_token) {
-      return CompleteAttemptResult{Outcome::fenced, load_job_in(tx, attempt->job_id), attempt,
-                                   attempt->state};
-    }
-    if (!contains(completion.from, attempt->state)) {
-      return CompleteAttemptResult{Outcome::state_mismatch, load_job_in(tx, attempt->job_id),
-                                   attempt, attempt->state};
-    }
-    const AttemptState before = attempt->state;
-    // The compare-and-swap. A concurrent winner holds the job row until it commits; this
-    // UPDATE then re-checks the committed row and matches nothing.
-    const bool won = exec0(tx, kCompleteJob, completion.result, attempt->id, completion.job_id,
-                           completion.expected_version)
-                         .affected_rows() == 1;
-    Job job = load_job_in(tx, completion.job_id);
-    if (won) {
-      apply_state(*attempt, AttemptState::succeeded, "won", completion.at);
-    } else {
-      const std::string winner = job.completed_by ? std::to_string(*job.completed_by) : "none";
-      apply_state(*attempt, AttemptState::discarded, "lost to attempt " + winner, completion.at);
-    }
-    // Kept on the attempt either way: a loser's bytes are evidence, never the job's result.
-    attempt->result = completion.result;
-    Attempt written = write_attempt(tx, *attempt);
-    tx.commit();
-    return CompleteAttemptResult{won ? Outcome::won : Outcome::lost, std::move(job),
-                                 std::move(written), before};
+  // Registered on every new connection; libpqxx prepares each on its first use, so they may
+  // name tables migrate() has not created yet.
+  static void prepare_statements(pqxx::connection& c) {
+    prepare_job_and_certification_statements(c);
+    prepare_attempt_statements(c);
   }
 
-  // ---- certifications ------------------------------------------------------------------------
-
-  void record_certification(const Certification& certification) {
-    const std::lock_guard lock{mutex_};
-    pqxx::work tx{connection_};
-    exec0(tx, kInsertCertification, certification.provider, certification.passed,
-          to_text_array(certification.reasons), to_us(certification.at));
-    tx.commit();
-  }
-
-  std::optional<Certification> latest_certification(const std::string& provider) {
-    const std::lock_guard lock{mutex_};
-    pqxx::nontransaction tx{connection_};
-    const pqxx::result found = exec(tx, kLatestCertification, provider);
-    if (found.empty()) return std::nullopt;
-    const pqxx::row row = found[0];
-    return Certification{
-        .provider = row["provider"].as<std::string>(),
-        .passed = row["passed"].as<bool>(),
-        .reasons = from_text_array(row["reasons"]),
-        .at = from_us(row["at_us"]),
-    };
-  }
-
- private:
-  // Prepared lazily by libpqxx on first use, so they may name tables apply_schema() has not
-  // created yet.
-  void prepare_statements() {
-    prepare_job_and_certification_statements();
-    prepare_attempt_statements();
-  }
-
-  void prepare_job_and_certification_statements() {
-    const std::string job_columns{kJobColumns};
+  static void prepare_job_and_certification_statements(pqxx::connection& c) {
+    const std::string job_columns{pg::kJobColumns};
     const std::string live_states{kLiveStates};
-    // Defaults (status, version, state, lease columns) come from the schema, so it is the one
-    // place that says what a new row looks like; RETURNING hands back what was committed.
-    connection_.prepare(kInsertJob,
-                        "INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint,"
-                        " operation, target_provider, failover, input_json, payload_json,"
-                        " created_at_us) VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9)"
-                        " RETURNING " +
-                            job_columns);
-    connection_.prepare(
-        kFindJobByKey,
-        "SELECT " + job_columns + " FROM jobs WHERE owner_id = $1 AND idempotency_key = $2");
-    connection_.prepare(kFindJob,
-                        "SELECT " + job_columns + " FROM jobs WHERE id = $1 AND owner_id = $2");
-    connection_.prepare(kLoadJob, "SELECT " + job_columns + " FROM jobs WHERE id = $1");
-    connection_.prepare(kIdleJobs,
-                        "SELECT " + job_columns +
-                            " FROM jobs j WHERE status = 'pending' AND completed_by IS NULL"
-                            " AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id"
-                            " AND a.state IN ('STARTING', 'RUNNING', 'UNKNOWN')) ORDER BY id");
-    connection_.prepare(kLockJob, "SELECT completed_by FROM jobs WHERE id = $1 FOR UPDATE");
+    // One statement, one round trip: the job and its first attempt, or nothing at all when
+    // (owner_id, idempotency_key) is taken. ON CONFLICT waits for a concurrent create of the
+    // same key to commit or roll back, then does nothing; the id sequence advances either way
+    // (as MemoryStore's does). Defaults (status, version, state, lease columns) come from the
+    // schema; it returns only the ids and the provider key, which derive_provider_key
+    // (system/domain/attempt.cpp) spells "<job id>:<attempt_no>".
+    c.prepare(kCreateJob,
+              "WITH job AS (INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint,"
+              " operation, target_provider, failover, input_json, payload_json, created_at_us)"
+              " VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9)"
+              " ON CONFLICT ON CONSTRAINT jobs_owner_key_unique DO NOTHING RETURNING id),"
+              " first AS (INSERT INTO attempts (job_id, attempt_no, provider, provider_key,"
+              " origin, created_at_us) SELECT id, 1, $5, id || ':1', 'initial', $9 FROM job"
+              " RETURNING id, job_id, provider_key)"
+              " SELECT first.job_id, first.id, first.provider_key FROM first");
+    c.prepare(kFindJobByKey,
+              "SELECT " + job_columns + " FROM jobs WHERE owner_id = $1 AND idempotency_key = $2");
+    c.prepare(kFindJob, "SELECT " + job_columns + " FROM jobs WHERE id = $1 AND owner_id = $2");
+    c.prepare(kLoadJob, "SELECT " + job_columns + " FROM jobs WHERE id = $1");
+    c.prepare(kIdleJobs, "SELECT " + job_columns +
+                             " FROM jobs j WHERE status = 'pending' AND completed_by IS NULL"
+                             " AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id"
+                             " AND a.state IN ('STARTING', 'RUNNING', 'UNKNOWN')) ORDER BY id");
+    c.prepare(kLockJob, "SELECT completed_by FROM jobs WHERE id = $1 FOR UPDATE");
     // failure_reason is left as it was, exactly as MemoryStore does.
-    connection_.prepare(kReopenJob, "UPDATE jobs SET status = 'pending' WHERE id = $1");
-    connection_.prepare(kFailJob,
-                        "UPDATE jobs SET status = 'failed', failure_reason = $2"
-                        " WHERE id = $1 AND status = 'pending' AND completed_by IS NULL"
-                        " AND NOT EXISTS (SELECT 1 FROM attempts WHERE job_id = $1"
-                        " AND state IN " +
-                            live_states + ")");
-    connection_.prepare(kCompleteJob,
-                        "UPDATE jobs SET result = $1, completed_by = $2, status = 'succeeded',"
-                        " failure_reason = '', version = version + 1"
-                        " WHERE id = $3 AND version = $4 AND completed_by IS NULL");
-    connection_.prepare(kInsertCertification,
-                        "INSERT INTO certifications (provider, passed, reasons, at_us)"
-                        " VALUES ($1, $2, $3::text[], $4)");
-    connection_.prepare(kLatestCertification,
-                        "SELECT provider, passed, reasons, at_us FROM certifications"
-                        " WHERE provider = $1 ORDER BY id DESC LIMIT 1");
+    c.prepare(kReopenJob, "UPDATE jobs SET status = 'pending' WHERE id = $1");
+    c.prepare(kFailJob,
+              "UPDATE jobs SET status = 'failed', failure_reason = $2"
+              " WHERE id = $1 AND status = 'pending' AND completed_by IS NULL"
+              " AND NOT EXISTS (SELECT 1 FROM attempts WHERE job_id = $1 AND state IN " +
+                  live_states + ")");
+    // The compare-and-swap is onejob_complete_attempt (migration 3): one round trip.
+    c.prepare(kCompleteAttempt,
+              "SELECT r.outcome, r.before_state, " +
+                  pg::prefixed_columns(pg::kJobColumns, "(r.job).") + ", " +
+                  pg::prefixed_columns(pg::kAttemptColumns, "(r.attempt).") +
+                  " FROM onejob_complete_attempt($1, $2, $3, $4::text[], $5, $6, $7,"
+                  " $8::text[], $9::text[]) r");
+    c.prepare(kInsertCertification,
+              "INSERT INTO certifications (provider, passed, reasons, at_us)"
+              " VALUES ($1, $2, $3::text[], $4)");
+    c.prepare(kLatestCertification,
+              "SELECT provider, passed, reasons, at_us FROM certifications"
+              " WHERE provider = $1 ORDER BY id DESC LIMIT 1");
   }
 
-  void prepare_attempt_statements() {
-    const std::string attempt_columns{kAttemptColumns};
+  static void prepare_attempt_statements(pqxx::connection& c) {
+    const std::string attempt_columns{pg::kAttemptColumns};
     const std::string live_states{kLiveStates};
-    connection_.prepare(kNextAttemptNo,
-                        "SELECT COALESCE(max(attempt_no), 0) + 1 FROM attempts WHERE job_id = $1");
-    connection_.prepare(kInsertAttempt,
-                        "INSERT INTO attempts (job_id, attempt_no, provider, provider_key,"
-                        " origin, created_at_us) VALUES ($1, $2, $3, $4, $5, $6) RETURNING " +
-                            attempt_columns);
-    connection_.prepare(kLiveAttemptOfJob,
-                        "SELECT id FROM attempts WHERE job_id = $1"
-                        " AND state IN " +
-                            live_states);
-    connection_.prepare(kFindAttempt, "SELECT " + attempt_columns + " FROM attempts WHERE id = $1");
-    connection_.prepare(kFindAction,
-                        "SELECT request_fingerprint, attempt_id FROM action_keys"
-                        " WHERE owner_id = $1 AND idempotency_key = $2");
+    c.prepare(kNextAttemptNo,
+              "SELECT COALESCE(max(attempt_no), 0) + 1 FROM attempts WHERE job_id = $1");
+    c.prepare(kInsertAttempt,
+              "INSERT INTO attempts (job_id, attempt_no, provider, provider_key,"
+              " origin, created_at_us) VALUES ($1, $2, $3, $4, $5, $6) RETURNING " +
+                  attempt_columns);
+    c.prepare(kLiveAttemptOfJob,
+              "SELECT id FROM attempts WHERE job_id = $1 AND state IN " + live_states);
+    c.prepare(kFindAttempt, "SELECT " + attempt_columns + " FROM attempts WHERE id = $1");
+    c.prepare(kFindAction,
+              "SELECT request_fingerprint, attempt_id FROM action_keys"
+              " WHERE owner_id = $1 AND idempotency_key = $2");
     // A concurrent action with the same key waits on the primary key, then writes nothing.
-    connection_.prepare(kInsertAction,
-                        "INSERT INTO action_keys (owner_id, idempotency_key, request_fingerprint,"
-                        " attempt_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING");
-    connection_.prepare(kLockAttempt,
-                        "SELECT " + attempt_columns + " FROM attempts WHERE id = $1 FOR UPDATE");
-    connection_.prepare(kWriteAttempt,
-                        "UPDATE attempts SET state = $2, lease_owner = $3, lease_token = $4,"
-                        " finished_at_us = $5, outcome_reason = $6, result = $7 WHERE id = $1"
-                        " RETURNING " +
-                            attempt_columns);
-    connection_.prepare(kListAttempts, "SELECT " + attempt_columns +
-                                           " FROM attempts WHERE job_id = $1 ORDER BY attempt_no");
-    connection_.prepare(kAttemptsInState, "SELECT " + attempt_columns +
-                                              " FROM attempts WHERE state = $1 ORDER BY id");
-    connection_.prepare(kExpiredLeases, "SELECT " + attempt_columns +
-                                            " FROM attempts WHERE state = 'RUNNING'"
-                                            " AND lease_expires_at_us <= $1 ORDER BY id");
+    c.prepare(kInsertAction,
+              "INSERT INTO action_keys (owner_id, idempotency_key, request_fingerprint,"
+              " attempt_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING");
+    c.prepare(kLockAttempt,
+              "SELECT " + attempt_columns + " FROM attempts WHERE id = $1 FOR UPDATE");
+    c.prepare(kWriteAttempt,
+              "UPDATE attempts SET state = $2, lease_owner = $3, lease_token = $4,"
+              " finished_at_us = $5, outcome_reason = $6, result = $7 WHERE id = $1"
+              " RETURNING " +
+                  attempt_columns);
+    c.prepare(kListAttempts,
+              "SELECT " + attempt_columns + " FROM attempts WHERE job_id = $1 ORDER BY attempt_no");
+    c.prepare(kAttemptsInState,
+              "SELECT " + attempt_columns + " FROM attempts WHERE state = $1 ORDER BY id");
+    c.prepare(kExpiredLeases, "SELECT " + attempt_columns +
+                                  " FROM attempts WHERE state = 'RUNNING'"
+                                  " AND lease_expires_at_us <= $1 ORDER BY id");
     // SKIP LOCKED: a worker passes over an attempt another worker is claiming right now rather
     // than queueing behind it; the outer state check re-reads the row once it is locked.
-    connection_.prepare(kClaimAttempt,
-                        "UPDATE attempts SET state = 'RUNNING', lease_owner = $1,"
-                        " lease_token = lease_token + 1, lease_expires_at_us = $2"
-                        " WHERE id = (SELECT id FROM attempts WHERE state = 'STARTING'"
-                        " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) AND state = 'STARTING'"
-                        " RETURNING " +
-                            attempt_columns);
+    c.prepare(kClaimAttempt,
+              "UPDATE attempts SET state = 'RUNNING', lease_owner = $1,"
+              " lease_token = lease_token + 1, lease_expires_at_us = $2"
+              " WHERE id = (SELECT id FROM attempts WHERE state = 'STARTING'"
+              " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) AND state = 'STARTING'"
+              " RETURNING " +
+                  attempt_columns);
   }
 
   static std::optional<ActionRecord> find_action_in(pqxx::transaction_base& tx,
@@ -656,35 +629,41 @@ class PgStore::Session {
   static Attempt insert_attempt_row(pqxx::work& tx, JobId job_id, int attempt_no,
                                     const std::string& provider, AttemptOrigin origin,
                                     Instant created_at) {
-    return attempt_from_row(exec1(tx, kInsertAttempt, job_id, attempt_no, provider,
-                                  derive_provider_key(job_id, attempt_no),
-                                  std::string{to_string(origin)}, to_us(created_at)));
+    return pg::attempt_from_row(exec1(tx, kInsertAttempt, job_id, attempt_no, provider,
+                                      derive_provider_key(job_id, attempt_no),
+                                      std::string{to_string(origin)}, pg::to_us(created_at)));
   }
 
   static Attempt write_attempt(pqxx::work& tx, const Attempt& attempt) {
-    const NullableParam finished_at{attempt.finished_at ? std::optional{to_us(*attempt.finished_at)}
-                                                        : std::nullopt};
-    return attempt_from_row(exec1(
+    const pg::NullableParam finished_at{
+        attempt.finished_at ? std::optional{pg::to_us(*attempt.finished_at)} : std::nullopt};
+    return pg::attempt_from_row(exec1(
         tx, kWriteAttempt, attempt.id, std::string{to_string(attempt.state)}, attempt.lease_owner,
         attempt.lease_token, finished_at.get(), attempt.outcome_reason, attempt.result));
   }
 
-  static Job load_job_in(pqxx::work& tx, JobId id) {
-    // attempts.job_id REFERENCES jobs: an attempt's job always exists.
-    return job_from_row(exec1(tx, kLoadJob, id));
-  }
-
   std::mutex mutex_;  // a libpqxx connection is not thread-safe
-  pqxx::connection connection_;
+  pg::Connection connection_;
 };
 
-PgStore::PgStore(const std::string& connection_string)
-    : session_{std::make_unique<Session>(connection_string)} {}
+namespace {
+PgStoreOptions options_for(const std::string& connection_string) {
+  PgStoreOptions options;
+  options.connection_string = connection_string;
+  return options;
+}
+}  // namespace
+
+PgStore::PgStore(const std::string& connection_string) : PgStore(options_for(connection_string)) {}
+
+PgStore::PgStore(PgStoreOptions options)
+    : session_{std::make_unique<Session>(std::move(options))} {}
 
 PgStore::~PgStore() = default;
 
-void PgStore::apply_schema() { session_->apply_schema(); }
+void PgStore::migrate() { session_->migrate(); }
 
+int PgStore::schema_version() { return session_->schema_version(); }
 Async<InsertJobResult> PgStore::insert_job(NewJob job) { co_return session_->insert_job(job); }
 
 Async<std::optional<Job>> PgStore::find_job_by_key(std::string owner_id,

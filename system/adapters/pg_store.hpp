@@ -9,40 +9,63 @@
 
 namespace onejob {
 
-// The durable store on PostgreSQL (libpqxx), with the schema of pg_schema_sql(). It gives the
+// How a PgStore reaches its database.
+struct PgStoreOptions {
+  // Anything libpq accepts ("host=... dbname=..." or a postgresql:// URI); the PG* environment
+  // variables fill in what it leaves out.
+  std::string connection_string;
+  // When set, every connection works in this schema (its search_path), created if missing.
+  std::string schema;
+  // Drop `schema`, with everything in it, when the store is destroyed: a throwaway database
+  // for one run.
+  bool drop_schema_on_close = false;
+  // How often one operation is tried when PostgreSQL aborts it for a concurrent transaction
+  // (serialization failure, deadlock) before it fails with StoreError::Kind::conflict.
+  int conflict_tries = 5;
+};
+
+// The durable store on PostgreSQL (libpqxx), with the schema of pg_migrations(). It gives the
 // semantics MemoryStore models, with the database's constraints doing the refusing.
 //
 // Every call does its database round trips synchronously and only then completes: it never
 // suspends, so it blocks the thread running the io_context for that long, and to the caller
 // (and to the simulator) each call is one atomic step. One connection, serialized by a mutex,
 // so calls from several threads are safe but do not run in parallel. Several PgStores (several
-// processes) may share one database: every operation is one READ COMMITTED transaction whose
-// row locks make it atomic against the others.
+// processes) may share one database.
 //
-// Errors other than the outcomes the port names are thrown, not returned, because the Store
-// port has no outcome for them yet: pqxx::broken_connection (nothing was committed), and from a
-// writing call pqxx::in_doubt_error (the COMMIT was sent but its reply was lost: it may or may
-// not have happened; read the rows back to find out). IllegalTransition and std::logic_error
-// as the port documents them for update_attempt and complete_attempt; the transaction is then
-// rolled back, so nothing was written. All derive from std::exception.
+// Isolation is pinned, whatever the database's default: every transaction runs READ COMMITTED,
+// which the compare-and-swap and the one-live-attempt check rely on. A create (insert_job) and
+// a completion (complete_attempt) are one statement each, so one round trip.
 //
-// Strings are PostgreSQL text: UTF-8 without NUL bytes. A string with a NUL byte throws
-// std::invalid_argument before anything is sent (libpq would silently cut it there, so two
-// keys differing after it would name one job); invalid UTF-8 is refused by the server
-// (pqxx::data_exception). MemoryStore accepts both.
+// Failures are the port's: nothing but StoreError leaves a call, apart from the programming
+// errors the port names (IllegalTransition and std::logic_error from update_attempt and
+// complete_attempt, after which nothing was written).
+//   unavailable      the server could not be reached or refused the statement; nothing was
+//                    written. A lost connection is re-opened by the next call, so a lost
+//                    backend costs at most the call that was using it (an idle connection the
+//                    server closed is noticed and replaced before it is used).
+//   maybe_committed  the connection broke while a write's COMMIT (or its one statement) was
+//                    under way: it may or may not have happened; read the rows to find out.
+//   conflict         PostgreSQL kept aborting the transaction for concurrent ones
+//                    (serialization failure, deadlock) conflict_tries times; nothing written.
+//   rejected         a value PostgreSQL text cannot hold (a NUL byte, which libpq would cut
+//                    the string at, or invalid UTF-8); nothing was sent or written.
 class PgStore final : public Store {
  public:
-  // `connection_string` is anything libpq accepts ("host=... dbname=..." or a postgresql://
-  // URI); the PG* environment variables fill in what it leaves out. Connects immediately and
-  // throws pqxx::broken_connection if it cannot.
+  // Connects immediately; throws StoreError (unavailable) if it cannot.
   explicit PgStore(const std::string& connection_string);
+  explicit PgStore(PgStoreOptions options);
   ~PgStore() override;
   PgStore(const PgStore&) = delete;
   PgStore& operator=(const PgStore&) = delete;
 
-  // Runs pg_schema_sql() in one transaction. Safe to repeat and to run from several processes
-  // at once.
-  void apply_schema();
+  // Applies the steps of pg_migrations() the database has not recorded yet, in order, each in
+  // one transaction with its row in schema_migrations. Safe to repeat and to run from several
+  // processes at once (an advisory lock serializes them). Throws StoreError (unavailable) when
+  // the database records a step this build does not know: it was migrated by a newer build.
+  void migrate();
+  // The highest step the database records; 0 before any.
+  int schema_version();
 
   Async<InsertJobResult> insert_job(NewJob job) override;
   Async<std::optional<Job>> find_job_by_key(std::string owner_id,

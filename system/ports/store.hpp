@@ -145,12 +145,15 @@ struct Certification {
 
 // The store could not be reached or could not answer. Infrastructure failure is the one thing
 // store operations throw (the outcomes a caller acts on are values); each service boundary
-// catches it: the API answers 503, workers and the reconciler leave the attempt to its lease.
+// catches it: the API answers 503 (400 for rejected), workers and the reconciler back off and
+// leave the attempt to its lease.
 class StoreError : public std::runtime_error {
  public:
   enum class Kind {
-    unavailable,      // the statement never ran: nothing was written
+    unavailable,      // the statement never ran, or failed: nothing was written
     maybe_committed,  // the reply was lost: the write may or may not have committed
+    conflict,         // aborted for concurrent transactions, too often to retry: nothing written
+    rejected,         // a value the store cannot hold (a NUL byte): nothing was written
   };
   StoreError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
   Kind kind() const { return kind_; }

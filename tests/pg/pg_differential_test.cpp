@@ -11,8 +11,9 @@
 // would diverge by design; complete_attempt_with_an_illegal_transition_rolls_back covers PgStore).
 //
 // Attempts are named by (job_id, attempt_no), which both stores agree on, not by id:
-// PostgreSQL spends an attempt id on an insert the live-attempt index refuses and MemoryStore
-// does not, so the ids drift apart. The test pins that drift to exactly those refusals.
+// Both stores spend ids alike (a refused insert_attempt spends none, a refused create spends a
+// job id in both), which is what lets a scenario's trace on PostgreSQL equal its trace on
+// MemoryStore byte for byte; the test checks the sequences at the end.
 #include <utility>
 
 #include <algorithm>
@@ -548,13 +549,14 @@ BOOST_DATA_TEST_CASE(memory_and_postgres_agree_on_random_operations,
       final_state(postgres, workload.job_ids_issued(), workload.now());
   BOOST_TEST(memory_state == postgres_state);
 
-  // The only drift in attempt ids is PostgreSQL's sequence spending one per refused insert
-  // (max(id) would miss refusals after the last insert; the sequence counts them all).
+  // No drift in attempt ids: a refused insert spends none, in PostgreSQL as in MemoryStore
+  // (max(id) would miss ids spent after the last insert; the sequence counts them all).
   pqxx::nontransaction tx{raw()};
   const auto ids_spent =
       tx.exec1("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM attempts_id_seq")[0]
           .as<std::int64_t>();
-  BOOST_TEST(ids_spent == static_cast<std::int64_t>(memory.attempt_count()) + refused_attempts);
+  BOOST_TEST(ids_spent == static_cast<std::int64_t>(memory.attempt_count()));
+  BOOST_TEST(refused_attempts > 0);
 
   // The workload is only worth something if it reaches the interesting outcomes.
   std::ostringstream seen;

@@ -119,7 +119,7 @@ PgFixture::PgFixture() : schema_{next_schema_name()}, admin_{pg_url()} {
   raw_ = std::make_unique<pqxx::connection>(pg_url());
   require_own_schema();
   store_ = std::make_unique<PgStore>(pg_url());
-  store_->apply_schema();
+  store_->migrate();
 }
 
 PgFixture::~PgFixture() {

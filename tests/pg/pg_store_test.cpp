@@ -85,17 +85,30 @@ void check_same_job(const Job& actual, const Job& expected) {
   BOOST_TEST(us_of(actual.created_at) == us_of(expected.created_at));
 }
 
+bool is_rejected(const StoreError& e) { return e.kind() == StoreError::Kind::rejected; }
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(pg_store, PgFixture)
 
-BOOST_AUTO_TEST_CASE(schema_applies_twice) {
-  // The fixture applied it once already.
-  BOOST_CHECK_NO_THROW(store().apply_schema());
-  BOOST_CHECK_NO_THROW(store().apply_schema());
-  // Also as plain SQL, the way psql or a migration tool would feed it.
+BOOST_AUTO_TEST_CASE(migrations_apply_in_order_once_and_are_recorded) {
+  // The fixture migrated once already; again changes nothing.
+  BOOST_CHECK_NO_THROW(store().migrate());
+  BOOST_CHECK_NO_THROW(store().migrate());
+  const int steps = static_cast<int>(pg_migrations().size());
+  BOOST_TEST(store().schema_version() == steps);
   pqxx::nontransaction tx{raw()};
-  BOOST_CHECK_NO_THROW(tx.exec(std::string{pg_schema_sql()}));
+  BOOST_TEST(tx.exec1("SELECT count(*) FROM schema_migrations")[0].as<int>() == steps);
+  for (int i = 0; i < steps; ++i) {
+    const PgMigration& step = pg_migrations()[static_cast<std::size_t>(i)];
+    BOOST_TEST(step.version == i + 1);  // numbered 1, 2, 3 ... with no gaps
+    BOOST_TEST(
+        tx.exec_params1("SELECT name FROM schema_migrations WHERE version = $1", step.version)[0]
+            .as<std::string>() == std::string{step.name});
+  }
+  // Migration 1 also adopts a database made before migrations were recorded: fed again as
+  // plain SQL, the way psql would, it changes nothing.
+  BOOST_CHECK_NO_THROW(tx.exec(std::string{pg_migrations().front().sql}));
   for (const char* name :
        {"jobs_owner_key_unique", "jobs_succeeded_iff_completed", "jobs_completed_by_attempt_of_job",
         "attempts_job_attempt_no_unique", "attempts_finished_iff_not_live"}) {
@@ -114,6 +127,19 @@ BOOST_AUTO_TEST_CASE(schema_applies_twice) {
                      .as<int>() == 1);
     }
   }
+}
+
+// A database migrated by a newer build is refused, not written to by rules that no longer hold.
+BOOST_AUTO_TEST_CASE(migrate_refuses_a_database_from_a_newer_build) {
+  {
+    pqxx::nontransaction tx{raw()};
+    tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, 'from the future')",
+                   static_cast<int>(pg_migrations().size()) + 1);
+  }
+  BOOST_CHECK_EXCEPTION(store().migrate(), StoreError, [](const StoreError& e) {
+    return e.kind() == StoreError::Kind::unavailable &&
+           std::string_view{e.what()}.find("newer than this build") != std::string_view::npos;
+  });
 }
 
 // The acceptance item: the database itself, with no application code involved, refuses a
@@ -235,15 +261,19 @@ BOOST_AUTO_TEST_CASE(failover_list_comes_back_exactly) {
 BOOST_AUTO_TEST_CASE(a_nul_byte_is_refused_not_truncated) {
   const std::string key_a{"k\0a", 3};
   const std::string key_b{"k\0b", 3};
-  BOOST_CHECK_THROW(run(store().insert_job(new_job("alice", key_a))), std::invalid_argument);
-  BOOST_CHECK_THROW(run(store().find_job_by_key("alice", key_b)), std::invalid_argument);
+  BOOST_CHECK_EXCEPTION(run(store().insert_job(new_job("alice", key_a))), StoreError, is_rejected);
+  BOOST_CHECK_EXCEPTION(run(store().find_job_by_key("alice", key_b)), StoreError, is_rejected);
   NewJob nul_in_failover = new_job("alice", "key-1");
   nul_in_failover.failover = {std::string{"be\0ta", 5}};
-  BOOST_CHECK_THROW(run(store().insert_job(nul_in_failover)), std::invalid_argument);
+  BOOST_CHECK_EXCEPTION(run(store().insert_job(nul_in_failover)), StoreError, is_rejected);
   pqxx::nontransaction tx{raw()};
   BOOST_TEST(tx.exec1("SELECT count(*) FROM jobs")[0].as<int>() == 0);
-  // Invalid UTF-8 never gets that far: the server refuses it.
-  BOOST_CHECK_THROW(run(store().insert_job(new_job("alice", "caf\xe9"))), pqxx::data_exception);
+  // Invalid UTF-8 gets as far as the server, which refuses it; the store says so the same way.
+  BOOST_CHECK_EXCEPTION(run(store().insert_job(new_job("alice", "caf\xe9"))), StoreError,
+                        is_rejected);
+  BOOST_TEST(tx.exec1("SELECT count(*) FROM jobs")[0].as<int>() == 0);
+  // The connection survived both: the next call works.
+  BOOST_TEST(run(store().insert_job(new_job("alice", "key-1"))).job.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(find_job_is_owner_scoped_and_load_job_is_not) {
