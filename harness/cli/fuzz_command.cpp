@@ -17,6 +17,7 @@
 #include "harness/check/marks.hpp"
 #include "harness/cli/defect_flags.hpp"
 #include "harness/cli/exit_codes.hpp"
+#include "harness/cli/store_flag.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/yaml_reader.hpp"
@@ -142,6 +143,15 @@ int fuzz_command(const FuzzFlags& flags) {
     std::cerr << "onejob: " << *problem << "\n";
     return kExitBadInput;
   }
+  StoreChoice store;
+  if (auto problem = parse_store(flags.store, store)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
+  if (auto problem = store_defect_problem(store, defects)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
   std::optional<fuzz::CaseId> exact;
   if (!flags.reproduce.empty()) {
     std::string problem;
@@ -172,8 +182,13 @@ int fuzz_command(const FuzzFlags& flags) {
               << "\" leads nowhere (another build, or a mistyped id)\n";
     return kExitBadInput;
   }
+  if (auto problem = check_store(store)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
   fuzz::CampaignOptions options;
   options.defects = defects;
+  options.make_store = store_factory(store);
   options.seed = exact ? exact->seed : flags.seed;
   options.cases = flags.cases;
   options.only_case = flags.only_case;

@@ -19,6 +19,7 @@
 #include "harness/cli/fuzz_command.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/cli/selftest_command.hpp"
+#include "harness/cli/store_flag.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/loader.hpp"
 #include "harness/scenario/runner.hpp"
@@ -40,14 +41,20 @@ struct RunFlags {
   onejob::Defects defects;
   std::string report_dir = "reports/latest";
   bool check_determinism = false;
+  std::string store_text = "memory";
+  onejob::cli::StoreChoice store;
+  bool compare_memory = false;
 };
 
 // Runs one scenario, twice when asked: a second run in the same process must reproduce the
-// trace byte for byte, or the scenario fails with a "determinism" violation.
-onejob::scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& flags) {
+// trace byte for byte, or the scenario fails with a "determinism" violation. With
+// --compare-memory the second run is on the memory store, and its trace hash is returned.
+onejob::scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& flags,
+                                    std::string* memory_hash) {
   onejob::scenario::RunOptions options;
   options.seed = flags.seed;
   options.defects = flags.defects;
+  options.make_store = onejob::cli::store_factory(flags.store);
   auto result = onejob::scenario::run_scenario(spec, options);
   if (flags.check_determinism) {
     const auto again = onejob::scenario::run_scenario(spec, options);
@@ -55,11 +62,44 @@ onejob::scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& fl
       result.violations.push_back(std::move(*broken));
     }
   }
+  if (flags.compare_memory) {
+    options.make_store = {};
+    const auto on_memory = onejob::scenario::run_scenario(spec, options);
+    *memory_hash = on_memory.trace_hash;
+    if (auto broken = onejob::scenario::compare_runs(result, on_memory)) {
+      broken->invariant = "store-equivalence";
+      broken->message = "on the memory store: " + broken->message;
+      result.violations.push_back(std::move(*broken));
+    }
+  }
   return result;
+}
+
+// --compare-memory: each scenario's trace hash on both stores, side by side.
+void print_store_hashes(const std::vector<onejob::scenario::RunResult>& results,
+                        const std::vector<std::string>& memory_hashes, const RunFlags& flags) {
+  std::printf("trace hash by store (%s | memory):\n", flags.store.postgres ? "postgres" : "memory");
+  int same = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const bool equal = results[i].trace_hash == memory_hashes[i];
+    same += equal ? 1 : 0;
+    std::printf("  %-16s  %-16s  %-9s  %s\n", results[i].trace_hash.c_str(),
+                memory_hashes[i].c_str(), equal ? "identical" : "DIFFERENT",
+                results[i].name.c_str());
+  }
+  std::printf("identical traces: %d/%zu\n", same, results.size());
 }
 
 int run_command(RunFlags flags) {
   if (auto problem = onejob::cli::parse_defects(flags.defect_names, flags.defects)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
+  if (auto problem = onejob::cli::parse_store(flags.store_text, flags.store)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
+  if (auto problem = onejob::cli::store_defect_problem(flags.store, flags.defects)) {
     std::cerr << "onejob: " << *problem << "\n";
     return kExitBadInput;
   }
@@ -74,21 +114,28 @@ int run_command(RunFlags flags) {
   }
   auto specs = onejob::cli::load_all(files);
   if (!specs) return kExitBadInput;
+  if (auto problem = onejob::cli::check_store(flags.store)) {
+    std::cerr << "onejob: " << *problem << "\n";
+    return kExitBadInput;
+  }
 
   std::vector<onejob::scenario::RunResult> results;
+  std::vector<std::string> memory_hashes;
   // Wall time is measured here, outside the simulation, and only ever printed: it never
   // reaches a trace or a report file.
   const auto started = std::chrono::steady_clock::now();
   Duration simulated{0};
   for (const auto& spec : *specs) {
-    results.push_back(run_one(spec, flags));
+    results.push_back(run_one(spec, flags, &memory_hashes.emplace_back()));
     simulated += results.back().simulated;
   }
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
   std::cout << onejob::report::text_summary(results);
-  std::printf("simulated %.1f s in %.3f s of wall time%s\n",
+  if (flags.compare_memory) print_store_hashes(results, memory_hashes, flags);
+  std::printf("simulated %.1f s in %.3f s of wall time on the %s store%s\n",
               std::chrono::duration<double>(simulated).count(), wall.count(),
-              flags.check_determinism ? " (each scenario run twice)" : "");
+              flags.store.describe().c_str(),
+              flags.check_determinism || flags.compare_memory ? " (each scenario run twice)" : "");
   try {
     onejob::report::write_reports(report_dir, results);
   } catch (const std::exception& error) {
@@ -198,7 +245,8 @@ int main(int argc, char** argv) {
   RunFlags flags;
   auto* run = app.add_subcommand(
       "run",
-      "Run scenarios on the embedded in-memory store and check every invariant.\n"
+      "Run scenarios (on the embedded in-memory store unless --store says otherwise) and check "
+      "every invariant.\n"
       "Prints one line per scenario (PASS/FAIL, name, seed, trace hash) and a total line;\n"
       "a failure lists its violations, the first offending event and the command that replays "
       "it.");
@@ -216,6 +264,14 @@ int main(int argc, char** argv) {
       "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
   run->add_flag("--check-determinism", flags.check_determinism,
                 "Run every scenario twice in this process; differing traces fail the scenario");
+  run->add_option("--store", flags.store_text,
+                  "memory, postgres or postgres=URI (libpq string or URI; plain 'postgres' uses "
+                  "libpq's defaults and PG* variables). On PostgreSQL each scenario gets a fresh "
+                  "schema, dropped afterwards")
+      ->capture_default_str();
+  run->add_flag("--compare-memory", flags.compare_memory,
+                "Also run every scenario on the memory store and print both trace hashes; a "
+                "scenario whose traces differ fails (store-equivalence)");
   run->footer(
       "Same build + scenario + seed gives a byte-identical trace and the same trace hash.\n"
       "Exit codes: 0 all passed; 1 a violation or failed expectation; 2 bad input\n"
@@ -273,6 +329,10 @@ int main(int argc, char** argv) {
   fuzz->add_option(
       "--defect", fuzz_flags.defects,
       "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
+  fuzz->add_option("--store", fuzz_flags.store,
+                   "memory, postgres or postgres=URI: the store every case runs on (on "
+                   "PostgreSQL a fresh schema per case)")
+      ->capture_default_str();
   fuzz->add_option("--report-dir", fuzz_flags.report_dir,
                    "Where to write summary.json, junit.xml, repro/ and traces/")
       ->capture_default_str()

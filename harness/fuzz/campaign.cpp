@@ -78,12 +78,12 @@ rc::Gen<RawCase> raw_case() {
 
 // Cases end once nothing is left to happen rather than simulating idle minutes. `traced`: with
 // the trace rendered, for determinism checks and for what a failure reports.
-scenario::RunOptions case_options(const Defects& defects, bool traced) {
+scenario::RunOptions case_options(const CampaignOptions& campaign, bool traced) {
   return {.seed = std::nullopt,
-          .make_store = {},
+          .make_store = campaign.make_store,
           .stop_when_quiescent = true,
           .trace_text = traced,
-          .defects = defects};
+          .defects = campaign.defects};
 }
 
 // splitmix64: the case's own seed from the campaign's seed and the case index.
@@ -202,8 +202,8 @@ std::optional<scenario::ScenarioSpec> generate_case(const CaseId& id) {
 
 CampaignResult run_campaign(const CampaignOptions& options) {
   CampaignResult result;
-  const auto fast = case_options(options.defects, false);
-  const auto traced = case_options(options.defects, true);
+  const auto fast = case_options(options, false);
+  const auto traced = case_options(options, true);
   if (options.exact) {
     auto spec = generate_case(*options.exact);
     if (!spec) return result;

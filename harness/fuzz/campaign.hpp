@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ struct CampaignOptions {
   std::optional<CaseId> exact{};             // run just this case as it is: no shrinking
   int shrink_runs_max = 2000;                // runs the shrinker may spend on a failure
   Defects defects{};                         // the named defects the system runs with
+  // The store each case runs on (a fresh one per case); MemoryStore when empty.
+  std::function<std::unique_ptr<Store>()> make_store{};
   // Asked before each case; true ends the campaign early (the CLI's wall-clock budget: the
   // campaign itself never reads a clock).
   std::function<bool()> should_stop{};

@@ -130,8 +130,7 @@ Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
     live = live_attempt_by_job_.end();
   }
   if (live != live_attempt_by_job_.end()) {
-    // As in PostgreSQL, nextval() ran before the unique index refused the row.
-    ++next_attempt_id_;
+    // As in PgStore, which looks for the live attempt before it inserts: no id is spent.
     co_return InsertAttemptResult{Outcome::live_attempt_exists, {}, live->second};
   }
   job->second.status = JobStatus::pending;

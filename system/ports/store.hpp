@@ -187,7 +187,8 @@ class Store {
   virtual Async<bool> fail_job(JobId id, std::string reason, Instant at) = 0;
 
   // Inserts a STARTING attempt numbered max(attempt_no) + 1. A pending-or-failed job becomes
-  // pending again. Refused while the job has a live attempt or a winner.
+  // pending again. Refused while the job has a live attempt or a winner; a refusal spends no
+  // attempt id.
   virtual Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) = 0;
 
   virtual Async<std::optional<Attempt>> find_attempt(AttemptId id) = 0;

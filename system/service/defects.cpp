@@ -8,7 +8,8 @@ namespace {
 constexpr DefectInfo kDefects[] = {
     {Defect::check_then_insert, "check-then-insert",
      "POST /jobs looks the key up, then inserts with no unique constraint: two concurrent creates "
-     "of one key make two jobs"},
+     "of one key make two jobs",
+     true},
     {Defect::ignore_fingerprint, "ignore-fingerprint",
      "a reused key answers 200 with the stored job whatever the request (no 422)"},
     {Defect::fingerprint_without_provider, "fingerprint-without-provider",
@@ -21,23 +22,28 @@ constexpr DefectInfo kDefects[] = {
      "the reconciler marks an attempt whose lease expired FAILED and fails over, instead of "
      "UNKNOWN"},
     {Defect::retry_while_unknown, "retry-while-unknown",
-     "the one-live-attempt index leaves out UNKNOWN: a retry starts while an outcome is unknown"},
+     "the one-live-attempt index leaves out UNKNOWN: a retry starts while an outcome is unknown",
+     true},
     {Defect::blind_overwrite, "blind-overwrite",
      "completion writes the job's result without the compare-and-swap guard (no completed_by IS "
-     "NULL, no version): the last completion wins"},
+     "NULL, no version): the last completion wins",
+     true},
     {Defect::late_merge, "late-merge",
      "a losing completion still writes its result to the job (completed_by unchanged): a read "
-     "shows the discarded result"},
+     "shows the discarded result",
+     true},
     {Defect::skip_contract, "skip-contract",
      "automatic failover does not require a passing contract certification"},
     {Defect::schema_only_contract, "schema-only-contract",
      "certification checks only the output schema, not the known answers: a provider that "
      "answers in the right shape with the wrong content passes"},
     {Defect::unfenced_worker, "unfenced-worker",
-     "attempt writes ignore the lease token: a worker whose lease was taken over still writes"},
+     "attempt writes ignore the lease token: a worker whose lease was taken over still writes",
+     true},
     {Defect::cancel_does_not_unblock, "cancel-does-not-unblock",
      "cancelling an UNKNOWN attempt leaves it holding the one-live-attempt slot: the job stays "
-     "blocked and retries are refused"},
+     "blocked and retries are refused",
+     true},
     {Defect::lb_new_key, "lb-new-key",
      "the load balancer retries a POST /jobs with a fresh Idempotency-Key"},
     {Defect::foreign_owner_retry, "foreign-owner-retry",

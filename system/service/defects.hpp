@@ -33,6 +33,9 @@ struct DefectInfo {
   Defect defect;
   std::string_view name;     // as on the command line: check-then-insert
   std::string_view summary;  // one line: what the bug does
+  // Planted in the embedded store (MemoryStore): PostgreSQL's constraints cannot be switched
+  // off, so a run on PgStore cannot have it.
+  bool in_store = false;
 };
 
 // Every defect, in declaration order.
