@@ -75,6 +75,7 @@ struct World::Incarnation {
   std::unique_ptr<sim::FaultyStore> store;
   std::unique_ptr<sim::NetworkedProviders> providers;
   std::unique_ptr<sim::NodeEventSink> events;
+  std::unique_ptr<sim::RngRandom> random;
   std::unique_ptr<SystemContext> context;
   std::unique_ptr<ApiHandler> api;
   std::unique_ptr<Worker> worker;
@@ -164,8 +165,11 @@ void World::start(Node& node, bool restart) {
   life->providers = std::make_unique<sim::NetworkedProviders>(*links_.at(LinkKind::worker_provider),
                                                               node.name, providers_, *life->gate);
   life->events = std::make_unique<sim::NodeEventSink>(trace_, node.name);
-  life->context = std::make_unique<SystemContext>(
-      SystemContext{*life->store, *life->providers, loop_, *life->timer, *life->events, config_});
+  // Each incarnation draws from its own stream, named by node and incarnation.
+  life->random = std::make_unique<sim::RngRandom>(
+      root_rng_.fork("random/" + node.name + "/" + std::to_string(node.lives.size())));
+  life->context = std::make_unique<SystemContext>(SystemContext{
+      *life->store, *life->providers, loop_, *life->timer, *life->events, config_, *life->random});
   auto& executor = loop_.io();
   switch (node.role) {
     case Role::api:

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "system/ports/random.hpp"
+
 namespace onejob::sim {
 
 // The simulation's only source of randomness: xoshiro256** seeded through SplitMix64, with its
@@ -26,6 +28,16 @@ class Rng {
  private:
   std::uint64_t seed_;
   std::uint64_t state_[4];
+};
+
+// The system's Random port on one of the simulation's streams.
+class RngRandom final : public Random {
+ public:
+  explicit RngRandom(Rng rng) : rng_(rng) {}
+  std::uint64_t below(std::uint64_t bound) override { return rng_.below(bound); }
+
+ private:
+  Rng rng_;
 };
 
 // FNV-1a, 64 bit: stable across platforms and library versions; used for stream names and

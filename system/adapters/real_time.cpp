@@ -15,4 +15,10 @@ Async<void> AsioTimer::sleep_for(Duration delay) {
   co_await timer.async_wait(boost::asio::use_awaitable);
 }
 
+SystemRandom::SystemRandom() : engine_(std::random_device{}()) {}
+
+std::uint64_t SystemRandom::below(std::uint64_t bound) {
+  return std::uniform_int_distribution<std::uint64_t>(0, bound - 1)(engine_);
+}
+
 }  // namespace onejob

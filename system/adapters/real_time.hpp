@@ -1,8 +1,11 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <random>
 
 #include "system/ports/clock.hpp"
+#include "system/ports/random.hpp"
 #include "system/ports/timer.hpp"
 
 namespace boost::asio {
@@ -31,6 +34,16 @@ class AsioTimer final : public Timer {
 
  private:
   boost::asio::io_context& io_;
+};
+
+// Randomness for production wiring: a generator seeded once from std::random_device.
+class SystemRandom final : public Random {
+ public:
+  SystemRandom();
+  std::uint64_t below(std::uint64_t bound) override;
+
+ private:
+  std::mt19937_64 engine_;
 };
 
 }  // namespace onejob

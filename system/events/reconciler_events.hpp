@@ -35,12 +35,15 @@ struct FailoverResumed {
   }
 };
 
+// `retry_in_us`: how long the reconciler backs off before its next sweep.
 struct ReconcilerStoreError {
   static constexpr std::string_view kind = "reconciler.store_error";
   std::string message;
+  std::int64_t retry_in_us = 0;
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("message", self.message);
+    field("retry_in_us", self.retry_in_us);
   }
 };
 

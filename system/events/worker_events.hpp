@@ -48,19 +48,23 @@ struct ProviderReplied {
   }
 };
 
-// `maybe_committed`: the write may have committed without its reply.
+// `maybe_committed`: the write may have committed without its reply. `retry_in_us`: how long
+// the worker backs off before it claims again (0 when an attempt's write failed: the attempt
+// is left to its lease).
 struct WorkerStoreError {
   static constexpr std::string_view kind = "worker.store_error";
   std::string worker;
   std::int64_t attempt_id = 0;
   bool maybe_committed = false;
   std::string message;
+  std::int64_t retry_in_us = 0;
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("worker", self.worker);
     field("attempt_id", self.attempt_id);
     field("maybe_committed", self.maybe_committed);
     field("message", self.message);
+    field("retry_in_us", self.retry_in_us);
   }
 };
 

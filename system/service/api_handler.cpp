@@ -101,10 +101,16 @@ Async<Response> ApiHandler::handle(Request request) {
       answer = co_await route_request(context_, request, route);
     }
   } catch (const StoreError& error) {
-    // The create may have committed; the same request with the same key will say so (200).
-    answer = ApiAnswer::failure(
-        503, "store_unavailable",
-        std::string(error.what()) + "; retry the same request with the same Idempotency-Key");
+    if (error.kind() == StoreError::Kind::rejected) {
+      // Retrying cannot help: the store cannot hold a value of this request.
+      answer = ApiAnswer::failure(400, "unstorable_value", error.what());
+    } else {
+      // The create may have committed; the same request with the same key will say so (200).
+      answer = ApiAnswer::failure(
+          503, "store_unavailable",
+          std::string(error.what()) + "; retry the same request with the same Idempotency-Key");
+      answer.response.headers.emplace_back("Retry-After", kStoreRetryAfterSeconds);
+    }
   } catch (const std::exception& error) {
     // A bug, not the client's fault: the request still gets an answer.
     answer = ApiAnswer::failure(500, "internal", error.what());

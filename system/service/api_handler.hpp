@@ -17,9 +17,11 @@ namespace onejob {
 // Every call needs an authenticated principal (401 otherwise), which owns what it creates and
 // is the only owner who can see it. A body over kMaxBodyBytes is refused with 413, JSON nested
 // deeper than kMaxJsonDepth or with a number beyond a double with 400. Every request gets an
-// answer: an unexpected failure inside is a 500, never an exception out of handle(). Every
-// request and response is reported to the EventSink.
+// answer: an unexpected failure inside is a 500, never an exception out of handle(). A store
+// that cannot answer makes any call a 503 store_unavailable with Retry-After (a value the store
+// cannot hold: 400 unstorable_value). Every request and response is reported to the EventSink.
 inline constexpr std::size_t kMaxBodyBytes = 1 << 20;  // 1 MiB
+inline constexpr const char* kStoreRetryAfterSeconds = "1";
 
 class ApiHandler {
  public:

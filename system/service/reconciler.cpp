@@ -1,6 +1,9 @@
 #include "system/service/reconciler.hpp"
 
+#include <algorithm>
+
 #include "system/events/reconciler_events.hpp"
+#include "system/service/backoff.hpp"
 #include "system/service/deadline.hpp"
 #include "system/service/settlement.hpp"
 
@@ -93,16 +96,26 @@ Async<void> sweep(CorePtr core) {
 }
 
 Async<void> run_loop(CorePtr core) {
+  const Policy& policy = core->context.config.policy;
+  // Never longer than a period: a failed sweep is retried sooner than the next one was due.
+  Backoff backoff(std::min(policy.worker_poll, policy.reconcile_period),
+                  std::min(policy.store_backoff_cap, policy.reconcile_period));
   while (core->alive) {
+    Duration wait = policy.reconcile_period;
     try {
       co_await sweep(core);
+      backoff.reset();
     } catch (const StoreError& error) {
-      // Unreachable store: try again next period; nothing here is lost, only delayed.
+      // Unreachable store: try again after a backoff; nothing here is lost, only delayed.
+      wait = backoff.next(core->context.random);
       if (core->alive) {
-        events::emit(core->context.events, events::ReconcilerStoreError{.message = error.what()});
+        events::emit(core->context.events, events::ReconcilerStoreError{
+                                               .message = error.what(),
+                                               .retry_in_us = wait.count(),
+                                           });
       }
     }
-    co_await core->context.timer.sleep_for(core->context.config.policy.reconcile_period);
+    co_await core->context.timer.sleep_for(wait);
   }
 }
 

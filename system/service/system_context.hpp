@@ -8,6 +8,7 @@
 #include "system/ports/clock.hpp"
 #include "system/ports/event_sink.hpp"
 #include "system/ports/provider_client.hpp"
+#include "system/ports/random.hpp"
 #include "system/ports/store.hpp"
 #include "system/ports/timer.hpp"
 #include "system/service/contract.hpp"
@@ -25,7 +26,10 @@ struct Policy {
   Duration status_timeout = std::chrono::seconds(5);  // for the reconciler's status queries
   Duration worker_poll = std::chrono::milliseconds(100);
   int worker_capacity = 4;  // attempts one worker runs at once
-  int attempt_limit = 5;    // attempts per job beyond which failover stops (explicit ones too)
+  // While the store keeps failing, workers and the reconciler wait longer between tries, up to
+  // this (see Backoff); they start from worker_poll.
+  Duration store_backoff_cap = std::chrono::seconds(5);
+  int attempt_limit = 5;  // attempts per job beyond which failover stops (explicit ones too)
 };
 
 struct SystemConfig {
@@ -49,6 +53,7 @@ struct SystemContext {
   Timer& timer;
   EventSink& events;
   const SystemConfig& config;
+  Random& random;
 };
 
 }  // namespace onejob

@@ -2,6 +2,7 @@
 
 #include "system/events/attempt_events.hpp"
 #include "system/events/worker_events.hpp"
+#include "system/service/backoff.hpp"
 #include "system/service/deadline.hpp"
 #include "system/service/settlement.hpp"
 
@@ -63,13 +64,15 @@ void emit_reply(WorkerCore& core, const Attempt& attempt, const ProviderReply& r
 
 // A store that cannot be reached leaves the attempt as it is: its lease expires and the
 // reconciler takes over, which is exactly the path of a crashed worker.
-void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt) {
+void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt,
+                        Duration retry_in = Duration::zero()) {
   events::emit(core.context.events,
                events::WorkerStoreError{
                    .worker = core.name,
                    .attempt_id = attempt,
                    .maybe_committed = error.kind() == StoreError::Kind::maybe_committed,
                    .message = error.what(),
+                   .retry_in_us = retry_in.count(),
                });
 }
 
@@ -184,14 +187,20 @@ Async<std::optional<Attempt>> claim(const CorePtr& core) {
 
 Async<void> run_loop(CorePtr core) {
   auto executor = co_await boost::asio::this_coro::executor;
+  const Policy& policy = core->context.config.policy;
+  Backoff backoff(policy.worker_poll, policy.store_backoff_cap);
   while (core->alive) {
-    if (core->in_flight < core->context.config.policy.worker_capacity) {
+    Duration wait = policy.worker_poll;
+    if (core->in_flight < policy.worker_capacity) {
       std::optional<Attempt> attempt;
       try {
         attempt = co_await claim(core);
+        backoff.reset();
       } catch (const StoreError& error) {
-        // A claim whose reply was lost may have committed: that attempt's lease expires.
-        if (core->alive) report_store_error(*core, error, 0);
+        // A claim whose reply was lost may have committed: that attempt's lease expires. The
+        // store is failing: wait longer each time, with jitter, up to the cap.
+        wait = backoff.next(core->context.random);
+        if (core->alive) report_store_error(*core, error, 0, wait);
       }
       if (attempt) {
         boost::asio::co_spawn(executor, run_attempt_guarded(core, std::move(*attempt)),
@@ -199,7 +208,7 @@ Async<void> run_loop(CorePtr core) {
         continue;
       }
     }
-    co_await core->context.timer.sleep_for(core->context.config.policy.worker_poll);
+    co_await core->context.timer.sleep_for(wait);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "system/service/contract.hpp"
 #include "system/service/system_context.hpp"
 
+#include "harness/sim/rng.hpp"
 #include "harness/sim/sim_loop.hpp"
 
 namespace {
@@ -64,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     profile.name = name;
     config.providers.push_back(profile);
   }
-  SystemContext context{store, providers, loop, loop, events, config};
+  sim::RngRandom random{sim::Rng{1}};
+  SystemContext context{store, providers, loop, loop, events, config, random};
   ApiHandler api(context);
   const Response created = handle(loop, api,
                                   Request{.method = "POST",

@@ -14,6 +14,7 @@
 #include "system/adapters/memory_store.hpp"
 #include "system/service/api_handler.hpp"
 
+#include "harness/sim/rng.hpp"
 #include "harness/sim/sim_loop.hpp"
 #include "harness/sim/store_wrapper.hpp"
 
@@ -61,7 +62,7 @@ struct Api {
   Api()
       : store(memory),
         providers(loop),
-        context{store, providers, loop, loop, events, config},
+        context{store, providers, loop, loop, events, config, random},
         handler(context) {
     for (const char* name : {"alpha", "beta"}) config.providers.push_back({.name = name});
   }
@@ -77,6 +78,7 @@ struct Api {
   FakeProviders providers;
   RecordingSink events;
   SystemConfig config;
+  sim::RngRandom random{sim::Rng{1}};
   SystemContext context;
   ApiHandler handler;
   std::map<std::pair<int, int>, std::int64_t> job_ids;  // as answers revealed them

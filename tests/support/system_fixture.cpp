@@ -14,7 +14,7 @@ namespace onejob::test {
 SystemFixture::SystemFixture()
     : loop(sim::Rng(7)),
       providers(loop),
-      context{store, providers, loop, loop, events, config},
+      context{store, providers, loop, loop, events, config, random},
       api(context) {
   config.policy.attempt_deadline = std::chrono::seconds(10);
   config.policy.lease = std::chrono::seconds(20);

@@ -14,6 +14,7 @@
 #include "system/service/system_context.hpp"
 #include "system/service/worker.hpp"
 
+#include "harness/sim/rng.hpp"
 #include "harness/sim/sim_loop.hpp"
 
 #include "tests/support/fake_providers.hpp"
@@ -62,6 +63,7 @@ struct SystemFixture {
   FakeProviders providers;
   RecordingSink events;
   SystemConfig config;
+  sim::RngRandom random{sim::Rng{1}};
   SystemContext context;
   ApiHandler api;
 };

@@ -248,7 +248,7 @@ BOOST_AUTO_TEST_CASE(concurrent_double_click_gets_identical_job_ids) {
     sim::SimLoop world(sim::Rng{seed});
     MemoryStore memory;
     test::LatentStore latent(memory, world, std::chrono::milliseconds(3));
-    SystemContext concurrent{latent, providers, world, world, events, config};
+    SystemContext concurrent{latent, providers, world, world, events, config, random};
     ApiHandler handler(concurrent);
     std::vector<Response> responses(seed % 2 == 0 ? 2 : 10);
     for (auto& response : responses) {

@@ -68,7 +68,8 @@ int main() {
   SystemConfig config;
   config.providers.push_back({.name = "alpha"});
   config.validate();
-  SystemContext context{store, provider, clock, timer, events, config};
+  SystemRandom random;
+  SystemContext context{store, provider, clock, timer, events, config, random};
   ApiHandler api(context);
   Worker worker(context, "worker-1");
   int code = -1;

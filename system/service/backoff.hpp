@@ -1,0 +1,40 @@
+#pragma once
+
+#include <algorithm>
+
+#include "system/domain/time.hpp"
+#include "system/ports/random.hpp"
+
+namespace onejob {
+
+// Capped exponential backoff with jitter, for a loop that keeps failing on the store: after
+// the n-th failure in a row it waits a uniform draw from [d/2, d], d = min(cap, base * 2^(n-1)).
+// The jitter keeps many workers that lost the store together from returning together; the cap
+// bounds how late one notices the store is back. The draw comes from the injected Random, so a
+// simulated run stays deterministic.
+class Backoff {
+ public:
+  // REQUIRES: 0 < base <= cap.
+  Backoff(Duration base, Duration cap) : base_(base), cap_(std::max(base, cap)) {}
+
+  // The wait after one more failure.
+  Duration next(Random& random) {
+    if (failures_ < 64) ++failures_;
+    Duration limit = base_;
+    for (int i = 1; i < failures_ && limit < cap_; ++i) limit *= 2;
+    limit = std::min(limit, cap_);
+    const auto half = limit.count() / 2;
+    const auto span = static_cast<std::uint64_t>(limit.count() - half) + 1;
+    return Duration(half + static_cast<Duration::rep>(random.below(span)));
+  }
+
+  // A success: the next failure starts again from base.
+  void reset() { failures_ = 0; }
+
+ private:
+  Duration base_;
+  Duration cap_;
+  int failures_ = 0;
+};
+
+}  // namespace onejob
