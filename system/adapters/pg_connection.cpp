@@ -114,13 +114,19 @@ void Connection::settle_failure(const char* operation, Effect effect,
                      what + " (the reply to COMMIT was lost: it may or may not have committed)");
   }
   if (dynamic_cast<const pqxx::broken_connection*>(&error) != nullptr) lost("");
+  // libpqxx 6.4 throws these for SQLSTATE 40001 and 40P01 without the state itself, and not as
+  // sql_error: recognise them by type.
+  if (dynamic_cast<const pqxx::serialization_failure*>(&error) != nullptr ||
+      dynamic_cast<const pqxx::deadlock_detected*>(&error) != nullptr) {
+    if (tries < options_.conflict_tries) return;
+    throw StoreError(Kind::conflict, what + " (aborted for concurrent transactions " +
+                                         std::to_string(tries) + " times; nothing was written)");
+  }
+  if (dynamic_cast<const pqxx::transaction_rollback*>(&error) != nullptr) {
+    throw StoreError(Kind::unavailable, what + " (rolled back; nothing was written)");
+  }
   if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&error)) {
     const std::string& state = sql->sqlstate();
-    if (state == "40001" || state == "40P01") {  // serialization failure, deadlock
-      if (tries < options_.conflict_tries) return;
-      throw StoreError(Kind::conflict, what + " (aborted for concurrent transactions " +
-                                           std::to_string(tries) + " times; nothing was written)");
-    }
     if (connection_lost(state)) lost("");
     if (state.starts_with("22")) {  // data exception: e.g. text that is not UTF-8
       throw StoreError(Kind::rejected, what + " (nothing was written)");

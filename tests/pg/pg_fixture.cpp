@@ -107,6 +107,71 @@ std::int64_t count_rows(pqxx::connection& connection, const std::string& query, 
   return tx.exec_params1(query, id)[0].as<std::int64_t>();
 }
 
+Created create_job(PgStore& store, const std::string& key) {
+  InsertJobResult inserted = run(store.insert_job(new_job("alice", key)));
+  BOOST_REQUIRE(inserted.job.has_value());
+  BOOST_REQUIRE(inserted.initial_attempt.has_value());
+  return Created{*inserted.job, *inserted.initial_attempt};
+}
+
+Attempt claim(PgStore& store, const std::string& worker, std::int64_t lease_expires_us) {
+  std::optional<Attempt> claimed =
+      run(store.claim_next_attempt(worker, at_us(10), at_us(lease_expires_us)));
+  BOOST_REQUIRE(claimed.has_value());
+  return *claimed;
+}
+
+UpdateAttemptResult update(PgStore& store, AttemptId id, std::vector<AttemptState> from,
+                           AttemptState to, std::optional<std::int64_t> fence, std::string reason,
+                           std::int64_t at, std::optional<std::string> take_over_as) {
+  return run(store.update_attempt(AttemptUpdate{
+      .attempt_id = id,
+      .from = std::move(from),
+      .to = to,
+      .fence = fence,
+      .take_over_as = std::move(take_over_as),
+      .reason = std::move(reason),
+      .at = at_us(at),
+  }));
+}
+
+CompleteAttemptResult complete(PgStore& store, const Attempt& attempt,
+                               std::int64_t expected_version, std::vector<AttemptState> from,
+                               std::optional<std::int64_t> fence, std::string result,
+                               std::int64_t at) {
+  return run(store.complete_attempt(CompleteAttempt{
+      .attempt_id = attempt.id,
+      .job_id = attempt.job_id,
+      .expected_version = expected_version,
+      .from = std::move(from),
+      .fence = fence,
+      .result = std::move(result),
+      .at = at_us(at),
+  }));
+}
+
+InsertAttemptResult add_attempt(PgStore& store, JobId job_id, std::string provider,
+                                std::int64_t at) {
+  return run(store.insert_attempt(NewAttempt{
+      .job_id = job_id,
+      .provider = std::move(provider),
+      .origin = AttemptOrigin::failover,
+      .created_at = at_us(at),
+  }));
+}
+
+Attempt find(PgStore& store, AttemptId id) {
+  std::optional<Attempt> found = run(store.find_attempt(id));
+  BOOST_REQUIRE(found.has_value());
+  return *found;
+}
+
+Job load(PgStore& store, JobId id) {
+  std::optional<Job> found = run(store.load_job(id));
+  BOOST_REQUIRE(found.has_value());
+  return *found;
+}
+
 PgFixture::PgFixture() : schema_{next_schema_name()}, admin_{pg_url()} {
   {
     pqxx::nontransaction tx{admin_};

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -66,6 +67,28 @@ bool names_constraint(const pqxx::unique_violation& e, std::string_view constrai
 // job_id = $1".
 std::int64_t count_rows(pqxx::connection& connection, const std::string& query, std::int64_t id);
 
+// ---- shared store calls (each runs to completion; BOOST_REQUIRE where a value must exist) --
+
+struct Created {
+  Job job;
+  Attempt first;
+};
+
+Created create_job(PgStore& store, const std::string& key);
+Attempt claim(PgStore& store, const std::string& worker, std::int64_t lease_expires_us);
+UpdateAttemptResult update(PgStore& store, AttemptId id, std::vector<AttemptState> from,
+                           AttemptState to, std::optional<std::int64_t> fence,
+                           std::string reason = {}, std::int64_t at = 500,
+                           std::optional<std::string> take_over_as = std::nullopt);
+CompleteAttemptResult complete(PgStore& store, const Attempt& attempt,
+                               std::int64_t expected_version, std::vector<AttemptState> from,
+                               std::optional<std::int64_t> fence, std::string result,
+                               std::int64_t at = 700);
+InsertAttemptResult add_attempt(PgStore& store, JobId job_id, std::string provider = "provider-b",
+                                std::int64_t at = 600);
+Attempt find(PgStore& store, AttemptId id);
+Job load(PgStore& store, JobId id);
+
 // A fresh schema per test case, so cases never see each other's rows or sequence values, and a
 // developer database the URL points at is never touched outside it. Connections find it
 // through PGOPTIONS (libpq reads it when the connection string sets no `options`), which works
@@ -79,6 +102,9 @@ class PgFixture {
 
   PgStore& store() { return *store_; }
   pqxx::connection& raw() { return *raw_; }
+  // A connection outside the test's schema, for watching and killing other backends.
+  pqxx::connection& admin() { return admin_; }
+  const std::string& schema() const { return schema_; }
 
  private:
   // If ONEJOB_PG_URL carries its own `options`, PGOPTIONS is ignored and the tests would run in
