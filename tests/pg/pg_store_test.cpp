@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -351,9 +352,28 @@ BOOST_AUTO_TEST_SUITE_END()
 
 int main(int argc, char* argv[]) {
   if (onejob::pg_test::pg_url().empty()) {
-    // 77 is the test's SKIP_RETURN_CODE: ctest shows "skipped", never a silent pass.
+    // CI sets ONEJOB_REQUIRE_PG: there a missing database fails the run. Elsewhere 77 is the
+    // test's SKIP_RETURN_CODE: ctest shows "skipped", never a silent pass.
+    if (std::getenv("ONEJOB_REQUIRE_PG") != nullptr) {
+      std::cerr << "pg tests: ONEJOB_PG_URL not set, and ONEJOB_REQUIRE_PG says they must run\n";
+      return 1;
+    }
     std::cout << "pg tests skipped: ONEJOB_PG_URL not set\n";
     return 77;
+  }
+  // ONEJOB_PG_EXPECT_ISOLATION: the default isolation the database under test must have, so a
+  // run meant to show PgStore pins its own level cannot pass against an ordinary database.
+  if (const char* expected = std::getenv("ONEJOB_PG_EXPECT_ISOLATION")) {
+    pqxx::connection connection{onejob::pg_test::pg_url()};
+    const std::string actual = pqxx::nontransaction{connection}
+                                   .exec1("SHOW default_transaction_isolation")[0]
+                                   .as<std::string>();
+    if (actual != expected) {
+      std::cerr << "pg tests: the database's default isolation is " << actual << ", not "
+                << expected << "\n";
+      return 1;
+    }
+    std::cout << "pg tests: the database's default isolation is " << actual << "\n";
   }
   return boost::unit_test::unit_test_main(&init_unit_test, argc, argv);
 }
