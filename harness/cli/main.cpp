@@ -17,6 +17,7 @@
 #include "harness/cli/defect_flags.hpp"
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/fuzz_command.hpp"
+#include "harness/cli/load_command.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/cli/selftest_command.hpp"
 #include "harness/cli/store_flag.hpp"
@@ -239,7 +240,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 all scenarios passed; 1 an invariant was violated or an expectation\n"
       "failed; 2 bad input (unreadable or invalid scenario, bad flags).\n"
       "Run 'onejob COMMAND --help' for each command (run, replay, fuzz, merge, defects, "
-      "selftest).");
+      "selftest, load).");
   app.require_subcommand(1);
 
   RunFlags flags;
@@ -386,6 +387,29 @@ int main(int argc, char** argv) {
       "Exit codes: 0 every defect killed and the reference system clean; 1 a defect survived "
       "or the reference system failed; 2 bad input.");
 
+  onejob::cli::LoadFlags load_flags;
+  auto* load = app.add_subcommand(
+      "load",
+      "Run the reference system for real (real time; every API node, worker and the "
+      "reconciler on a store connection of its own) under clients that double-click and reuse "
+      "keys, then check on a fresh connection that every create was answered "
+      "201/200/422/503, no exception left the API, no worker or reconciler loop ended, and no "
+      "acknowledged job was lost. Meant to run while the database is being broken (CI kills "
+      "backends and restarts PostgreSQL during it).");
+  load->add_option("--store", load_flags.store, "memory, postgres or postgres=URI")
+      ->capture_default_str();
+  load->add_option("--seconds", load_flags.seconds, "How long the clients keep creating")
+      ->capture_default_str();
+  load->add_option("--drain", load_flags.drain_seconds,
+                   "Seconds the workers go on after the clients stop")
+      ->capture_default_str();
+  load->add_option("--clients", load_flags.clients, "Clients, each with its own API node")
+      ->capture_default_str();
+  load->add_option("--workers", load_flags.workers, "Workers")->capture_default_str();
+  load->add_option("--keys", load_flags.keys, "Distinct idempotency keys the clients draw from")
+      ->capture_default_str();
+  load->footer("Exit codes: 0 every promise held; 1 one was broken; 2 bad flags or store.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -398,5 +422,6 @@ int main(int argc, char** argv) {
   if (merge->parsed()) return onejob::cli::merge_command(merge_flags);
   if (defects->parsed()) return onejob::cli::defects_command();
   if (selftest->parsed()) return onejob::cli::selftest_command(selftest_flags);
+  if (load->parsed()) return onejob::cli::load_command(load_flags);
   return kExitBadInput;
 }

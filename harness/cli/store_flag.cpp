@@ -17,14 +17,18 @@ std::string next_schema_name() {
   return "onejob_run_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
 }
 
-std::unique_ptr<PgStore> open_scratch(const std::string& uri) {
+std::unique_ptr<PgStore> open_pg(const std::string& uri, const std::string& schema, bool owner) {
   PgStoreOptions options;
   options.connection_string = uri;
-  options.schema = next_schema_name();
-  options.drop_schema_on_close = true;
+  options.schema = schema;
+  options.drop_schema_on_close = owner;
   auto store = std::make_unique<PgStore>(std::move(options));
-  store->migrate();
+  if (owner) store->migrate();
   return store;
+}
+
+std::unique_ptr<PgStore> open_scratch(const std::string& uri) {
+  return open_pg(uri, next_schema_name(), true);
 }
 
 }  // namespace
@@ -73,6 +77,11 @@ std::optional<std::string> check_store(const StoreChoice& store) {
 std::function<std::unique_ptr<Store>()> store_factory(const StoreChoice& store) {
   if (!store.postgres) return {};
   return [uri = store.uri]() -> std::unique_ptr<Store> { return open_scratch(uri); };
+}
+
+std::unique_ptr<Store> open_postgres(const StoreChoice& store, const std::string& schema,
+                                     bool owner) {
+  return open_pg(store.uri, schema, owner);
 }
 
 }  // namespace onejob::cli

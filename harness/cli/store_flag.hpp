@@ -35,4 +35,10 @@ std::optional<std::string> check_store(const StoreChoice& store);
 // empty tables and sequences at 1, as the memory store does.
 std::function<std::unique_ptr<Store>()> store_factory(const StoreChoice& store);
 
+// PgStores on one named schema, for a run whose components each need their own connection.
+// `owner`: this one creates and migrates the schema, and drops it when destroyed.
+// REQUIRES: store.postgres.
+std::unique_ptr<Store> open_postgres(const StoreChoice& store, const std::string& schema,
+                                     bool owner);
+
 }  // namespace onejob::cli
