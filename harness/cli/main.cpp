@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/cli/bench_command.hpp"
 #include "harness/cli/defect_flags.hpp"
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/fuzz_command.hpp"
@@ -240,7 +241,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 all scenarios passed; 1 an invariant was violated or an expectation\n"
       "failed; 2 bad input (unreadable or invalid scenario, bad flags).\n"
       "Run 'onejob COMMAND --help' for each command (run, replay, fuzz, merge, defects, "
-      "selftest, load).");
+      "selftest, load, bench).");
   app.require_subcommand(1);
 
   RunFlags flags;
@@ -410,6 +411,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   load->footer("Exit codes: 0 every promise held; 1 one was broken; 2 bad flags or store.");
 
+  onejob::cli::BenchFlags bench_flags;
+  auto* bench = app.add_subcommand(
+      "bench",
+      "Measure, each figure beside its baseline from the same run (interleaved rounds, "
+      "medians, printed as ratios). Today: PgStore creates per second at 1 and 8 connections "
+      "against a raw statement doing the same inserts on the same server.");
+  bench->add_option("--store", bench_flags.store, "postgres or postgres=URI")
+      ->capture_default_str();
+  bench->add_option("--seconds", bench_flags.seconds, "Length of one measurement")
+      ->capture_default_str();
+  bench->add_option("--rounds", bench_flags.rounds, "Measurements per figure (each side)")
+      ->capture_default_str();
+  bench->footer("Exit codes: 0 measured; 2 bad flags or an unreachable store.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -423,5 +438,6 @@ int main(int argc, char** argv) {
   if (defects->parsed()) return onejob::cli::defects_command();
   if (selftest->parsed()) return onejob::cli::selftest_command(selftest_flags);
   if (load->parsed()) return onejob::cli::load_command(load_flags);
+  if (bench->parsed()) return onejob::cli::bench_command(bench_flags);
   return kExitBadInput;
 }

@@ -180,7 +180,7 @@ class PgStore::Session {
 
   // ---- jobs ----------------------------------------------------------------------------------
 
-  InsertJobResult insert_job(const NewJob& new_job) {
+  InsertJobResult insert_job(NewJob new_job) {
     const std::lock_guard lock{mutex_};
     return connection_.run("insert_job", Effect::statement, [&](pqxx::connection& c) {
       pqxx::nontransaction tx{c};
@@ -195,23 +195,9 @@ class PgStore::Session {
                                std::nullopt};
       }
       // The rest of both rows is what the statement wrote: the inputs and the schema's defaults.
-      Job job{.id = created[0][0].as<JobId>(),
-              .owner_id = new_job.owner_id,
-              .idempotency_key = new_job.idempotency_key,
-              .request_fingerprint = new_job.request_fingerprint,
-              .operation = new_job.operation,
-              .target_provider = new_job.target_provider,
-              .failover = new_job.failover,
-              .input_json = new_job.input_json,
-              .payload_json = new_job.payload_json,
-              .status = JobStatus::pending,
-              .version = 1,
-              .completed_by = std::nullopt,
-              .result = {},
-              .failure_reason = {},
-              .created_at = new_job.created_at};
+      const JobId id = created[0][0].as<JobId>();
       Attempt first{.id = created[0][1].as<AttemptId>(),
-                    .job_id = job.id,
+                    .job_id = id,
                     .attempt_no = 1,
                     .provider = new_job.target_provider,
                     .provider_key = created[0][2].as<std::string>(),
@@ -224,6 +210,21 @@ class PgStore::Session {
                     .finished_at = std::nullopt,
                     .outcome_reason = {},
                     .result = {}};
+      Job job{.id = id,
+              .owner_id = std::move(new_job.owner_id),
+              .idempotency_key = std::move(new_job.idempotency_key),
+              .request_fingerprint = std::move(new_job.request_fingerprint),
+              .operation = std::move(new_job.operation),
+              .target_provider = std::move(new_job.target_provider),
+              .failover = std::move(new_job.failover),
+              .input_json = std::move(new_job.input_json),
+              .payload_json = std::move(new_job.payload_json),
+              .status = JobStatus::pending,
+              .version = 1,
+              .completed_by = std::nullopt,
+              .result = {},
+              .failure_reason = {},
+              .created_at = new_job.created_at};
       return InsertJobResult{InsertJobResult::Outcome::inserted, std::move(job), std::move(first)};
     });
   }
@@ -664,7 +665,9 @@ PgStore::~PgStore() = default;
 void PgStore::migrate() { session_->migrate(); }
 
 int PgStore::schema_version() { return session_->schema_version(); }
-Async<InsertJobResult> PgStore::insert_job(NewJob job) { co_return session_->insert_job(job); }
+Async<InsertJobResult> PgStore::insert_job(NewJob job) {
+  co_return session_->insert_job(std::move(job));
+}
 
 Async<std::optional<Job>> PgStore::find_job_by_key(std::string owner_id,
                                                    std::string idempotency_key) {
