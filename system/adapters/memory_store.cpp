@@ -29,23 +29,7 @@ Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
     co_return InsertJobResult{InsertJobResult::Outcome::unique_violation, std::nullopt,
                               std::nullopt};
   }
-  Job job{
-      .id = id,
-      .owner_id = std::move(new_job.owner_id),
-      .idempotency_key = std::move(new_job.idempotency_key),
-      .request_fingerprint = std::move(new_job.request_fingerprint),
-      .operation = std::move(new_job.operation),
-      .target_provider = std::move(new_job.target_provider),
-      .failover = std::move(new_job.failover),
-      .input_json = std::move(new_job.input_json),
-      .payload_json = std::move(new_job.payload_json),
-      .status = JobStatus::pending,
-      .version = 1,
-      .completed_by = std::nullopt,
-      .result = {},
-      .failure_reason = {},
-      .created_at = new_job.created_at,
-  };
+  Job job = created_job(std::move(new_job), id);
   jobs_by_owner_key_.emplace(std::move(owner_key), id);
   const Job& stored = jobs_.emplace(id, std::move(job)).first->second;
   Attempt first =
@@ -89,22 +73,8 @@ Attempt MemoryStore::insert_attempt_row(const Job& job, const std::string& provi
                                         AttemptOrigin origin, Instant at) {
   auto& of_job = attempts_by_job_[job.id];
   const int attempt_no = static_cast<int>(of_job.size()) + 1;
-  Attempt attempt{
-      .id = next_attempt_id_++,
-      .job_id = job.id,
-      .attempt_no = attempt_no,
-      .provider = provider,
-      .provider_key = derive_provider_key(job.id, attempt_no),
-      .origin = origin,
-      .state = AttemptState::starting,
-      .lease_owner = {},
-      .lease_token = 0,
-      .lease_expires_at = {},
-      .created_at = at,
-      .finished_at = std::nullopt,
-      .outcome_reason = {},
-      .result = {},
-  };
+  Attempt attempt = starting_attempt(next_attempt_id_++, job.id, attempt_no, provider,
+                                     derive_provider_key(job.id, attempt_no), origin, at);
   of_job.push_back(attempt.id);
   live_attempt_by_job_.emplace(job.id, attempt.id);
   attempts_by_state_[attempt.state].insert(attempt.id);

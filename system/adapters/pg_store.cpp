@@ -196,35 +196,10 @@ class PgStore::Session {
       }
       // The rest of both rows is what the statement wrote: the inputs and the schema's defaults.
       const JobId id = created[0][0].as<JobId>();
-      Attempt first{.id = created[0][1].as<AttemptId>(),
-                    .job_id = id,
-                    .attempt_no = 1,
-                    .provider = new_job.target_provider,
-                    .provider_key = created[0][2].as<std::string>(),
-                    .origin = AttemptOrigin::initial,
-                    .state = AttemptState::starting,
-                    .lease_owner = {},
-                    .lease_token = 0,
-                    .lease_expires_at = Instant{},
-                    .created_at = new_job.created_at,
-                    .finished_at = std::nullopt,
-                    .outcome_reason = {},
-                    .result = {}};
-      Job job{.id = id,
-              .owner_id = std::move(new_job.owner_id),
-              .idempotency_key = std::move(new_job.idempotency_key),
-              .request_fingerprint = std::move(new_job.request_fingerprint),
-              .operation = std::move(new_job.operation),
-              .target_provider = std::move(new_job.target_provider),
-              .failover = std::move(new_job.failover),
-              .input_json = std::move(new_job.input_json),
-              .payload_json = std::move(new_job.payload_json),
-              .status = JobStatus::pending,
-              .version = 1,
-              .completed_by = std::nullopt,
-              .result = {},
-              .failure_reason = {},
-              .created_at = new_job.created_at};
+      Attempt first = starting_attempt(created[0][1].as<AttemptId>(), id, 1,
+                                       new_job.target_provider, created[0][2].as<std::string>(),
+                                       AttemptOrigin::initial, new_job.created_at);
+      Job job = created_job(std::move(new_job), id);
       return InsertJobResult{InsertJobResult::Outcome::inserted, std::move(job), std::move(first)};
     });
   }

@@ -33,6 +33,13 @@ struct NewJob {
   Instant created_at{};
 };
 
+// The rows a create commits, as the schema's defaults make them: the job (pending, version 1,
+// no winner) and its attempts (STARTING, unclaimed). Every store builds them here, so they
+// cannot disagree about a default.
+Job created_job(NewJob job, JobId id);
+Attempt starting_attempt(AttemptId id, JobId job_id, int attempt_no, std::string provider,
+                         std::string provider_key, AttemptOrigin origin, Instant created_at);
+
 struct InsertJobResult {
   enum class Outcome {
     inserted,          // the job and its first attempt are committed together
