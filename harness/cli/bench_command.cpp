@@ -196,8 +196,8 @@ int bench_command(const BenchFlags& flags) {
     std::cerr << "onejob: " << *problem << "\n";
     return kExitBadInput;
   }
-  if (flags.seconds <= 0 || flags.rounds < 1) {
-    std::cerr << "onejob: bench: --seconds must be positive and --rounds at least 1\n";
+  if (!(flags.seconds > 0 && flags.seconds <= 3600) || flags.rounds < 1 || flags.rounds > 1000) {
+    std::cerr << "onejob: bench: --seconds must be in (0, 3600] and --rounds from 1 to 1000\n";
     return kExitBadInput;
   }
   if (!choice.postgres) {

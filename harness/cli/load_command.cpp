@@ -177,10 +177,12 @@ int load_command(const LoadFlags& flags) {
     std::cerr << "onejob: " << *problem << "\n";
     return kExitBadInput;
   }
-  if (flags.seconds <= 0 || flags.drain_seconds < 0 || flags.clients < 1 || flags.workers < 1 ||
-      flags.keys < 1) {
-    std::cerr << "onejob: load: --seconds must be positive; --clients, --workers and --keys at "
-                 "least 1\n";
+  // Written so that NaN fails them too.
+  if (!(flags.seconds > 0 && flags.seconds <= 86400) ||
+      !(flags.drain_seconds >= 0 && flags.drain_seconds <= 86400) || flags.clients < 1 ||
+      flags.clients > 256 || flags.workers < 1 || flags.workers > 256 || flags.keys < 1) {
+    std::cerr << "onejob: load: --seconds must be in (0, 86400], --drain in [0, 86400], "
+                 "--clients and --workers from 1 to 256, --keys at least 1\n";
     return kExitBadInput;
   }
   // One schema for the whole run, shared by every connection (the memory store: one store).
