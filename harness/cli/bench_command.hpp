@@ -5,15 +5,21 @@
 namespace onejob::cli {
 
 struct BenchFlags {
-  std::string store = "memory";  // the PostgreSQL figures need postgres or postgres=URI
-  double seconds = 1.0;          // per measurement
-  int rounds = 7;                // measurements per figure, baseline and subject interleaved
+  std::string store = "memory";         // the PostgreSQL figures need postgres or postgres=URI
+  double seconds = 1.0;                 // per PostgreSQL measurement
+  int rounds = 7;                       // measurements per figure, baseline and subject interleaved
+  bool quick = false;                   // smaller loads and fewer cases: under a minute, for CI
+  std::string scenarios = "scenarios";  // the catalogue the simulator is timed on
+  std::string only;                     // empty: every section; else simulator, fuzzer or postgres
+  int jobs = 0;                         // when set, the one generated load to measure
 };
 
 // `onejob bench`: each figure beside its baseline, measured in the same run and interleaved
 // (baseline, subject, baseline, subject, ...), printed as a ratio (the median over rounds).
-// Today: PgStore's creates per second at 1 and 8 connections against a raw statement doing
-// the same inserts on the same server.
+// The simulator (loop events/s on the catalogue and on generated loads of 1k, 10k and 100k
+// jobs against a bare priority-queue loop and the same loop through Asio; CPU, peak memory and
+// growth exponents), the fuzzer (cases/s in one and two processes; cases and seconds to find
+// each named defect) and, given a PostgreSQL store, PgStore against raw statements.
 int bench_command(const BenchFlags& flags);
 
 }  // namespace onejob::cli

@@ -414,16 +414,25 @@ int main(int argc, char** argv) {
   onejob::cli::BenchFlags bench_flags;
   auto* bench = app.add_subcommand(
       "bench",
-      "Measure, each figure beside its baseline from the same run (interleaved rounds, "
-      "medians, printed as ratios). Today: PgStore creates per second at 1 and 8 connections "
-      "against a raw statement doing the same inserts on the same server.");
-  bench->add_option("--store", bench_flags.store, "postgres or postgres=URI")
+      "Measure the simulator, the fuzzer and (with --store postgres) PgStore, each figure "
+      "beside its baseline from the same run (medians over interleaved rounds, printed as "
+      "ratios). The full run takes several minutes; --quick is under a minute.");
+  bench->add_flag("--quick", bench_flags.quick, "Smaller loads and fewer cases (CI smoke use)");
+  bench->add_option("--store", bench_flags.store, "postgres or postgres=URI to measure PgStore too")
       ->capture_default_str();
-  bench->add_option("--seconds", bench_flags.seconds, "Length of one measurement")
+  bench->add_option("--scenarios", bench_flags.scenarios, "The catalogue to time the loop on")
+      ->capture_default_str()
+      ->check(kNonEmpty);
+  bench->add_option("--only", bench_flags.only, "One section: simulator, fuzzer or postgres");
+  bench->add_option("--jobs", bench_flags.jobs,
+                    "Measure only a generated load of this many jobs (the simulator section)");
+  bench->add_option("--seconds", bench_flags.seconds, "Length of one PostgreSQL measurement")
       ->capture_default_str();
   bench->add_option("--rounds", bench_flags.rounds, "Measurements per figure (each side)")
       ->capture_default_str();
-  bench->footer("Exit codes: 0 measured; 2 bad flags or an unreachable store.");
+  bench->footer(
+      "Exit codes: 0 measured; 2 bad flags, an unreadable catalogue or an unreachable "
+      "store.");
 
   try {
     app.parse(argc, argv);

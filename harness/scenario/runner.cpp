@@ -25,12 +25,14 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   } catch (const std::exception& error) {
     aborted = error.what();
   }
-  result.history = world.trace().events();
   if (options.trace_text) {
+    // Rendered once; the hash is of these very bytes.
     result.trace_jsonl = world.trace().to_jsonl();
-    result.trace_hash = world.trace().hash();
+    result.trace_hash = sim::hex64(sim::fnv1a64(result.trace_jsonl));
   }
+  result.history = world.trace().take();
   result.simulated = world.end().time_since_epoch();
+  result.loop_events = world.loop_events();
   if (aborted) {
     result.violations.push_back({"run", "the run aborted: " + *aborted, std::nullopt, {}});
   }

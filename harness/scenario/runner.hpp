@@ -38,7 +38,8 @@ struct RunResult {
   sim::History history;
   std::string trace_jsonl;
   std::string trace_hash;
-  Duration simulated{0};  // simulated time the run covered
+  Duration simulated{0};          // simulated time the run covered
+  std::uint64_t loop_events = 0;  // handlers the simulation loop ran
   // Invariant violations first (in checker order), then the log's agreement with the store,
   // then failed expectations and availability.
   std::vector<check::Violation> violations;

@@ -46,8 +46,11 @@ class World {
   void run(bool stop_when_quiescent = false);
 
   const sim::Trace& trace() const { return trace_; }
+  sim::Trace& trace() { return trace_; }
   const std::vector<std::optional<ReceivedResponse>>& received() const { return received_; }
   Instant end() const { return end_; }
+  // Events the simulation loop ran (see sim::SimLoop::handled).
+  std::uint64_t loop_events() const { return loop_.handled(); }
   // The store's rows for these jobs, read through the Store port after the run (on a loop of
   // its own, so nothing in the simulation runs again).
   check::StoreRows read_rows(const std::vector<std::int64_t>& job_ids);

@@ -59,7 +59,7 @@ std::uint64_t SimLoop::run(Instant until) {
   std::uint64_t ran = 0;
   auto& context = io();
   for (;;) {
-    context.poll();
+    handled_ += context.poll();
     if (queue_.empty() || queue_.front().at > until) break;
     std::pop_heap(queue_.begin(), queue_.end(), later);
     Entry entry = std::move(queue_.back());

@@ -66,6 +66,9 @@ class SimLoop final : public Clock, public Timer {
   void advance(Duration by) { advance_to(now_ + by); }
 
   std::size_t pending() const { return queue_.size(); }
+  // Handlers the io_context has run so far: the loop's events (timers, messages, coroutine
+  // resumptions), the unit its speed is measured in.
+  std::uint64_t handled() const { return handled_; }
   // The instant of the earliest queued handler, if any.
   std::optional<Instant> next_instant() const {
     if (queue_.empty()) return std::nullopt;
@@ -86,6 +89,7 @@ class SimLoop final : public Clock, public Timer {
   Rng tie_breaker_;
   Instant now_{};
   std::uint64_t next_seq_ = 0;
+  std::uint64_t handled_ = 0;
   std::vector<Entry> queue_;  // a min-heap on (at, tie, seq)
 };
 

@@ -1,6 +1,8 @@
 #include "harness/sim/trace.hpp"
 
+#include <charconv>
 #include <cstdio>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +16,144 @@ const TraceEvent& Trace::record(std::string node, Event event, bool injected) {
   return events_.back();
 }
 
+namespace {
+
+// Whether `text` is well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
+bool valid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t extra = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      extra = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      extra = 2;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      extra = 3;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    } else {
+      return false;
+    }
+    for (std::size_t k = 1; k <= extra; ++k) {
+      if (i + k >= text.size()) return false;
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      const unsigned char lo = k == 1 ? low : 0x80;
+      const unsigned char hi = k == 1 ? high : 0xBF;
+      if (next < lo || next > hi) return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+// A JSON string exactly as nlohmann::json's dump() writes it (ensure_ascii off, invalid UTF-8
+// replaced): the common case here, and nlohmann itself for the rare string that is not UTF-8.
+void append_json_string(std::string& out, std::string_view text) {
+  if (!valid_utf8(text)) {
+    out += nlohmann::ordered_json(std::string(text))
+               .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+void append_int(std::string& out, std::int64_t value) {
+  char buffer[24];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  out.append(buffer, end);
+}
+
+}  // namespace
+
+void append_json_line(std::string& out, const TraceEvent& event) {
+  out += "{\"seq\":";
+  append_int(out, static_cast<std::int64_t>(event.seq));
+  out += ",\"t_us\":";
+  append_int(out, event.at.time_since_epoch().count());
+  out += ",\"node\":";
+  append_json_string(out, event.node);
+  out += ",\"kind\":";
+  append_json_string(out, event.event.kind());
+  if (event.injected) out += ",\"injected\":true";
+  out += ",\"data\":{";
+  bool first = true;
+  // nlohmann's ordered_json keeps the first position of a repeated key and the last value.
+  const auto& fields = event.event.fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    bool repeated = false;
+    for (std::size_t j = 0; j < i && !repeated; ++j) repeated = fields[j].first == fields[i].first;
+    if (repeated) continue;
+    const EventValue* value = &fields[i].second;
+    for (std::size_t j = i + 1; j < fields.size(); ++j) {
+      if (fields[j].first == fields[i].first) value = &fields[j].second;
+    }
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, fields[i].first);
+    out += ':';
+    if (const auto* number = std::get_if<std::int64_t>(value)) {
+      append_int(out, *number);
+    } else if (const auto* flag = std::get_if<bool>(value)) {
+      out += *flag ? "true" : "false";
+    } else {
+      append_json_string(out, std::get<std::string>(*value));
+    }
+  }
+  out += "}}";
+}
+
 std::string to_json_line(const TraceEvent& event) {
+  std::string line;
+  append_json_line(line, event);
+  return line;
+}
+
+std::string to_json_line_reference(const TraceEvent& event) {
   // ordered_json keeps insertion order, so the line reads seq, time, node, kind, data.
   nlohmann::ordered_json line;
   line["seq"] = event.seq;
@@ -34,8 +173,9 @@ std::string to_json_line(const TraceEvent& event) {
 
 std::string Trace::to_jsonl() const {
   std::string out;
+  out.reserve(events_.size() * 200);
   for (const auto& event : events_) {
-    out += to_json_line(event);
+    append_json_line(out, event);
     out += '\n';
   }
   return out;
@@ -48,5 +188,7 @@ std::string hex64(std::uint64_t value) {
 }
 
 std::string Trace::hash() const { return hex64(fnv1a64(to_jsonl())); }
+
+History Trace::take() { return std::move(events_); }
 
 }  // namespace onejob::sim

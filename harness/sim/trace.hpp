@@ -30,6 +30,8 @@ class Trace {
   const TraceEvent& record(std::string node, Event event, bool injected = false);
 
   const History& events() const { return events_; }
+  // Hands the history over (moved, not copied); the trace is empty afterwards.
+  History take();
   std::string to_jsonl() const;
   // 16 hex digits of FNV-1a 64 over to_jsonl().
   std::string hash() const;
@@ -39,8 +41,12 @@ class Trace {
   History events_;
 };
 
-// One JSON object (no newline): {"seq","t_us","node","kind",["injected",]"data":{fields}}.
+// One JSON object (no newline): {"seq","t_us","node","kind",["injected",]"data":{fields}},
+// written directly, byte for byte what nlohmann::ordered_json's dump() makes of it.
 std::string to_json_line(const TraceEvent& event);
+void append_json_line(std::string& out, const TraceEvent& event);
+// The same line made through nlohmann::ordered_json: what the direct writer is tested against.
+std::string to_json_line_reference(const TraceEvent& event);
 std::string hex64(std::uint64_t value);
 
 // The EventSink of one simulated node: stamps each event with the node and the simulated time.

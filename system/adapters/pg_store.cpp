@@ -302,15 +302,16 @@ class PgStore::Session {
     using Outcome = CompleteAttemptResult::Outcome;
     const std::lock_guard lock{mutex_};
     return connection_.run("complete_attempt", Effect::statement, [&](pqxx::connection& c) {
+      // Computed once: the transition table does not change while the program runs.
+      static const std::string may_win = states_that_may_become(AttemptState::succeeded);
+      static const std::string may_lose = states_that_may_become(AttemptState::discarded);
       pqxx::nontransaction tx{c};
       const pg::NullableParam fence{completion.fence};
       pqxx::row row;
       try {
         row = exec1(tx, kCompleteAttempt, completion.attempt_id, completion.job_id,
                     completion.expected_version, pg::to_text_array(completion.from), fence.get(),
-                    completion.result, pg::to_us(completion.at),
-                    states_that_may_become(AttemptState::succeeded),
-                    states_that_may_become(AttemptState::discarded));
+                    completion.result, pg::to_us(completion.at), may_win, may_lose);
       } catch (const pqxx::sql_error& error) {
         if (error.sqlstate() == "OJ001") throw_illegal_transition(error);
         throw;

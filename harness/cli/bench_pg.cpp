@@ -1,0 +1,292 @@
+#include <utility>  // before Boost.Asio: 1.74's awaitable.hpp uses std::exchange unincluded
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <pqxx/pqxx>
+#include <unistd.h>
+
+#include "system/adapters/pg_store.hpp"
+
+#include "harness/cli/bench_parts.hpp"
+#include "harness/cli/exit_codes.hpp"
+#include "harness/cli/store_flag.hpp"
+
+namespace onejob::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The baseline: the one statement a create needs (a job and its first attempt, nothing when
+// the key exists), prepared and run in autocommit by libpqxx directly. PgStore's create is the
+// same work plus everything the port asks of it (typed failures, reconnection, NUL checks,
+// building the rows it returns, a coroutine).
+constexpr const char* kRawCreate =
+    "WITH job AS (INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, operation,"
+    " target_provider, failover, input_json, payload_json, created_at_us)"
+    " VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9)"
+    " ON CONFLICT ON CONSTRAINT jobs_owner_key_unique DO NOTHING RETURNING id),"
+    " first AS (INSERT INTO attempts (job_id, attempt_no, provider, provider_key, origin,"
+    " created_at_us) SELECT id, 1, $5, id || ':1', 'initial', $9 FROM job"
+    " RETURNING id, job_id, provider_key)"
+    " SELECT first.job_id, first.id, first.provider_key FROM first";
+
+constexpr const char* kPayload =
+    R"({"operation":"classify","provider":"alpha","input":{"text":"bench"}})";
+
+NewJob bench_job(const std::string& key) {
+  NewJob job;
+  job.owner_id = "bench";
+  job.idempotency_key = key;
+  job.request_fingerprint = std::string("POST /jobs\n") + kPayload;
+  job.operation = "classify";
+  job.target_provider = "alpha";
+  job.failover = {"beta"};
+  job.input_json = R"({"text":"bench"})";
+  job.payload_json = kPayload;
+  job.created_at = Instant{};
+  return job;
+}
+
+template <typename T>
+T complete_now(boost::asio::io_context& io, Async<T> operation) {
+  std::optional<T> out;
+  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
+    if (e) std::rethrow_exception(e);
+    out.emplace(std::move(value));
+  });
+  io.restart();
+  io.run();
+  return std::move(*out);
+}
+
+// Runs `threads` threads, each calling its `step(thread, i)` until `seconds` pass; returns
+// the calls per second all threads made together.
+double rate(int threads, double seconds,
+            const std::function<std::function<void(std::int64_t)>(int)>& make) {
+  std::atomic<std::int64_t> calls{0};
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> running;
+  Clock::time_point until;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&, t] {
+      auto step = make(t);  // connects before the clock starts
+      ++ready;
+      while (!go) std::this_thread::yield();
+      std::int64_t mine = 0;
+      while (Clock::now() < until) step(mine++);
+      calls += mine;
+    });
+  }
+  while (ready < threads) std::this_thread::yield();
+  const auto start = Clock::now();
+  until =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  go = true;
+  for (auto& thread : running) thread.join();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(calls.load()) / elapsed;
+}
+
+// Runs `threads` threads, each calling its `step(i)` for i in [0, calls) as fast as it can;
+// returns the calls per second all threads made together.
+double rate_of_calls(int threads, std::int64_t calls,
+                     const std::function<std::function<void(std::int64_t)>(int)>& make) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&, t] {
+      auto step = make(t);
+      ++ready;
+      while (!go) std::this_thread::yield();
+      for (std::int64_t i = 0; i < calls; ++i) step(i);
+    });
+  }
+  while (ready < threads) std::this_thread::yield();
+  const auto start = Clock::now();
+  go = true;
+  for (auto& thread : running) thread.join();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(calls * threads) / elapsed;
+}
+
+struct Figure {
+  std::string name;
+  std::vector<double> subject;
+  std::vector<double> baseline;
+};
+
+void print_figure(const Figure& figure, const char* subject, const char* baseline) {
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < figure.subject.size(); ++i) {
+    ratios.push_back(figure.subject[i] / figure.baseline[i]);
+  }
+  std::printf("  %-28s %s %9.0f/s   %s %9.0f/s   ratio %.2f (min %.2f, max %.2f)\n",
+              figure.name.c_str(), subject, median(figure.subject), baseline,
+              median(figure.baseline), median(ratios),
+              *std::min_element(ratios.begin(), ratios.end()),
+              *std::max_element(ratios.begin(), ratios.end()));
+}
+
+}  // namespace
+
+int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
+  const std::string schema = "onejob_bench_" + std::to_string(::getpid());
+  std::unique_ptr<Store> owner;
+  try {
+    owner = open_postgres(choice, schema, true);
+  } catch (const StoreError& error) {
+    std::cerr << "onejob: --store " << choice.describe() << ": " << error.what() << "\n";
+    return kExitBadInput;
+  }
+  // Every create uses a fresh key: the measure is the insert path, not the conflict path.
+  std::atomic<std::int64_t> serial{0};
+  auto next_key = [&serial](const char* who) {
+    return std::string(who) + "-" + std::to_string(serial.fetch_add(1));
+  };
+  auto pgstore_creates = [&](int) -> std::function<void(std::int64_t)> {
+    auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
+    auto io = std::make_shared<boost::asio::io_context>();
+    return [store, io, &next_key](std::int64_t) {
+      const auto result = complete_now(*io, store->insert_job(bench_job(next_key("pgstore"))));
+      if (result.outcome != InsertJobResult::Outcome::inserted) {
+        throw std::runtime_error("bench: a fresh key was refused");
+      }
+    };
+  };
+  auto raw_creates = [&](int) -> std::function<void(std::int64_t)> {
+    auto connection = std::make_shared<pqxx::connection>(choice.uri);
+    {
+      pqxx::nontransaction tx{*connection};
+      tx.exec("SET search_path TO " + tx.quote_name(schema));
+    }
+    connection->prepare("raw_create", kRawCreate);
+    const NewJob job = bench_job("");
+    const std::string failover = "{\"beta\"}";
+    return [connection, job, failover, &next_key](std::int64_t) {
+      pqxx::nontransaction tx{*connection};
+      const pqxx::result r = tx.exec_prepared(
+          "raw_create", job.owner_id, next_key("raw"), job.request_fingerprint, job.operation,
+          job.target_provider, failover, job.input_json, job.payload_json, std::int64_t{0});
+      if (r.size() != 1) throw std::runtime_error("bench: a fresh key was refused");
+    };
+  };
+
+  std::vector<Figure> figures;
+  for (const int connections : {1, 8}) {
+    Figure figure{"creates, " + std::to_string(connections) +
+                      (connections == 1 ? " connection" : " connections"),
+                  {},
+                  {}};
+    for (int round = 0; round < flags.rounds; ++round) {
+      figure.baseline.push_back(rate(connections, flags.seconds, raw_creates));
+      figure.subject.push_back(rate(connections, flags.seconds, pgstore_creates));
+    }
+    figures.push_back(std::move(figure));
+  }
+  // Compare-and-swap: every call completes a RUNNING attempt of its own, so each one wins. The
+  // pool is made in two bulk statements; the baseline calls the same one-round-trip function
+  // PgStore does, through libpqxx directly.
+  constexpr std::int64_t kCasCalls = 2'500;  // per thread and round
+  const std::int64_t pool_size = kCasCalls * 2 * (1 + 8) * flags.rounds;
+  std::vector<std::pair<AttemptId, JobId>> pool;
+  {
+    pqxx::connection connection{choice.uri};
+    pqxx::work tx{connection};
+    tx.exec("SET LOCAL search_path TO " + tx.quote_name(schema));
+    tx.exec_params(
+        "INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, operation,"
+        " target_provider, input_json, payload_json, created_at_us) SELECT 'cas', 'cas-' || g,"
+        " 'fp', 'classify', 'alpha', '{}', '{}', 0 FROM generate_series(1, $1) g",
+        pool_size);
+    for (const auto& row :
+         tx.exec("INSERT INTO attempts (job_id, attempt_no, provider, provider_key, origin, state,"
+                 " lease_owner, lease_token, created_at_us) SELECT id, 1, 'alpha', id || ':1',"
+                 " 'initial', 'RUNNING', 'bench', 1, 0 FROM jobs WHERE owner_id = 'cas'"
+                 " RETURNING id, job_id")) {
+      pool.emplace_back(row[0].as<AttemptId>(), row[1].as<JobId>());
+    }
+    tx.commit();
+  }
+  std::atomic<std::size_t> next_attempt{0};
+  auto take = [&pool, &next_attempt] {
+    const std::size_t i = next_attempt.fetch_add(1);
+    if (i >= pool.size()) throw std::runtime_error("bench: the CAS pool ran out");
+    return pool[i];
+  };
+  auto pgstore_cas = [&](int) -> std::function<void(std::int64_t)> {
+    auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
+    auto io = std::make_shared<boost::asio::io_context>();
+    return [store, io, &take](std::int64_t) {
+      const auto [attempt, job] = take();
+      CompleteAttempt completion;
+      completion.attempt_id = attempt;
+      completion.job_id = job;
+      completion.expected_version = 1;
+      completion.from = {AttemptState::running};
+      completion.fence = 1;
+      completion.result = R"({"label":"billing","confidence":0.9})";
+      const auto result = complete_now(*io, store->complete_attempt(std::move(completion)));
+      if (result.outcome != CompleteAttemptResult::Outcome::won) {
+        throw std::runtime_error("bench: a fresh CAS did not win");
+      }
+    };
+  };
+  auto raw_cas = [&](int) -> std::function<void(std::int64_t)> {
+    auto connection = std::make_shared<pqxx::connection>(choice.uri);
+    {
+      pqxx::nontransaction tx{*connection};
+      tx.exec("SET search_path TO " + tx.quote_name(schema));
+    }
+    // The same work as PgStore's: the same call, returning the same columns (the job and the
+    // attempt after the transaction), read as text.
+    connection->prepare("raw_cas",
+                        "SELECT r.outcome, r.before_state, (r.job).*, (r.attempt).*"
+                        " FROM onejob_complete_attempt($1, $2, 1, '{RUNNING}', 1, $3, 0,"
+                        " '{RUNNING,UNKNOWN,CANCELLED}', '{RUNNING,UNKNOWN,CANCELLED}') r");
+    return [connection, &take](std::int64_t) {
+      const auto [attempt, job] = take();
+      pqxx::nontransaction tx{*connection};
+      const pqxx::row r = tx.exec_prepared1("raw_cas", attempt, job,
+                                            std::string(R"({"label":"billing","confidence":0.9})"));
+      if (r[0].as<std::string>() != "won") throw std::runtime_error("bench: a fresh CAS lost");
+      std::size_t bytes = 0;  // every column read, as PgStore reads them
+      for (const auto& field : r) bytes += field.size();
+      if (bytes == 0) throw std::runtime_error("bench: an empty CAS row");
+    };
+  };
+  for (const int connections : {1, 8}) {
+    Figure figure{
+        "CAS, " + std::to_string(connections) + (connections == 1 ? " connection" : " connections"),
+        {},
+        {}};
+    for (int round = 0; round < flags.rounds; ++round) {
+      figure.baseline.push_back(rate_of_calls(connections, kCasCalls, raw_cas));
+      figure.subject.push_back(rate_of_calls(connections, kCasCalls, pgstore_cas));
+    }
+    figures.push_back(std::move(figure));
+  }
+
+  std::printf(
+      "PostgreSQL (%s): PgStore against a raw statement doing the same work on the same server;"
+      "\n%d interleaved rounds of %.1f s each, medians\n",
+      choice.describe().c_str(), flags.rounds, flags.seconds);
+  for (const auto& figure : figures) print_figure(figure, "PgStore", "raw");
+  return kExitPass;
+}
+
+}  // namespace onejob::cli
