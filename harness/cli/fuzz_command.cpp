@@ -253,7 +253,7 @@ int fuzz_command(const FuzzFlags& flags) {
       report::write_file(repro,
                          fuzz::repro_yaml(failure, options.seed, repro.string(), options.defects));
       report::write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"),
-                         failure.shrunk_run.trace_jsonl);
+                         sim::render_jsonl(failure.shrunk_run.history));
       summary["failures"].push_back(
           {{"case", failure.case_index},
            {"reproduce", fuzz::to_string({options.seed, failure.case_index, failure.shrink_path})},

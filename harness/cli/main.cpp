@@ -197,7 +197,8 @@ int replay_command(const ReplayFlags& flags) {
   }
   std::cout << onejob::report::text_summary({result});
   if (!flags.diff.empty()) {
-    if (auto difference = onejob::report::first_difference(result.trace_jsonl, other)) {
+    if (auto difference =
+            onejob::report::first_difference(onejob::sim::render_jsonl(result.history), other)) {
       std::cout << *difference << "\n";
       return kExitFail;
     }

@@ -210,7 +210,7 @@ std::string human_line(const sim::TraceEvent& event) {
                 event.injected ? "!" : " ", event.event.kind().c_str());
   std::string line = head;
   for (const auto& [name, value] : event.event.fields()) {
-    line += " " + name + "=";
+    line.append(" ").append(*name).append("=");
     std::visit(
         [&line](const auto& v) {
           using V = std::decay_t<decltype(v)>;
@@ -398,7 +398,7 @@ void write_reports(const std::filesystem::path& dir,
     if (entry.is_regular_file() && entry.path().extension() == ".jsonl") fs::remove(entry.path());
   }
   for (const auto& result : results) {
-    write_file(traces / (result.name + ".jsonl"), result.trace_jsonl);
+    write_file(traces / (result.name + ".jsonl"), sim::render_jsonl(result.history));
   }
   write_file(dir / "summary.txt", text_summary(results));
   write_file(dir / "summary.json", summary_json(results));

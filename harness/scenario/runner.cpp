@@ -25,12 +25,8 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   } catch (const std::exception& error) {
     aborted = error.what();
   }
-  if (options.trace_text) {
-    // Rendered once; the hash is of these very bytes.
-    result.trace_jsonl = world.trace().to_jsonl();
-    result.trace_hash = sim::hex64(sim::fnv1a64(result.trace_jsonl));
-  }
   result.history = world.trace().take();
+  if (options.trace_text) result.trace_hash = sim::hash_jsonl(result.history);
   result.simulated = world.end().time_since_epoch();
   result.loop_events = world.loop_events();
   if (aborted) {
@@ -54,12 +50,13 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
 }
 
 std::optional<check::Violation> compare_runs(const RunResult& first, const RunResult& second) {
-  if (first.trace_jsonl == second.trace_jsonl) return std::nullopt;
-  const auto& a = first.trace_jsonl;
-  const auto& b = second.trace_jsonl;
+  if (first.trace_hash == second.trace_hash) return std::nullopt;
+  // They differ: find the first event whose line differs.
   std::uint64_t event = 1;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()) && a[i] == b[i]; ++i) {
-    event += a[i] == '\n' ? 1 : 0;
+  const std::size_t common = std::min(first.history.size(), second.history.size());
+  while (event <= common && sim::to_json_line(first.history[event - 1]) ==
+                                sim::to_json_line(second.history[event - 1])) {
+    ++event;
   }
   return check::Violation{"determinism",
                           "a second run with seed " + std::to_string(first.seed) + " gave trace " +

@@ -23,8 +23,7 @@ struct RunOptions {
   std::function<std::unique_ptr<Store>()> make_store;
   // End the run once nothing is left to happen (World::run), instead of at its full length.
   bool stop_when_quiescent = false;
-  // Render the trace as JSON Lines and hash it (trace_jsonl, trace_hash); a fuzz case that is
-  // only judged skips it.
+  // Hash the trace's JSON Lines (trace_hash); a fuzz case that is only judged skips it.
   bool trace_text = true;
   // Named defects the system runs with (the embedded store included); none by default.
   Defects defects{};
@@ -36,7 +35,8 @@ struct RunResult {
   std::uint64_t seed = 0;
   Defects defects;  // what the system ran with
   sim::History history;
-  std::string trace_jsonl;
+  // FNV-1a 64 of the history's JSON Lines (sim::render_jsonl renders them when they are
+  // needed: reports, --diff; a history of millions of events is not held twice).
   std::string trace_hash;
   Duration simulated{0};          // simulated time the run covered
   std::uint64_t loop_events = 0;  // handlers the simulation loop ran

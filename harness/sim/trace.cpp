@@ -126,15 +126,16 @@ void append_json_line(std::string& out, const TraceEvent& event) {
   const auto& fields = event.event.fields();
   for (std::size_t i = 0; i < fields.size(); ++i) {
     bool repeated = false;
-    for (std::size_t j = 0; j < i && !repeated; ++j) repeated = fields[j].first == fields[i].first;
+    // Interned: one name, one pointer.
+    for (std::size_t j = 0; j < i && !repeated; ++j) repeated = fields[j].name == fields[i].name;
     if (repeated) continue;
-    const EventValue* value = &fields[i].second;
+    const EventValue* value = &fields[i].value;
     for (std::size_t j = i + 1; j < fields.size(); ++j) {
-      if (fields[j].first == fields[i].first) value = &fields[j].second;
+      if (fields[j].name == fields[i].name) value = &fields[j].value;
     }
     if (!first) out += ',';
     first = false;
-    append_json_string(out, fields[i].first);
+    append_json_string(out, *fields[i].name);
     out += ':';
     if (const auto* number = std::get_if<std::int64_t>(value)) {
       append_int(out, *number);
@@ -163,23 +164,37 @@ std::string to_json_line_reference(const TraceEvent& event) {
   if (event.injected) line["injected"] = true;
   nlohmann::ordered_json data = nlohmann::ordered_json::object();
   for (const auto& field : event.event.fields()) {
-    const auto& name = field.first;  // a lambda may not capture a structured binding (clang)
-    std::visit([&data, &name](const auto& v) { data[name] = v; }, field.second);
+    const std::string& name = *field.name;
+    std::visit([&data, &name](const auto& v) { data[name] = v; }, field.value);
   }
   line["data"] = std::move(data);
   // Replace rather than throw on bytes that are not UTF-8: a trace must always be writable.
   return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::string Trace::to_jsonl() const {
+std::string render_jsonl(const History& history) {
   std::string out;
-  out.reserve(events_.size() * 200);
-  for (const auto& event : events_) {
+  out.reserve(history.size() * 200);
+  for (const auto& event : history) {
     append_json_line(out, event);
     out += '\n';
   }
   return out;
 }
+
+std::string hash_jsonl(const History& history) {
+  std::uint64_t hash = fnv1a64("");
+  std::string line;
+  for (const auto& event : history) {
+    line.clear();
+    append_json_line(line, event);
+    line += '\n';
+    hash = fnv1a64(line, hash);
+  }
+  return hex64(hash);
+}
+
+std::string Trace::to_jsonl() const { return render_jsonl(events_); }
 
 std::string hex64(std::uint64_t value) {
   char buffer[17];
@@ -187,7 +202,7 @@ std::string hex64(std::uint64_t value) {
   return buffer;
 }
 
-std::string Trace::hash() const { return hex64(fnv1a64(to_jsonl())); }
+std::string Trace::hash() const { return hash_jsonl(events_); }
 
 History Trace::take() { return std::move(events_); }
 

@@ -45,6 +45,10 @@ class Trace {
 // written directly, byte for byte what nlohmann::ordered_json's dump() makes of it.
 std::string to_json_line(const TraceEvent& event);
 void append_json_line(std::string& out, const TraceEvent& event);
+// A whole history as JSON Lines, and the FNV-1a 64 hash of exactly those bytes (16 hex
+// digits), computed line by line without holding the whole text.
+std::string render_jsonl(const History& history);
+std::string hash_jsonl(const History& history);
 // The same line made through nlohmann::ordered_json: what the direct writer is tested against.
 std::string to_json_line_reference(const TraceEvent& event);
 std::string hex64(std::uint64_t value);

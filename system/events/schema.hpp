@@ -34,22 +34,18 @@ namespace detail {
 class FieldWriter {
  public:
   explicit FieldWriter(Event& event) : event_(event) {}
-  void operator()(std::string_view name, std::int64_t value) {
-    event_.with(std::string(name), value);
-  }
-  void operator()(std::string_view name, int value) { event_.with(std::string(name), value); }
-  void operator()(std::string_view name, bool value) { event_.with(std::string(name), value); }
-  void operator()(std::string_view name, const std::string& value) {
-    event_.with(std::string(name), value);
-  }
+  void operator()(std::string_view name, std::int64_t value) { event_.with(name, value); }
+  void operator()(std::string_view name, int value) { event_.with(name, value); }
+  void operator()(std::string_view name, bool value) { event_.with(name, value); }
+  void operator()(std::string_view name, const std::string& value) { event_.with(name, value); }
   void operator()(std::string_view name, Instant value) {
-    event_.with(std::string(name), std::int64_t{value.time_since_epoch().count()});
+    event_.with(name, std::int64_t{value.time_since_epoch().count()});
   }
   void operator()(std::string_view name, AttemptState value) {
-    event_.with(std::string(name), std::string(to_string(value)));
+    event_.with(name, std::string(to_string(value)));
   }
   void operator()(std::string_view name, AttemptOrigin value) {
-    event_.with(std::string(name), std::string(to_string(value)));
+    event_.with(name, std::string(to_string(value)));
   }
   template <typename V>
   void operator()(std::string_view name, const std::optional<V>& value) {
@@ -123,7 +119,10 @@ class FieldReader {
 
 template <EventType T>
 Event to_event(const T& value) {
-  Event event{std::string(T::kind)};
+  Event event{T::kind};
+  std::size_t count = 0;
+  T::fields(value, [&count](std::string_view, const auto&) { ++count; });
+  event.reserve(count);
   T::fields(value, detail::FieldWriter(event));
   return event;
 }

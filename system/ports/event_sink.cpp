@@ -1,25 +1,53 @@
 #include "system/ports/event_sink.hpp"
 
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+
 namespace onejob {
 
-Event& Event::with(std::string name, std::int64_t value) {
-  fields_.emplace_back(std::move(name), value);
+const std::string& intern_name(std::string_view name) {
+  // Most names are string literals, passed again and again from the same address: a small
+  // per-thread cache keyed by that address (and checked against the content, so a reused
+  // buffer can never return another name) skips the lock and the lookup.
+  struct Slot {
+    const char* data = nullptr;
+    const std::string* interned = nullptr;
+  };
+  constexpr std::size_t kSlots = 512;
+  thread_local Slot cache[kSlots];
+  Slot& slot = cache[(reinterpret_cast<std::uintptr_t>(name.data()) >> 3) % kSlots];
+  if (slot.data == name.data() && slot.interned != nullptr && *slot.interned == name) {
+    return *slot.interned;
+  }
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> names;  // node-based: an element never moves
+  const std::lock_guard lock(mutex);
+  auto found = names.find(name);
+  if (found == names.end()) found = names.emplace(name).first;
+  slot = Slot{name.data(), &*found};
+  return *found;
+}
+
+Event& Event::with(std::string_view name, std::int64_t value) {
+  fields_.push_back(EventField{&intern_name(name), value});
   return *this;
 }
 
-Event& Event::with(std::string name, bool value) {
-  fields_.emplace_back(std::move(name), value);
+Event& Event::with(std::string_view name, bool value) {
+  fields_.push_back(EventField{&intern_name(name), value});
   return *this;
 }
 
-Event& Event::with(std::string name, std::string value) {
-  fields_.emplace_back(std::move(name), std::move(value));
+Event& Event::with(std::string_view name, std::string value) {
+  fields_.push_back(EventField{&intern_name(name), std::move(value)});
   return *this;
 }
 
 const EventValue* Event::find(std::string_view name) const {
-  for (const auto& [field_name, value] : fields_) {
-    if (field_name == name) return &value;
+  for (const auto& field : fields_) {
+    if (*field.name == name) return &field.value;
   }
   return nullptr;
 }
