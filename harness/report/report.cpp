@@ -209,8 +209,9 @@ std::string human_line(const sim::TraceEvent& event) {
   std::snprintf(head, sizeof head, "%s %-14s %s%-22s", stamp, event.node.c_str(),
                 event.injected ? "!" : " ", event.event.kind().c_str());
   std::string line = head;
-  for (const auto& [name, value] : event.event.fields()) {
-    line.append(" ").append(*name).append("=");
+  for (const auto& field : event.event.fields()) {
+    const EventValue value = event.event.value(field);
+    line.append(" ").append(*field.name).append("=");
     std::visit(
         [&line](const auto& v) {
           using V = std::decay_t<decltype(v)>;

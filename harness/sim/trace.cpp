@@ -129,20 +129,24 @@ void append_json_line(std::string& out, const TraceEvent& event) {
     // Interned: one name, one pointer.
     for (std::size_t j = 0; j < i && !repeated; ++j) repeated = fields[j].name == fields[i].name;
     if (repeated) continue;
-    const EventValue* value = &fields[i].value;
+    const Event::Field* value = &fields[i];
     for (std::size_t j = i + 1; j < fields.size(); ++j) {
-      if (fields[j].name == fields[i].name) value = &fields[j].value;
+      if (fields[j].name == fields[i].name) value = &fields[j];
     }
     if (!first) out += ',';
     first = false;
     append_json_string(out, *fields[i].name);
     out += ':';
-    if (const auto* number = std::get_if<std::int64_t>(value)) {
-      append_int(out, *number);
-    } else if (const auto* flag = std::get_if<bool>(value)) {
-      out += *flag ? "true" : "false";
-    } else {
-      append_json_string(out, std::get<std::string>(*value));
+    switch (value->type) {
+      case Event::Field::Type::integer:
+        append_int(out, value->number);
+        break;
+      case Event::Field::Type::boolean:
+        out += value->number != 0 ? "true" : "false";
+        break;
+      case Event::Field::Type::string:
+        append_json_string(out, event.event.text(*value));
+        break;
     }
   }
   out += "}}";
@@ -165,7 +169,7 @@ std::string to_json_line_reference(const TraceEvent& event) {
   nlohmann::ordered_json data = nlohmann::ordered_json::object();
   for (const auto& field : event.event.fields()) {
     const std::string& name = *field.name;
-    std::visit([&data, &name](const auto& v) { data[name] = v; }, field.value);
+    std::visit([&data, &name](const auto& v) { data[name] = v; }, event.event.value(field));
   }
   line["data"] = std::move(data);
   // Replace rather than throw on bytes that are not UTF-8: a trace must always be writable.

@@ -31,43 +31,57 @@ const std::string& intern_name(std::string_view name) {
 }
 
 Event& Event::with(std::string_view name, std::int64_t value) {
-  fields_.push_back(EventField{&intern_name(name), value});
+  fields_.push_back(Field{&intern_name(name), value, 0, Field::Type::integer});
   return *this;
 }
 
 Event& Event::with(std::string_view name, bool value) {
-  fields_.push_back(EventField{&intern_name(name), value});
+  fields_.push_back(Field{&intern_name(name), value ? 1 : 0, 0, Field::Type::boolean});
   return *this;
 }
 
-Event& Event::with(std::string_view name, std::string value) {
-  fields_.push_back(EventField{&intern_name(name), std::move(value)});
+Event& Event::with(std::string_view name, std::string_view value) {
+  fields_.push_back(Field{&intern_name(name), static_cast<std::int64_t>(strings_.size()),
+                          static_cast<std::uint32_t>(value.size()), Field::Type::string});
+  strings_.append(value);
   return *this;
 }
 
-const EventValue* Event::find(std::string_view name) const {
+EventValue Event::value(const Field& field) const {
+  switch (field.type) {
+    case Field::Type::integer:
+      return field.number;
+    case Field::Type::boolean:
+      return field.number != 0;
+    case Field::Type::string:
+      break;
+  }
+  return std::string(text(field));
+}
+
+const Event::Field* Event::find(std::string_view name) const {
   for (const auto& field : fields_) {
-    if (*field.name == name) return &field.value;
+    if (*field.name == name) return &field;
   }
   return nullptr;
 }
 
 std::optional<std::int64_t> Event::int_field(std::string_view name) const {
-  const EventValue* value = find(name);
-  if (value == nullptr || !std::holds_alternative<std::int64_t>(*value)) return std::nullopt;
-  return std::get<std::int64_t>(*value);
+  const Field* field = find(name);
+  if (field == nullptr || field->type != Field::Type::integer) return std::nullopt;
+  return field->number;
 }
 
 std::optional<std::string> Event::string_field(std::string_view name) const {
-  const EventValue* value = find(name);
-  if (value == nullptr || !std::holds_alternative<std::string>(*value)) return std::nullopt;
-  return std::get<std::string>(*value);
+  const Field* field = find(name);
+  if (field == nullptr || field->type != Field::Type::string) return std::nullopt;
+  return std::string(text(*field));
 }
 
 std::optional<bool> Event::bool_field(std::string_view name) const {
-  const EventValue* value = find(name);
-  if (value == nullptr || !std::holds_alternative<bool>(*value)) return std::nullopt;
-  return std::get<bool>(*value);
+  const Field* field = find(name);
+  if (field == nullptr || field->type != Field::Type::boolean) return std::nullopt;
+  return field->number != 0;
 }
 
 }  // namespace onejob

@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(the_determinism_check_names_the_first_event_where_runs_part
   BOOST_TEST(broken->invariant == "determinism");
   BOOST_TEST(broken->message.find("instead of " + a.trace_hash) != std::string::npos);
   std::size_t same = 0;
-  while (a.history[same].event.fields() == b.history[same].event.fields() &&
+  while (a.history[same].event == b.history[same].event &&
          a.history[same].at == b.history[same].at && a.history[same].node == b.history[same].node) {
     ++same;
   }
