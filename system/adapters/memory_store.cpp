@@ -139,11 +139,19 @@ Async<std::vector<Attempt>> MemoryStore::find_attempts_in_state(AttemptState sta
 }
 
 Async<std::vector<Job>> MemoryStore::find_idle_jobs() {
+  // Every idle job is a candidate: a job is created with a live attempt, and only freeing its
+  // live slot (set_state) can leave it pending with none. A candidate that is not idle any
+  // more (a winner, a new attempt, failed) is dropped here, so the scan stays as small as the
+  // jobs that were recently idle rather than every job there is.
   std::vector<Job> found;
-  for (const auto& [id, job] : jobs_) {
+  for (auto it = idle_candidates_.begin(); it != idle_candidates_.end();) {
+    const Job& job = jobs_.at(*it);
     if (job.status == JobStatus::pending && !job.completed_by &&
-        !live_attempt_by_job_.contains(id)) {
+        !live_attempt_by_job_.contains(job.id)) {
       found.push_back(job);
+      ++it;
+    } else {
+      it = idle_candidates_.erase(it);
     }
   }
   co_return found;
@@ -182,6 +190,8 @@ void MemoryStore::set_state(Attempt& attempt, AttemptState to, const std::string
     auto live = live_attempt_by_job_.find(attempt.job_id);
     if (live != live_attempt_by_job_.end() && live->second == attempt.id) {
       live_attempt_by_job_.erase(live);
+      // Freeing the live slot is the only way a job becomes idle (see find_idle_jobs).
+      idle_candidates_.insert(attempt.job_id);
     }
   }
   attempt.state = to;

@@ -67,6 +67,8 @@ class MemoryStore final : public Store {
   std::map<JobId, AttemptId> live_attempt_by_job_;
   // CREATE INDEX ... ON attempts (state, id)
   std::map<AttemptState, std::set<AttemptId>> attempts_by_state_;
+  // Jobs that may be idle (pending, no winner, no live attempt), by id: find_idle_jobs' index.
+  std::set<JobId> idle_candidates_;
   std::vector<Certification> certifications_;
   // action_keys: UNIQUE (owner_id, idempotency_key)
   std::map<std::pair<std::string, std::string>, ActionRecord> actions_;
