@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,9 @@ struct TraceEvent {
   bool injected = false;  // a fault the harness caused, as opposed to the system's own doing
 };
 
-using History = std::vector<TraceEvent>;
+// A deque, not a vector: a history of millions of events grows without copying itself and without
+// the up-to-double spare capacity a vector keeps.
+using History = std::deque<TraceEvent>;
 
 // The history of one run, in the order events happened. Its JSON Lines form is the run's
 // canonical trace; the hash of those bytes is the run's fingerprint: same build, scenario and
