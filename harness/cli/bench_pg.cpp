@@ -198,6 +198,62 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
     }
     figures.push_back(std::move(figure));
   }
+  // A double-click storm: every key is created twice in a row, so half the creates are
+  // replays. A replay costs what the API pays for it: the create that finds the key taken,
+  // then the read of the job that holds it.
+  std::atomic<std::int64_t> storm_serial{0};
+  auto storm_prefix = [&storm_serial](const char* who) {
+    return std::string(who) + "-" + std::to_string(storm_serial.fetch_add(1)) + "-";
+  };
+  auto pgstore_storm = [&](int) -> std::function<void(std::int64_t)> {
+    auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
+    auto io = std::make_shared<boost::asio::io_context>();
+    return [store, io, prefix = storm_prefix("pgstore-storm")](std::int64_t i) {
+      const std::string key = prefix + std::to_string(i / 2);
+      const auto result = complete_now(*io, store->insert_job(bench_job(key)));
+      if (result.outcome == InsertJobResult::Outcome::unique_violation &&
+          !complete_now(*io, store->find_job_by_key("bench", key))) {
+        throw std::runtime_error("bench: a replayed key has no job");
+      }
+    };
+  };
+  auto raw_storm = [&](int) -> std::function<void(std::int64_t)> {
+    auto connection = std::make_shared<pqxx::connection>(choice.uri);
+    {
+      pqxx::nontransaction tx{*connection};
+      tx.exec("SET search_path TO " + tx.quote_name(schema));
+    }
+    connection->prepare("raw_create", kRawCreate);
+    connection->prepare("raw_find",
+                        "SELECT * FROM jobs WHERE owner_id = $1 AND idempotency_key = $2");
+    const NewJob job = bench_job("");
+    return [connection, job, prefix = storm_prefix("raw-storm")](std::int64_t i) {
+      const std::string key = prefix + std::to_string(i / 2);
+      pqxx::nontransaction tx{*connection};
+      const pqxx::result r =
+          tx.exec_prepared("raw_create", job.owner_id, key, job.request_fingerprint, job.operation,
+                           job.target_provider, std::string("{\"beta\"}"), job.input_json,
+                           job.payload_json, std::int64_t{0});
+      if (!r.empty()) return;
+      const pqxx::result found = tx.exec_prepared("raw_find", job.owner_id, key);
+      if (found.empty()) throw std::runtime_error("bench: a replayed key has no job");
+      std::size_t bytes = 0;  // every column read, as PgStore reads them
+      for (const auto& field : found[0]) bytes += field.size();
+      if (bytes == 0) throw std::runtime_error("bench: an empty job row");
+    };
+  };
+  for (const int connections : {1, 8}) {
+    Figure figure{"double-click storm, " + std::to_string(connections) +
+                      (connections == 1 ? " conn." : " conns."),
+                  {},
+                  {}};
+    for (int round = 0; round < flags.rounds; ++round) {
+      figure.baseline.push_back(rate(connections, flags.seconds, raw_storm));
+      figure.subject.push_back(rate(connections, flags.seconds, pgstore_storm));
+    }
+    figures.push_back(std::move(figure));
+  }
+
   // Compare-and-swap: every call completes a RUNNING attempt of its own, so each one wins. The
   // pool is made in two bulk statements; the baseline calls the same one-round-trip function
   // PgStore does, through libpqxx directly.
