@@ -425,7 +425,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(kNonEmpty);
   bench->add_option("--only", bench_flags.only, "One section: simulator, fuzzer or postgres");
-  bench->add_option("--jobs", bench_flags.jobs,
+  bench->add_option("--load", bench_flags.jobs,
                     "Measure only a generated load of this many jobs (the simulator section)");
   bench->add_option("--seconds", bench_flags.seconds, "Length of one PostgreSQL measurement")
       ->capture_default_str();
