@@ -79,6 +79,29 @@ Async<ApiAnswer> replay_action(SystemContext& context, const ActionRecord& recor
   co_return answer;
 }
 
+// An operator action's Idempotency-Key, and the answer already due when there is one: 400 for
+// a bad key or body, or the replay of what the key recorded (`status`, `cancel`: as for
+// replay_action).
+struct KeyedAction {
+  std::optional<ActionKey> key;
+  std::optional<ApiAnswer> answer;
+};
+
+Async<KeyedAction> keyed_action(SystemContext& context, const Request& request, int status,
+                                bool cancel) {
+  auto keyed = action_key(request);
+  if (auto* refused = std::get_if<ApiAnswer>(&keyed))
+    co_return KeyedAction{{}, std::move(*refused)};
+  auto key = std::get<std::optional<ActionKey>>(std::move(keyed));
+  if (key) {
+    if (auto recorded = co_await context.store.find_action(key->owner_id, key->idempotency_key)) {
+      ApiAnswer replay = co_await replay_action(context, *recorded, *key, status, cancel);
+      co_return KeyedAction{std::move(key), std::move(replay)};
+    }
+  }
+  co_return KeyedAction{std::move(key), std::nullopt};
+}
+
 Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, JobId id) {
   // Defect foreign-owner-retry: the job is loaded whatever its owner.
   std::optional<Job> job;
@@ -90,14 +113,9 @@ Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, 
   if (!job) co_return ApiAnswer::failure(404, "not_found", "no such job");
   // With an Idempotency-Key, a replay gets the attempt its first request created, whatever
   // happened to the job since.
-  auto keyed = action_key(request);
-  if (auto* refused = std::get_if<ApiAnswer>(&keyed)) co_return std::move(*refused);
-  const auto key = std::get<std::optional<ActionKey>>(keyed);
-  if (key) {
-    if (auto recorded = co_await context.store.find_action(key->owner_id, key->idempotency_key)) {
-      co_return co_await replay_action(context, *recorded, *key, 201, false);
-    }
-  }
+  auto keyed = co_await keyed_action(context, request, 201, false);
+  if (keyed.answer) co_return std::move(*keyed.answer);
+  const auto& key = keyed.key;
   if (job->completed_by) {
     co_return ApiAnswer::failure(409, "job_completed", "the job already has a result");
   }
@@ -155,14 +173,9 @@ Async<ApiAnswer> cancel_attempt(SystemContext& context, const Request& request, 
       (!any_owner && !co_await context.store.find_job(request.principal, attempt->job_id))) {
     co_return ApiAnswer::failure(404, "not_found", "no such attempt");
   }
-  auto keyed = action_key(request);
-  if (auto* refused = std::get_if<ApiAnswer>(&keyed)) co_return std::move(*refused);
-  const auto key = std::get<std::optional<ActionKey>>(keyed);
-  if (key) {
-    if (auto recorded = co_await context.store.find_action(key->owner_id, key->idempotency_key)) {
-      co_return co_await replay_action(context, *recorded, *key, 200, true);
-    }
-  }
+  auto keyed = co_await keyed_action(context, request, 200, true);
+  if (keyed.answer) co_return std::move(*keyed.answer);
+  const auto& key = keyed.key;
   Settlement settlement(context);
   const Writer operator_writer{"api", std::nullopt};
   AttemptUpdate cancel{
