@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <pqxx/pqxx>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include "system/adapters/pg_store.hpp"
 
 #include "harness/cli/bench_parts.hpp"
+#include "harness/cli/complete_now.hpp"
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/store_flag.hpp"
 
@@ -60,16 +60,13 @@ NewJob bench_job(const std::string& key) {
   return job;
 }
 
-template <typename T>
-T complete_now(boost::asio::io_context& io, Async<T> operation) {
-  std::optional<T> out;
-  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
-    if (e) std::rethrow_exception(e);
-    out.emplace(std::move(value));
-  });
-  io.restart();
-  io.run();
-  return std::move(*out);
+// A libpqxx connection of its own in `schema`, for the raw baselines.
+std::shared_ptr<pqxx::connection> raw_connection(const StoreChoice& choice,
+                                                 const std::string& schema) {
+  auto connection = std::make_shared<pqxx::connection>(choice.uri);
+  pqxx::nontransaction tx{*connection};
+  tx.exec("SET search_path TO " + tx.quote_name(schema));
+  return connection;
 }
 
 // Runs `threads` threads, each calling its `step(thread, i)` until `seconds` pass; returns
@@ -130,12 +127,30 @@ struct Figure {
   std::vector<double> baseline;
 };
 
+// One figure per connection count (1 and 8): `flags.rounds` measurements of each side,
+// baseline first, interleaved.
+void measure_per_connections(std::vector<Figure>& figures, const std::string& name,
+                             const BenchFlags& flags, const std::function<double(int)>& baseline,
+                             const std::function<double(int)>& subject) {
+  for (const int connections : {1, 8}) {
+    Figure figure{name + ", " + std::to_string(connections) +
+                      (connections == 1 ? " connection" : " connections"),
+                  {},
+                  {}};
+    for (int round = 0; round < flags.rounds; ++round) {
+      figure.baseline.push_back(baseline(connections));
+      figure.subject.push_back(subject(connections));
+    }
+    figures.push_back(std::move(figure));
+  }
+}
+
 void print_figure(const Figure& figure, const char* subject, const char* baseline) {
   std::vector<double> ratios;
   for (std::size_t i = 0; i < figure.subject.size(); ++i) {
     ratios.push_back(figure.subject[i] / figure.baseline[i]);
   }
-  std::printf("  %-28s %s %9.0f/s   %s %9.0f/s   ratio %.2f (min %.2f, max %.2f)\n",
+  std::printf("  %-34s %s %9.0f/s   %s %9.0f/s   ratio %.2f (min %.2f, max %.2f)\n",
               figure.name.c_str(), subject, median(figure.subject), baseline,
               median(figure.baseline), median(ratios),
               *std::min_element(ratios.begin(), ratios.end()),
@@ -169,11 +184,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
     };
   };
   auto raw_creates = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = std::make_shared<pqxx::connection>(choice.uri);
-    {
-      pqxx::nontransaction tx{*connection};
-      tx.exec("SET search_path TO " + tx.quote_name(schema));
-    }
+    auto connection = raw_connection(choice, schema);
     connection->prepare("raw_create", kRawCreate);
     const NewJob job = bench_job("");
     const std::string failover = "{\"beta\"}";
@@ -187,17 +198,9 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   };
 
   std::vector<Figure> figures;
-  for (const int connections : {1, 8}) {
-    Figure figure{"creates, " + std::to_string(connections) +
-                      (connections == 1 ? " connection" : " connections"),
-                  {},
-                  {}};
-    for (int round = 0; round < flags.rounds; ++round) {
-      figure.baseline.push_back(rate(connections, flags.seconds, raw_creates));
-      figure.subject.push_back(rate(connections, flags.seconds, pgstore_creates));
-    }
-    figures.push_back(std::move(figure));
-  }
+  measure_per_connections(
+      figures, "creates", flags, [&](int n) { return rate(n, flags.seconds, raw_creates); },
+      [&](int n) { return rate(n, flags.seconds, pgstore_creates); });
   // A double-click storm: every key is created twice in a row, so half the creates are
   // replays. A replay costs what the API pays for it: the create that finds the key taken,
   // then the read of the job that holds it.
@@ -218,11 +221,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
     };
   };
   auto raw_storm = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = std::make_shared<pqxx::connection>(choice.uri);
-    {
-      pqxx::nontransaction tx{*connection};
-      tx.exec("SET search_path TO " + tx.quote_name(schema));
-    }
+    auto connection = raw_connection(choice, schema);
     connection->prepare("raw_create", kRawCreate);
     connection->prepare("raw_find",
                         "SELECT * FROM jobs WHERE owner_id = $1 AND idempotency_key = $2");
@@ -242,17 +241,10 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
       if (bytes == 0) throw std::runtime_error("bench: an empty job row");
     };
   };
-  for (const int connections : {1, 8}) {
-    Figure figure{"double-click storm, " + std::to_string(connections) +
-                      (connections == 1 ? " conn." : " conns."),
-                  {},
-                  {}};
-    for (int round = 0; round < flags.rounds; ++round) {
-      figure.baseline.push_back(rate(connections, flags.seconds, raw_storm));
-      figure.subject.push_back(rate(connections, flags.seconds, pgstore_storm));
-    }
-    figures.push_back(std::move(figure));
-  }
+  measure_per_connections(
+      figures, "double-click storm", flags,
+      [&](int n) { return rate(n, flags.seconds, raw_storm); },
+      [&](int n) { return rate(n, flags.seconds, pgstore_storm); });
 
   // Compare-and-swap: every call completes a RUNNING attempt of its own, so each one wins. The
   // pool is made in two bulk statements; the baseline calls the same one-round-trip function
@@ -303,11 +295,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
     };
   };
   auto raw_cas = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = std::make_shared<pqxx::connection>(choice.uri);
-    {
-      pqxx::nontransaction tx{*connection};
-      tx.exec("SET search_path TO " + tx.quote_name(schema));
-    }
+    auto connection = raw_connection(choice, schema);
     // The same work as PgStore's: the same call, returning the same columns (the job and the
     // attempt after the transaction), read as text.
     connection->prepare("raw_cas",
@@ -325,17 +313,9 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
       if (bytes == 0) throw std::runtime_error("bench: an empty CAS row");
     };
   };
-  for (const int connections : {1, 8}) {
-    Figure figure{
-        "CAS, " + std::to_string(connections) + (connections == 1 ? " connection" : " connections"),
-        {},
-        {}};
-    for (int round = 0; round < flags.rounds; ++round) {
-      figure.baseline.push_back(rate_of_calls(connections, kCasCalls, raw_cas));
-      figure.subject.push_back(rate_of_calls(connections, kCasCalls, pgstore_cas));
-    }
-    figures.push_back(std::move(figure));
-  }
+  measure_per_connections(
+      figures, "CAS", flags, [&](int n) { return rate_of_calls(n, kCasCalls, raw_cas); },
+      [&](int n) { return rate_of_calls(n, kCasCalls, pgstore_cas); });
 
   std::printf(
       "PostgreSQL (%s): PgStore against a raw statement doing the same work on the same server;"

@@ -28,6 +28,7 @@
 #include "system/service/reconciler.hpp"
 #include "system/service/worker.hpp"
 
+#include "harness/cli/complete_now.hpp"
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/sim/store_wrapper.hpp"
@@ -153,20 +154,6 @@ std::unique_ptr<Store> reopen(const std::function<std::unique_ptr<Store>()>& fac
       std::this_thread::sleep_for(milliseconds(100));
     }
   }
-}
-
-template <typename T>
-T run_sync(boost::asio::io_context& io, Async<T> operation) {
-  std::optional<T> out;
-  std::exception_ptr failed;
-  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
-    failed = e;
-    if (!e) out.emplace(std::move(value));
-  });
-  io.restart();
-  io.run();
-  if (failed) std::rethrow_exception(failed);
-  return std::move(*out);
 }
 
 }  // namespace
@@ -298,7 +285,7 @@ int load_command(const LoadFlags& flags) {
   auto reader = own_store();
   std::map<std::string, std::int64_t> jobs_by_status;
   for (const auto& [key, id] : acked_id) {
-    const auto found = run_sync(check_io, reader->find_job_by_key(owner(), key_name(key)));
+    const auto found = complete_now(check_io, reader->find_job_by_key(owner(), key_name(key)));
     if (!found || found->id != id) {
       ++lost;
       if (lost <= 5) {
@@ -310,7 +297,7 @@ int load_command(const LoadFlags& flags) {
     std::string status{to_string(found->status)};
     if (found->status == JobStatus::pending) {
       // Where it stands: the state of its latest attempt.
-      const auto attempts = run_sync(check_io, reader->list_attempts(found->id));
+      const auto attempts = complete_now(check_io, reader->list_attempts(found->id));
       status += attempts.empty() ? "/none" : "/" + std::string(to_string(attempts.back().state));
     }
     ++jobs_by_status[status];
