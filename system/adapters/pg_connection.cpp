@@ -42,10 +42,10 @@ Connection::Connection(PgStoreOptions options, std::function<void(pqxx::connecti
   if (options_.conflict_tries < 1) options_.conflict_tries = 1;
   run("connect", Effect::read, [this](pqxx::connection& connection) {
     if (options_.schema.empty()) return 0;
-    // The schema may not exist yet: create it, then pin it (open() ran before it existed).
+    // The schema may not exist yet. open() already named it in the search_path, which
+    // PostgreSQL resolves at each lookup, so creating it is enough.
     pqxx::nontransaction tx{connection};
-    const std::string name = tx.quote_name(options_.schema);
-    tx.exec("CREATE SCHEMA IF NOT EXISTS " + name + "; SET search_path TO " + name);
+    tx.exec("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name(options_.schema));
     return 0;
   });
 }
