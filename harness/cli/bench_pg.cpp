@@ -17,6 +17,7 @@
 #include <pqxx/pqxx>
 #include <unistd.h>
 
+#include "system/adapters/pg_statements.hpp"
 #include "system/adapters/pg_store.hpp"
 
 #include "harness/cli/bench_parts.hpp"
@@ -29,19 +30,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The baseline: the one statement a create needs (a job and its first attempt, nothing when
-// the key exists), prepared and run in autocommit by libpqxx directly. PgStore's create is the
-// same work plus everything the port asks of it (typed failures, reconnection, NUL checks,
-// building the rows it returns, a coroutine).
-constexpr const char* kRawCreate =
-    "WITH job AS (INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, operation,"
-    " target_provider, failover, input_json, payload_json, created_at_us)"
-    " VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9)"
-    " ON CONFLICT ON CONSTRAINT jobs_owner_key_unique DO NOTHING RETURNING id),"
-    " first AS (INSERT INTO attempts (job_id, attempt_no, provider, provider_key, origin,"
-    " created_at_us) SELECT id, 1, $5, id || ':1', 'initial', $9 FROM job"
-    " RETURNING id, job_id, provider_key)"
-    " SELECT first.job_id, first.id, first.provider_key FROM first";
+// The baselines run PgStore's own statements (pg::create_job_sql(), onejob_complete_attempt)
+// prepared and in autocommit, through libpqxx directly. PgStore's figure is the same work plus
+// everything the port asks of it (typed failures, reconnection, NUL checks, building the rows
+// it returns, a coroutine).
 
 constexpr const char* kPayload =
     R"({"operation":"classify","provider":"alpha","input":{"text":"bench"}})";
@@ -185,7 +177,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   };
   auto raw_creates = [&](int) -> std::function<void(std::int64_t)> {
     auto connection = raw_connection(choice, schema);
-    connection->prepare("raw_create", kRawCreate);
+    connection->prepare("raw_create", std::string(pg::create_job_sql()));
     const NewJob job = bench_job("");
     const std::string failover = "{\"beta\"}";
     return [connection, job, failover, &next_key](std::int64_t) {
@@ -222,7 +214,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   };
   auto raw_storm = [&](int) -> std::function<void(std::int64_t)> {
     auto connection = raw_connection(choice, schema);
-    connection->prepare("raw_create", kRawCreate);
+    connection->prepare("raw_create", std::string(pg::create_job_sql()));
     connection->prepare("raw_find",
                         "SELECT * FROM jobs WHERE owner_id = $1 AND idempotency_key = $2");
     const NewJob job = bench_job("");

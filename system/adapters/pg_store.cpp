@@ -16,11 +16,13 @@
 #include "system/adapters/pg_connection.hpp"
 #include "system/adapters/pg_rows.hpp"
 #include "system/adapters/pg_schema.hpp"
+#include "system/adapters/pg_statements.hpp"
 
 namespace onejob {
 namespace {
 
 using pg::Effect;
+using namespace pg::statement;  // the prepared statements' names
 
 // Serializes concurrent migrate() calls (two processes starting together): concurrent
 // CREATE TABLE IF NOT EXISTS can both see "absent" and one then fails on a catalog unique index.
@@ -32,33 +34,6 @@ constexpr std::string_view kOneLiveAttemptIndex = "attempts_one_live_per_job";
 // between, the refusal no longer describes the database and the insert is tried again. Each
 // retry needs another attempt to finish inside a few milliseconds, so a handful is plenty.
 constexpr int kInsertAttemptTries = 8;
-
-constexpr const char* kCreateJob = "onejob_create_job";
-constexpr const char* kFindJobByKey = "onejob_find_job_by_key";
-constexpr const char* kFindJob = "onejob_find_job";
-constexpr const char* kLoadJob = "onejob_load_job";
-constexpr const char* kLockJob = "onejob_lock_job";
-constexpr const char* kReopenJob = "onejob_reopen_job";
-constexpr const char* kFailJob = "onejob_fail_job";
-constexpr const char* kCompleteAttempt = "onejob_complete_attempt";
-constexpr const char* kNextAttemptNo = "onejob_next_attempt_no";
-constexpr const char* kInsertAttempt = "onejob_insert_attempt";
-constexpr const char* kLiveAttemptOfJob = "onejob_live_attempt_of_job";
-constexpr const char* kFindAttempt = "onejob_find_attempt";
-constexpr const char* kLockAttempt = "onejob_lock_attempt";
-constexpr const char* kWriteAttempt = "onejob_write_attempt";
-constexpr const char* kListAttempts = "onejob_list_attempts";
-constexpr const char* kAttemptsInState = "onejob_attempts_in_state";
-constexpr const char* kExpiredLeases = "onejob_expired_leases";
-constexpr const char* kIdleJobs = "onejob_idle_jobs";
-constexpr const char* kClaimAttempt = "onejob_claim_attempt";
-constexpr const char* kInsertCertification = "onejob_insert_certification";
-constexpr const char* kLatestCertification = "onejob_latest_certification";
-constexpr const char* kFindAction = "onejob_find_action";
-constexpr const char* kInsertAction = "onejob_insert_action";
-
-// The predicate of attempts_one_live_per_job, spelled identically so the planner uses it.
-constexpr std::string_view kLiveStates = "('STARTING', 'RUNNING', 'UNKNOWN')";
 
 // pqxx 6.4 does not expose the violated constraint's name; PostgreSQL's message quotes it.
 bool violates(const pqxx::unique_violation& e, std::string_view constraint) {
@@ -135,7 +110,7 @@ std::string states_that_may_become(AttemptState to) {
 class PgStore::Session {
  public:
   explicit Session(PgStoreOptions options)
-      : connection_{std::move(options), [](pqxx::connection& c) { prepare_statements(c); }} {}
+      : connection_{std::move(options), pg::prepare_statements} {}
 
   void migrate() {
     const std::lock_guard lock{mutex_};
@@ -486,106 +461,6 @@ class PgStore::Session {
     }
     tx.commit();
     return UpdateAttemptResult{Outcome::applied, std::move(written), before};
-  }
-
-  // Registered on every new connection; libpqxx prepares each on its first use, so they may
-  // name tables migrate() has not created yet.
-  static void prepare_statements(pqxx::connection& c) {
-    prepare_job_and_certification_statements(c);
-    prepare_attempt_statements(c);
-  }
-
-  static void prepare_job_and_certification_statements(pqxx::connection& c) {
-    const std::string job_columns{pg::kJobColumns};
-    const std::string live_states{kLiveStates};
-    // One statement, one round trip: the job and its first attempt, or nothing at all when
-    // (owner_id, idempotency_key) is taken. ON CONFLICT waits for a concurrent create of the
-    // same key to commit or roll back, then does nothing; the id sequence advances either way
-    // (as MemoryStore's does). Defaults (status, version, state, lease columns) come from the
-    // schema; it returns only the ids and the provider key, which derive_provider_key
-    // (system/domain/attempt.cpp) spells "<job id>:<attempt_no>".
-    c.prepare(kCreateJob,
-              "WITH job AS (INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint,"
-              " operation, target_provider, failover, input_json, payload_json, created_at_us)"
-              " VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9)"
-              " ON CONFLICT ON CONSTRAINT jobs_owner_key_unique DO NOTHING RETURNING id),"
-              " first AS (INSERT INTO attempts (job_id, attempt_no, provider, provider_key,"
-              " origin, created_at_us) SELECT id, 1, $5, id || ':1', 'initial', $9 FROM job"
-              " RETURNING id, job_id, provider_key)"
-              " SELECT first.job_id, first.id, first.provider_key FROM first");
-    c.prepare(kFindJobByKey,
-              "SELECT " + job_columns + " FROM jobs WHERE owner_id = $1 AND idempotency_key = $2");
-    c.prepare(kFindJob, "SELECT " + job_columns + " FROM jobs WHERE id = $1 AND owner_id = $2");
-    c.prepare(kLoadJob, "SELECT " + job_columns + " FROM jobs WHERE id = $1");
-    c.prepare(kIdleJobs, "SELECT " + job_columns +
-                             " FROM jobs j WHERE status = 'pending' AND completed_by IS NULL"
-                             " AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id"
-                             " AND a.state IN ('STARTING', 'RUNNING', 'UNKNOWN')) ORDER BY id");
-    c.prepare(kLockJob, "SELECT completed_by FROM jobs WHERE id = $1 FOR UPDATE");
-    // failure_reason is left as it was, exactly as MemoryStore does.
-    c.prepare(kReopenJob, "UPDATE jobs SET status = 'pending' WHERE id = $1");
-    c.prepare(kFailJob,
-              "UPDATE jobs SET status = 'failed', failure_reason = $2"
-              " WHERE id = $1 AND status = 'pending' AND completed_by IS NULL"
-              " AND NOT EXISTS (SELECT 1 FROM attempts WHERE job_id = $1 AND state IN " +
-                  live_states + ")");
-    // The compare-and-swap is onejob_complete_attempt (migration 3): one round trip.
-    c.prepare(kCompleteAttempt,
-              "SELECT r.outcome, r.before_state, " +
-                  pg::prefixed_columns(pg::kJobColumns, "(r.job).") + ", " +
-                  pg::prefixed_columns(pg::kAttemptColumns, "(r.attempt).") +
-                  " FROM onejob_complete_attempt($1, $2, $3, $4::text[], $5, $6, $7,"
-                  " $8::text[], $9::text[]) r");
-    c.prepare(kInsertCertification,
-              "INSERT INTO certifications (provider, passed, reasons, at_us)"
-              " VALUES ($1, $2, $3::text[], $4)");
-    c.prepare(kLatestCertification,
-              "SELECT provider, passed, reasons, at_us FROM certifications"
-              " WHERE provider = $1 ORDER BY id DESC LIMIT 1");
-  }
-
-  static void prepare_attempt_statements(pqxx::connection& c) {
-    const std::string attempt_columns{pg::kAttemptColumns};
-    const std::string live_states{kLiveStates};
-    c.prepare(kNextAttemptNo,
-              "SELECT COALESCE(max(attempt_no), 0) + 1 FROM attempts WHERE job_id = $1");
-    c.prepare(kInsertAttempt,
-              "INSERT INTO attempts (job_id, attempt_no, provider, provider_key,"
-              " origin, created_at_us) VALUES ($1, $2, $3, $4, $5, $6) RETURNING " +
-                  attempt_columns);
-    c.prepare(kLiveAttemptOfJob,
-              "SELECT id FROM attempts WHERE job_id = $1 AND state IN " + live_states);
-    c.prepare(kFindAttempt, "SELECT " + attempt_columns + " FROM attempts WHERE id = $1");
-    c.prepare(kFindAction,
-              "SELECT request_fingerprint, attempt_id FROM action_keys"
-              " WHERE owner_id = $1 AND idempotency_key = $2");
-    // A concurrent action with the same key waits on the primary key, then writes nothing.
-    c.prepare(kInsertAction,
-              "INSERT INTO action_keys (owner_id, idempotency_key, request_fingerprint,"
-              " attempt_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING");
-    c.prepare(kLockAttempt,
-              "SELECT " + attempt_columns + " FROM attempts WHERE id = $1 FOR UPDATE");
-    c.prepare(kWriteAttempt,
-              "UPDATE attempts SET state = $2, lease_owner = $3, lease_token = $4,"
-              " finished_at_us = $5, outcome_reason = $6, result = $7 WHERE id = $1"
-              " RETURNING " +
-                  attempt_columns);
-    c.prepare(kListAttempts,
-              "SELECT " + attempt_columns + " FROM attempts WHERE job_id = $1 ORDER BY attempt_no");
-    c.prepare(kAttemptsInState,
-              "SELECT " + attempt_columns + " FROM attempts WHERE state = $1 ORDER BY id");
-    c.prepare(kExpiredLeases, "SELECT " + attempt_columns +
-                                  " FROM attempts WHERE state = 'RUNNING'"
-                                  " AND lease_expires_at_us <= $1 ORDER BY id");
-    // SKIP LOCKED: a worker passes over an attempt another worker is claiming right now rather
-    // than queueing behind it; the outer state check re-reads the row once it is locked.
-    c.prepare(kClaimAttempt,
-              "UPDATE attempts SET state = 'RUNNING', lease_owner = $1,"
-              " lease_token = lease_token + 1, lease_expires_at_us = $2"
-              " WHERE id = (SELECT id FROM attempts WHERE state = 'STARTING'"
-              " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) AND state = 'STARTING'"
-              " RETURNING " +
-                  attempt_columns);
   }
 
   static std::optional<ActionRecord> find_action_in(pqxx::transaction_base& tx,
