@@ -147,11 +147,11 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     const auto client = forwarded_.find(request->request_id);
     const auto [number, attempt] =
         client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
-    open_exchange_[recorded.node + "\n" + request->request_id].push_back(model_.exchanges.size());
+    open_exchange_[recorded.node.str() + "\n" + request->request_id].push_back(model_.exchanges.size());
     model_.exchanges.push_back(
         ApiExchange{recorded.node, at(std::move(*request), recorded), {}, number, attempt});
   } else if (auto response = events::from_event<events::ApiResponse>(event)) {
-    auto open = open_exchange_.find(recorded.node + "\n" + response->request_id);
+    auto open = open_exchange_.find(recorded.node.str() + "\n" + response->request_id);
     if (open != open_exchange_.end()) {
       model_.exchanges[open->second.front()].response = at(std::move(*response), recorded);
       open->second.pop_front();

@@ -211,7 +211,7 @@ std::string human_line(const sim::TraceEvent& event) {
   std::string line = head;
   for (const auto& field : event.event.fields()) {
     const EventValue value = event.event.value(field);
-    line.append(" ").append(*field.name).append("=");
+    line.append(" ").append(field.name()).append("=");
     std::visit(
         [&line](const auto& v) {
           using V = std::decay_t<decltype(v)>;

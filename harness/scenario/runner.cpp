@@ -5,10 +5,27 @@
 
 #include "system/adapters/memory_store.hpp"
 
+#include "harness/events/commit_events.hpp"
 #include "harness/scenario/expectations.hpp"
 #include "harness/scenario/world.hpp"
 
 namespace onejob::scenario {
+namespace {
+
+// The ids of the commit log's job inserts, ascending, each once.
+std::vector<std::int64_t> committed_job_ids(const sim::History& history) {
+  std::vector<std::int64_t> ids;
+  for (const auto& recorded : history) {
+    if (auto job = events::from_event<events::CommitJobInserted>(recorded.event)) {
+      ids.push_back(job->job_id);
+    }
+  }
+  std::ranges::sort(ids);
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace
 
 RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   RunResult result;
@@ -18,31 +35,34 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   result.defects = options.defects;
   auto store =
       options.make_store ? options.make_store() : std::make_unique<MemoryStore>(options.defects);
-  World world(spec, result.seed, std::move(store), options.defects);
+  auto world = std::make_unique<World>(spec, result.seed, std::move(store), options.defects);
   std::optional<std::string> aborted;
   try {
-    world.run(options.stop_when_quiescent);
+    world->run(options.stop_when_quiescent);
   } catch (const std::exception& error) {
     aborted = error.what();
   }
-  result.history = world.trace().take();
+  result.history = world->trace().take();
   if (options.trace_text) result.trace_hash = sim::hash_jsonl(result.history);
-  result.simulated = world.end().time_since_epoch();
-  result.loop_events = world.loop_events();
+  result.simulated = world->end().time_since_epoch();
+  result.loop_events = world->loop_events();
   if (aborted) {
     result.violations.push_back({"run", "the run aborted: " + *aborted, std::nullopt, {}});
   }
+  // The store's rows of every job the commit log inserted, and what clients received: read now,
+  // so the world (its nodes and store) is freed before the history is folded.
+  const auto rows = world->read_rows(committed_job_ids(result.history));
+  const auto received = world->take_received();
+  world.reset();
+
   const auto model = check::fold_history(result.history);
   auto add = [&result](std::vector<check::Violation> found) {
     result.violations.insert(result.violations.end(), std::make_move_iterator(found.begin()),
                              std::make_move_iterator(found.end()));
   };
   for (const auto& id : spec.invariants) add(check::find_invariant(id)->check(model));
-  std::vector<std::int64_t> job_ids;
-  for (const auto& [id, job] : model.jobs) job_ids.push_back(id);
-  const auto rows = world.read_rows(job_ids);
   add(check::check_store_agrees(model, rows));
-  add(check_expectations(spec, world.received(), model, rows));
+  add(check_expectations(spec, received, model, rows));
   result.marks = model.marks;
   for (const auto& [id, job] : model.jobs)
     ++result.job_ends[std::string(to_string(model.end_of(job)))];

@@ -48,6 +48,7 @@ class World {
   const sim::Trace& trace() const { return trace_; }
   sim::Trace& trace() { return trace_; }
   const std::vector<std::optional<ReceivedResponse>>& received() const { return received_; }
+  std::vector<std::optional<ReceivedResponse>> take_received() { return std::move(received_); }
   Instant end() const { return end_; }
   // Events the simulation loop ran (see sim::SimLoop::handled).
   std::uint64_t loop_events() const { return loop_.handled(); }

@@ -10,9 +10,10 @@
 
 namespace onejob::sim {
 
-const TraceEvent& Trace::record(std::string node, Event event, bool injected) {
+const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
+  event.shrink_to_fit();  // a history of millions keeps no spare room
   events_.push_back(
-      TraceEvent{events_.size() + 1, clock_.now(), std::move(node), std::move(event), injected});
+      TraceEvent{events_.size() + 1, clock_.now(), node, std::move(event), injected});
   return events_.back();
 }
 
@@ -116,7 +117,7 @@ void append_json_line(std::string& out, const TraceEvent& event) {
   out += ",\"t_us\":";
   append_int(out, event.at.time_since_epoch().count());
   out += ",\"node\":";
-  append_json_string(out, event.node);
+  append_json_string(out, event.node.str());
   out += ",\"kind\":";
   append_json_string(out, event.event.kind());
   if (event.injected) out += ",\"injected\":true";
@@ -126,18 +127,18 @@ void append_json_line(std::string& out, const TraceEvent& event) {
   const auto& fields = event.event.fields();
   for (std::size_t i = 0; i < fields.size(); ++i) {
     bool repeated = false;
-    // Interned: one name, one pointer.
-    for (std::size_t j = 0; j < i && !repeated; ++j) repeated = fields[j].name == fields[i].name;
+    // Interned: one name, one id.
+    for (std::size_t j = 0; j < i && !repeated; ++j) repeated = fields[j].name_id == fields[i].name_id;
     if (repeated) continue;
     const Event::Field* value = &fields[i];
     for (std::size_t j = i + 1; j < fields.size(); ++j) {
-      if (fields[j].name == fields[i].name) value = &fields[j];
+      if (fields[j].name_id == fields[i].name_id) value = &fields[j];
     }
     if (!first) out += ',';
     first = false;
-    append_json_string(out, *fields[i].name);
+    append_json_string(out, fields[i].name());
     out += ':';
-    switch (value->type) {
+    switch (value->type()) {
       case Event::Field::Type::integer:
         append_int(out, value->number);
         break;
@@ -163,12 +164,12 @@ std::string to_json_line_reference(const TraceEvent& event) {
   nlohmann::ordered_json line;
   line["seq"] = event.seq;
   line["t_us"] = event.at.time_since_epoch().count();
-  line["node"] = event.node;
+  line["node"] = event.node.str();
   line["kind"] = event.event.kind();
   if (event.injected) line["injected"] = true;
   nlohmann::ordered_json data = nlohmann::ordered_json::object();
   for (const auto& field : event.event.fields()) {
-    const std::string& name = *field.name;
+    const std::string& name = field.name();
     std::visit([&data, &name](const auto& v) { data[name] = v; }, event.event.value(field));
   }
   line["data"] = std::move(data);

@@ -10,11 +10,31 @@
 
 namespace onejob::sim {
 
+// A node's name as a history holds it: interned, so each of millions of events holds a pointer.
+class NodeName {
+ public:
+  NodeName() : name_(&intern_name("")) {}
+  NodeName(std::string_view name) : name_(&intern_name(name)) {}  // NOLINT: implicit by design
+  NodeName(const std::string& name) : NodeName(std::string_view(name)) {}  // NOLINT
+  NodeName(const char* name) : NodeName(std::string_view(name)) {}         // NOLINT
+
+  const std::string& str() const { return *name_; }
+  operator const std::string&() const { return *name_; }  // NOLINT
+  const char* c_str() const { return name_->c_str(); }
+
+  friend bool operator==(NodeName a, NodeName b) { return a.name_ == b.name_; }
+  friend bool operator==(NodeName a, std::string_view b) { return *a.name_ == b; }
+  friend bool operator==(NodeName a, const char* b) { return *a.name_ == b; }
+
+ private:
+  const std::string* name_;
+};
+
 // One recorded event: what happened, where, and at which simulated instant.
 struct TraceEvent {
   std::uint64_t seq = 0;  // 1-based position in the history
   Instant at{};
-  std::string node;
+  NodeName node;
   Event event{""};
   bool injected = false;  // a fault the harness caused, as opposed to the system's own doing
 };
@@ -30,7 +50,7 @@ class Trace {
  public:
   explicit Trace(const Clock& clock) : clock_(clock) {}
 
-  const TraceEvent& record(std::string node, Event event, bool injected = false);
+  const TraceEvent& record(NodeName node, Event event, bool injected = false);
 
   const History& events() const { return events_; }
   // Hands the history over (moved, not copied); the trace is empty afterwards.
@@ -59,12 +79,12 @@ std::string hex64(std::uint64_t value);
 // The EventSink of one simulated node: stamps each event with the node and the simulated time.
 class NodeEventSink final : public EventSink {
  public:
-  NodeEventSink(Trace& trace, std::string node) : trace_(trace), node_(std::move(node)) {}
+  NodeEventSink(Trace& trace, NodeName node) : trace_(trace), node_(node) {}
   void emit(Event event) override { trace_.record(node_, std::move(event)); }
 
  private:
   Trace& trace_;
-  std::string node_;
+  NodeName node_;
 };
 
 }  // namespace onejob::sim

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
-#include <vector>
 
 namespace onejob {
 
@@ -19,22 +19,33 @@ using EventValue = std::variant<std::int64_t, bool, std::string>;
 // life of the process and an event holds a pointer to it, so a history of millions of events
 // does not hold millions of copies of "attempt_id". Interning is thread-safe.
 const std::string& intern_name(std::string_view name);
+// The same table by number: a field holds its name's 4-byte id.
+std::uint32_t intern_id(std::string_view name);
+const std::string& interned(std::uint32_t id);
 
 class Event {
  public:
-  // A field as stored: its interned name and its typed value. A string's bytes live in the
-  // event's one buffer (`number` is their offset there), so a field is 24 bytes and an event
-  // makes two allocations whatever its strings.
+  // A field as stored, in 16 bytes: its interned name (by id), its type and its value. A
+  // string's bytes live in the event's one block after the fields (`number` is their offset
+  // among the strings).
   struct Field {
     enum class Type : std::uint8_t { integer, boolean, string };
-    const std::string* name;
+    std::uint32_t name_id;
+    std::uint32_t length : 30;  // a string's bytes; 0 otherwise
+    std::uint32_t type_bits : 2;
     std::int64_t number;
-    std::uint32_t length;
-    Type type;
+
+    const std::string& name() const;
+    Type type() const { return static_cast<Type>(type_bits); }
     friend bool operator==(const Field&, const Field&) = default;
   };
 
   explicit Event(std::string_view kind) : kind_(&intern_name(kind)) {}
+  Event(const Event& other);
+  Event(Event&& other) noexcept;
+  Event& operator=(const Event& other);
+  Event& operator=(Event&& other) noexcept;
+  ~Event();
 
   Event& with(std::string_view name, std::int64_t value);
   Event& with(std::string_view name, bool value);
@@ -46,14 +57,16 @@ class Event {
     return with(name, std::string_view(value));
   }
   Event& with(std::string_view name, int value) { return with(name, std::int64_t{value}); }
-  // Room for this many fields, so a history holds no spare capacity.
-  void reserve(std::size_t fields) { fields_.reserve(fields); }
+  // Room for this many fields and string bytes, so building the event reallocates nothing.
+  void reserve(std::size_t fields, std::size_t string_bytes = 0);
+  // Gives back any spare room: what a history keeps is exactly the event's size.
+  void shrink_to_fit();
 
   const std::string& kind() const { return *kind_; }
-  const std::vector<Field>& fields() const { return fields_; }
-  // A string field's bytes. REQUIRES: field.type == Field::Type::string, a field of this event.
+  std::span<const Field> fields() const { return {field_data(), count_}; }
+  // A string field's bytes. REQUIRES: field.type() == Field::Type::string, a field of this event.
   std::string_view text(const Field& field) const {
-    return std::string_view(strings_).substr(static_cast<std::size_t>(field.number), field.length);
+    return {string_data() + field.number, field.length};
   }
   EventValue value(const Field& field) const;
 
@@ -63,16 +76,23 @@ class Event {
   std::optional<bool> bool_field(std::string_view name) const;
   bool has(std::string_view name) const { return find(name) != nullptr; }
 
-  friend bool operator==(const Event& a, const Event& b) {
-    return a.kind_ == b.kind_ && a.fields_ == b.fields_ && a.strings_ == b.strings_;
-  }
+  friend bool operator==(const Event& a, const Event& b);
 
  private:
   const Field* find(std::string_view name) const;
+  Field* field_data() const { return reinterpret_cast<Field*>(block_); }
+  char* string_data() const { return block_ + std::size_t{field_capacity_} * sizeof(Field); }
+  void push(Field field, std::string_view bytes = {});
+  // Moves to a block of exactly these capacities, keeping the fields and strings.
+  void reallocate(std::uint32_t fields, std::uint32_t string_bytes);
 
   const std::string* kind_;
-  std::vector<Field> fields_;
-  std::string strings_;
+  // One block: field_capacity_ fields, then string_capacity_ bytes of strings.
+  char* block_ = nullptr;
+  std::uint32_t string_size_ = 0;
+  std::uint32_t string_capacity_ = 0;
+  std::uint16_t count_ = 0;
+  std::uint16_t field_capacity_ = 0;
 };
 
 // Where the system reports its events. The harness records them as the run's history; a
