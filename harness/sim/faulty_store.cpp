@@ -6,7 +6,7 @@
 
 namespace onejob::sim {
 
-void FaultyStore::fail(StoreError::Kind kind, const char* fault, const char* operation) {
+StoreError FaultyStore::fault(StoreError::Kind kind, const char* fault, const char* operation) {
   trace_.record(link_.name(),
                 events::to_event(events::StoreFault{
                     .node = node_,
@@ -15,44 +15,56 @@ void FaultyStore::fail(StoreError::Kind kind, const char* fault, const char* ope
                     .maybe_committed = kind == StoreError::Kind::maybe_committed,
                 }),
                 /*injected=*/true);
-  throw StoreError(kind, std::string("store ") + fault + " during " + operation);
+  return StoreError(kind, std::string("store ") + fault + " during " + operation);
 }
 
-Async<void> FaultyStore::before_statement(const char* operation) {
-  if (closed_) throw StoreError(StoreError::Kind::unavailable, node_ + " is down");
-  co_await loop_.sleep_for(link_.latency());
-  if (closed_) throw StoreError(StoreError::Kind::unavailable, node_ + " is down");
+std::optional<StoreError> FaultyStore::request_fault(const char* operation) {
+  if (closed_) return StoreError(StoreError::Kind::unavailable, node_ + " is down");
   if (link_.partitioned(Direction::request, node_, "store")) {
-    fail(StoreError::Kind::unavailable, "partition", operation);
+    return fault(StoreError::Kind::unavailable, "partition", operation);
   }
   if (link_.chance(link_.spec().drop_request)) {
-    fail(StoreError::Kind::unavailable, "request lost", operation);
+    return fault(StoreError::Kind::unavailable, "request lost", operation);
   }
+  return std::nullopt;
 }
 
-Async<void> FaultyStore::after_statement(const char* operation, bool write) {
-  co_await loop_.sleep_for(link_.latency());
+std::optional<StoreError> FaultyStore::reply_fault(const char* operation, bool write) {
   const auto lost = write ? StoreError::Kind::maybe_committed : StoreError::Kind::unavailable;
-  if (closed_) throw StoreError(lost, node_ + " went down waiting for the reply");
-  if (link_.partitioned(Direction::response, node_, "store")) fail(lost, "partition", operation);
-  if (link_.chance(link_.spec().drop_response)) fail(lost, "reply lost", operation);
-  if (link_.chance(link_.spec().reset)) fail(lost, "connection reset", operation);
-  if (write && link_.chance(link_.spec().commit_unknown)) {
-    fail(StoreError::Kind::maybe_committed, "commit outcome unknown", operation);
+  if (closed_) return StoreError(lost, node_ + " went down waiting for the reply");
+  if (link_.partitioned(Direction::response, node_, "store")) {
+    return fault(lost, "partition", operation);
   }
+  if (link_.chance(link_.spec().drop_response)) return fault(lost, "reply lost", operation);
+  if (link_.chance(link_.spec().reset)) return fault(lost, "connection reset", operation);
+  if (write && link_.chance(link_.spec().commit_unknown)) {
+    return fault(StoreError::Kind::maybe_committed, "commit outcome unknown", operation);
+  }
+  return std::nullopt;
 }
 
-template <typename T>
-Async<T> FaultyStore::round_trip(const char* operation, bool write,
-                                 std::function<Async<T>()> statement) {
+// Faults travel as values through the round trip and are thrown once, to the caller: a
+// partition costs one exception per call, not one per coroutine frame on the way.
+template <typename T, typename Statement>
+Async<T> FaultyStore::round_trip(const char* operation, bool write, Statement statement) {
   std::optional<T> result;
   std::optional<StoreError> error;
-  try {
-    co_await before_statement(operation);
-    result = co_await statement();
-    co_await after_statement(operation, write);
-  } catch (const StoreError& failed) {
-    error = failed;
+  if (closed_) {
+    error = StoreError(StoreError::Kind::unavailable, node_ + " is down");
+  } else {
+    co_await loop_.sleep_for(link_.latency());
+    error = request_fault(operation);
+  }
+  if (!error) {
+    try {
+      result = co_await statement();
+    } catch (const StoreError& failed) {
+      error = failed;
+    }
+  }
+  if (!error) {
+    co_await loop_.sleep_for(link_.latency());
+    error = reply_fault(operation, write);
   }
   if (gate_.paused())
     co_await gate_.pass();  // the node learns the outcome, either one, only once it runs
@@ -132,9 +144,7 @@ Async<bool> FaultyStore::record_statement(Certification certification) {
 
 Async<void> FaultyStore::record_certification(Certification certification) {
   // A local, not a temporary inside co_await: g++ 12 destroys such temporaries twice.
-  std::function<Async<bool>()> statement = [this, certification] {
-    return record_statement(certification);
-  };
+  auto statement = [this, certification] { return record_statement(certification); };
   co_await round_trip<bool>("record_certification", true, std::move(statement));
 }
 Async<std::optional<Certification>> FaultyStore::latest_certification(std::string provider) {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <functional>
+#include <optional>
 #include <string>
 
 #include "harness/sim/pause.hpp"
@@ -50,14 +50,18 @@ class FaultyStore final : public StoreWrapper {
   Async<std::optional<Certification>> latest_certification(std::string provider) override;
 
  private:
-  // Runs `statement` as one round trip over the link. `write`: may commit.
-  template <typename T>
-  Async<T> round_trip(const char* operation, bool write, std::function<Async<T>()> statement);
-  Async<void> before_statement(const char* operation);
+  // Runs `statement` (an Async<T>() callable) as one round trip over the link. `write`: may
+  // commit.
+  template <typename T, typename Statement>
+  Async<T> round_trip(const char* operation, bool write, Statement statement);
+  // What breaks the request on its way to the store, or its reply on the way back (each drawn
+  // and recorded as injected when it happens), or nothing.
+  std::optional<StoreError> request_fault(const char* operation);
+  std::optional<StoreError> reply_fault(const char* operation, bool write);
   // record_certification's statement, as a value-returning one for round_trip.
   Async<bool> record_statement(Certification certification);
-  Async<void> after_statement(const char* operation, bool write);
-  [[noreturn]] void fail(StoreError::Kind kind, const char* fault, const char* operation);
+  // Records the injected fault; returns the error the node will see.
+  StoreError fault(StoreError::Kind kind, const char* fault, const char* operation);
 
   SimLink& link_;
   SimLoop& loop_;

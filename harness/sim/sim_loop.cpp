@@ -13,7 +13,8 @@
 namespace onejob::sim {
 
 struct SimLoop::Io {
-  boost::asio::io_context context{1};
+  // Single-threaded by contract: the scheduler takes no locks.
+  boost::asio::io_context context{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
   // Keeps poll() from marking the context stopped when it momentarily has no work.
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
       context.get_executor()};
