@@ -20,8 +20,8 @@ namespace onejob::sim {
 
 // The simulator's clock and run loop (FoundationDB's model): it keeps its own queue of
 // (instant, tie-break, handler), runs everything that is ready with io_context::poll(), and when
-// nothing is ready jumps the clock to the next queued instant. Time never passes otherwise, so
-// an hour of simulated time costs only the work done in it.
+// nothing is ready jumps the clock to the next queued instant and calls its handler. Time never
+// passes otherwise, so an hour of simulated time costs only the work done in it.
 //
 // Handlers due at the same instant run in an order drawn from the seeded RNG: different seeds
 // explore different interleavings, the same seed always the same one.
