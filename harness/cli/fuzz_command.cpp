@@ -20,6 +20,7 @@
 #include "harness/cli/store_flag.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/report/report.hpp"
+#include "harness/report/timeline.hpp"
 #include "harness/scenario/yaml_reader.hpp"
 #include "harness/scenario/yaml_writer.hpp"
 
@@ -254,6 +255,10 @@ int fuzz_command(const FuzzFlags& flags) {
                          fuzz::repro_yaml(failure, options.seed, repro.string(), options.defects));
       report::write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"),
                          sim::render_jsonl(failure.shrunk_run.history));
+      report::write_timeline(dir, failure.shrunk_run,
+                             report::shell_quote(report::program()) + " replay " +
+                                 report::shell_quote(repro.string()) +
+                                 report::defect_flags(options.defects) + " --trace");
       summary["failures"].push_back(
           {{"case", failure.case_index},
            {"reproduce", fuzz::to_string({options.seed, failure.case_index, failure.shrink_path})},

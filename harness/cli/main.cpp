@@ -23,6 +23,7 @@
 #include "harness/cli/selftest_command.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/report/report.hpp"
+#include "harness/report/timeline.hpp"
 #include "harness/scenario/loader.hpp"
 #include "harness/scenario/runner.hpp"
 
@@ -46,6 +47,7 @@ struct RunFlags {
   std::string store_text = "memory";
   onejob::cli::StoreChoice store;
   bool compare_memory = false;
+  bool html = false;
 };
 
 // Runs one scenario, twice when asked: a second run in the same process must reproduce the
@@ -139,12 +141,15 @@ int run_command(RunFlags flags) {
               flags.store.describe().c_str(),
               flags.check_determinism || flags.compare_memory ? " (each scenario run twice)" : "");
   try {
-    onejob::report::write_reports(report_dir, results);
+    onejob::report::write_reports(report_dir, results, flags.html);
   } catch (const std::exception& error) {
     std::cerr << "onejob: cannot write reports to " << report_dir << ": " << error.what() << "\n";
     return kExitBadInput;
   }
-  std::cout << "reports: " << report_dir << "/summary.json, junit.xml, summary.txt, traces/\n";
+  const bool any_html =
+      flags.html || !std::ranges::all_of(results, [](const auto& r) { return r.passed(); });
+  std::cout << "reports: " << report_dir << "/summary.json, junit.xml, summary.txt, traces/"
+            << (any_html ? ", html/" : "") << "\n";
   const bool all_passed = std::ranges::all_of(results, [](const auto& r) { return r.passed(); });
   return all_passed ? kExitPass : kExitFail;
 }
@@ -155,6 +160,8 @@ struct ReplayFlags {
   std::vector<std::string> defect_names;
   bool trace = false;
   std::string diff;
+  bool html = false;
+  std::string report_dir = "reports/latest";
 };
 
 // Reruns one scenario; prints its trace for people, its hash, and its verdict, or where it
@@ -196,6 +203,17 @@ int replay_command(const ReplayFlags& flags) {
     for (const auto& event : result.history) std::cout << onejob::report::human_line(event) << "\n";
   }
   std::cout << onejob::report::text_summary({result});
+  if (flags.html) {
+    try {
+      const auto path = onejob::report::write_timeline(flags.report_dir, result,
+                                                       onejob::report::replay_command(result));
+      std::cout << "timeline: " << path.string() << "\n";
+    } catch (const std::exception& error) {
+      std::cerr << "onejob: cannot write the timeline to " << flags.report_dir << ": "
+                << error.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   if (!flags.diff.empty()) {
     if (auto difference =
             onejob::report::first_difference(onejob::sim::render_jsonl(result.history), other)) {
@@ -259,9 +277,12 @@ int main(int argc, char** argv) {
   run->add_option("--seed", flags.seed, "Override every scenario's seed (unsigned 64-bit)")
       ->check(kUnsigned64);
   run->add_option("--report-dir", flags.report_dir,
-                  "Where to write summary.txt, summary.json, junit.xml and traces/<name>.jsonl")
+                  "Where to write summary.txt, summary.json, junit.xml, traces/<name>.jsonl and "
+                  "html/<name>.html (the timeline of every failing scenario)")
       ->capture_default_str()
       ->check(kNonEmpty);
+  run->add_flag("--html", flags.html,
+                "Write the HTML timeline of passing scenarios too (failing ones always get one)");
   run->add_option(
       "--defect", flags.defect_names,
       "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
@@ -289,6 +310,11 @@ int main(int argc, char** argv) {
   replay->add_option("--seed", replay_flags.seed, "Override the scenario's seed")
       ->check(kUnsigned64);
   replay->add_flag("--trace", replay_flags.trace, "Print every event of the run");
+  replay->add_flag("--html", replay_flags.html,
+                   "Write the run's HTML timeline to REPORT_DIR/html/<name>.html");
+  replay->add_option("--report-dir", replay_flags.report_dir, "Where --html writes")
+      ->capture_default_str()
+      ->check(kNonEmpty);
   replay->add_option("--defect", replay_flags.defect_names,
                      "Run the system with this named defect (repeatable)");
   replay

@@ -14,6 +14,8 @@
 #include "system/events/schema.hpp"
 #include "system/service/canonical_json.hpp"
 
+#include "harness/report/timeline.hpp"
+
 namespace onejob::report {
 namespace {
 
@@ -390,16 +392,28 @@ std::string junit_xml(const std::vector<scenario::RunResult>& results) {
   return out;
 }
 
+namespace {
+
+// Removes dir's regular files ending in `extension` (an earlier run's), creating dir if needed.
+void clear_stale(const std::filesystem::path& dir, std::string_view extension) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == extension) fs::remove(entry.path());
+  }
+}
+
+}  // namespace
+
 void write_reports(const std::filesystem::path& dir,
-                   const std::vector<scenario::RunResult>& results) {
+                   const std::vector<scenario::RunResult>& results, bool html_for_all) {
   namespace fs = std::filesystem;
   const fs::path traces = dir / "traces";
-  fs::create_directories(traces);
-  for (const auto& entry : fs::directory_iterator(traces)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".jsonl") fs::remove(entry.path());
-  }
+  clear_stale(traces, ".jsonl");
+  if (fs::exists(dir / "html")) clear_stale(dir / "html", ".html");
   for (const auto& result : results) {
     write_file(traces / (result.name + ".jsonl"), sim::render_jsonl(result.history));
+    if (html_for_all || !result.passed()) write_timeline(dir, result, replay_command(result));
   }
   write_file(dir / "summary.txt", text_summary(results));
   write_file(dir / "summary.json", summary_json(results));

@@ -53,10 +53,12 @@ std::string summary_json(const std::vector<scenario::RunResult>& results);
 // One <testcase> per scenario, failures carrying their violations.
 std::string junit_xml(const std::vector<scenario::RunResult>& results);
 
-// Writes summary.txt, summary.json, junit.xml and traces/<name>.jsonl into `dir` (created if
-// needed; stale traces/*.jsonl from an earlier run are removed). Throws
-// std::filesystem::filesystem_error or std::runtime_error when the files cannot be written.
+// Writes summary.txt, summary.json, junit.xml, traces/<name>.jsonl and, for every failing
+// scenario (every scenario with `html_for_all`), the timeline html/<name>.html into `dir`
+// (created if needed; stale traces/*.jsonl and html/*.html from an earlier run are removed).
+// Throws std::filesystem::filesystem_error or std::runtime_error when the files cannot be
+// written.
 void write_reports(const std::filesystem::path& dir,
-                   const std::vector<scenario::RunResult>& results);
+                   const std::vector<scenario::RunResult>& results, bool html_for_all = false);
 
 }  // namespace onejob::report

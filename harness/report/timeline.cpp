@@ -1,0 +1,650 @@
+#include "harness/report/timeline.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/check/history.hpp"
+#include "harness/check/invariant.hpp"
+#include "harness/report/report.hpp"
+
+namespace onejob::report {
+namespace {
+
+// A lane's role, in display order.
+enum class Role { client, lb, api, worker, reconciler, certifier, store, provider, other };
+constexpr std::array<std::string_view, 9> kRoleNames = {
+    "client", "lb", "api", "worker", "reconciler", "certifier", "store", "provider", "other"};
+// Which role a node takes when its events name several: the most specific first (a reconciler
+// also calls providers, as workers do).
+constexpr std::array<Role, 9> kRolePriority = {Role::client,     Role::lb,        Role::api,
+                                               Role::reconciler, Role::certifier, Role::worker,
+                                               Role::store,      Role::provider,  Role::other};
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+Role role_of_kind(std::string_view kind) {
+  if (starts_with(kind, "client.")) return Role::client;
+  if (starts_with(kind, "lb.")) return Role::lb;
+  if (starts_with(kind, "api.")) return Role::api;
+  if (starts_with(kind, "reconciler.")) return Role::reconciler;
+  if (starts_with(kind, "certification.")) return Role::certifier;
+  if (starts_with(kind, "worker.") || kind == "provider.call" || kind == "provider.reply") {
+    return Role::worker;
+  }
+  if (starts_with(kind, "commit.") || kind == "store.refused") return Role::store;
+  if (kind == "provider.execute" || kind == "provider.dedup") return Role::provider;
+  return Role::other;
+}
+
+struct Lanes {
+  std::vector<std::string> names;  // display order
+  std::vector<Role> roles;
+  std::map<std::string, int, std::less<>> index;
+
+  int of(std::string_view node) const {
+    auto found = index.find(node);
+    return found == index.end() ? -1 : found->second;
+  }
+};
+
+Lanes build_lanes(const sim::History& history) {
+  std::map<std::string, unsigned, std::less<>> seen;  // node -> roles seen, as bits
+  std::vector<std::string> order;                     // first appearance
+  auto see = [&](std::string_view node, Role role) {
+    if (node.empty()) return;
+    auto [it, fresh] = seen.try_emplace(std::string(node), 0u);
+    if (fresh) order.emplace_back(node);
+    it->second |= 1u << static_cast<unsigned>(role);
+  };
+  for (const auto& recorded : history) {
+    const Event& event = recorded.event;
+    see(recorded.node.str(), role_of_kind(event.kind()));
+    if (event.kind() == "net.fault") {
+      if (auto from = event.string_field("from")) see(*from, Role::other);
+      if (auto to = event.string_field("to")) see(*to, Role::other);
+    }
+  }
+  std::vector<std::pair<Role, std::size_t>> keyed;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const unsigned bits = seen.at(order[i]);
+    Role role = Role::other;
+    for (const Role candidate : kRolePriority) {
+      if (bits & (1u << static_cast<unsigned>(candidate))) {
+        role = candidate;
+        break;
+      }
+    }
+    keyed.emplace_back(role, i);
+  }
+  std::ranges::stable_sort(keyed, [](const auto& a, const auto& b) { return a.first < b.first; });
+  Lanes lanes;
+  for (const auto& [role, i] : keyed) {
+    lanes.index.emplace(order[i], static_cast<int>(lanes.names.size()));
+    lanes.names.push_back(order[i]);
+    lanes.roles.push_back(role);
+  }
+  return lanes;
+}
+
+// Flags of one event in the page's data.
+enum Flag : int {
+  kInjected = 1,
+  kViolation = 2,  // a violation's first offending event
+  kEvidence = 4,   // an event a violation refers to
+  kCommit = 8,     // the store's commit log
+  kWinner = 16,    // a compare-and-swap that won
+  kDiscarded = 32  // a compare-and-swap that lost, or a result discarded
+};
+
+std::string short_text(const Event& event) {
+  std::string text;
+  for (const auto& field : event.fields()) {
+    if (text.size() > 200) {
+      text += " …";
+      break;
+    }
+    if (!text.empty()) text += ' ';
+    text += field.name();
+    text += '=';
+    switch (field.type()) {
+      case Event::Field::Type::integer:
+        text += std::to_string(field.number);
+        break;
+      case Event::Field::Type::boolean:
+        text += field.number != 0 ? "true" : "false";
+        break;
+      case Event::Field::Type::string: {
+        const auto value = event.text(field);
+        text += value.size() > 60 ? std::string(value.substr(0, 60)) + "…" : std::string(value);
+        break;
+      }
+    }
+  }
+  return text;
+}
+
+// Message arrows: (from event index, to event index, kind).
+struct Edge {
+  std::size_t from;
+  std::size_t to;
+  std::string_view kind;
+};
+
+std::vector<Edge> message_edges(const sim::History& history) {
+  std::vector<Edge> edges;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> last_send;  // (request, attempt)
+  std::map<std::string, std::size_t> forward_of;                           // request id
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> client_of;  // request id
+  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> last_response;
+  std::map<std::string, std::size_t> open_call;  // provider key -> provider.call
+  std::map<std::int64_t, std::size_t> executed;  // attempt id -> provider.execute awaiting reply
+  std::map<std::string, std::int64_t> attempt_of_key;
+  for (std::size_t i = 0; i < history.size(); ++i) {
+    const Event& event = history[i].event;
+    const std::string& kind = event.kind();
+    const auto request = event.int_field("request");
+    const auto attempt = event.int_field("attempt");
+    if (kind == "client.send" && request && attempt) {
+      last_send[{*request, *attempt}] = i;
+    } else if (kind == "lb.forward" && request && attempt) {
+      if (auto send = last_send.find({*request, *attempt}); send != last_send.end()) {
+        edges.push_back({send->second, i, "request"});
+      }
+      if (auto id = event.string_field("request_id")) {
+        forward_of[*id] = i;
+        client_of[*id] = {*request, *attempt};
+      }
+    } else if (kind == "api.request") {
+      auto id = event.string_field("request_id");
+      if (auto forward = id ? forward_of.find(*id) : forward_of.end();
+          forward != forward_of.end()) {
+        edges.push_back({forward->second, i, "request"});
+      }
+    } else if (kind == "api.response") {
+      auto id = event.string_field("request_id");
+      if (auto client = id ? client_of.find(*id) : client_of.end(); client != client_of.end()) {
+        last_response[client->second] = i;
+      }
+    } else if (kind == "client.receive" && request && attempt) {
+      if (auto response = last_response.find({*request, *attempt});
+          response != last_response.end()) {
+        edges.push_back({response->second, i, "response"});
+        last_response.erase(response);
+      }
+    } else if (kind == "provider.call") {
+      auto key = event.string_field("provider_key");
+      if (key) {
+        open_call[*key] = i;
+        if (auto id = event.int_field("attempt_id")) attempt_of_key[*key] = *id;
+      }
+    } else if (kind == "provider.execute") {
+      auto key = event.string_field("provider_key");
+      if (auto call = key ? open_call.find(*key) : open_call.end(); call != open_call.end()) {
+        edges.push_back({call->second, i, "call"});
+        open_call.erase(call);
+        if (auto id = attempt_of_key.find(*key); id != attempt_of_key.end())
+          executed[id->second] = i;
+      }
+    } else if (kind == "provider.reply") {
+      auto id = event.int_field("attempt_id");
+      if (auto execute = id ? executed.find(*id) : executed.end(); execute != executed.end()) {
+        edges.push_back({execute->second, i, "reply"});
+        executed.erase(execute);
+      }
+    }
+  }
+  return edges;
+}
+
+std::string escape(std::string_view text) { return xml_escape(text); }
+
+std::string format_time(std::int64_t us) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%lld.%06llds", static_cast<long long>(us / 1'000'000),
+                static_cast<long long>(us % 1'000'000));
+  return text;
+}
+
+std::int64_t micros(Instant at) { return at.time_since_epoch().count(); }
+
+// JSON text safe inside a <script> element.
+std::string script_json(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<') {
+      out += "\\u003c";
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// The jobs a violation points at (its offending event's and its evidence's job ids).
+std::set<std::int64_t> violated_jobs(const scenario::RunResult& result) {
+  std::set<std::int64_t> jobs;
+  for (const auto& violation : result.violations) {
+    std::vector<std::uint64_t> seqs = violation.evidence;
+    if (violation.event_seq) seqs.push_back(*violation.event_seq);
+    for (const auto seq : seqs) {
+      if (seq == 0 || seq > result.history.size()) continue;
+      if (auto job = result.history[seq - 1].event.int_field("job_id")) jobs.insert(*job);
+    }
+  }
+  return jobs;
+}
+
+void header_section(std::string& out, const scenario::RunResult& result, std::string_view replay) {
+  const bool passed = result.passed();
+  out += "<header><h1>" + escape(result.name) + " <span class=\"verdict " +
+         (passed ? "pass\">PASS" : "fail\">FAIL") + "</span></h1>\n";
+  out += "<dl class=\"facts\"><dt>seed</dt><dd id=\"seed\">" + std::to_string(result.seed) +
+         "</dd><dt>trace</dt><dd>" + escape(result.trace_hash) + "</dd><dt>events</dt><dd>" +
+         std::to_string(result.history.size()) + "</dd><dt>simulated</dt><dd>" +
+         format_time(result.simulated.count()) + "</dd><dt>file</dt><dd>" + escape(result.file) +
+         "</dd>";
+  if (result.defects.any()) {
+    out += "<dt>defects</dt><dd>" + escape(defect_flags(result.defects)) + "</dd>";
+  }
+  out += "</dl>\n<p class=\"replay\">replay: <code id=\"replay\">" + escape(replay) +
+         "</code></p></header>\n";
+}
+
+void violations_section(std::string& out, const scenario::RunResult& result) {
+  out += "<section id=\"violations\"><h2>Violations (" + std::to_string(result.violations.size()) +
+         ")</h2>\n";
+  if (result.violations.empty()) out += "<p class=\"none\">None: every rule held.</p>\n";
+  for (const auto& violation : result.violations) {
+    out += "<div class=\"violation\"";
+    if (violation.event_seq) out += " data-seq=\"" + std::to_string(*violation.event_seq) + "\"";
+    out += "><h3><span class=\"rule\">" + escape(violation.invariant) + "</span> " +
+           escape(violation.message) + "</h3>\n<ol class=\"led-to\">\n";
+    std::vector<std::uint64_t> seqs = violation.evidence;
+    std::ranges::sort(seqs);
+    for (const auto seq : seqs) {
+      if (seq == 0 || seq > result.history.size() || seq == violation.event_seq) continue;
+      out += "<li class=\"evidence\" data-seq=\"" + std::to_string(seq) + "\"><code>" +
+             escape(human_line(result.history[seq - 1])) + "</code></li>\n";
+    }
+    if (violation.event_seq && *violation.event_seq >= 1 &&
+        *violation.event_seq <= result.history.size()) {
+      out += "<li class=\"offending\" data-seq=\"" + std::to_string(*violation.event_seq) +
+             "\"><code>" + escape(human_line(result.history[*violation.event_seq - 1])) +
+             "</code> <b>first offending event</b></li>\n";
+    }
+    out += "</ol></div>\n";
+  }
+  out += "</section>\n";
+}
+
+void marks_section(std::string& out, const scenario::RunResult& result) {
+  out += "<section id=\"marks\"><h2>Coverage marks reached (" +
+         std::to_string(result.marks.size()) + "/" + std::to_string(check::all_marks().size()) +
+         ")</h2><ul class=\"marks\">";
+  for (const auto& mark : check::all_marks()) {
+    auto found = result.marks.find(std::string(mark.name));
+    const bool reached = found != result.marks.end();
+    out += "<li class=\"mark" + std::string(reached ? " reached" : "") + "\" title=\"" +
+           escape(mark.meaning) + "\">" + escape(mark.name) +
+           (reached ? " ×" + std::to_string(found->second) : "") + "</li>";
+  }
+  out += "</ul></section>\n";
+}
+
+std::string_view state_class(AttemptState state) {
+  switch (state) {
+    case AttemptState::starting:
+      return "STARTING";
+    case AttemptState::running:
+      return "RUNNING";
+    case AttemptState::unknown:
+      return "UNKNOWN";
+    case AttemptState::succeeded:
+      return "SUCCEEDED";
+    case AttemptState::failed:
+      return "FAILED";
+    case AttemptState::cancelled:
+      return "CANCELLED";
+    case AttemptState::discarded:
+      break;
+  }
+  return "DISCARDED";
+}
+
+// One job: a row per attempt, its state bars, CAS marks, executions, cancels, and the store's
+// commits on a row of their own; `offending`: the violations' first offending events.
+// `mine`: the job's commits (indexes into the history), in commit order.
+void job_view(std::string& out, const check::HistoryModel& model, const check::JobRecord& job,
+              const std::vector<std::size_t>& mine, const std::set<std::uint64_t>& offending,
+              const std::set<std::int64_t>& violated) {
+  constexpr double kWidth = 900;
+  constexpr double kLeft = 190;
+  constexpr double kRow = 22;
+  const auto& history = *model.history;
+  std::int64_t first = micros(job.inserted.at);
+  std::int64_t last = first;
+  auto widen = [&](std::int64_t t) { last = std::max(last, t); };
+  for (auto index : mine) widen(micros(history[index].at));
+  for (auto id : job.attempts) {
+    const auto* attempt = model.attempt(id);
+    if (const auto* run = model.execution_of(id)) widen(micros(run->executed.at));
+    if (attempt == nullptr) continue;
+    if (auto calls = model.calls.find(id); calls != model.calls.end()) {
+      for (const auto& call : calls->second) widen(micros(call.at));
+    }
+  }
+  const std::int64_t span = std::max<std::int64_t>(last - first, 1);
+  const double end_pad = 30;
+  auto x = [&](std::int64_t t) {
+    return kLeft +
+           (kWidth - kLeft - end_pad) * static_cast<double>(t - first) / static_cast<double>(span);
+  };
+  const auto rows = job.attempts.size() + 1;
+  const double height = kRow * static_cast<double>(rows) + 24;
+  const auto end = model.end_of(job);
+  const auto* winner = job.won();
+  out += "<div class=\"job" + std::string(violated.contains(job.id()) ? " violated" : "") +
+         "\" id=\"job-" + std::to_string(job.id()) + "\" data-job=\"" + std::to_string(job.id()) +
+         "\"><h3>job " + std::to_string(job.id()) + " <span class=\"key\">" +
+         escape(job.inserted.what.owner) + " / " + escape(job.inserted.what.key) +
+         "</span> <span class=\"end " + std::string(to_string(end)) + "\">" +
+         std::string(to_string(end)) + "</span>";
+  if (winner != nullptr) {
+    out += " <span class=\"won-by\">won by attempt " + std::to_string(winner->what.attempt_id) +
+           "</span>";
+  }
+  char size[96];
+  std::snprintf(size, sizeof size, "<svg class=\"jobsvg\" width=\"%.0f\" height=\"%.0f\">", kWidth,
+                height);
+  out += "</h3>";
+  out += size;
+  char buffer[512];
+  // The time axis: the job's first and last instants.
+  std::snprintf(buffer, sizeof buffer,
+                "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\">%s</text><text class=\"axis\" "
+                "x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+                kLeft, height - 4, format_time(first).c_str(), kWidth - end_pad, height - 4,
+                format_time(last).c_str());
+  out += buffer;
+  // Row 0: the store's commits for this job.
+  out += "<text class=\"rowlabel\" x=\"4\" y=\"15\">store commits</text>";
+  for (auto index : mine) {
+    const auto& recorded = history[index];
+    std::snprintf(buffer, sizeof buffer,
+                  "<line class=\"commit\" data-seq=\"%llu\" x1=\"%.1f\" x2=\"%.1f\" y1=\"4\" "
+                  "y2=\"18\"><title>#%llu %s %s</title></line>",
+                  static_cast<unsigned long long>(recorded.seq), x(micros(recorded.at)),
+                  x(micros(recorded.at)), static_cast<unsigned long long>(recorded.seq),
+                  escape(recorded.event.kind()).c_str(),
+                  escape(short_text(recorded.event)).c_str());
+    out += buffer;
+  }
+  double y = kRow;
+  for (const auto id : job.attempts) {
+    const auto* attempt = model.attempt(id);
+    if (attempt == nullptr) continue;
+    const auto& inserted = attempt->inserted.what;
+    std::snprintf(buffer, sizeof buffer,
+                  "<text class=\"rowlabel\" x=\"4\" y=\"%.1f\">attempt %lld · %s · %s</text>",
+                  y + 15, static_cast<long long>(id), escape(inserted.provider).c_str(),
+                  std::string(to_string(inserted.origin)).c_str());
+    out += buffer;
+    // State bars: from the insert to each transition, the last one to the job's end.
+    std::int64_t from = micros(attempt->inserted.at);
+    AttemptState state = AttemptState::starting;
+    auto bar = [&](std::int64_t to) {
+      const double x0 = x(from);
+      const double width = std::max(2.0, x(to) - x0);
+      std::snprintf(buffer, sizeof buffer,
+                    "<rect class=\"bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\">"
+                    "<title>attempt %lld %s from %s</title></rect>",
+                    std::string(state_class(state)).c_str(), x0, y + 5, width,
+                    static_cast<long long>(id), std::string(state_class(state)).c_str(),
+                    format_time(from).c_str());
+      out += buffer;
+    };
+    for (const auto& step : attempt->steps) {
+      bar(micros(step.at));
+      from = micros(step.at);
+      state = step.what.to;
+      if (step.what.to == AttemptState::cancelled &&
+          model.cancelled_by_operator(*attempt, step.seq + 1)) {
+        std::snprintf(buffer, sizeof buffer,
+                      "<text class=\"cancel\" data-seq=\"%llu\" x=\"%.1f\" y=\"%.1f\">⊘ cancel"
+                      "<title>#%llu cancelled by an operator</title></text>",
+                      static_cast<unsigned long long>(step.seq), x(from), y + 3,
+                      static_cast<unsigned long long>(step.seq));
+        out += buffer;
+      }
+    }
+    const bool live = check::is_live_state(state);
+    bar(live ? last : std::min(last, from + span / 60));
+    if (const auto* run = model.execution_of(id)) {
+      std::snprintf(buffer, sizeof buffer,
+                    "<circle class=\"execution\" data-seq=\"%llu\" cx=\"%.1f\" cy=\"%.1f\" "
+                    "r=\"4\"><title>#%llu %s executed it: %s</title></circle>",
+                    static_cast<unsigned long long>(run->executed.seq), x(micros(run->executed.at)),
+                    y + 11, static_cast<unsigned long long>(run->executed.seq),
+                    escape(run->provider).c_str(), escape(run->executed.what.outcome).c_str());
+      out += buffer;
+    }
+    for (const auto& cas : job.cas) {
+      if (cas.what.attempt_id != id) continue;
+      const bool won = cas.what.won;
+      // Labels near the right edge end at their mark instead of starting there.
+      const double at = x(micros(cas.at));
+      const bool right = at > kWidth * 0.7;
+      std::snprintf(
+          buffer, sizeof buffer,
+          "<text class=\"cas %s\" data-seq=\"%llu\" x=\"%.1f\" y=\"%.1f\" "
+          "text-anchor=\"%s\">%s<title>#%llu compare-and-swap %s</title></text>",
+          won ? "winner" : "discarded", static_cast<unsigned long long>(cas.seq),
+          right ? at + 5 : at - 5, y + 15, right ? "end" : "start",
+          won ? (right ? "winner ★" : "★ winner") : (right ? "discarded ✗" : "✗ discarded"),
+          static_cast<unsigned long long>(cas.seq),
+          won ? "won: this attempt's result is the job's" : "lost: result discarded");
+      out += buffer;
+    }
+    y += kRow;
+  }
+  for (const auto index : mine) {
+    const auto seq = history[index].seq;
+    if (!offending.contains(seq)) continue;
+    std::snprintf(buffer, sizeof buffer,
+                  "<circle class=\"violation-marker\" data-seq=\"%llu\" cx=\"%.1f\" cy=\"11\" "
+                  "r=\"9\"><title>#%llu first offending event</title></circle>",
+                  static_cast<unsigned long long>(seq), x(micros(history[index].at)),
+                  static_cast<unsigned long long>(seq));
+    out += buffer;
+  }
+  out += "</svg></div>\n";
+}
+
+constexpr std::size_t kJobsDrawn = 200;
+
+void jobs_section(std::string& out, const scenario::RunResult& result,
+                  const check::HistoryModel& model) {
+  std::set<std::uint64_t> offending;
+  for (const auto& violation : result.violations) {
+    if (violation.event_seq) offending.insert(*violation.event_seq);
+  }
+  const auto violated = violated_jobs(result);
+  // The jobs a violation names first, then the others by id, up to kJobsDrawn.
+  std::vector<const check::JobRecord*> drawn;
+  for (const auto id : violated) {
+    if (const auto* job = model.job(id)) drawn.push_back(job);
+  }
+  for (const auto& [id, job] : model.jobs) {
+    if (drawn.size() >= kJobsDrawn) break;
+    if (!violated.contains(id)) drawn.push_back(&job);
+  }
+  out += "<section id=\"jobs\"><h2>Jobs (" + std::to_string(model.jobs.size()) + ")</h2>\n";
+  out +=
+      "<p class=\"legend\"><span class=\"bar STARTING\">STARTING</span> <span class=\"bar "
+      "RUNNING\">RUNNING</span> <span class=\"bar UNKNOWN\">UNKNOWN</span> <span class=\"bar "
+      "SUCCEEDED\">SUCCEEDED</span> <span class=\"bar FAILED\">FAILED</span> <span class=\"bar "
+      "CANCELLED\">CANCELLED</span> <span class=\"bar DISCARDED\">DISCARDED</span> ● provider "
+      "execution · ★ CAS winner · ✗ discarded result · ⊘ operator cancel · | store commit</p>\n";
+  if (drawn.size() < model.jobs.size()) {
+    out += "<p class=\"omitted\">" + std::to_string(drawn.size()) + " of " +
+           std::to_string(model.jobs.size()) +
+           " jobs drawn (those a violation names first); filter the lanes by job id for the "
+           "others.</p>\n";
+  }
+  std::map<std::int64_t, std::vector<std::size_t>> commits;  // of the drawn jobs
+  for (const auto* job : drawn) commits[job->id()];
+  for (const std::size_t index : model.commit_log) {
+    const auto job = model.history->at(index).event.int_field("job_id");
+    if (auto found = job ? commits.find(*job) : commits.end(); found != commits.end()) {
+      found->second.push_back(index);
+    }
+  }
+  for (const auto* job : drawn) {
+    job_view(out, model, *job, commits[job->id()], offending, violated);
+  }
+  out += "</section>\n";
+}
+
+nlohmann::json page_data(const scenario::RunResult& result, const Lanes& lanes) {
+  std::set<std::uint64_t> offending;
+  std::set<std::uint64_t> evidence;
+  for (const auto& violation : result.violations) {
+    if (violation.event_seq) offending.insert(*violation.event_seq);
+    evidence.insert(violation.evidence.begin(), violation.evidence.end());
+  }
+  std::vector<std::string> kinds;
+  std::map<std::string, int, std::less<>> kind_index;
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& recorded : result.history) {
+    const Event& event = recorded.event;
+    const std::string& kind = event.kind();
+    auto [it, fresh] = kind_index.try_emplace(kind, static_cast<int>(kinds.size()));
+    if (fresh) kinds.push_back(kind);
+    int lane = lanes.of(recorded.node.str());
+    int peer = -1;
+    int flags = recorded.injected ? kInjected : 0;
+    if (offending.contains(recorded.seq)) flags |= kViolation;
+    if (evidence.contains(recorded.seq)) flags |= kEvidence;
+    if (starts_with(kind, "commit.")) {
+      flags |= kCommit;
+      if (auto by = event.string_field("by")) peer = lanes.of(*by);
+    }
+    if (kind == "commit.cas")
+      flags |= event.bool_field("won").value_or(false) ? kWinner : kDiscarded;
+    if (kind == "result.discarded") flags |= kDiscarded;
+    if (kind == "net.fault") {
+      if (auto from = event.string_field("from"); from && lanes.of(*from) >= 0) {
+        lane = lanes.of(*from);
+      }
+      if (auto to = event.string_field("to")) peer = lanes.of(*to);
+    } else if (kind == "store.fault") {
+      if (lanes.of("store") >= 0) lane = lanes.of("store");
+      if (auto node = event.string_field("node")) peer = lanes.of(*node);
+    }
+    events.push_back({micros(recorded.at), lane, it->second, flags,
+                      event.int_field("job_id").value_or(0),
+                      event.int_field("attempt_id").value_or(0), peer, short_text(event)});
+  }
+  nlohmann::json edges = nlohmann::json::array();
+  for (const auto& edge : message_edges(result.history)) {
+    edges.push_back({edge.from, edge.to, edge.kind});
+  }
+  nlohmann::json lane_list = nlohmann::json::array();
+  for (std::size_t i = 0; i < lanes.names.size(); ++i) {
+    lane_list.push_back(
+        {{"name", lanes.names[i]}, {"role", kRoleNames[static_cast<std::size_t>(lanes.roles[i])]}});
+  }
+  return {{"lanes", lane_list}, {"kinds", kinds}, {"events", events}, {"edges", edges}};
+}
+
+void lanes_section(std::string& out, const Lanes& lanes) {
+  out +=
+      "<section id=\"timeline\"><h2>Lanes</h2>\n<div class=\"controls\">"
+      "<button id=\"zoom-in\" title=\"zoom in\">+</button><button id=\"zoom-out\" "
+      "title=\"zoom out\">−</button><button id=\"zoom-reset\">all</button>"
+      "<button id=\"to-violation\">first violation</button>"
+      "<label>job <input id=\"job-filter\" size=\"6\" placeholder=\"any\"></label>"
+      "<label>node <select id=\"node-filter\"><option value=\"\">all</option>";
+  for (const auto& name : lanes.names) {
+    out += "<option>" + escape(name) + "</option>";
+  }
+  out +=
+      "</select></label><label><input type=\"checkbox\" id=\"faults-only\"> injected only"
+      "</label><span id=\"window\"></span></div>\n"
+      "<p class=\"legend\">→ request · ⇢ response/reply · <span class=\"injected\">✕ dropped, "
+      "⇉ duplicated, ◷ delayed, ↯ reset, ⏸ paused, ☠ crashed</span> (injected faults in "
+      "red) "
+      "· | commit (from the writer's lane to the store) · ◎ first offending event</p>\n"
+      "<div class=\"lanes\"><div class=\"lane-labels\">";
+  for (std::size_t i = 0; i < lanes.names.size(); ++i) {
+    out += "<div class=\"lane " +
+           std::string(kRoleNames[static_cast<std::size_t>(lanes.roles[i])]) + "\" data-node=\"" +
+           escape(lanes.names[i]) + "\">" + escape(lanes.names[i]) + "</div>";
+  }
+  out +=
+      "</div><div class=\"lane-plot\"><svg id=\"lanes-svg\"></svg></div></div>\n"
+      "<pre id=\"detail\">Click an event for its details.</pre></section>\n";
+}
+
+std::string safe_file_name(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '_' || c == '.';
+    out += plain ? c : '_';
+  }
+  if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');
+  return out;
+}
+
+}  // namespace
+
+std::string timeline_html(const scenario::RunResult& result, std::string_view replay) {
+  const auto lanes = build_lanes(result.history);
+  const auto model = check::fold_history(result.history);
+  std::string out;
+  out.reserve(result.history.size() * 160 + 65536);
+  out +=
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+      "<title>onejob · " +
+      escape(result.name) + "</title>\n<style>";
+  out += timeline_style();
+  out += "</style></head>\n<body data-verdict=\"";
+  out += result.passed() ? "pass" : "fail";
+  out += "\">\n";
+  header_section(out, result, replay);
+  violations_section(out, result);
+  marks_section(out, result);
+  lanes_section(out, lanes);
+  jobs_section(out, result, model);
+  out += "<script type=\"application/json\" id=\"trace-data\">";
+  out += script_json(page_data(result, lanes));
+  out += "</script>\n<script>";
+  out += timeline_script();
+  out += "</script>\n</body></html>\n";
+  return out;
+}
+
+std::filesystem::path write_timeline(const std::filesystem::path& report_dir,
+                                     const scenario::RunResult& result, std::string_view replay) {
+  const auto dir = report_dir / "html";
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw std::runtime_error("cannot create " + dir.string() + ": " + error.message());
+  const auto path = dir / (safe_file_name(result.name) + ".html");
+  write_file(path, timeline_html(result, replay));
+  return path;
+}
+
+}  // namespace onejob::report
