@@ -90,6 +90,7 @@ std::string_view timeline_script() {
   }
   function fmt(us) {
     const s = us / 1e6;
+    if (s === 0) return '0s';
     return (Math.abs(s) >= 100 ? s.toFixed(1) : Math.abs(s) >= 1 ? s.toFixed(3) : s.toFixed(6)) + 's';
   }
   function el(name, attrs, text) {
