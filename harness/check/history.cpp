@@ -147,7 +147,8 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     const auto client = forwarded_.find(request->request_id);
     const auto [number, attempt] =
         client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
-    open_exchange_[recorded.node.str() + "\n" + request->request_id].push_back(model_.exchanges.size());
+    open_exchange_[recorded.node.str() + "\n" + request->request_id].push_back(
+        model_.exchanges.size());
     model_.exchanges.push_back(
         ApiExchange{recorded.node, at(std::move(*request), recorded), {}, number, attempt});
   } else if (auto response = events::from_event<events::ApiResponse>(event)) {

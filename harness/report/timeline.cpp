@@ -581,7 +581,8 @@ void lanes_section(std::string& out, const Lanes& lanes) {
       "</select></label><label><input type=\"checkbox\" id=\"faults-only\"> injected only"
       "</label><span id=\"window\"></span></div>\n"
       "<p class=\"legend\">→ request · ⇢ response/reply · <span class=\"injected\">✕ dropped, "
-      "⇉ duplicated, ◷ delayed, ↯ reset, ⏸ paused, ☠ crashed</span> (injected faults in "
+      "⇉ duplicated, ◷ delayed, ↯ reset, ‖ paused (shaded while it lasts), ☠ crashed</span> "
+      "(injected faults in "
       "red) "
       "· | commit (from the writer's lane to the store) · ◎ first offending event</p>\n"
       "<div class=\"lanes\"><div class=\"lane-labels\">";

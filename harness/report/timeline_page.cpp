@@ -34,7 +34,7 @@ h3{font-size:13px;margin:10px 0 4px}code,pre{font:12px/1.35 ui-monospace,monospa
 .edge{stroke:#7d8894;stroke-width:1;fill:none}.edge.response,.edge.reply{stroke-dasharray:4 2}
 .edge.call{stroke:#c27a10}.commit-link{stroke:#333;stroke-width:.7;opacity:.5}
 .fault-link{stroke:#d0021b;stroke-width:1.2;stroke-dasharray:3 2}
-.agg{fill:#5b6875}.agg.injected{fill:#d0021b}
+.paused{fill:#d0021b;opacity:.15}.agg{fill:#5b6875}.agg.injected{fill:#d0021b}
 #violation-marker,.violation-ring{fill:none;stroke:#d0021b;stroke-width:2.5}
 .selected{stroke:#000;stroke-width:2}
 #detail{background:#f1f3f5;padding:6px 8px;min-height:18px;white-space:pre-wrap;margin:6px 0}
@@ -71,7 +71,10 @@ std::string_view timeline_script() {
   const plot = svg.parentElement;
   const edges = data.edges.slice().sort((a, b) => a[0] - b[0]);
   const tFirst = ev.length ? ev[0][0] : 0;
-  const tLast = ev.length ? Math.max(ev[ev.length - 1][0], tFirst + 1) : 1;
+  // The view opens on the run's activity: its end marker alone does not stretch the axis.
+  let lastActive = ev.length - 1;
+  while (lastActive > 0 && kinds[ev[lastActive][2]] === 'run.end') --lastActive;
+  const tLast = ev.length ? Math.max(ev[lastActive][0], tFirst + 1) : 1;
   const pad = (tLast - tFirst) * 0.01 + 1;
   let view = {from: tFirst - pad, to: tLast + pad};
   const filter = {job: 0, node: -1, faultsOnly: false};
@@ -104,7 +107,7 @@ std::string_view timeline_script() {
   function faultGlyph(e) {
     const kind = kinds[e[2]], text = e[7];
     if (kind === 'node.crash') return '☠';
-    if (kind === 'node.pause') return '⏸';
+    if (kind === 'node.pause') return '‖';
     if (kind === 'node.start') return '▶';
     if (/fault=(duplicate)/.test(text)) return '⇉';
     if (/fault=(delay|reorder)/.test(text)) return '◷';
@@ -121,6 +124,12 @@ std::string_view timeline_script() {
     const e = ev[i], flags = e[3], y = laneY(e[1]);
     let node;
     if (flags & INJECTED) {
+      const pause = kinds[e[2]] === 'node.pause' && /until_us=(\d+)/.exec(e[7]);
+      if (pause) {
+        const until = (+pause[1] - view.from) / (view.to - view.from) * (+svg.getAttribute('width'));
+        g.appendChild(el('rect', {class: 'paused', x: x, y: y - 8, width: Math.max(2, until - x),
+                                  height: 16}));
+      }
       if (e[6] >= 0 && e[6] !== e[1]) {
         g.appendChild(el('line', {class: 'fault-link', x1: x, x2: x, y1: y, y2: laneY(e[6])}));
       }

@@ -12,8 +12,7 @@ namespace onejob::sim {
 
 const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
   event.shrink_to_fit();  // a history of millions keeps no spare room
-  events_.push_back(
-      TraceEvent{events_.size() + 1, clock_.now(), node, std::move(event), injected});
+  events_.push_back(TraceEvent{events_.size() + 1, clock_.now(), node, std::move(event), injected});
   return events_.back();
 }
 
@@ -128,7 +127,8 @@ void append_json_line(std::string& out, const TraceEvent& event) {
   for (std::size_t i = 0; i < fields.size(); ++i) {
     bool repeated = false;
     // Interned: one name, one id.
-    for (std::size_t j = 0; j < i && !repeated; ++j) repeated = fields[j].name_id == fields[i].name_id;
+    for (std::size_t j = 0; j < i && !repeated; ++j)
+      repeated = fields[j].name_id == fields[i].name_id;
     if (repeated) continue;
     const Event::Field* value = &fields[i];
     for (std::size_t j = i + 1; j < fields.size(); ++j) {

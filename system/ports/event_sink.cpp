@@ -50,7 +50,8 @@ Interned intern(std::string_view name) {
   if (found == names.end()) {
     const std::size_t id = names.size();
     if (id == kMaxNames) throw std::length_error("too many distinct event and node names");
-    if (names_by_id[id / kChunk] == nullptr) names_by_id[id / kChunk] = new const std::string*[kChunk];
+    if (names_by_id[id / kChunk] == nullptr)
+      names_by_id[id / kChunk] = new const std::string*[kChunk];
     found = names.emplace(name, static_cast<std::uint32_t>(id)).first;
     names_by_id[id / kChunk][id % kChunk] = &found->first;
   }
