@@ -300,26 +300,6 @@ void marks_section(std::string& out, const scenario::RunResult& result) {
   out += "</ul></section>\n";
 }
 
-std::string_view state_class(AttemptState state) {
-  switch (state) {
-    case AttemptState::starting:
-      return "STARTING";
-    case AttemptState::running:
-      return "RUNNING";
-    case AttemptState::unknown:
-      return "UNKNOWN";
-    case AttemptState::succeeded:
-      return "SUCCEEDED";
-    case AttemptState::failed:
-      return "FAILED";
-    case AttemptState::cancelled:
-      return "CANCELLED";
-    case AttemptState::discarded:
-      break;
-  }
-  return "DISCARDED";
-}
-
 // One job: a row per attempt, its state bars, CAS marks, executions, cancels, and the store's
 // commits on a row of their own; `offending`: the violations' first offending events.
 // `mine`: the job's commits (indexes into the history), in commit order.
@@ -407,8 +387,8 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
       std::snprintf(buffer, sizeof buffer,
                     "<rect class=\"bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\">"
                     "<title>attempt %lld %s from %s</title></rect>",
-                    std::string(state_class(state)).c_str(), x0, y + 5, width,
-                    static_cast<long long>(id), std::string(state_class(state)).c_str(),
+                    std::string(to_string(state)).c_str(), x0, y + 5, width,
+                    static_cast<long long>(id), std::string(to_string(state)).c_str(),
                     format_time(from).c_str());
       out += buffer;
     };
