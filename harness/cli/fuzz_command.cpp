@@ -306,7 +306,7 @@ int fuzz_command(const FuzzFlags& flags) {
         summary["failures"][0]["reproduce"].get<std::string>().c_str());
   }
   std::printf("reports: %s/summary.json, junit.xml%s\n", dir.string().c_str(),
-              result.failures.empty() ? "" : ", repro/, traces/");
+              result.failures.empty() ? "" : ", repro/, traces/, html/");
   return result.failures.empty() ? kExitPass : kExitFail;
 }
 

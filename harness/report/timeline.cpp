@@ -562,9 +562,9 @@ void lanes_section(std::string& out, const Lanes& lanes) {
       "</label><span id=\"window\"></span></div>\n"
       "<p class=\"legend\">→ request · ⇢ response/reply · <span class=\"injected\">✕ dropped, "
       "⇉ duplicated, ◷ delayed, ↯ reset, ‖ paused (shaded while it lasts), ☠ crashed</span> "
-      "(injected faults in "
-      "red) "
-      "· | commit (from the writer's lane to the store) · ◎ first offending event</p>\n"
+      "(injected faults in red) · | commit (from the writer's lane to the store) "
+      "· ◎ first offending event, "
+      "<span class=\"led\">◎</span> the events that led to it</p>\n"
       "<div class=\"lanes\"><div class=\"lane-labels\">";
   for (std::size_t i = 0; i < lanes.names.size(); ++i) {
     out += "<div class=\"lane " +

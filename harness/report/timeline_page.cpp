@@ -36,9 +36,10 @@ h3{font-size:13px;margin:10px 0 4px}code,pre{font:12px/1.35 ui-monospace,monospa
 .fault-link{stroke:#d0021b;stroke-width:1.2;stroke-dasharray:3 2}
 .paused{fill:#d0021b;opacity:.15}.agg{fill:#5b6875}.agg.injected{fill:#d0021b}
 #violation-marker,.violation-ring{fill:none;stroke:#d0021b;stroke-width:2.5}
+.evidence-ring{fill:none;stroke:#e2a400;stroke-width:2}
 .selected{stroke:#000;stroke-width:2}
 #detail{background:#f1f3f5;padding:6px 8px;min-height:18px;white-space:pre-wrap;margin:6px 0}
-.legend{color:#4d5761;font-size:12px}.legend .injected{color:#d0021b}
+.legend{color:#4d5761;font-size:12px}.legend .injected{color:#d0021b}.legend .led{color:#e2a400}
 .job{margin:8px 0 14px}.job.violated h3{color:#c0392b}.job.focus{outline:2px solid #e2a400}
 .job .key{color:#4d5761;font-weight:400}.end{padding:0 6px;border-radius:3px;background:#eceff2;font-weight:400}
 .end.succeeded{background:#dcefe1}.end.failed{background:#f6d5d1}.end.blocked{background:#fbe8c4}
@@ -150,6 +151,9 @@ std::string_view timeline_script() {
     if (i === selected) node.classList.add('selected');
     node.appendChild(el('title', {}, title(i)));
     g.appendChild(node);
+    if ((flags & EVIDENCE) && !(flags & VIOLATION)) {
+      g.appendChild(el('circle', {class: 'evidence-ring', cx: x, cy: y, r: 8, 'data-i': i}));
+    }
     if (flags & VIOLATION) {
       const ring = el('circle', {class: 'violation-ring', cx: x, cy: y, r: 10, 'data-i': i});
       if (!document.getElementById('violation-marker')) ring.id = 'violation-marker';

@@ -64,7 +64,19 @@ expect_in "$work/fail.dom" '>I5<' "the violated rule is not named"
 chrome --screenshot="$work/fail.png" "file://$page" >/dev/null
 echo "failing run: violation marked ($work/fail.png)"
 
-# 3. A run of about 100,000 events: generated here (4,990 creates, faults on every link).
+# 3. A fuzz repro gets its timeline too, with the violation marked.
+set +e
+"$onejob" fuzz --defect timeout-is-failure --cases 50 --seed 1 --report-dir "$work/fuzz" >/dev/null 2>&1
+status=$?
+set -e
+[[ $status -eq 1 ]] || fail "the fuzz campaign with a defect exited $status, expected 1"
+page=$(ls "$work"/fuzz/html/*.html 2>/dev/null | head -1)
+[[ -n "$page" ]] || fail "the fuzz repro has no timeline"
+chrome --dump-dom "file://$page" >"$work/fuzz.dom"
+expect_in "$work/fuzz.dom" 'id="violation-marker"' "the fuzz repro's lanes do not mark the violation"
+echo "fuzz repro: violation marked ($page)"
+
+# 4. A run of about 100,000 events: generated here (4,990 creates, faults on every link).
 big="$work/big.yaml"
 {
   echo "name: big-timeline"
