@@ -205,6 +205,13 @@ std::vector<Edge> message_edges(const sim::History& history) {
 
 std::string escape(std::string_view text) { return xml_escape(text); }
 
+// An event as the console prints it, cut at 600 bytes (a payload may be a megabyte).
+std::string event_line(const sim::TraceEvent& event) {
+  std::string line = human_line(event);
+  if (line.size() > 600) line = line.substr(0, 600) + " …";
+  return line;
+}
+
 std::string format_time(std::int64_t us) {
   char text[48];
   std::snprintf(text, sizeof text, "%lld.%06llds", static_cast<long long>(us / 1'000'000),
@@ -273,12 +280,12 @@ void violations_section(std::string& out, const scenario::RunResult& result) {
     for (const auto seq : seqs) {
       if (seq == 0 || seq > result.history.size() || seq == violation.event_seq) continue;
       out += "<li class=\"evidence\" data-seq=\"" + std::to_string(seq) + "\"><code>" +
-             escape(human_line(result.history[seq - 1])) + "</code></li>\n";
+             escape(event_line(result.history[seq - 1])) + "</code></li>\n";
     }
     if (violation.event_seq && *violation.event_seq >= 1 &&
         *violation.event_seq <= result.history.size()) {
       out += "<li class=\"offending\" data-seq=\"" + std::to_string(*violation.event_seq) +
-             "\"><code>" + escape(human_line(result.history[*violation.event_seq - 1])) +
+             "\"><code>" + escape(event_line(result.history[*violation.event_seq - 1])) +
              "</code> <b>first offending event</b></li>\n";
     }
     out += "</ol></div>\n";
