@@ -270,7 +270,13 @@ void violations_section(std::string& out, const scenario::RunResult& result) {
   out += "<section id=\"violations\"><h2>Violations (" + std::to_string(result.violations.size()) +
          ")</h2>\n";
   if (result.violations.empty()) out += "<p class=\"none\">None: every rule held.</p>\n";
-  for (const auto& violation : result.violations) {
+  constexpr std::size_t kShown = 100;
+  if (result.violations.size() > kShown) {
+    out += "<p class=\"omitted\">The first " + std::to_string(kShown) + " of " +
+           std::to_string(result.violations.size()) + "; all of them are in summary.json.</p>\n";
+  }
+  for (std::size_t shown = 0; shown < std::min(kShown, result.violations.size()); ++shown) {
+    const auto& violation = result.violations[shown];
     out += "<div class=\"violation\"";
     if (violation.event_seq) out += " data-seq=\"" + std::to_string(*violation.event_seq) + "\"";
     out += "><h3><span class=\"rule\">" + escape(violation.invariant) + "</span> " +
@@ -501,7 +507,28 @@ void jobs_section(std::string& out, const scenario::RunResult& result,
   out += "</section>\n";
 }
 
-nlohmann::json page_data(const scenario::RunResult& result, const Lanes& lanes) {
+// The events the page's lanes hold: all of them, or `most` around the first offending event
+// (from the start when there is none).
+struct Window {
+  std::size_t first = 0;  // index into the history
+  std::size_t count = 0;
+};
+
+Window page_window(const scenario::RunResult& result, std::size_t most) {
+  const std::size_t size = result.history.size();
+  if (size <= most) return {0, size};
+  std::size_t center = 0;
+  for (const auto& violation : result.violations) {
+    if (violation.event_seq && *violation.event_seq >= 1 && *violation.event_seq <= size) {
+      center = *violation.event_seq - 1;
+      break;
+    }
+  }
+  const std::size_t first = std::min(center > most / 2 ? center - most / 2 : 0, size - most);
+  return {first, most};
+}
+
+nlohmann::json page_data(const scenario::RunResult& result, const Lanes& lanes, Window window) {
   std::set<std::uint64_t> offending;
   std::set<std::uint64_t> evidence;
   for (const auto& violation : result.violations) {
@@ -511,7 +538,8 @@ nlohmann::json page_data(const scenario::RunResult& result, const Lanes& lanes) 
   std::vector<std::string> kinds;
   std::map<std::string, int, std::less<>> kind_index;
   nlohmann::json events = nlohmann::json::array();
-  for (const auto& recorded : result.history) {
+  for (std::size_t i = window.first; i < window.first + window.count; ++i) {
+    const auto& recorded = result.history[i];
     const Event& event = recorded.event;
     const std::string& kind = event.kind();
     auto [it, fresh] = kind_index.try_emplace(kind, static_cast<int>(kinds.size()));
@@ -543,19 +571,36 @@ nlohmann::json page_data(const scenario::RunResult& result, const Lanes& lanes) 
   }
   nlohmann::json edges = nlohmann::json::array();
   for (const auto& edge : message_edges(result.history)) {
-    edges.push_back({edge.from, edge.to, edge.kind});
+    const auto end = window.first + window.count;
+    if (edge.from < window.first || edge.to < window.first || edge.from >= end || edge.to >= end) {
+      continue;
+    }
+    edges.push_back({edge.from - window.first, edge.to - window.first, edge.kind});
   }
   nlohmann::json lane_list = nlohmann::json::array();
   for (std::size_t i = 0; i < lanes.names.size(); ++i) {
     lane_list.push_back(
         {{"name", lanes.names[i]}, {"role", kRoleNames[static_cast<std::size_t>(lanes.roles[i])]}});
   }
-  return {{"lanes", lane_list}, {"kinds", kinds}, {"events", events}, {"edges", edges}};
+  return {{"first", window.first},
+          {"lanes", lane_list},
+          {"kinds", kinds},
+          {"events", events},
+          {"edges", edges}};
 }
 
-void lanes_section(std::string& out, const Lanes& lanes) {
+void lanes_section(std::string& out, const scenario::RunResult& result, const Lanes& lanes,
+                   Window window) {
+  out += "<section id=\"timeline\"><h2>Lanes</h2>\n";
+  if (window.count < result.history.size()) {
+    out += "<p class=\"omitted\" id=\"page-window\">The lanes hold events #" +
+           std::to_string(window.first + 1) + "–#" + std::to_string(window.first + window.count) +
+           " of " + std::to_string(result.history.size()) +
+           (window.first > 0 ? " (the window around the first offending event)" : "") +
+           "; the whole run is in traces/" + escape(result.name) + ".jsonl.</p>\n";
+  }
   out +=
-      "<section id=\"timeline\"><h2>Lanes</h2>\n<div class=\"controls\">"
+      "<div class=\"controls\">"
       "<button id=\"zoom-in\" title=\"zoom in\">+</button><button id=\"zoom-out\" "
       "title=\"zoom out\">−</button><button id=\"zoom-reset\">all</button>"
       "<button id=\"to-violation\">first violation</button>"
@@ -596,7 +641,8 @@ std::string safe_file_name(std::string_view name) {
 
 }  // namespace
 
-std::string timeline_html(const scenario::RunResult& result, std::string_view replay) {
+std::string timeline_html(const scenario::RunResult& result, std::string_view replay,
+                          std::size_t max_lane_events) {
   const auto lanes = build_lanes(result.history);
   const auto model = check::fold_history(result.history);
   std::string out;
@@ -614,10 +660,11 @@ std::string timeline_html(const scenario::RunResult& result, std::string_view re
   header_section(out, result, replay);
   violations_section(out, result);
   marks_section(out, result);
-  lanes_section(out, lanes);
+  const auto window = page_window(result, std::max<std::size_t>(max_lane_events, 1));
+  lanes_section(out, result, lanes, window);
   jobs_section(out, result, model);
   out += "<script type=\"application/json\" id=\"trace-data\">";
-  out += script_json(page_data(result, lanes));
+  out += script_json(page_data(result, lanes, window));
   out += "</script>\n<script>";
   out += timeline_script();
   out += "</script>\n</body></html>\n";

@@ -19,8 +19,12 @@ namespace onejob::report {
 //     so a history of 100,000 events stays responsive; zoom, pan and filters by job and node;
 //   - per job: its attempts as bars through their states, the compare-and-swap winner, the
 //     discarded results, the provider executions, operator cancels and the store's commits.
-// `replay`: the command line that reruns the scenario, printed at the top.
-std::string timeline_html(const scenario::RunResult& result, std::string_view replay);
+// `replay`: the command line that reruns the scenario, printed at the top. The lanes hold at most
+// `max_lane_events` events: a longer run's page holds the window around its first offending
+// event (or its start) and says so; the other sections cover the whole run.
+inline constexpr std::size_t kMaxLaneEvents = 250'000;
+std::string timeline_html(const scenario::RunResult& result, std::string_view replay,
+                          std::size_t max_lane_events = kMaxLaneEvents);
 
 // Writes REPORT_DIR/html/<scenario name>.html (the name made safe for a file name) and returns
 // its path. Throws std::runtime_error when it cannot be written.

@@ -63,6 +63,7 @@ std::string_view timeline_script() {
   'use strict';
   const data = JSON.parse(document.getElementById('trace-data').textContent);
   const ev = data.events;  // [t_us, lane, kind, flags, job, attempt, peer lane, text]
+  const base = data.first;  // the history index of ev[0] (a page of a long run holds a window)
   const lanes = data.lanes;
   const kinds = data.kinds;
   const INJECTED = 1, VIOLATION = 2, EVIDENCE = 4, COMMIT = 8, WINNER = 16, DISCARDED = 32;
@@ -117,7 +118,7 @@ std::string_view timeline_script() {
   }
   function title(i) {
     const e = ev[i];
-    return '#' + (i + 1) + ' ' + fmt(e[0]) + ' ' + (lanes[e[1]] ? lanes[e[1]].name : '?') + ' ' +
+    return '#' + (i + 1 + base) + ' ' + fmt(e[0]) + ' ' + (lanes[e[1]] ? lanes[e[1]].name : '?') + ' ' +
         kinds[e[2]] + (e[3] & INJECTED ? ' (injected)' : '') + '\n' + e[7];
   }
 
@@ -304,7 +305,7 @@ std::string_view timeline_script() {
   });
   document.querySelectorAll('[data-seq]').forEach((node) => {
     node.addEventListener('click', () => {
-      focusEvent(+node.getAttribute('data-seq') - 1);
+      focusEvent(+node.getAttribute('data-seq') - 1 - base);
       document.getElementById('timeline').scrollIntoView();
     });
   });

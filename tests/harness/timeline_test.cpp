@@ -105,6 +105,28 @@ BOOST_AUTO_TEST_CASE(a_failing_run_marks_its_first_offending_event) {
   BOOST_TEST((offending[3].get<int>() & 2) == 2);
 }
 
+BOOST_AUTO_TEST_CASE(a_long_run_pages_its_lanes_around_the_first_violation) {
+  const auto result = reverse_order(Defects{}.set(Defect::blind_overwrite));
+  const auto offending = *result.violations.front().event_seq;  // 49 of 59
+  const auto html = timeline_html(result, "replay", 20);
+  const auto data = page_data(html);
+  const auto first = data["first"].get<std::size_t>();
+  BOOST_TEST(data["events"].size() == 20u);
+  BOOST_TEST(first == offending - 1 - 10);  // centred on the offending event
+  BOOST_TEST(count(html, "id=\"page-window\"") == 1u);
+  BOOST_TEST(count(html, "events #" + std::to_string(first + 1) + "–#" +
+                             std::to_string(first + 20) + " of " +
+                             std::to_string(result.history.size())) == 1u);
+  // The violation's flag sits on its event inside the window; edges stay inside it.
+  BOOST_TEST((data["events"][offending - 1 - first][3].get<int>() & 2) == 2);
+  for (const auto& edge : data["edges"]) {
+    BOOST_TEST(edge[0].get<std::size_t>() < 20u);
+    BOOST_TEST(edge[1].get<std::size_t>() < 20u);
+  }
+  // The whole run fits the default: no window.
+  BOOST_TEST(count(timeline_html(result, "replay"), "id=\"page-window\"") == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(the_page_is_self_contained_and_survives_hostile_strings) {
   auto spec = test::double_click_spec(2, 1);
   for (auto& entry : spec.timeline) {
