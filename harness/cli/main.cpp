@@ -247,6 +247,13 @@ const CLI::Validator kNonEmpty(
     },
     "PATH");
 
+// --defect NAME on the commands that run the system (run, replay, fuzz).
+void add_defect_option(CLI::App& command, std::vector<std::string>& names) {
+  command.add_option(
+      "--defect", names,
+      "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -283,9 +290,7 @@ int main(int argc, char** argv) {
       ->check(kNonEmpty);
   run->add_flag("--html", flags.html,
                 "Write the HTML timeline of passing scenarios too (failing ones always get one)");
-  run->add_option(
-      "--defect", flags.defect_names,
-      "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
+  add_defect_option(*run, flags.defect_names);
   run->add_flag("--check-determinism", flags.check_determinism,
                 "Run every scenario twice in this process; differing traces fail the scenario");
   run->add_option("--store", flags.store_text,
@@ -315,8 +320,7 @@ int main(int argc, char** argv) {
   replay->add_option("--report-dir", replay_flags.report_dir, "Where --html writes")
       ->capture_default_str()
       ->check(kNonEmpty);
-  replay->add_option("--defect", replay_flags.defect_names,
-                     "Run the system with this named defect (repeatable)");
+  add_defect_option(*replay, replay_flags.defect_names);
   replay
       ->add_option("--diff", replay_flags.diff,
                    "A trace (JSON Lines, e.g. reports/latest/traces/NAME.jsonl) to compare "
@@ -355,9 +359,7 @@ int main(int argc, char** argv) {
   fuzz->add_flag("--show", fuzz_flags.show,
                  "With --case or --reproduce: print that case as a scenario file (YAML) instead "
                  "of running it");
-  fuzz->add_option(
-      "--defect", fuzz_flags.defects,
-      "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
+  add_defect_option(*fuzz, fuzz_flags.defects);
   fuzz->add_option("--store", fuzz_flags.store,
                    "memory, postgres or postgres=URI: the store every case runs on (on "
                    "PostgreSQL a fresh schema per case)")
