@@ -4,7 +4,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <nlohmann/json.hpp>
 
 #include "system/service/api_handler.hpp"
 #include "system/service/certifier.hpp"
@@ -14,6 +13,7 @@
 
 #include "harness/events/client_events.hpp"
 #include "harness/events/world_events.hpp"
+#include "harness/scenario/world_nodes.hpp"
 #include "harness/sim/commit_log.hpp"
 #include "harness/sim/faulty_store.hpp"
 #include "harness/sim/networked_providers.hpp"
@@ -24,7 +24,6 @@
 namespace onejob::scenario {
 namespace {
 
-constexpr const char* kLb = "lb";
 // How often a run that may stop early looks whether anything is left to happen.
 const Duration kQuiescenceProbe = std::chrono::seconds(30);
 
@@ -67,28 +66,6 @@ void apply_swarm(NetworkSpec& network, sim::Rng rng) {
 }
 
 }  // namespace
-
-struct World::Incarnation {
-  std::unique_ptr<sim::PauseGate> gate;
-  std::unique_ptr<sim::GatedTimer> timer;
-  std::unique_ptr<sim::CommitLogStore> logged;
-  std::unique_ptr<sim::FaultyStore> store;
-  std::unique_ptr<sim::NetworkedProviders> providers;
-  std::unique_ptr<sim::NodeEventSink> events;
-  std::unique_ptr<sim::RngRandom> random;
-  std::unique_ptr<SystemContext> context;
-  std::unique_ptr<ApiHandler> api;
-  std::unique_ptr<Worker> worker;
-  std::unique_ptr<Reconciler> reconciler;
-  bool up = true;
-};
-
-struct World::Node {
-  std::string name;
-  Role role;
-  std::vector<std::unique_ptr<Incarnation>> lives;  // every incarnation, the current one last
-  Incarnation& current() { return *lives.back(); }
-};
 
 World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store> store,
              Defects defects)
@@ -351,268 +328,6 @@ Async<void> World::certify(World* world, Incarnation* life, ProviderProfile prof
     world->trace_.record("certifier", events::to_event(events::CertificationStoreError{
                                           .provider = profile.name, .message = error.what()}));
   }
-}
-
-// ---- clients and the load balancer -------------------------------------------------------
-
-namespace {
-
-const char* action_name(TimelineEntry::Kind kind) {
-  switch (kind) {
-    case TimelineEntry::Kind::create_job:
-      return "create_job";
-    case TimelineEntry::Kind::get_job:
-      return "get_job";
-    case TimelineEntry::Kind::retry:
-      return "retry";
-    case TimelineEntry::Kind::cancel:
-      break;
-  }
-  return "cancel";
-}
-
-}  // namespace
-
-void World::client_send(int number, int attempt) {
-  const auto& entry = spec_.timeline[number - 1];
-  client_attempts_[number - 1] = attempt;
-  const auto& client = *std::ranges::find(spec_.clients, entry.client, &ClientSpec::name);
-  Request request{.method = "POST",
-                  .path = "/jobs",
-                  .headers = {},
-                  .body = {},
-                  .principal = client.owner,
-                  .request_id = "r" + std::to_string(number) + "." + std::to_string(attempt)};
-  events::ClientSent sent{.request = number,
-                          .attempt = attempt,
-                          .action = action_name(entry.kind),
-                          .owner = client.owner};
-  if (entry.kind == TimelineEntry::Kind::create_job) {
-    request.body = entry.create_job.body;
-    if (entry.create_job.key) {
-      request.headers.emplace_back("Idempotency-Key", *entry.create_job.key);
-      sent.key = *entry.create_job.key;
-    }
-    if (attempt == 1) sent.body = request.body;
-    trace_.record(client.name, events::to_event(sent));
-    transmit(number, attempt, std::move(request));
-    return;
-  }
-  // An action on the job of an earlier create: the client knows that job's id only from the
-  // response it got.
-  const auto& created = received_[entry.target_request - 1];
-  if (!created || !created->job_id) {
-    const auto& skipped = trace_.record(
-        client.name,
-        events::to_event(events::ClientSkipped{
-            .request = number,
-            .reason = "request " + std::to_string(entry.target_request) + " has no job id"}));
-    received_[number - 1] = ReceivedResponse{0, std::nullopt, skipped.seq};
-    return;
-  }
-  const std::string job = std::to_string(*created->job_id);
-  sent.job_id = *created->job_id;
-  // An operator's action carries its own Idempotency-Key, the same on every resend: a resend
-  // whose first reply was lost gets the first outcome again.
-  if (entry.kind != TimelineEntry::Kind::get_job) {
-    request.headers.emplace_back("Idempotency-Key", "op-r" + std::to_string(number));
-  }
-  if (entry.kind == TimelineEntry::Kind::get_job) {
-    request.method = "GET";
-    request.path = "/jobs/" + job;
-  } else if (entry.kind == TimelineEntry::Kind::retry) {
-    request.path = "/jobs/" + job + "/attempts";
-    if (entry.provider)
-      request.body = nlohmann::json{{"provider", *entry.provider}}.dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace);
-  } else {
-    sent.attempt_no = entry.attempt_no;
-    trace_.record(client.name, events::to_event(sent));
-    boost::asio::co_spawn(
-        loop_.io(), cancel_attempt(this, number, attempt, *created->job_id, std::move(request)),
-        rethrow_error);
-    return;
-  }
-  trace_.record(client.name, events::to_event(sent));
-  transmit(number, attempt, std::move(request));
-}
-
-// An operator's cancel: the operator console looks the attempt up (an omniscient read of the
-// store, as a dashboard would show it) and sends POST /attempts/{id}/cancel.
-Async<void> World::cancel_attempt(World* world, int number, int attempt, JobId job,
-                                  Request request) {
-  const int attempt_no = world->spec_.timeline[number - 1].attempt_no;
-  const auto attempts = co_await world->store_->list_attempts(job);
-  const auto found = std::ranges::find(attempts, attempt_no, &Attempt::attempt_no);
-  request.path = "/attempts/" +
-                 (found == attempts.end() ? std::string("0") : std::to_string(found->id)) +
-                 "/cancel";
-  world->transmit(number, attempt, std::move(request));
-}
-
-void World::transmit(int number, int attempt, Request request) {
-  const auto& client = spec_.timeline[number - 1].client;
-  const std::string id = request.request_id;
-  auto& link = *links_.at(LinkKind::client_lb);
-  link.send(sim::Direction::request, client, kLb, id,
-            [this, &link, client, id, number, attempt, request = std::move(request)] {
-              if (link.reset(client, kLb, id)) {
-                // The balancer has the request; the client learns its connection broke.
-                broken_.insert(id);
-                loop_.schedule_after(link.latency(),
-                                     [this, number, attempt] { client_retry(number, attempt); });
-              }
-              lb_receive(number, attempt, request, 0);
-            });
-  // No answer in time: send the same request again, with the same key.
-  loop_.schedule_after(spec_.policy.client_timeout,
-                       [this, number, attempt] { client_retry(number, attempt); });
-}
-
-void World::client_retry(int number, int attempt) {
-  if (received_[number - 1] || client_attempts_[number - 1] != attempt) return;
-  // Once faults have healed, a client keeps trying until it is answered.
-  if (attempt > spec_.policy.client_retries && !quiet_) return;
-  client_send(number, attempt + 1);
-}
-
-void World::lb_retry(int number, int attempt, const Request& request, int lb_try, bool reset) {
-  if (lb_answered_[{number, attempt}] || lb_try_[{number, attempt}] != lb_try) return;
-  if (lb_try < spec_.policy.lb_retries) {
-    lb_receive(number, attempt, request, lb_try + 1);
-  } else if (reset) {
-    const auto& client = spec_.timeline[number - 1].client;
-    lb_respond(
-        number, attempt, client,
-        Response{502, {}, R"({"error":"bad_gateway","message":"upstream connection reset"})"});
-  }
-}
-
-void World::lb_receive(int number, int attempt, const Request& request, int lb_try) {
-  // Round robin across requests; a retry of one request moves on to the next node.
-  auto [base, fresh] = lb_base_.try_emplace({number, attempt}, lb_next_);
-  if (fresh) ++lb_next_;
-  const std::string api =
-      api_names_[(base->second + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
-  Request forwarded = request;
-  forwarded.request_id += "." + std::to_string(lb_try + 1);
-  // Defect lb-new-key: a retried create goes out under a key of the balancer's own.
-  if (lb_try > 0 && config_.defects.has(Defect::lb_new_key)) {
-    for (auto& [name, value] : forwarded.headers) {
-      if (name == "Idempotency-Key") value += "~lb" + std::to_string(lb_try + 1);
-    }
-  }
-  trace_.record(kLb, events::to_event(events::LbForwarded{.request = number,
-                                                          .attempt = attempt,
-                                                          .lb_try = lb_try + 1,
-                                                          .to = api,
-                                                          .request_id = forwarded.request_id}));
-  lb_try_[{number, attempt}] = lb_try;
-  auto& link = *links_.at(LinkKind::lb_api);
-  link.send(sim::Direction::request, kLb, api, forwarded.request_id,
-            [this, &link, api, number, attempt, request, forwarded, lb_try] {
-              if (link.reset(kLb, api, forwarded.request_id)) {
-                // The node has the request; the balancer learns the connection broke.
-                broken_.insert(forwarded.request_id);
-                loop_.schedule_after(link.latency(), [this, number, attempt, request, lb_try] {
-                  lb_retry(number, attempt, request, lb_try, /*reset=*/true);
-                });
-              }
-              api_receive(api, number, attempt, forwarded);
-            });
-  // The API node did not answer in time: the same request (same key) goes to another node.
-  loop_.schedule_after(spec_.policy.lb_timeout, [this, number, attempt, request, lb_try] {
-    lb_retry(number, attempt, request, lb_try, /*reset=*/false);
-  });
-}
-
-void World::api_receive(const std::string& api, int number, int attempt, Request request) {
-  Incarnation& life = node(api).current();
-  if (!life.up) return;  // a crashed node accepts nothing
-  boost::asio::co_spawn(loop_.io(), serve(this, api, &life, number, attempt, std::move(request)),
-                        rethrow_error);
-}
-
-Async<void> World::serve(World* world, std::string api, Incarnation* life, int number, int attempt,
-                         Request request) {
-  if (life->gate->paused())
-    co_await life->gate->pass();  // a paused node takes the request when it runs again
-  if (!life->up) co_return;
-  const std::string id = request.request_id;
-  const Response response = co_await life->api->handle(std::move(request));
-  if (!life->up) co_return;  // crashed while handling: the reply dies with the process
-  if (world->broken_.contains(id)) co_return;  // its connection reset: the reply has no way back
-  const auto& client = world->spec_.timeline[number - 1].client;
-  world->links_.at(LinkKind::lb_api)
-      ->send(sim::Direction::response, api, kLb,
-             "response r" + std::to_string(number) + "." + std::to_string(attempt),
-             [world, number, attempt, client, response] {
-               world->lb_respond(number, attempt, client, response);
-             });
-}
-
-void World::lb_respond(int number, int attempt, const std::string& client,
-                       const Response& response) {
-  // The client's connection reset: whatever the balancer has for it goes nowhere.
-  if (broken_.contains("r" + std::to_string(number) + "." + std::to_string(attempt))) return;
-  bool& answered = lb_answered_[{number, attempt}];
-  if (answered) {
-    trace_.record(kLb,
-                  events::to_event(events::LbDroppedLate{.request = number, .attempt = attempt}));
-    return;
-  }
-  answered = true;
-  links_.at(LinkKind::client_lb)
-      ->send(sim::Direction::response, kLb, client,
-             "response r" + std::to_string(number) + "." + std::to_string(attempt),
-             [this, number, attempt, client, response] {
-               client_receive(number, attempt, client, response);
-             });
-}
-
-namespace {
-
-std::string digest(const std::string& bytes) { return sim::hex64(sim::fnv1a64(bytes)); }
-
-// What the client itself reads in a response body: its own JSON parser, not the system's.
-void read_body(const std::string& text, events::ClientReceived& received) {
-  const auto body = nlohmann::json::parse(text, nullptr, false);
-  if (!body.is_object()) return;
-  if (body.contains("job_id") && body["job_id"].is_number_integer()) {
-    received.job_id = body["job_id"].get<std::int64_t>();
-  }
-  if (body.contains("status") && body["status"].is_string()) {
-    received.shown_status = body["status"].get<std::string>();
-  }
-  if (body.contains("completed_by") && body["completed_by"].is_number_integer()) {
-    received.shown_winner = body["completed_by"].get<std::int64_t>();
-  }
-  if (body.contains("result")) {
-    received.result_digest =
-        digest(body["result"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  }
-}
-
-}  // namespace
-
-void World::client_receive(int number, int attempt, const std::string& client,
-                           const Response& response) {
-  auto& slot = received_[number - 1];
-  events::ClientReceived received{.request = number,
-                                  .attempt = attempt,
-                                  .status = response.status,
-                                  .body_digest = digest(response.body),
-                                  .duplicate = slot.has_value()};
-  read_body(response.body, received);
-  const auto& recorded = trace_.record(client, events::to_event(received));
-  if (slot) return;
-  // A 502 or 503 is not an answer while the client may still retry: its timeout resends the same
-  // request (same key) as for a lost response. With a quiet phase ahead it always may.
-  if ((response.status == 502 || response.status == 503) &&
-      (attempt <= spec_.policy.client_retries || spec_.quiet)) {
-    return;
-  }
-  slot = ReceivedResponse{response.status, received.job_id, recorded.seq};
 }
 
 }  // namespace onejob::scenario
