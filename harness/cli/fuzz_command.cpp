@@ -256,9 +256,7 @@ int fuzz_command(const FuzzFlags& flags) {
       report::write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"),
                          sim::render_jsonl(failure.shrunk_run.history));
       report::write_timeline(dir, failure.shrunk_run,
-                             report::shell_quote(report::program()) + " replay " +
-                                 report::shell_quote(repro.string()) +
-                                 report::defect_flags(options.defects) + " --trace");
+                             report::repro_replay_command(repro.string(), options.defects));
       summary["failures"].push_back(
           {{"case", failure.case_index},
            {"reproduce", fuzz::to_string({options.seed, failure.case_index, failure.shrink_path})},

@@ -16,6 +16,7 @@
 #include "harness/cli/scenario_files.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/report/report.hpp"
+#include "harness/report/timeline.hpp"
 #include "harness/scenario/loader.hpp"
 
 namespace onejob::cli {
@@ -74,6 +75,9 @@ Row run_row(const std::vector<scenario::ScenarioSpec>& catalogue, const Selftest
     const fs::path repro = dir / "repro" / (name + ".yaml");
     fs::create_directories(repro.parent_path());
     report::write_file(repro, fuzz::repro_yaml(failure, flags.seed, repro.string(), defects));
+    auto shown = failure.shrunk_run;  // its timeline is named after the defect, as the repro is
+    shown.name = name;
+    report::write_timeline(dir, shown, report::repro_replay_command(repro.string(), defects));
     row.fuzz = FuzzKill{campaign.cases_run,
                         seconds,
                         failure.rule,
@@ -217,7 +221,7 @@ int selftest_command(const SelftestFlags& flags) {
     report::write_file(dir / "selftest.md", markdown(reference, rows, catalogue->size(), flags));
     std::printf("selftest: %zu/%zu defects killed; reference system %s\n", killed, rows.size(),
                 clean ? "clean" : "FAILED");
-    std::printf("reports: %s/selftest.json, selftest.md, repro/\n", dir.string().c_str());
+    std::printf("reports: %s/selftest.json, selftest.md, repro/, html/\n", dir.string().c_str());
     return clean && killed == rows.size() ? kExitPass : kExitFail;
   } catch (const std::exception& error) {
     std::cerr << "onejob: cannot write reports to " << dir.string() << ": " << error.what() << "\n";

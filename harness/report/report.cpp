@@ -197,6 +197,11 @@ std::string shell_quote(std::string_view text) {
   return quoted + "'";
 }
 
+std::string repro_replay_command(std::string_view repro_file, const Defects& defects) {
+  return shell_quote(program()) + " replay " + shell_quote(repro_file) + defect_flags(defects) +
+         " --trace";
+}
+
 std::string replay_command(const scenario::RunResult& result) {
   return shell_quote(program()) + " replay " + shell_quote(result.file) + " --seed " +
          std::to_string(result.seed) + defect_flags(result.defects) + " --trace";

@@ -27,6 +27,8 @@ void write_file(const std::filesystem::path& path, const std::string& content);
 
 // The command line that reruns one scenario with the same seed.
 std::string replay_command(const scenario::RunResult& result);
+// The command line that reruns a repro file (which holds its own seed) with these defects.
+std::string repro_replay_command(std::string_view repro_file, const Defects& defects);
 
 // `text` as one shell word: as it is when it needs no quoting, else in single quotes.
 std::string shell_quote(std::string_view text);
