@@ -372,14 +372,15 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
   out += "<text class=\"rowlabel\" x=\"4\" y=\"15\">store commits</text>";
   for (auto index : mine) {
     const auto& recorded = history[index];
+    // Text of any length goes in by concatenation, never through the fixed buffer.
     std::snprintf(buffer, sizeof buffer,
                   "<line class=\"commit\" data-seq=\"%llu\" x1=\"%.1f\" x2=\"%.1f\" y1=\"4\" "
-                  "y2=\"18\"><title>#%llu %s %s</title></line>",
+                  "y2=\"18\"><title>#%llu ",
                   static_cast<unsigned long long>(recorded.seq), x(micros(recorded.at)),
-                  x(micros(recorded.at)), static_cast<unsigned long long>(recorded.seq),
-                  escape(recorded.event.kind()).c_str(),
-                  escape(short_text(recorded.event)).c_str());
+                  x(micros(recorded.at)), static_cast<unsigned long long>(recorded.seq));
     out += buffer;
+    out += escape(recorded.event.kind()) + " " + escape(short_text(recorded.event)) +
+           "</title></line>";
   }
   double y = kRow;
   for (const auto id : job.attempts) {
@@ -387,10 +388,10 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
     if (attempt == nullptr) continue;
     const auto& inserted = attempt->inserted.what;
     std::snprintf(buffer, sizeof buffer,
-                  "<text class=\"rowlabel\" x=\"4\" y=\"%.1f\">attempt %lld · %s · %s</text>",
-                  y + 15, static_cast<long long>(id), escape(inserted.provider).c_str(),
-                  std::string(to_string(inserted.origin)).c_str());
+                  "<text class=\"rowlabel\" x=\"4\" y=\"%.1f\">attempt %lld · ", y + 15,
+                  static_cast<long long>(id));
     out += buffer;
+    out += escape(inserted.provider) + " · " + std::string(to_string(inserted.origin)) + "</text>";
     // State bars: from the insert to each transition, the last one to the job's end.
     std::int64_t from = micros(attempt->inserted.at);
     AttemptState state = AttemptState::starting;
@@ -424,11 +425,12 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
     if (const auto* run = model.execution_of(id)) {
       std::snprintf(buffer, sizeof buffer,
                     "<circle class=\"execution\" data-seq=\"%llu\" cx=\"%.1f\" cy=\"%.1f\" "
-                    "r=\"4\"><title>#%llu %s executed it: %s</title></circle>",
+                    "r=\"4\"><title>#%llu ",
                     static_cast<unsigned long long>(run->executed.seq), x(micros(run->executed.at)),
-                    y + 11, static_cast<unsigned long long>(run->executed.seq),
-                    escape(run->provider).c_str(), escape(run->executed.what.outcome).c_str());
+                    y + 11, static_cast<unsigned long long>(run->executed.seq));
       out += buffer;
+      out += escape(run->provider) + " executed it: " + escape(run->executed.what.outcome) +
+             "</title></circle>";
     }
     for (const auto& cas : job.cas) {
       if (cas.what.attempt_id != id) continue;

@@ -130,7 +130,8 @@ BOOST_AUTO_TEST_CASE(a_long_run_pages_its_lanes_around_the_first_violation) {
 BOOST_AUTO_TEST_CASE(the_page_is_self_contained_and_survives_hostile_strings) {
   auto spec = test::double_click_spec(2, 1);
   for (auto& entry : spec.timeline) {
-    entry.create_job.key = "</script><script>alert(1)</script>";
+    // Markup, then quotes that escape to six bytes each: long text must not break an element.
+    entry.create_job.key = "</script><script>alert(1)</script>" + std::string(200, '"');
   }
   const auto result = scenario::run_scenario(spec);
   const auto html = timeline_html(result, "replay '</script>'");
@@ -142,6 +143,8 @@ BOOST_AUTO_TEST_CASE(the_page_is_self_contained_and_survives_hostile_strings) {
   BOOST_TEST(count(html, "@import") == 0u);
   BOOST_TEST(count(html, "url(http") == 0u);
   BOOST_TEST(count(html, "default-src 'none'") == 1u);
+  BOOST_TEST(count(html, "<line class=\"commit\"") >= 2u);
+  BOOST_TEST(count(html, "<line class=\"commit\"") == count(html, "</title></line>"));
   BOOST_TEST(page_data(html)["events"].size() == result.history.size());
 }
 
