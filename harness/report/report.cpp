@@ -207,11 +207,17 @@ std::string replay_command(const scenario::RunResult& result) {
          std::to_string(result.seed) + defect_flags(result.defects) + " --trace";
 }
 
-std::string human_line(const sim::TraceEvent& event) {
-  const auto us = event.at.time_since_epoch().count();
-  char stamp[40];
-  std::snprintf(stamp, sizeof stamp, "[%6lld.%06llds]", static_cast<long long>(us / 1'000'000),
+std::string format_seconds(std::int64_t us) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%lld.%06llds", static_cast<long long>(us / 1'000'000),
                 static_cast<long long>(us % 1'000'000));
+  return text;
+}
+
+std::string human_line(const sim::TraceEvent& event) {
+  char stamp[64];  // the seconds right-aligned in 14 columns
+  std::snprintf(stamp, sizeof stamp, "[%14s]",
+                format_seconds(event.at.time_since_epoch().count()).c_str());
   char head[160];
   std::snprintf(head, sizeof head, "%s %-14s %s%-22s", stamp, event.node.c_str(),
                 event.injected ? "!" : " ", event.event.kind().c_str());

@@ -12,6 +12,8 @@ namespace onejob::report {
 // One event for people: "[  12.345678s] api-1  api.response  status=201 job_id=4", with "!"
 // before the kind when the harness injected it.
 std::string human_line(const sim::TraceEvent& event);
+// Simulated microseconds as seconds: "12.345678s".
+std::string format_seconds(std::int64_t us);
 
 // The first line where two JSON Lines traces differ, as a short report; nothing when equal.
 std::optional<std::string> first_difference(const std::string& ours, const std::string& theirs);

@@ -11,199 +11,16 @@
 #include "harness/check/history.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/report/report.hpp"
+#include "harness/report/timeline_lanes.hpp"
 
 namespace onejob::report {
 namespace {
 
-// A lane's role, in display order.
-enum class Role { client, lb, api, worker, reconciler, certifier, store, provider, other };
-constexpr std::array<std::string_view, 9> kRoleNames = {
-    "client", "lb", "api", "worker", "reconciler", "certifier", "store", "provider", "other"};
-// Which role a node takes when its events name several: the most specific first (a reconciler
-// also calls providers, as workers do).
-constexpr std::array<Role, 9> kRolePriority = {Role::client,     Role::lb,        Role::api,
-                                               Role::reconciler, Role::certifier, Role::worker,
-                                               Role::store,      Role::provider,  Role::other};
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
-Role role_of_kind(std::string_view kind) {
-  if (starts_with(kind, "client.")) return Role::client;
-  if (starts_with(kind, "lb.")) return Role::lb;
-  if (starts_with(kind, "api.")) return Role::api;
-  if (starts_with(kind, "reconciler.")) return Role::reconciler;
-  if (starts_with(kind, "certification.")) return Role::certifier;
-  if (starts_with(kind, "worker.") || kind == "provider.call" || kind == "provider.reply") {
-    return Role::worker;
-  }
-  if (starts_with(kind, "commit.") || kind == "store.refused") return Role::store;
-  if (kind == "provider.execute" || kind == "provider.dedup") return Role::provider;
-  return Role::other;
-}
-
-struct Lanes {
-  std::vector<std::string> names;  // display order
-  std::vector<Role> roles;
-  std::map<std::string, int, std::less<>> index;
-
-  int of(std::string_view node) const {
-    auto found = index.find(node);
-    return found == index.end() ? -1 : found->second;
-  }
-};
-
-Lanes build_lanes(const sim::History& history) {
-  std::map<std::string, unsigned, std::less<>> seen;  // node -> roles seen, as bits
-  std::vector<std::string> order;                     // first appearance
-  auto see = [&](std::string_view node, Role role) {
-    if (node.empty()) return;
-    auto [it, fresh] = seen.try_emplace(std::string(node), 0u);
-    if (fresh) order.emplace_back(node);
-    it->second |= 1u << static_cast<unsigned>(role);
-  };
-  for (const auto& recorded : history) {
-    const Event& event = recorded.event;
-    see(recorded.node.str(), role_of_kind(event.kind()));
-    if (event.kind() == "net.fault") {
-      if (auto from = event.string_field("from")) see(*from, Role::other);
-      if (auto to = event.string_field("to")) see(*to, Role::other);
-    }
-  }
-  std::vector<std::pair<Role, std::size_t>> keyed;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const unsigned bits = seen.at(order[i]);
-    Role role = Role::other;
-    for (const Role candidate : kRolePriority) {
-      if (bits & (1u << static_cast<unsigned>(candidate))) {
-        role = candidate;
-        break;
-      }
-    }
-    keyed.emplace_back(role, i);
-  }
-  std::ranges::stable_sort(keyed, [](const auto& a, const auto& b) { return a.first < b.first; });
-  Lanes lanes;
-  for (const auto& [role, i] : keyed) {
-    lanes.index.emplace(order[i], static_cast<int>(lanes.names.size()));
-    lanes.names.push_back(order[i]);
-    lanes.roles.push_back(role);
-  }
-  return lanes;
-}
-
-// Flags of one event in the page's data.
-enum Flag : int {
-  kInjected = 1,
-  kViolation = 2,  // a violation's first offending event
-  kEvidence = 4,   // an event a violation refers to
-  kCommit = 8,     // the store's commit log
-  kWinner = 16,    // a compare-and-swap that won
-  kDiscarded = 32  // a compare-and-swap that lost, or a result discarded
-};
-
-std::string short_text(const Event& event) {
-  std::string text;
-  for (const auto& field : event.fields()) {
-    if (text.size() > 200) {
-      text += " …";
-      break;
-    }
-    if (!text.empty()) text += ' ';
-    text += field.name();
-    text += '=';
-    switch (field.type()) {
-      case Event::Field::Type::integer:
-        text += std::to_string(field.number);
-        break;
-      case Event::Field::Type::boolean:
-        text += field.number != 0 ? "true" : "false";
-        break;
-      case Event::Field::Type::string: {
-        const auto value = event.text(field);
-        text += value.size() > 60 ? std::string(value.substr(0, 60)) + "…" : std::string(value);
-        break;
-      }
-    }
-  }
-  return text;
-}
-
-// Message arrows: (from event index, to event index, kind).
-struct Edge {
-  std::size_t from;
-  std::size_t to;
-  std::string_view kind;
-};
-
-std::vector<Edge> message_edges(const sim::History& history) {
-  std::vector<Edge> edges;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> last_send;  // (request, attempt)
-  std::map<std::string, std::size_t> forward_of;                           // request id
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> client_of;  // request id
-  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> last_response;
-  std::map<std::string, std::size_t> open_call;  // provider key -> provider.call
-  std::map<std::int64_t, std::size_t> executed;  // attempt id -> provider.execute awaiting reply
-  std::map<std::string, std::int64_t> attempt_of_key;
-  for (std::size_t i = 0; i < history.size(); ++i) {
-    const Event& event = history[i].event;
-    const std::string& kind = event.kind();
-    const auto request = event.int_field("request");
-    const auto attempt = event.int_field("attempt");
-    if (kind == "client.send" && request && attempt) {
-      last_send[{*request, *attempt}] = i;
-    } else if (kind == "lb.forward" && request && attempt) {
-      if (auto send = last_send.find({*request, *attempt}); send != last_send.end()) {
-        edges.push_back({send->second, i, "request"});
-      }
-      if (auto id = event.string_field("request_id")) {
-        forward_of[*id] = i;
-        client_of[*id] = {*request, *attempt};
-      }
-    } else if (kind == "api.request") {
-      auto id = event.string_field("request_id");
-      if (auto forward = id ? forward_of.find(*id) : forward_of.end();
-          forward != forward_of.end()) {
-        edges.push_back({forward->second, i, "request"});
-      }
-    } else if (kind == "api.response") {
-      auto id = event.string_field("request_id");
-      if (auto client = id ? client_of.find(*id) : client_of.end(); client != client_of.end()) {
-        last_response[client->second] = i;
-      }
-    } else if (kind == "client.receive" && request && attempt) {
-      if (auto response = last_response.find({*request, *attempt});
-          response != last_response.end()) {
-        edges.push_back({response->second, i, "response"});
-        last_response.erase(response);
-      }
-    } else if (kind == "provider.call") {
-      auto key = event.string_field("provider_key");
-      if (key) {
-        open_call[*key] = i;
-        if (auto id = event.int_field("attempt_id")) attempt_of_key[*key] = *id;
-      }
-    } else if (kind == "provider.execute") {
-      auto key = event.string_field("provider_key");
-      if (auto call = key ? open_call.find(*key) : open_call.end(); call != open_call.end()) {
-        edges.push_back({call->second, i, "call"});
-        open_call.erase(call);
-        if (auto id = attempt_of_key.find(*key); id != attempt_of_key.end())
-          executed[id->second] = i;
-      }
-    } else if (kind == "provider.reply") {
-      auto id = event.int_field("attempt_id");
-      if (auto execute = id ? executed.find(*id) : executed.end(); execute != executed.end()) {
-        edges.push_back({execute->second, i, "reply"});
-        executed.erase(execute);
-      }
-    }
-  }
-  return edges;
-}
-
-std::string escape(std::string_view text) { return xml_escape(text); }
+using timeline::Lanes;
+using timeline::micros;
+using timeline::short_text;
+using timeline::ViolationIndex;
+using timeline::Window;
 
 // An event as the console prints it, cut at 600 bytes (a payload may be a megabyte).
 std::string event_line(const sim::TraceEvent& event) {
@@ -212,57 +29,19 @@ std::string event_line(const sim::TraceEvent& event) {
   return line;
 }
 
-std::string format_time(std::int64_t us) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%lld.%06llds", static_cast<long long>(us / 1'000'000),
-                static_cast<long long>(us % 1'000'000));
-  return text;
-}
-
-std::int64_t micros(Instant at) { return at.time_since_epoch().count(); }
-
-// JSON text safe inside a <script> element.
-std::string script_json(const nlohmann::json& value) {
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '<') {
-      out += "\\u003c";
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
-// The jobs a violation points at (its offending event's and its evidence's job ids).
-std::set<std::int64_t> violated_jobs(const scenario::RunResult& result) {
-  std::set<std::int64_t> jobs;
-  for (const auto& violation : result.violations) {
-    std::vector<std::uint64_t> seqs = violation.evidence;
-    if (violation.event_seq) seqs.push_back(*violation.event_seq);
-    for (const auto seq : seqs) {
-      if (seq == 0 || seq > result.history.size()) continue;
-      if (auto job = result.history[seq - 1].event.int_field("job_id")) jobs.insert(*job);
-    }
-  }
-  return jobs;
-}
-
 void header_section(std::string& out, const scenario::RunResult& result, std::string_view replay) {
   const bool passed = result.passed();
-  out += "<header><h1>" + escape(result.name) + " <span class=\"verdict " +
+  out += "<header><h1>" + xml_escape(result.name) + " <span class=\"verdict " +
          (passed ? "pass\">PASS" : "fail\">FAIL") + "</span></h1>\n";
   out += "<dl class=\"facts\"><dt>seed</dt><dd id=\"seed\">" + std::to_string(result.seed) +
-         "</dd><dt>trace</dt><dd>" + escape(result.trace_hash) + "</dd><dt>events</dt><dd>" +
+         "</dd><dt>trace</dt><dd>" + xml_escape(result.trace_hash) + "</dd><dt>events</dt><dd>" +
          std::to_string(result.history.size()) + "</dd><dt>simulated</dt><dd>" +
-         format_time(result.simulated.count()) + "</dd><dt>file</dt><dd>" + escape(result.file) +
-         "</dd>";
+         format_seconds(result.simulated.count()) + "</dd><dt>file</dt><dd>" +
+         xml_escape(result.file) + "</dd>";
   if (result.defects.any()) {
-    out += "<dt>defects</dt><dd>" + escape(defect_flags(result.defects)) + "</dd>";
+    out += "<dt>defects</dt><dd>" + xml_escape(defect_flags(result.defects)) + "</dd>";
   }
-  out += "</dl>\n<p class=\"replay\">replay: <code id=\"replay\">" + escape(replay) +
+  out += "</dl>\n<p class=\"replay\">replay: <code id=\"replay\">" + xml_escape(replay) +
          "</code></p></header>\n";
 }
 
@@ -279,19 +58,19 @@ void violations_section(std::string& out, const scenario::RunResult& result) {
     const auto& violation = result.violations[shown];
     out += "<div class=\"violation\"";
     if (violation.event_seq) out += " data-seq=\"" + std::to_string(*violation.event_seq) + "\"";
-    out += "><h3><span class=\"rule\">" + escape(violation.invariant) + "</span> " +
-           escape(violation.message) + "</h3>\n<ol class=\"led-to\">\n";
+    out += "><h3><span class=\"rule\">" + xml_escape(violation.invariant) + "</span> " +
+           xml_escape(violation.message) + "</h3>\n<ol class=\"led-to\">\n";
     std::vector<std::uint64_t> seqs = violation.evidence;
     std::ranges::sort(seqs);
     for (const auto seq : seqs) {
       if (seq == 0 || seq > result.history.size() || seq == violation.event_seq) continue;
       out += "<li class=\"evidence\" data-seq=\"" + std::to_string(seq) + "\"><code>" +
-             escape(event_line(result.history[seq - 1])) + "</code></li>\n";
+             xml_escape(event_line(result.history[seq - 1])) + "</code></li>\n";
     }
     if (violation.event_seq && *violation.event_seq >= 1 &&
         *violation.event_seq <= result.history.size()) {
       out += "<li class=\"offending\" data-seq=\"" + std::to_string(*violation.event_seq) +
-             "\"><code>" + escape(event_line(result.history[*violation.event_seq - 1])) +
+             "\"><code>" + xml_escape(event_line(result.history[*violation.event_seq - 1])) +
              "</code> <b>first offending event</b></li>\n";
     }
     out += "</ol></div>\n";
@@ -307,18 +86,17 @@ void marks_section(std::string& out, const scenario::RunResult& result) {
     auto found = result.marks.find(std::string(mark.name));
     const bool reached = found != result.marks.end();
     out += "<li class=\"mark" + std::string(reached ? " reached" : "") + "\" title=\"" +
-           escape(mark.meaning) + "\">" + escape(mark.name) +
+           xml_escape(mark.meaning) + "\">" + xml_escape(mark.name) +
            (reached ? " ×" + std::to_string(found->second) : "") + "</li>";
   }
   out += "</ul></section>\n";
 }
 
 // One job: a row per attempt, its state bars, CAS marks, executions, cancels, and the store's
-// commits on a row of their own; `offending`: the violations' first offending events.
+// commits on a row of their own, and a marker at a violation's first offending event.
 // `mine`: the job's commits (indexes into the history), in commit order.
 void job_view(std::string& out, const check::HistoryModel& model, const check::JobRecord& job,
-              const std::vector<std::size_t>& mine, const std::set<std::uint64_t>& offending,
-              const std::set<std::int64_t>& violated) {
+              const std::vector<std::size_t>& mine, const ViolationIndex& violations) {
   constexpr double kWidth = 900;
   constexpr double kLeft = 190;
   constexpr double kRow = 22;
@@ -345,10 +123,10 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
   const double height = kRow * static_cast<double>(rows) + 24;
   const auto end = model.end_of(job);
   const auto* winner = job.won();
-  out += "<div class=\"job" + std::string(violated.contains(job.id()) ? " violated" : "") +
+  out += "<div class=\"job" + std::string(violations.jobs.contains(job.id()) ? " violated" : "") +
          "\" id=\"job-" + std::to_string(job.id()) + "\" data-job=\"" + std::to_string(job.id()) +
          "\"><h3>job " + std::to_string(job.id()) + " <span class=\"key\">" +
-         escape(job.inserted.what.owner) + " / " + escape(job.inserted.what.key) +
+         xml_escape(job.inserted.what.owner) + " / " + xml_escape(job.inserted.what.key) +
          "</span> <span class=\"end " + std::string(to_string(end)) + "\">" +
          std::string(to_string(end)) + "</span>";
   if (winner != nullptr) {
@@ -365,8 +143,8 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
   std::snprintf(buffer, sizeof buffer,
                 "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\">%s</text><text class=\"axis\" "
                 "x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
-                kLeft, height - 4, format_time(first).c_str(), kWidth - end_pad, height - 4,
-                format_time(last).c_str());
+                kLeft, height - 4, format_seconds(first).c_str(), kWidth - end_pad, height - 4,
+                format_seconds(last).c_str());
   out += buffer;
   // Row 0: the store's commits for this job.
   out += "<text class=\"rowlabel\" x=\"4\" y=\"15\">store commits</text>";
@@ -379,7 +157,7 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
                   static_cast<unsigned long long>(recorded.seq), x(micros(recorded.at)),
                   x(micros(recorded.at)), static_cast<unsigned long long>(recorded.seq));
     out += buffer;
-    out += escape(recorded.event.kind()) + " " + escape(short_text(recorded.event)) +
+    out += xml_escape(recorded.event.kind()) + " " + xml_escape(short_text(recorded.event)) +
            "</title></line>";
   }
   double y = kRow;
@@ -391,7 +169,8 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
                   "<text class=\"rowlabel\" x=\"4\" y=\"%.1f\">attempt %lld · ", y + 15,
                   static_cast<long long>(id));
     out += buffer;
-    out += escape(inserted.provider) + " · " + std::string(to_string(inserted.origin)) + "</text>";
+    out +=
+        xml_escape(inserted.provider) + " · " + std::string(to_string(inserted.origin)) + "</text>";
     // State bars: from the insert to each transition, the last one to the job's end.
     std::int64_t from = micros(attempt->inserted.at);
     AttemptState state = AttemptState::starting;
@@ -403,7 +182,7 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
                     "<title>attempt %lld %s from %s</title></rect>",
                     std::string(to_string(state)).c_str(), x0, y + 5, width,
                     static_cast<long long>(id), std::string(to_string(state)).c_str(),
-                    format_time(from).c_str());
+                    format_seconds(from).c_str());
       out += buffer;
     };
     for (const auto& step : attempt->steps) {
@@ -429,7 +208,7 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
                     static_cast<unsigned long long>(run->executed.seq), x(micros(run->executed.at)),
                     y + 11, static_cast<unsigned long long>(run->executed.seq));
       out += buffer;
-      out += escape(run->provider) + " executed it: " + escape(run->executed.what.outcome) +
+      out += xml_escape(run->provider) + " executed it: " + xml_escape(run->executed.what.outcome) +
              "</title></circle>";
     }
     for (const auto& cas : job.cas) {
@@ -453,7 +232,7 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
   }
   for (const auto index : mine) {
     const auto seq = history[index].seq;
-    if (!offending.contains(seq)) continue;
+    if (!violations.offending.contains(seq)) continue;
     std::snprintf(buffer, sizeof buffer,
                   "<circle class=\"violation-marker\" data-seq=\"%llu\" cx=\"%.1f\" cy=\"11\" "
                   "r=\"9\"><title>#%llu first offending event</title></circle>",
@@ -466,13 +245,9 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
 
 constexpr std::size_t kJobsDrawn = 200;
 
-void jobs_section(std::string& out, const scenario::RunResult& result,
-                  const check::HistoryModel& model) {
-  std::set<std::uint64_t> offending;
-  for (const auto& violation : result.violations) {
-    if (violation.event_seq) offending.insert(*violation.event_seq);
-  }
-  const auto violated = violated_jobs(result);
+void jobs_section(std::string& out, const check::HistoryModel& model,
+                  const ViolationIndex& violations) {
+  const auto& violated = violations.jobs;
   // The jobs a violation names first, then the others by id, up to kJobsDrawn.
   std::vector<const check::JobRecord*> drawn;
   for (const auto id : violated) {
@@ -504,91 +279,9 @@ void jobs_section(std::string& out, const scenario::RunResult& result,
     }
   }
   for (const auto* job : drawn) {
-    job_view(out, model, *job, commits[job->id()], offending, violated);
+    job_view(out, model, *job, commits[job->id()], violations);
   }
   out += "</section>\n";
-}
-
-// The events the page's lanes hold: all of them, or `most` around the first offending event
-// (from the start when there is none).
-struct Window {
-  std::size_t first = 0;  // index into the history
-  std::size_t count = 0;
-};
-
-Window page_window(const scenario::RunResult& result, std::size_t most) {
-  const std::size_t size = result.history.size();
-  if (size <= most) return {0, size};
-  std::size_t center = 0;
-  for (const auto& violation : result.violations) {
-    if (violation.event_seq && *violation.event_seq >= 1 && *violation.event_seq <= size) {
-      center = *violation.event_seq - 1;
-      break;
-    }
-  }
-  const std::size_t first = std::min(center > most / 2 ? center - most / 2 : 0, size - most);
-  return {first, most};
-}
-
-nlohmann::json page_data(const scenario::RunResult& result, const Lanes& lanes, Window window) {
-  std::set<std::uint64_t> offending;
-  std::set<std::uint64_t> evidence;
-  for (const auto& violation : result.violations) {
-    if (violation.event_seq) offending.insert(*violation.event_seq);
-    evidence.insert(violation.evidence.begin(), violation.evidence.end());
-  }
-  std::vector<std::string> kinds;
-  std::map<std::string, int, std::less<>> kind_index;
-  nlohmann::json events = nlohmann::json::array();
-  for (std::size_t i = window.first; i < window.first + window.count; ++i) {
-    const auto& recorded = result.history[i];
-    const Event& event = recorded.event;
-    const std::string& kind = event.kind();
-    auto [it, fresh] = kind_index.try_emplace(kind, static_cast<int>(kinds.size()));
-    if (fresh) kinds.push_back(kind);
-    int lane = lanes.of(recorded.node.str());
-    int peer = -1;
-    int flags = recorded.injected ? kInjected : 0;
-    if (offending.contains(recorded.seq)) flags |= kViolation;
-    if (evidence.contains(recorded.seq)) flags |= kEvidence;
-    if (starts_with(kind, "commit.")) {
-      flags |= kCommit;
-      if (auto by = event.string_field("by")) peer = lanes.of(*by);
-    }
-    if (kind == "commit.cas")
-      flags |= event.bool_field("won").value_or(false) ? kWinner : kDiscarded;
-    if (kind == "result.discarded") flags |= kDiscarded;
-    if (kind == "net.fault") {
-      if (auto from = event.string_field("from"); from && lanes.of(*from) >= 0) {
-        lane = lanes.of(*from);
-      }
-      if (auto to = event.string_field("to")) peer = lanes.of(*to);
-    } else if (kind == "store.fault") {
-      if (lanes.of("store") >= 0) lane = lanes.of("store");
-      if (auto node = event.string_field("node")) peer = lanes.of(*node);
-    }
-    events.push_back({micros(recorded.at), lane, it->second, flags,
-                      event.int_field("job_id").value_or(0),
-                      event.int_field("attempt_id").value_or(0), peer, short_text(event)});
-  }
-  nlohmann::json edges = nlohmann::json::array();
-  for (const auto& edge : message_edges(result.history)) {
-    const auto end = window.first + window.count;
-    if (edge.from < window.first || edge.to < window.first || edge.from >= end || edge.to >= end) {
-      continue;
-    }
-    edges.push_back({edge.from - window.first, edge.to - window.first, edge.kind});
-  }
-  nlohmann::json lane_list = nlohmann::json::array();
-  for (std::size_t i = 0; i < lanes.names.size(); ++i) {
-    lane_list.push_back(
-        {{"name", lanes.names[i]}, {"role", kRoleNames[static_cast<std::size_t>(lanes.roles[i])]}});
-  }
-  return {{"first", window.first},
-          {"lanes", lane_list},
-          {"kinds", kinds},
-          {"events", events},
-          {"edges", edges}};
 }
 
 void lanes_section(std::string& out, const scenario::RunResult& result, const Lanes& lanes,
@@ -599,7 +292,7 @@ void lanes_section(std::string& out, const scenario::RunResult& result, const La
            std::to_string(window.first + 1) + "–#" + std::to_string(window.first + window.count) +
            " of " + std::to_string(result.history.size()) +
            (window.first > 0 ? " (the window around the first offending event)" : "") +
-           "; the whole run is in traces/" + escape(result.name) + ".jsonl.</p>\n";
+           "; the whole run is in traces/" + xml_escape(result.name) + ".jsonl.</p>\n";
   }
   out +=
       "<div class=\"controls\">"
@@ -609,7 +302,7 @@ void lanes_section(std::string& out, const scenario::RunResult& result, const La
       "<label>job <input id=\"job-filter\" size=\"6\" placeholder=\"any\"></label>"
       "<label>node <select id=\"node-filter\"><option value=\"\">all</option>";
   for (const auto& name : lanes.names) {
-    out += "<option>" + escape(name) + "</option>";
+    out += "<option>" + xml_escape(name) + "</option>";
   }
   out +=
       "</select></label><label><input type=\"checkbox\" id=\"faults-only\"> injected only"
@@ -621,9 +314,8 @@ void lanes_section(std::string& out, const scenario::RunResult& result, const La
       "<span class=\"led\">◎</span> the events that led to it</p>\n"
       "<div class=\"lanes\"><div class=\"lane-labels\">";
   for (std::size_t i = 0; i < lanes.names.size(); ++i) {
-    out += "<div class=\"lane " +
-           std::string(kRoleNames[static_cast<std::size_t>(lanes.roles[i])]) + "\" data-node=\"" +
-           escape(lanes.names[i]) + "\">" + escape(lanes.names[i]) + "</div>";
+    out += "<div class=\"lane " + std::string(lanes.roles[i]) + "\" data-node=\"" +
+           xml_escape(lanes.names[i]) + "\">" + xml_escape(lanes.names[i]) + "</div>";
   }
   out +=
       "</div><div class=\"lane-plot\"><svg id=\"lanes-svg\"></svg></div></div>\n"
@@ -645,8 +337,9 @@ std::string safe_file_name(std::string_view name) {
 
 std::string timeline_html(const scenario::RunResult& result, std::string_view replay,
                           std::size_t max_lane_events) {
-  const auto lanes = build_lanes(result.history);
+  const auto lanes = timeline::build_lanes(result.history);
   const auto model = check::fold_history(result.history);
+  const auto violations = timeline::index_violations(result);
   std::string out;
   out.reserve(result.history.size() * 160 + 65536);
   out +=
@@ -654,7 +347,7 @@ std::string timeline_html(const scenario::RunResult& result, std::string_view re
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
       "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
       "<title>onejob · " +
-      escape(result.name) + "</title>\n<style>";
+      xml_escape(result.name) + "</title>\n<style>";
   out += timeline_style();
   out += "</style></head>\n<body data-verdict=\"";
   out += result.passed() ? "pass" : "fail";
@@ -662,11 +355,11 @@ std::string timeline_html(const scenario::RunResult& result, std::string_view re
   header_section(out, result, replay);
   violations_section(out, result);
   marks_section(out, result);
-  const auto window = page_window(result, std::max<std::size_t>(max_lane_events, 1));
+  const auto window = timeline::page_window(result, std::max<std::size_t>(max_lane_events, 1));
   lanes_section(out, result, lanes, window);
-  jobs_section(out, result, model);
+  jobs_section(out, model, violations);
   out += "<script type=\"application/json\" id=\"trace-data\">";
-  out += script_json(page_data(result, lanes, window));
+  out += timeline::page_data_json(result, lanes, violations, window);
   out += "</script>\n<script>";
   out += timeline_script();
   out += "</script>\n</body></html>\n";
