@@ -26,7 +26,8 @@ void prepare_job_and_certification_statements(pqxx::connection& c) {
   c.prepare(kIdleJobs, "SELECT " + job_columns +
                            " FROM jobs j WHERE status = 'pending' AND completed_by IS NULL"
                            " AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id"
-                           " AND a.state IN ('STARTING', 'RUNNING', 'UNKNOWN')) ORDER BY id");
+                           " AND a.state IN " +
+                           live_states + ") ORDER BY id");
   c.prepare(kLockJob, "SELECT completed_by FROM jobs WHERE id = $1 FOR UPDATE");
   // failure_reason is left as it was, exactly as MemoryStore does.
   c.prepare(kReopenJob, "UPDATE jobs SET status = 'pending' WHERE id = $1");

@@ -42,10 +42,10 @@ class FieldWriter {
     event_.with(name, std::int64_t{value.time_since_epoch().count()});
   }
   void operator()(std::string_view name, AttemptState value) {
-    event_.with(name, std::string(to_string(value)));
+    event_.with(name, to_string(value));
   }
   void operator()(std::string_view name, AttemptOrigin value) {
-    event_.with(name, std::string(to_string(value)));
+    event_.with(name, to_string(value));
   }
   template <typename V>
   void operator()(std::string_view name, const std::optional<V>& value) {
@@ -54,6 +54,31 @@ class FieldWriter {
 
  private:
   Event& event_;
+};
+
+// What FieldWriter will write: the fields present and their string bytes, so the event is
+// allocated once, at its exact size.
+struct FieldSizer {
+  std::size_t fields = 0;
+  std::size_t string_bytes = 0;
+
+  void operator()(std::string_view, const std::string& value) { add(value.size()); }
+  void operator()(std::string_view, AttemptState value) { add(to_string(value).size()); }
+  void operator()(std::string_view, AttemptOrigin value) { add(to_string(value).size()); }
+  template <typename V>
+  void operator()(std::string_view name, const std::optional<V>& value) {
+    if (value) (*this)(name, *value);
+  }
+  template <typename V>
+  void operator()(std::string_view, const V&) {
+    add(0);
+  }
+
+ private:
+  void add(std::size_t bytes) {
+    ++fields;
+    string_bytes += bytes;
+  }
 };
 
 class FieldReader {
@@ -120,9 +145,9 @@ class FieldReader {
 template <EventType T>
 Event to_event(const T& value) {
   Event event{T::kind};
-  std::size_t count = 0;
-  T::fields(value, [&count](std::string_view, const auto&) { ++count; });
-  event.reserve(count);
+  detail::FieldSizer size;
+  T::fields(value, size);
+  event.reserve(size.fields, size.string_bytes);
   T::fields(value, detail::FieldWriter(event));
   return event;
 }

@@ -50,9 +50,6 @@ class Event {
   Event& with(std::string_view name, std::int64_t value);
   Event& with(std::string_view name, bool value);
   Event& with(std::string_view name, std::string_view value);
-  Event& with(std::string_view name, const std::string& value) {
-    return with(name, std::string_view(value));
-  }
   Event& with(std::string_view name, const char* value) {
     return with(name, std::string_view(value));
   }

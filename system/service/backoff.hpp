@@ -19,22 +19,19 @@ class Backoff {
 
   // The wait after one more failure.
   Duration next(Random& random) {
-    if (failures_ < 64) ++failures_;
-    Duration limit = base_;
-    for (int i = 1; i < failures_ && limit < cap_; ++i) limit *= 2;
-    limit = std::min(limit, cap_);
-    const auto half = limit.count() / 2;
-    const auto span = static_cast<std::uint64_t>(limit.count() - half) + 1;
+    limit_ = limit_ == Duration::zero() ? base_ : std::min(cap_, limit_ * 2);
+    const auto half = limit_.count() / 2;
+    const auto span = static_cast<std::uint64_t>(limit_.count() - half) + 1;
     return Duration(half + static_cast<Duration::rep>(random.below(span)));
   }
 
   // A success: the next failure starts again from base.
-  void reset() { failures_ = 0; }
+  void reset() { limit_ = Duration::zero(); }
 
  private:
   Duration base_;
   Duration cap_;
-  int failures_ = 0;
+  Duration limit_{};  // d of the last failure; zero after a success
 };
 
 }  // namespace onejob
