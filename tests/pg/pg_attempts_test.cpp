@@ -30,10 +30,6 @@ std::vector<AttemptId> ids_of(const std::vector<Attempt>& attempts) {
   return ids;
 }
 
-std::int64_t count_attempts(pqxx::connection& connection, JobId job_id) {
-  return count_rows(connection, "SELECT count(*) FROM attempts WHERE job_id = $1", job_id);
-}
-
 // A raw attempt row, bypassing PgStore. finished_at_us follows the schema's rule (set exactly
 // when not live) so that only the constraint under test can object.
 void insert_raw_attempt(pqxx::transaction_base& tx, JobId job_id, int attempt_no,

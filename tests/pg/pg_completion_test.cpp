@@ -21,10 +21,6 @@ namespace {
 
 using S = AttemptState;
 
-std::int64_t count_attempts(pqxx::connection& connection, JobId job_id) {
-  return count_rows(connection, "SELECT count(*) FROM attempts WHERE job_id = $1", job_id);
-}
-
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(pg_completion, PgFixture)

@@ -14,7 +14,6 @@
 #include <mutex>
 #include <optional>
 #include <random>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,8 +61,7 @@ class Killer {
  private:
   void loop() {
     pqxx::connection admin{pg_url()};
-    std::string spared =
-        std::to_string(pqxx::nontransaction{admin}.exec1("SELECT pg_backend_pid()")[0].as<int>());
+    std::string spared = std::to_string(backend_pid(admin));
     for (const int pid : spared_) spared += "," + std::to_string(pid);
     std::minstd_rand random{42};
     std::vector<int> killed;
@@ -96,10 +94,6 @@ class Killer {
   std::atomic<int> kills_{0};
   std::thread thread_;
 };
-
-int backend_pid(pqxx::connection& connection) {
-  return pqxx::nontransaction{connection}.exec1("SELECT pg_backend_pid()")[0].as<int>();
-}
 
 // Runs `body(i)` on `n` threads started together.
 void race(int n, const std::function<void(int)>& body) {
@@ -271,8 +265,7 @@ BOOST_DATA_TEST_CASE(attempt_race_inserts_exactly_one, bdata::make({false, true}
     // A killed insert that committed is answered live_attempt_exists on its retry.
     BOOST_TEST(inserted <= 1);
     if (!with_kills) BOOST_TEST(inserted == 1);
-    BOOST_TEST(
-        count_rows(raw(), "SELECT count(*) FROM attempts WHERE job_id = $1", created.job.id) == 2);
+    BOOST_TEST(count_attempts(raw(), created.job.id) == 2);
     BOOST_TEST_MESSAGE("round " << round << ": store errors retried " << store_errors);
   }
 }

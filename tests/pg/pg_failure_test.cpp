@@ -127,11 +127,6 @@ void kill_all_but(pqxx::connection& admin, const std::vector<int>& keep) {
   BOOST_FAIL("backends still there after pg_terminate_backend");
 }
 
-int backend_pid(pqxx::connection& connection) {
-  pqxx::nontransaction tx{connection};
-  return tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
-}
-
 constexpr const char* kWaitsOnALock = "wait_event_type = 'Lock'";
 
 }  // namespace
@@ -165,8 +160,7 @@ BOOST_AUTO_TEST_CASE(a_transaction_killed_before_commit_is_unavailable_and_wrote
       kill_while(admin(), kWaitsOnALock, [&] { add_attempt(store(), created.job.id); });
   BOOST_TEST(ending.describe().starts_with("StoreError unavailable"), ending.describe());
   holder.abort();
-  BOOST_TEST(count_rows(raw(), "SELECT count(*) FROM attempts WHERE job_id = $1", created.job.id) ==
-             1);
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 1);
   BOOST_TEST(outcome_name(add_attempt(store(), created.job.id).outcome) == "inserted");
 }
 
@@ -188,8 +182,7 @@ BOOST_AUTO_TEST_CASE(a_transaction_killed_during_commit_is_maybe_committed) {
                                    [&] { add_attempt(store(), created.job.id, "slow-commit"); });
   BOOST_TEST(ending.describe().starts_with("StoreError maybe_committed"), ending.describe());
   // It had not: the COMMIT never finished. The next call works.
-  BOOST_TEST(count_rows(raw(), "SELECT count(*) FROM attempts WHERE job_id = $1", created.job.id) ==
-             1);
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 1);
   BOOST_TEST(outcome_name(add_attempt(store(), created.job.id).outcome) == "inserted");
 }
 

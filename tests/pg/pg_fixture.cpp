@@ -107,6 +107,15 @@ std::int64_t count_rows(pqxx::connection& connection, const std::string& query, 
   return tx.exec_params1(query, id)[0].as<std::int64_t>();
 }
 
+std::int64_t count_attempts(pqxx::connection& connection, JobId job_id) {
+  return count_rows(connection, "SELECT count(*) FROM attempts WHERE job_id = $1", job_id);
+}
+
+int backend_pid(pqxx::connection& connection) {
+  pqxx::nontransaction tx{connection};
+  return tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
+}
+
 Created create_job(PgStore& store, const std::string& key) {
   InsertJobResult inserted = run(store.insert_job(new_job("alice", key)));
   BOOST_REQUIRE(inserted.job.has_value());

@@ -66,6 +66,10 @@ bool names_constraint(const pqxx::unique_violation& e, std::string_view constrai
 // SELECT count(*) with one bigint parameter, e.g. "SELECT count(*) FROM attempts WHERE
 // job_id = $1".
 std::int64_t count_rows(pqxx::connection& connection, const std::string& query, std::int64_t id);
+// The job's attempt rows, whatever their state.
+std::int64_t count_attempts(pqxx::connection& connection, JobId job_id);
+// The server process behind `connection`.
+int backend_pid(pqxx::connection& connection);
 
 // ---- shared store calls (each runs to completion; BOOST_REQUIRE where a value must exist) --
 

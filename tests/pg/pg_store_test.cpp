@@ -200,8 +200,7 @@ BOOST_AUTO_TEST_CASE(insert_job_reports_unique_violation_and_consumes_an_id) {
 
   // The rejected insert wrote nothing, no attempt either: the first job is intact.
   BOOST_TEST(count_jobs(raw(), "alice", "key-1") == 1);
-  BOOST_TEST(
-      count_rows(raw(), "SELECT count(*) FROM attempts WHERE job_id = $1", inserted.job->id) == 1);
+  BOOST_TEST(count_attempts(raw(), inserted.job->id) == 1);
   const std::optional<Job> stored = run(store().find_job_by_key("alice", "key-1"));
   BOOST_REQUIRE(stored.has_value());
   check_same_job(*stored, expected);
