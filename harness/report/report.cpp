@@ -6,8 +6,6 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
-#include <type_traits>
-#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +13,7 @@
 #include "system/service/canonical_json.hpp"
 
 #include "harness/report/timeline.hpp"
+#include "harness/sim/utf8.hpp"
 
 namespace onejob::report {
 namespace {
@@ -60,38 +59,6 @@ std::string violation_text(const scenario::RunResult& result, const check::Viola
 
 namespace {
 
-// The code point of the UTF-8 sequence at text[i] and its length, or nullopt (and length 1) for
-// a byte that starts no valid sequence: overlong forms, surrogates and values past U+10FFFF are
-// invalid.
-std::optional<char32_t> decode_utf8(std::string_view text, std::size_t i, std::size_t& length) {
-  length = 1;
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return lead;
-  std::size_t count = 0;
-  char32_t value = 0;
-  char32_t least = 0;
-  if ((lead & 0xE0) == 0xC0) {
-    count = 2, value = lead & 0x1F, least = 0x80;
-  } else if ((lead & 0xF0) == 0xE0) {
-    count = 3, value = lead & 0x0F, least = 0x800;
-  } else if ((lead & 0xF8) == 0xF0) {
-    count = 4, value = lead & 0x07, least = 0x10000;
-  } else {
-    return std::nullopt;
-  }
-  if (i + count > text.size()) return std::nullopt;
-  for (std::size_t k = 1; k < count; ++k) {
-    if ((byte(k) & 0xC0) != 0x80) return std::nullopt;
-    value = (value << 6) | (byte(k) & 0x3F);
-  }
-  if (value < least || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
-    return std::nullopt;
-  }
-  length = count;
-  return value;
-}
-
 // XML 1.0's Char production.
 bool xml_char(char32_t c) {
   return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
@@ -106,7 +73,7 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     std::size_t length = 1;
-    const auto c = decode_utf8(text, i, length);
+    const auto c = sim::decode_utf8(text, i, length);
     if (!c || !xml_char(*c)) {
       // Invalid UTF-8, or a character XML forbids even escaped (controls, U+FFFE, U+FFFF).
       out += kReplacement;
@@ -197,14 +164,23 @@ std::string shell_quote(std::string_view text) {
   return quoted + "'";
 }
 
+namespace {
+
+// `onejob replay FILE[ --seed N][ --defect NAME...] --trace`; `seed_flag` is "" or " --seed N".
+std::string replay_line(std::string_view file, const std::string& seed_flag,
+                        const Defects& defects) {
+  return shell_quote(program()) + " replay " + shell_quote(file) + seed_flag +
+         defect_flags(defects) + " --trace";
+}
+
+}  // namespace
+
 std::string repro_replay_command(std::string_view repro_file, const Defects& defects) {
-  return shell_quote(program()) + " replay " + shell_quote(repro_file) + defect_flags(defects) +
-         " --trace";
+  return replay_line(repro_file, "", defects);
 }
 
 std::string replay_command(const scenario::RunResult& result) {
-  return shell_quote(program()) + " replay " + shell_quote(result.file) + " --seed " +
-         std::to_string(result.seed) + defect_flags(result.defects) + " --trace";
+  return replay_line(result.file, " --seed " + std::to_string(result.seed), result.defects);
 }
 
 std::string format_seconds(std::int64_t us) {
@@ -223,21 +199,18 @@ std::string human_line(const sim::TraceEvent& event) {
                 event.injected ? "!" : " ", event.event.kind().c_str());
   std::string line = head;
   for (const auto& field : event.event.fields()) {
-    const EventValue value = event.event.value(field);
     line.append(" ").append(field.name()).append("=");
-    std::visit(
-        [&line](const auto& v) {
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, std::string>) {
-            line +=
-                nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-          } else if constexpr (std::is_same_v<V, bool>) {
-            line += v ? "true" : "false";
-          } else {
-            line += std::to_string(v);
-          }
-        },
-        value);
+    switch (field.type()) {
+      case Event::Field::Type::integer:
+        line += std::to_string(field.number);
+        break;
+      case Event::Field::Type::boolean:
+        line += field.number != 0 ? "true" : "false";
+        break;
+      case Event::Field::Type::string:
+        sim::append_json_string(line, event.event.text(field));
+        break;
+    }
   }
   return line;
 }

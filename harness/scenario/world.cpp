@@ -11,7 +11,6 @@
 #include "system/service/reconciler.hpp"
 #include "system/service/worker.hpp"
 
-#include "harness/events/client_events.hpp"
 #include "harness/events/world_events.hpp"
 #include "harness/scenario/world_nodes.hpp"
 #include "harness/sim/commit_log.hpp"

@@ -45,9 +45,7 @@ class World {
   // provider has an answer to give, no failover waiting, and nothing committed for 30 s.
   void run(bool stop_when_quiescent = false);
 
-  const sim::Trace& trace() const { return trace_; }
   sim::Trace& trace() { return trace_; }
-  const std::vector<std::optional<ReceivedResponse>>& received() const { return received_; }
   std::vector<std::optional<ReceivedResponse>> take_received() { return std::move(received_); }
   Instant end() const { return end_; }
   // Events the simulation loop ran (see sim::SimLoop::handled).

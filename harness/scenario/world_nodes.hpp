@@ -18,9 +18,6 @@
 
 namespace onejob::scenario {
 
-// The load balancer's node name.
-inline constexpr const char* kLb = "lb";
-
 struct World::Incarnation {
   std::unique_ptr<sim::PauseGate> gate;
   std::unique_ptr<sim::GatedTimer> timer;

@@ -9,16 +9,17 @@
 #include "system/service/deadline.hpp"
 
 #include "harness/events/client_events.hpp"
-#include "harness/events/world_events.hpp"
 #include "harness/scenario/world.hpp"
 #include "harness/scenario/world_nodes.hpp"
 #include "harness/sim/sim_network.hpp"
 
 namespace onejob::scenario {
-
 // ---- clients and the load balancer -------------------------------------------------------
 
 namespace {
+
+// The load balancer's node name.
+constexpr const char* kLb = "lb";
 
 const char* action_name(TimelineEntry::Kind kind) {
   switch (kind) {

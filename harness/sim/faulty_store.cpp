@@ -48,13 +48,9 @@ std::optional<StoreError> FaultyStore::reply_fault(const char* operation, bool w
 template <typename T, typename Statement>
 Async<T> FaultyStore::round_trip(const char* operation, bool write, Statement statement) {
   std::optional<T> result;
-  std::optional<StoreError> error;
-  if (closed_) {
-    error = StoreError(StoreError::Kind::unavailable, node_ + " is down");
-  } else {
-    co_await loop_.sleep_for(link_.latency());
-    error = request_fault(operation);
-  }
+  // A closed connection sends nothing: no latency, and request_fault says it is down.
+  if (!closed_) co_await loop_.sleep_for(link_.latency());
+  std::optional<StoreError> error = request_fault(operation);
   if (!error) {
     try {
       result = co_await statement();

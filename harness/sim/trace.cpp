@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/sim/rng.hpp"
+#include "harness/sim/utf8.hpp"
 
 namespace onejob::sim {
 
@@ -16,47 +17,7 @@ const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
   return events_.back();
 }
 
-namespace {
-
-// Whether `text` is well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
-bool valid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t extra = 0;
-    unsigned char low = 0x80;
-    unsigned char high = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      extra = 2;
-      if (c == 0xE0) low = 0xA0;
-      if (c == 0xED) high = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      extra = 3;
-      if (c == 0xF0) low = 0x90;
-      if (c == 0xF4) high = 0x8F;
-    } else {
-      return false;
-    }
-    for (std::size_t k = 1; k <= extra; ++k) {
-      if (i + k >= text.size()) return false;
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      const unsigned char lo = k == 1 ? low : 0x80;
-      const unsigned char hi = k == 1 ? high : 0xBF;
-      if (next < lo || next > hi) return false;
-    }
-    i += extra + 1;
-  }
-  return true;
-}
-
-// A JSON string exactly as nlohmann::json's dump() writes it (ensure_ascii off, invalid UTF-8
-// replaced): the common case here, and nlohmann itself for the rare string that is not UTF-8.
+// The common case here, and nlohmann itself for the rare string that is not UTF-8.
 void append_json_string(std::string& out, std::string_view text) {
   if (!valid_utf8(text)) {
     out += nlohmann::ordered_json(std::string(text))
@@ -101,6 +62,8 @@ void append_json_string(std::string& out, std::string_view text) {
   }
   out += '"';
 }
+
+namespace {
 
 void append_int(std::string& out, std::int64_t value) {
   char buffer[24];
@@ -157,24 +120,6 @@ std::string to_json_line(const TraceEvent& event) {
   std::string line;
   append_json_line(line, event);
   return line;
-}
-
-std::string to_json_line_reference(const TraceEvent& event) {
-  // ordered_json keeps insertion order, so the line reads seq, time, node, kind, data.
-  nlohmann::ordered_json line;
-  line["seq"] = event.seq;
-  line["t_us"] = event.at.time_since_epoch().count();
-  line["node"] = event.node.str();
-  line["kind"] = event.event.kind();
-  if (event.injected) line["injected"] = true;
-  nlohmann::ordered_json data = nlohmann::ordered_json::object();
-  for (const auto& field : event.event.fields()) {
-    const std::string& name = field.name();
-    std::visit([&data, &name](const auto& v) { data[name] = v; }, event.event.value(field));
-  }
-  line["data"] = std::move(data);
-  // Replace rather than throw on bytes that are not UTF-8: a trace must always be writable.
-  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string render_jsonl(const History& history) {

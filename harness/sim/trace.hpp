@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "system/ports/clock.hpp"
 #include "system/ports/event_sink.hpp"
@@ -68,12 +68,13 @@ class Trace {
 // written directly, byte for byte what nlohmann::ordered_json's dump() makes of it.
 std::string to_json_line(const TraceEvent& event);
 void append_json_line(std::string& out, const TraceEvent& event);
+// `text` as a JSON string exactly as nlohmann::json's dump() writes it (ensure_ascii off, invalid
+// UTF-8 replaced).
+void append_json_string(std::string& out, std::string_view text);
 // A whole history as JSON Lines, and the FNV-1a 64 hash of exactly those bytes (16 hex
 // digits), computed line by line without holding the whole text.
 std::string render_jsonl(const History& history);
 std::string hash_jsonl(const History& history);
-// The same line made through nlohmann::ordered_json: what the direct writer is tested against.
-std::string to_json_line_reference(const TraceEvent& event);
 std::string hex64(std::uint64_t value);
 
 // The EventSink of one simulated node: stamps each event with the node and the simulated time.

@@ -2,9 +2,11 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
 
 #include "system/events/api_events.hpp"
 
@@ -14,6 +16,25 @@
 
 namespace onejob::sim {
 namespace {
+
+// The same line made through nlohmann::ordered_json: what the direct writer is tested against.
+std::string to_json_line_reference(const TraceEvent& event) {
+  // ordered_json keeps insertion order, so the line reads seq, time, node, kind, data.
+  nlohmann::ordered_json line;
+  line["seq"] = event.seq;
+  line["t_us"] = event.at.time_since_epoch().count();
+  line["node"] = event.node.str();
+  line["kind"] = event.event.kind();
+  if (event.injected) line["injected"] = true;
+  nlohmann::ordered_json data = nlohmann::ordered_json::object();
+  for (const auto& field : event.event.fields()) {
+    const std::string& name = field.name();
+    std::visit([&data, &name](const auto& v) { data[name] = v; }, event.event.value(field));
+  }
+  line["data"] = std::move(data);
+  // Replace rather than throw on bytes that are not UTF-8: a trace must always be writable.
+  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 
 BOOST_AUTO_TEST_SUITE(trace)
 

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace onejob::sim {
+
+// The code point of the UTF-8 sequence at text[i] and its length, or nullopt (and length 1) for
+// a byte that starts no valid sequence: overlong forms, surrogates and values past U+10FFFF are
+// invalid.
+inline std::optional<char32_t> decode_utf8(std::string_view text, std::size_t i,
+                                           std::size_t& length) {
+  length = 1;
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return lead;
+  std::size_t count = 0;
+  char32_t value = 0;
+  char32_t least = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    count = 2, value = lead & 0x1F, least = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    count = 3, value = lead & 0x0F, least = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    count = 4, value = lead & 0x07, least = 0x10000;
+  } else {
+    return std::nullopt;
+  }
+  if (i + count > text.size()) return std::nullopt;
+  for (std::size_t k = 1; k < count; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return std::nullopt;
+    value = (value << 6) | (byte(k) & 0x3F);
+  }
+  if (value < least || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
+    return std::nullopt;
+  }
+  length = count;
+  return value;
+}
+
+// Whether `text` is well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
+inline bool valid_utf8(std::string_view text) {
+  std::size_t length = 1;
+  for (std::size_t i = 0; i < text.size(); i += length) {
+    if (!decode_utf8(text, i, length)) return false;
+  }
+  return true;
+}
+
+}  // namespace onejob::sim
