@@ -1,7 +1,6 @@
 #include "harness/cli/bench_command.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>

@@ -8,7 +8,6 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,8 +16,9 @@
 #include <pqxx/pqxx>
 #include <unistd.h>
 
+#include "system/adapters/pg_rows.hpp"
 #include "system/adapters/pg_statements.hpp"
-#include "system/adapters/pg_store.hpp"
+#include "system/ports/store.hpp"
 
 #include "harness/cli/bench_parts.hpp"
 #include "harness/cli/complete_now.hpp"
@@ -30,8 +30,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The baselines run PgStore's own statements (pg::create_job_sql(), onejob_complete_attempt)
-// prepared and in autocommit, through libpqxx directly. PgStore's figure is the same work plus
+// The baselines run PgStore's own prepared statements (pg::prepare_statements) in autocommit,
+// through libpqxx directly. PgStore's figure is the same work plus
 // everything the port asks of it (typed failures, reconnection, NUL checks, building the rows
 // it returns, a coroutine).
 
@@ -52,18 +52,33 @@ NewJob bench_job(const std::string& key) {
   return job;
 }
 
-// A libpqxx connection of its own in `schema`, for the raw baselines.
+// A libpqxx connection of its own in `schema`, with PgStore's statements, for the raw
+// baselines.
 std::shared_ptr<pqxx::connection> raw_connection(const StoreChoice& choice,
                                                  const std::string& schema) {
   auto connection = std::make_shared<pqxx::connection>(choice.uri);
   pqxx::nontransaction tx{*connection};
   tx.exec("SET search_path TO " + tx.quote_name(schema));
+  pg::prepare_statements(*connection);
   return connection;
 }
 
-// Runs `threads` threads, each calling its `step(thread, i)` until `seconds` pass; returns
-// the calls per second all threads made together.
-double rate(int threads, double seconds,
+// Every column of a row read, as PgStore reads them.
+std::size_t bytes_of(const pqxx::row& row) {
+  std::size_t bytes = 0;
+  for (const auto& field : row) bytes += field.size();
+  return bytes;
+}
+
+// How long each thread of a measurement runs: for `seconds`, or for `calls` calls.
+struct Budget {
+  double seconds = 0;
+  std::int64_t calls = 0;
+};
+
+// Runs `threads` threads, each calling its `step(i)` for i = 0, 1, ... within `budget`;
+// returns the calls per second all threads made together.
+double rate(int threads, Budget budget,
             const std::function<std::function<void(std::int64_t)>(int)>& make) {
   std::atomic<std::int64_t> calls{0};
   std::atomic<int> ready{0};
@@ -76,41 +91,22 @@ double rate(int threads, double seconds,
       ++ready;
       while (!go) std::this_thread::yield();
       std::int64_t mine = 0;
-      while (Clock::now() < until) step(mine++);
+      if (budget.calls > 0) {
+        while (mine < budget.calls) step(mine++);
+      } else {
+        while (Clock::now() < until) step(mine++);
+      }
       calls += mine;
     });
   }
   while (ready < threads) std::this_thread::yield();
   const auto start = Clock::now();
-  until =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  until = start + std::chrono::duration_cast<Clock::duration>(
+                      std::chrono::duration<double>(budget.seconds));
   go = true;
   for (auto& thread : running) thread.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   return static_cast<double>(calls.load()) / elapsed;
-}
-
-// Runs `threads` threads, each calling its `step(i)` for i in [0, calls) as fast as it can;
-// returns the calls per second all threads made together.
-double rate_of_calls(int threads, std::int64_t calls,
-                     const std::function<std::function<void(std::int64_t)>(int)>& make) {
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<std::thread> running;
-  for (int t = 0; t < threads; ++t) {
-    running.emplace_back([&, t] {
-      auto step = make(t);
-      ++ready;
-      while (!go) std::this_thread::yield();
-      for (std::int64_t i = 0; i < calls; ++i) step(i);
-    });
-  }
-  while (ready < threads) std::this_thread::yield();
-  const auto start = Clock::now();
-  go = true;
-  for (auto& thread : running) thread.join();
-  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(calls * threads) / elapsed;
 }
 
 struct Figure {
@@ -160,83 +156,58 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
     std::cerr << "onejob: --store " << choice.describe() << ": " << error.what() << "\n";
     return kExitBadInput;
   }
-  // Every create uses a fresh key: the measure is the insert path, not the conflict path.
+  // Creates, every key fresh: the measure is the insert path. A double-click storm: every key
+  // created twice in a row, so half the creates are replays, and a replay costs what the API
+  // pays for it: the create that finds the key taken, then the read of the job that holds it.
+  // Each thread's keys carry a prefix of their own.
   std::atomic<std::int64_t> serial{0};
-  auto next_key = [&serial](const char* who) {
-    return std::string(who) + "-" + std::to_string(serial.fetch_add(1));
+  auto prefix = [&serial](const char* who) {
+    return std::string(who) + "-" + std::to_string(serial.fetch_add(1)) + "-";
   };
-  auto pgstore_creates = [&](int) -> std::function<void(std::int64_t)> {
-    auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
-    auto io = std::make_shared<boost::asio::io_context>();
-    return [store, io, &next_key](std::int64_t) {
-      const auto result = complete_now(*io, store->insert_job(bench_job(next_key("pgstore"))));
-      if (result.outcome != InsertJobResult::Outcome::inserted) {
-        throw std::runtime_error("bench: a fresh key was refused");
-      }
+  auto pgstore_creates = [&](bool storm) {
+    return [&, storm](int) -> std::function<void(std::int64_t)> {
+      auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
+      auto io = std::make_shared<boost::asio::io_context>();
+      return [store, io, storm, mine = prefix("pgstore")](std::int64_t i) {
+        const std::string key = mine + std::to_string(storm ? i / 2 : i);
+        const auto result = complete_now(*io, store->insert_job(bench_job(key)));
+        if (result.outcome == InsertJobResult::Outcome::inserted) return;
+        if (!storm) throw std::runtime_error("bench: a fresh key was refused");
+        if (!complete_now(*io, store->find_job_by_key("bench", key))) {
+          throw std::runtime_error("bench: a replayed key has no job");
+        }
+      };
     };
   };
-  auto raw_creates = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = raw_connection(choice, schema);
-    connection->prepare("raw_create", std::string(pg::create_job_sql()));
-    const NewJob job = bench_job("");
-    const std::string failover = "{\"beta\"}";
-    return [connection, job, failover, &next_key](std::int64_t) {
-      pqxx::nontransaction tx{*connection};
-      const pqxx::result r = tx.exec_prepared(
-          "raw_create", job.owner_id, next_key("raw"), job.request_fingerprint, job.operation,
-          job.target_provider, failover, job.input_json, job.payload_json, std::int64_t{0});
-      if (r.size() != 1) throw std::runtime_error("bench: a fresh key was refused");
+  auto raw_creates = [&](bool storm) {
+    return [&, storm](int) -> std::function<void(std::int64_t)> {
+      auto connection = raw_connection(choice, schema);
+      const NewJob job = bench_job("");
+      const std::string failover = pg::to_text_array(job.failover);
+      return [connection, job, failover, storm, mine = prefix("raw")](std::int64_t i) {
+        const std::string key = mine + std::to_string(storm ? i / 2 : i);
+        pqxx::nontransaction tx{*connection};
+        const pqxx::result r = tx.exec_prepared(
+            pg::statement::kCreateJob, job.owner_id, key, job.request_fingerprint, job.operation,
+            job.target_provider, failover, job.input_json, job.payload_json, std::int64_t{0});
+        if (r.size() == 1) return;
+        if (!storm) throw std::runtime_error("bench: a fresh key was refused");
+        const pqxx::result found =
+            tx.exec_prepared(pg::statement::kFindJobByKey, job.owner_id, key);
+        if (found.empty()) throw std::runtime_error("bench: a replayed key has no job");
+        if (bytes_of(found[0]) == 0) throw std::runtime_error("bench: an empty job row");
+      };
     };
   };
 
   std::vector<Figure> figures;
-  measure_per_connections(
-      figures, "creates", flags, [&](int n) { return rate(n, flags.seconds, raw_creates); },
-      [&](int n) { return rate(n, flags.seconds, pgstore_creates); });
-  // A double-click storm: every key is created twice in a row, so half the creates are
-  // replays. A replay costs what the API pays for it: the create that finds the key taken,
-  // then the read of the job that holds it.
-  std::atomic<std::int64_t> storm_serial{0};
-  auto storm_prefix = [&storm_serial](const char* who) {
-    return std::string(who) + "-" + std::to_string(storm_serial.fetch_add(1)) + "-";
-  };
-  auto pgstore_storm = [&](int) -> std::function<void(std::int64_t)> {
-    auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
-    auto io = std::make_shared<boost::asio::io_context>();
-    return [store, io, prefix = storm_prefix("pgstore-storm")](std::int64_t i) {
-      const std::string key = prefix + std::to_string(i / 2);
-      const auto result = complete_now(*io, store->insert_job(bench_job(key)));
-      if (result.outcome == InsertJobResult::Outcome::unique_violation &&
-          !complete_now(*io, store->find_job_by_key("bench", key))) {
-        throw std::runtime_error("bench: a replayed key has no job");
-      }
-    };
-  };
-  auto raw_storm = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = raw_connection(choice, schema);
-    connection->prepare("raw_create", std::string(pg::create_job_sql()));
-    connection->prepare("raw_find",
-                        "SELECT * FROM jobs WHERE owner_id = $1 AND idempotency_key = $2");
-    const NewJob job = bench_job("");
-    return [connection, job, prefix = storm_prefix("raw-storm")](std::int64_t i) {
-      const std::string key = prefix + std::to_string(i / 2);
-      pqxx::nontransaction tx{*connection};
-      const pqxx::result r =
-          tx.exec_prepared("raw_create", job.owner_id, key, job.request_fingerprint, job.operation,
-                           job.target_provider, std::string("{\"beta\"}"), job.input_json,
-                           job.payload_json, std::int64_t{0});
-      if (!r.empty()) return;
-      const pqxx::result found = tx.exec_prepared("raw_find", job.owner_id, key);
-      if (found.empty()) throw std::runtime_error("bench: a replayed key has no job");
-      std::size_t bytes = 0;  // every column read, as PgStore reads them
-      for (const auto& field : found[0]) bytes += field.size();
-      if (bytes == 0) throw std::runtime_error("bench: an empty job row");
-    };
-  };
-  measure_per_connections(
-      figures, "double-click storm", flags,
-      [&](int n) { return rate(n, flags.seconds, raw_storm); },
-      [&](int n) { return rate(n, flags.seconds, pgstore_storm); });
+  const Budget timed{flags.seconds, 0};
+  for (const bool storm : {false, true}) {
+    measure_per_connections(
+        figures, storm ? "double-click storm" : "creates", flags,
+        [&](int n) { return rate(n, timed, raw_creates(storm)); },
+        [&](int n) { return rate(n, timed, pgstore_creates(storm)); });
+  }
 
   // Compare-and-swap: every call completes a RUNNING attempt of its own, so each one wins. The
   // pool is made in two bulk statements; the baseline calls the same one-round-trip function
@@ -288,26 +259,26 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   };
   auto raw_cas = [&](int) -> std::function<void(std::int64_t)> {
     auto connection = raw_connection(choice, schema);
-    // The same work as PgStore's: the same call, returning the same columns (the job and the
-    // attempt after the transaction), read as text.
-    connection->prepare("raw_cas",
-                        "SELECT r.outcome, r.before_state, (r.job).*, (r.attempt).*"
-                        " FROM onejob_complete_attempt($1, $2, 1, '{RUNNING}', 1, $3, 0,"
-                        " '{RUNNING,UNKNOWN,CANCELLED}', '{RUNNING,UNKNOWN,CANCELLED}') r");
+    // PgStore's own call, with the states it passes (from RUNNING; those that may win or lose).
     return [connection, &take](std::int64_t) {
       const auto [attempt, job] = take();
       pqxx::nontransaction tx{*connection};
-      const pqxx::row r = tx.exec_prepared1("raw_cas", attempt, job,
-                                            std::string(R"({"label":"billing","confidence":0.9})"));
+      const pqxx::row r = tx.exec_prepared1(
+          pg::statement::kCompleteAttempt, attempt, job, std::int64_t{1}, std::string("{RUNNING}"),
+          std::int64_t{1}, std::string(R"({"label":"billing","confidence":0.9})"), std::int64_t{0},
+          std::string("{RUNNING,UNKNOWN,CANCELLED}"), std::string("{RUNNING,UNKNOWN,CANCELLED}"));
       if (r[0].as<std::string>() != "won") throw std::runtime_error("bench: a fresh CAS lost");
-      std::size_t bytes = 0;  // every column read, as PgStore reads them
-      for (const auto& field : r) bytes += field.size();
-      if (bytes == 0) throw std::runtime_error("bench: an empty CAS row");
+      if (bytes_of(r) == 0) throw std::runtime_error("bench: an empty CAS row");
     };
   };
   measure_per_connections(
-      figures, "CAS", flags, [&](int n) { return rate_of_calls(n, kCasCalls, raw_cas); },
-      [&](int n) { return rate_of_calls(n, kCasCalls, pgstore_cas); });
+      figures, "CAS", flags,
+      [&](int n) {
+        return rate(n, {0, kCasCalls}, raw_cas);
+      },
+      [&](int n) {
+        return rate(n, {0, kCasCalls}, pgstore_cas);
+      });
 
   std::printf(
       "PostgreSQL (%s): PgStore against a raw statement doing the same work on the same server;"

@@ -23,7 +23,6 @@
 #include "harness/cli/bench_parts.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/fuzz/campaign.hpp"
-#include "harness/scenario/loader.hpp"
 #include "harness/scenario/runner.hpp"
 #include "harness/sim/rng.hpp"
 

@@ -9,7 +9,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -80,7 +79,6 @@ struct Node {
 // What one create was finally answered, after retrying 503s with the same key.
 struct Answer {
   int key = 0;
-  bool other_payload = false;
   int status = 0;
   std::int64_t job_id = 0;
 };
@@ -115,11 +113,11 @@ Async<void> client(ApiHandler& api, Timer& timer, int index, const LoadFlags& fl
   while (Clock::now() < until) {
     Answer answer;
     answer.key = static_cast<int>(random() % static_cast<std::uint64_t>(flags.keys));
-    answer.other_payload = random() % 10 == 0;
+    const bool other_payload = random() % 10 == 0;
     Request create{.method = "POST",
                    .path = "/jobs",
                    .headers = {{"Idempotency-Key", key_name(answer.key)}},
-                   .body = body_for(answer.key, answer.other_payload),
+                   .body = body_for(answer.key, other_payload),
                    .principal = owner(),
                    .request_id = "c" + std::to_string(index) + "." + std::to_string(++request)};
     for (int tries = 0; tries < 200; ++tries) {
@@ -266,7 +264,6 @@ int load_command(const LoadFlags& flags) {
   int status_counts[600] = {};
   std::int64_t bad_status = 0;
   std::int64_t lost = 0;
-  std::int64_t acknowledged = 0;
   std::map<int, std::int64_t> acked_id;
   std::int64_t split = 0;
   for (const Answer& answer : tally.answers) {
@@ -276,7 +273,6 @@ int load_command(const LoadFlags& flags) {
       ++bad_status;
     }
     if (answer.status == 201 || answer.status == 200) {
-      ++acknowledged;
       auto [it, fresh] = acked_id.emplace(answer.key, answer.job_id);
       if (!fresh && it->second != answer.job_id) ++split;
     }

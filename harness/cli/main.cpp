@@ -146,11 +146,9 @@ int run_command(RunFlags flags) {
     std::cerr << "onejob: cannot write reports to " << report_dir << ": " << error.what() << "\n";
     return kExitBadInput;
   }
-  const bool any_html =
-      flags.html || !std::ranges::all_of(results, [](const auto& r) { return r.passed(); });
-  std::cout << "reports: " << report_dir << "/summary.json, junit.xml, summary.txt, traces/"
-            << (any_html ? ", html/" : "") << "\n";
   const bool all_passed = std::ranges::all_of(results, [](const auto& r) { return r.passed(); });
+  std::cout << "reports: " << report_dir << "/summary.json, junit.xml, summary.txt, traces/"
+            << (flags.html || !all_passed ? ", html/" : "") << "\n";
   return all_passed ? kExitPass : kExitFail;
 }
 

@@ -65,19 +65,19 @@ Row run_row(const std::vector<scenario::ScenarioSpec>& catalogue, const Selftest
   options.defects = defects;
   // Wall time is measured for the report only; it decides nothing.
   const auto started = std::chrono::steady_clock::now();
-  const auto campaign = fuzz::run_campaign(options);
+  auto campaign = fuzz::run_campaign(options);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   row.fuzz_cases = campaign.cases_run;
   if (!campaign.failures.empty()) {
-    const auto& failure = campaign.failures.front();
+    auto& failure = campaign.failures.front();
     const std::string name = row.defect.empty() ? "reference" : row.defect;
     const fs::path repro = dir / "repro" / (name + ".yaml");
     fs::create_directories(repro.parent_path());
     report::write_file(repro, fuzz::repro_yaml(failure, flags.seed, repro.string(), defects));
-    auto shown = failure.shrunk_run;  // its timeline is named after the defect, as the repro is
-    shown.name = name;
-    report::write_timeline(dir, shown, report::repro_replay_command(repro.string(), defects));
+    failure.shrunk_run.name = name;  // its timeline is named after the defect, as the repro is
+    report::write_timeline(dir, failure.shrunk_run,
+                           report::repro_replay_command(repro.string(), defects));
     row.fuzz = FuzzKill{campaign.cases_run,
                         seconds,
                         failure.rule,

@@ -9,6 +9,19 @@ namespace {
 
 using namespace statement;
 
+// The create: one statement inserting the job and its first attempt, nothing when the key is
+// taken.
+std::string_view create_job_sql() {
+  return "WITH job AS (INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint,"
+         " operation, target_provider, failover, input_json, payload_json, created_at_us)"
+         " VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9)"
+         " ON CONFLICT ON CONSTRAINT jobs_owner_key_unique DO NOTHING RETURNING id),"
+         " first AS (INSERT INTO attempts (job_id, attempt_no, provider, provider_key,"
+         " origin, created_at_us) SELECT id, 1, $5, id || ':1', 'initial', $9 FROM job"
+         " RETURNING id, job_id, provider_key)"
+         " SELECT first.job_id, first.id, first.provider_key FROM first";
+}
+
 void prepare_job_and_certification_statements(pqxx::connection& c) {
   const std::string job_columns{kJobColumns};
   const std::string live_states{kLiveStates};
@@ -94,17 +107,6 @@ void prepare_attempt_statements(pqxx::connection& c) {
 }
 
 }  // namespace
-
-std::string_view create_job_sql() {
-  return "WITH job AS (INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint,"
-         " operation, target_provider, failover, input_json, payload_json, created_at_us)"
-         " VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8, $9)"
-         " ON CONFLICT ON CONSTRAINT jobs_owner_key_unique DO NOTHING RETURNING id),"
-         " first AS (INSERT INTO attempts (job_id, attempt_no, provider, provider_key,"
-         " origin, created_at_us) SELECT id, 1, $5, id || ':1', 'initial', $9 FROM job"
-         " RETURNING id, job_id, provider_key)"
-         " SELECT first.job_id, first.id, first.provider_key FROM first";
-}
 
 void prepare_statements(pqxx::connection& c) {
   prepare_job_and_certification_statements(c);

@@ -1,7 +1,8 @@
 #pragma once
 
 // PgStore's prepared statements: their names, and the SQL registered under them on every new
-// connection. Included only by the PostgreSQL adapter's own .cpp files: it brings libpqxx.
+// connection. Included only by .cpp files (the adapter's, and bench's raw baselines, which run
+// the same statements): it brings libpqxx.
 
 #include <string_view>
 
@@ -39,10 +40,6 @@ inline constexpr const char* kInsertAction = "onejob_insert_action";
 inline constexpr std::string_view kLiveStates = "('STARTING', 'RUNNING', 'UNKNOWN')";
 
 }  // namespace statement
-
-// The create: one statement inserting the job and its first attempt, nothing when the key is
-// taken. (`onejob bench` runs the same text through libpqxx directly as its baseline.)
-std::string_view create_job_sql();
 
 // Registers every statement on `c`. libpqxx prepares each on its first use, so they may name
 // tables PgStore::migrate() has not created yet.
