@@ -8,6 +8,7 @@
 
 #include "harness/cli/bench_parts.hpp"
 #include "harness/cli/exit_codes.hpp"
+#include "harness/cli/scenario_files.hpp"
 
 namespace onejob::cli {
 
@@ -38,6 +39,18 @@ int bench_command(const BenchFlags& flags) {
   auto wanted = [&flags](const char* section) {
     return flags.only.empty() || flags.only == section;
   };
+  // The catalogue is read before anything is measured: an unreadable one is bad input.
+  std::vector<scenario::ScenarioSpec> catalogue;
+  if (wanted("simulator")) {
+    try {
+      auto specs = load_all(find_scenario_files({flags.scenarios}));
+      if (!specs) return kExitBadInput;  // load_all has named each problem
+      catalogue = std::move(*specs);
+    } catch (const scenario::ScenarioError& error) {
+      std::cerr << "onejob: bench: --scenarios: " << error.what() << "\n";
+      return kExitBadInput;
+    }
+  }
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
@@ -47,7 +60,7 @@ int bench_command(const BenchFlags& flags) {
       flags.quick ? " --quick" : "", date, std::thread::hardware_concurrency());
   std::fflush(stdout);
   if (wanted("simulator")) {
-    bench_simulator(flags);
+    bench_simulator(flags, catalogue);
     std::printf("\n");
     std::fflush(stdout);
   }

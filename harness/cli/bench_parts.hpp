@@ -7,15 +7,16 @@
 
 #include "harness/cli/bench_command.hpp"
 #include "harness/cli/store_flag.hpp"
+#include "harness/scenario/spec.hpp"
 
 namespace onejob::cli {
 
 double median(std::vector<double> values);
 
 // The simulator against a bare priority-queue loop and the same loop through Asio, on the
-// catalogue and on generated loads; each load runs in a child process, so its CPU time and
-// peak memory are its own.
-void bench_simulator(const BenchFlags& flags);
+// catalogue (loaded by the caller, which refuses an unreadable one) and on generated loads;
+// each load runs in a child process, so its CPU time and peak memory are its own.
+void bench_simulator(const BenchFlags& flags, const std::vector<scenario::ScenarioSpec>& catalogue);
 // Fuzz cases per second in one process and in two, and the cases and seconds each named
 // defect takes to be found.
 void bench_fuzzer(const BenchFlags& flags);

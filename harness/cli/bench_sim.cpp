@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@
 
 #include "harness/bench/generated_load.hpp"
 #include "harness/cli/bench_parts.hpp"
-#include "harness/cli/scenario_files.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/scenario/runner.hpp"
 #include "harness/sim/rng.hpp"
@@ -133,27 +131,19 @@ LoadFigures measure_load(int jobs) {
 
 }  // namespace
 
-void bench_simulator(const BenchFlags& flags) {
+void bench_simulator(const BenchFlags& flags,
+                     const std::vector<scenario::ScenarioSpec>& catalogue) {
   // The catalogue: every scenario once, its loop events over the CPU time it took.
   std::uint64_t events = 0;
-  double sim_rate = 0;
-  std::optional<std::vector<scenario::ScenarioSpec>> specs;
-  try {
-    specs = load_all(find_scenario_files({flags.scenarios}));
-  } catch (const scenario::ScenarioError& error) {
-    std::printf("  the catalogue %s: %s\n", flags.scenarios.c_str(), error.what());
+  std::vector<double> rates;
+  for (int round = 0; round < flags.rounds; ++round) {
+    std::uint64_t round_events = 0;
+    const double start = cpu_seconds();
+    for (const auto& spec : catalogue) round_events += scenario::run_scenario(spec).loop_events;
+    rates.push_back(static_cast<double>(round_events) / (cpu_seconds() - start));
+    events = round_events;
   }
-  if (specs) {
-    std::vector<double> rates;
-    for (int round = 0; round < flags.rounds; ++round) {
-      std::uint64_t round_events = 0;
-      const double start = cpu_seconds();
-      for (const auto& spec : *specs) round_events += scenario::run_scenario(spec).loop_events;
-      rates.push_back(static_cast<double>(round_events) / (cpu_seconds() - start));
-      events = round_events;
-    }
-    sim_rate = median(rates);
-  }
+  const double sim_rate = median(rates);
   std::vector<double> bare;
   std::vector<double> asio;
   for (int round = 0; round < flags.rounds; ++round) {

@@ -452,7 +452,8 @@ int main(int argc, char** argv) {
       ->check(kNonEmpty);
   bench->add_option("--only", bench_flags.only, "One section: simulator, fuzzer or postgres");
   bench->add_option("--load", bench_flags.jobs,
-                    "Measure only a generated load of this many jobs (the simulator section)");
+                    "The simulator section's generated load: this many jobs instead of 1k, 10k "
+                    "and 100k (the catalogue and the other sections still run; see --only)");
   bench->add_option("--seconds", bench_flags.seconds, "Length of one PostgreSQL measurement")
       ->capture_default_str();
   bench->add_option("--rounds", bench_flags.rounds, "Measurements per figure (each side)")
