@@ -14,7 +14,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <pqxx/pqxx>
-#include <unistd.h>
 
 #include "system/adapters/pg_rows.hpp"
 #include "system/adapters/pg_statements.hpp"
@@ -148,10 +147,9 @@ void print_figure(const Figure& figure, const char* subject, const char* baselin
 }  // namespace
 
 int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
-  const std::string schema = "onejob_bench_" + std::to_string(::getpid());
-  std::unique_ptr<Store> owner;
+  SharedSchema shared;
   try {
-    owner = open_postgres(choice, schema, true);
+    shared = open_shared_schema(choice);
   } catch (const StoreError& error) {
     std::cerr << "onejob: --store " << choice.describe() << ": " << error.what() << "\n";
     return kExitBadInput;
@@ -166,7 +164,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   };
   auto pgstore_creates = [&](bool storm) {
     return [&, storm](int) -> std::function<void(std::int64_t)> {
-      auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
+      auto store = std::shared_ptr<Store>(shared.connect());
       auto io = std::make_shared<boost::asio::io_context>();
       return [store, io, storm, mine = prefix("pgstore")](std::int64_t i) {
         const std::string key = mine + std::to_string(storm ? i / 2 : i);
@@ -181,7 +179,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   };
   auto raw_creates = [&](bool storm) {
     return [&, storm](int) -> std::function<void(std::int64_t)> {
-      auto connection = raw_connection(choice, schema);
+      auto connection = raw_connection(choice, shared.schema);
       const NewJob job = bench_job("");
       const std::string failover = pg::to_text_array(job.failover);
       return [connection, job, failover, storm, mine = prefix("raw")](std::int64_t i) {
@@ -218,7 +216,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   {
     pqxx::connection connection{choice.uri};
     pqxx::work tx{connection};
-    tx.exec("SET LOCAL search_path TO " + tx.quote_name(schema));
+    tx.exec("SET LOCAL search_path TO " + tx.quote_name(shared.schema));
     tx.exec_params(
         "INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, operation,"
         " target_provider, input_json, payload_json, created_at_us) SELECT 'cas', 'cas-' || g,"
@@ -240,7 +238,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
     return pool[i];
   };
   auto pgstore_cas = [&](int) -> std::function<void(std::int64_t)> {
-    auto store = std::shared_ptr<Store>(open_postgres(choice, schema, false));
+    auto store = std::shared_ptr<Store>(shared.connect());
     auto io = std::make_shared<boost::asio::io_context>();
     return [store, io, &take](std::int64_t) {
       const auto [attempt, job] = take();
@@ -258,7 +256,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
     };
   };
   auto raw_cas = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = raw_connection(choice, schema);
+    auto connection = raw_connection(choice, shared.schema);
     // PgStore's own call, with the states it passes (from RUNNING; those that may win or lose).
     return [connection, &take](std::int64_t) {
       const auto [attempt, job] = take();

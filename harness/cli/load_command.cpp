@@ -19,7 +19,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "system/adapters/memory_store.hpp"
 #include "system/adapters/real_time.hpp"
@@ -175,9 +174,9 @@ int load_command(const LoadFlags& flags) {
   std::function<std::unique_ptr<Store>()> connect;
   try {
     if (choice.postgres) {
-      const std::string schema = "onejob_load_" + std::to_string(::getpid());
-      shared = open_postgres(choice, schema, true);  // creates and migrates the schema
-      connect = [choice, schema] { return open_postgres(choice, schema, false); };
+      auto schema = open_shared_schema(choice);
+      shared = std::move(schema.owner);
+      connect = std::move(schema.connect);
     } else {
       shared = std::make_unique<MemoryStore>();
     }

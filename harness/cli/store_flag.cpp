@@ -79,9 +79,14 @@ std::function<std::unique_ptr<Store>()> store_factory(const StoreChoice& store) 
   return [uri = store.uri]() -> std::unique_ptr<Store> { return open_scratch(uri); };
 }
 
-std::unique_ptr<Store> open_postgres(const StoreChoice& store, const std::string& schema,
-                                     bool owner) {
-  return open_pg(store.uri, schema, owner);
+SharedSchema open_shared_schema(const StoreChoice& store) {
+  SharedSchema shared;
+  shared.schema = next_schema_name();
+  shared.owner = open_pg(store.uri, shared.schema, true);
+  shared.connect = [uri = store.uri, schema = shared.schema]() -> std::unique_ptr<Store> {
+    return open_pg(uri, schema, false);
+  };
+  return shared;
 }
 
 }  // namespace onejob::cli

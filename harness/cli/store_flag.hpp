@@ -35,10 +35,14 @@ std::optional<std::string> check_store(const StoreChoice& store);
 // empty tables and sequences at 1, as the memory store does.
 std::function<std::unique_ptr<Store>()> store_factory(const StoreChoice& store);
 
-// PgStores on one named schema, for a run whose components each need their own connection.
-// `owner`: this one creates and migrates the schema, and drops it when destroyed.
-// REQUIRES: store.postgres.
-std::unique_ptr<Store> open_postgres(const StoreChoice& store, const std::string& schema,
-                                     bool owner);
+// One fresh schema shared by the connections of a run whose components each need their own:
+// `owner` created and migrated it and drops it when destroyed; connect() opens another PgStore
+// on it. REQUIRES: store.postgres. Throws StoreError when the database cannot be used.
+struct SharedSchema {
+  std::unique_ptr<Store> owner;
+  std::string schema;
+  std::function<std::unique_ptr<Store>()> connect;
+};
+SharedSchema open_shared_schema(const StoreChoice& store);
 
 }  // namespace onejob::cli
