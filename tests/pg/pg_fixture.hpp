@@ -6,46 +6,27 @@
 #include <utility>  // before Boost.Asio: 1.74's awaitable.hpp uses std::exchange unincluded
 
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <pqxx/pqxx>
 
 #include "system/adapters/pg_store.hpp"
+
+#include "tests/support/run_sync.hpp"
 
 namespace onejob::pg_test {
 
 // The database under test, from ONEJOB_PG_URL (set by .ci/with-postgres); empty when unset.
 std::string pg_url();
 
-// Runs one store operation to completion on a private io_context and returns its value (or
-// rethrows its exception).
+// Runs one store operation to completion and returns its value (or rethrows its exception).
 template <typename T>
 T run(Async<T> operation) {
-  boost::asio::io_context io;
-  std::optional<T> result;
-  std::exception_ptr error;
-  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e, T value) {
-    error = e;
-    if (!e) result.emplace(std::move(value));
-  });
-  io.run();
-  if (error) std::rethrow_exception(error);
-  return std::move(*result);
-}
-
-inline void run(Async<void> operation) {
-  boost::asio::io_context io;
-  std::exception_ptr error;
-  boost::asio::co_spawn(io, std::move(operation), [&](std::exception_ptr e) { error = e; });
-  io.run();
-  if (error) std::rethrow_exception(error);
+  return test::run_sync(std::move(operation));
 }
 
 inline Instant at_us(std::int64_t us) { return Instant{Duration{us}}; }
