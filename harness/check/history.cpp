@@ -172,9 +172,13 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     mark("provider_dedup");
   } else if (auto fault = events::from_event<events::StoreFault>(event)) {
     if (fault->maybe_committed) mark("write_reply_lost");
-    if (fault->fault == "connection reset") mark("connection_reset");
+    if (fault->fault == events::injected_fault(events::InjectedFault::reset).store) {
+      mark("connection_reset");
+    }
   } else if (auto net = events::from_event<events::NetFault>(event)) {
-    if (net->fault == "reset") mark("connection_reset");
+    if (net->fault == events::injected_fault(events::InjectedFault::reset).net) {
+      mark("connection_reset");
+    }
   } else if (event.kind() == events::NodePaused::kind) {
     mark("node_pause");
   } else if (event.kind() == events::NodeCrashed::kind) {

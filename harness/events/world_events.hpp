@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -9,11 +11,49 @@
 // The simulated world's own events: injected faults, node lives, the phases of a run.
 namespace onejob::events {
 
+// The faults the simulator injects, one table: the name each has in a link's net.fault event and
+// in a store round trip's store.fault event (empty: it does not happen there). Code that injects
+// a fault or reads one back (coverage marks, reports) goes through this table, never a literal.
+enum class InjectedFault {
+  drop_request,
+  drop_response,
+  duplicate,
+  delay,
+  reset,
+  partition,
+  commit_unknown
+};
+struct InjectedFaultName {
+  InjectedFault fault;
+  std::string_view net;
+  std::string_view store;
+};
+inline constexpr InjectedFaultName kInjectedFaults[] = {
+    {InjectedFault::drop_request, "drop", "request lost"},
+    {InjectedFault::drop_response, "drop", "reply lost"},
+    {InjectedFault::duplicate, "duplicate", ""},
+    {InjectedFault::delay, "delay", ""},
+    {InjectedFault::reset, "reset", "connection reset"},
+    {InjectedFault::partition, "partitioned", "partition"},
+    {InjectedFault::commit_unknown, "", "commit outcome unknown"},
+};
+constexpr const InjectedFaultName& injected_fault(InjectedFault fault) {
+  return kInjectedFaults[static_cast<std::size_t>(fault)];
+}
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < std::size(kInjectedFaults); ++i) {
+        if (static_cast<std::size_t>(kInjectedFaults[i].fault) != i) return false;
+      }
+      return true;
+    }(),
+    "kInjectedFaults lists every InjectedFault once, in declaration order");
+
 // A message on a link was dropped, delayed, duplicated, or stopped by a partition (injected).
 // The event's node is the link.
 struct NetFault {
   static constexpr std::string_view kind = "net.fault";
-  std::string fault;  // drop, delay, duplicate, partitioned
+  std::string fault;  // kInjectedFaults' net name
   std::string direction;
   std::string from;
   std::string to;
@@ -34,7 +74,7 @@ struct StoreFault {
   static constexpr std::string_view kind = "store.fault";
   std::string node;
   std::string operation;
-  std::string fault;
+  std::string fault;  // kInjectedFaults' store name
   bool maybe_committed = false;
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {

@@ -53,11 +53,11 @@ rc::Gen<RawCase> raw_case() {
               }));
           return provider;
         }));
-    raw.links = *list<RawLink>(kLinks, rc::gen::exec([] {
-                                 return RawLink{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4),
-                                                *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4),
-                                                *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 4),
-                                                *rc::gen::inRange(0, 4)};
+    raw.links = *list<RawLink>(kLinkCount, rc::gen::exec([] {
+                                 RawLink link;
+                                 link.latency_ms = *rc::gen::inRange(0, 6);
+                                 for (int& rate : link.rates) rate = *rc::gen::inRange(0, 4);
+                                 return link;
                                }));
     raw.faults = *list<RawFault>(kMaxFaults, rc::gen::exec([] {
                                    return RawFault{

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "harness/check/invariant.hpp"
-#include "harness/scenario/loader_sections.hpp"
+#include "harness/scenario/spec.hpp"
 
 namespace onejob::fuzz {
 namespace {
@@ -97,18 +97,16 @@ scenario::LinkSpec build_link(const RawLink& raw, bool store) {
   scenario::LinkSpec link;
   link.latency = {std::chrono::milliseconds(raw.latency_ms % 6),
                   std::chrono::milliseconds(raw.latency_ms % 6)};
-  link.drop_request = pick(kRates, raw.drop_request);
-  link.drop_response = pick(kRates, raw.drop_response);
-  link.duplicate = pick(kRates, raw.duplicate);
-  link.reorder = pick(kRates, raw.reorder);
+  for (std::size_t i = 0; i < std::size(scenario::kFaultRates); ++i) {
+    const auto& fault = scenario::kFaultRates[i];
+    if (store || !fault.store_only) link.*fault.rate = pick(kRates, raw.rates[i]);
+  }
   link.reorder_window = 50ms;
-  if (store) link.commit_unknown = pick(kRates, raw.commit_unknown);
-  link.reset = pick(kRates, raw.reset);
   return link;
 }
 
 void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
-  const auto nodes = scenario::loading::topology_nodes(spec.topology);
+  const auto nodes = scenario::topology_nodes(spec.topology);
   std::map<std::string, Duration> busy_until;  // a node's crash windows may not overlap
   const std::size_t count = std::min(raw.faults.size(), kMaxFaults);
   for (std::size_t i = 0; i < count; ++i) {
@@ -129,21 +127,18 @@ void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
       spec.node_faults.push_back({from + length, scenario::NodeFaultSpec::Kind::restart, node, {}});
       continue;
     }
-    constexpr LinkKind kLinks[] = {LinkKind::node_store, LinkKind::worker_provider,
-                                   LinkKind::lb_api, LinkKind::client_lb};
+    constexpr LinkKind kPartitionLinks[] = {LinkKind::node_store, LinkKind::worker_provider,
+                                            LinkKind::lb_api, LinkKind::client_lb};
     scenario::PartitionSpec partition;
-    partition.link = pick(kLinks, f.node);
-    auto candidates = scenario::loading::nodes_on(spec, partition.link);
+    partition.link = pick(kPartitionLinks, f.node);
+    auto candidates = scenario::nodes_on(spec, partition.link);
     const std::size_t width =
         1 + static_cast<std::size_t>(std::max(f.width, 0)) % candidates.size();
     const std::size_t first = static_cast<std::size_t>(wrap(f.node / 4, candidates.size()));
     for (std::size_t k = 0; k < width; ++k) {
       partition.nodes.push_back(candidates[(first + k) % candidates.size()]);
     }
-    constexpr scenario::PartitionSpec::Direction kDirections[] = {
-        scenario::PartitionSpec::Direction::both, scenario::PartitionSpec::Direction::requests,
-        scenario::PartitionSpec::Direction::responses};
-    partition.direction = pick(kDirections, f.direction);
+    partition.direction = pick(sim::kPartitionDirections, f.direction).value;
     partition.from = from;
     partition.until = from + length;
     spec.partitions.push_back(std::move(partition));
@@ -330,18 +325,13 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     spec.clients.push_back({std::move(client), bob ? "bob" : "alice"});
   }
   const RawLink quiet_link;
-  auto link = [&](std::size_t i) -> const RawLink& {
-    return i < raw.links.size() ? raw.links[i] : quiet_link;
-  };
-  spec.network.client_lb = build_link(link(0), false);
-  spec.network.lb_api = build_link(link(1), false);
-  spec.network.worker_provider = build_link(link(2), false);
-  spec.network.node_store = build_link(link(3), true);
-  if (pick(kGrids, raw.profile) > Duration(1)) {  // instant links: only the grid decides
-    for (auto* each : {&spec.network.client_lb, &spec.network.lb_api, &spec.network.worker_provider,
-                       &spec.network.node_store}) {
-      each->latency = {Duration(0), Duration(0)};
-    }
+  const bool instant = pick(kGrids, raw.profile) > Duration(1);    // only the grid decides
+  for (std::size_t i = 0; i < std::size(scenario::kLinks); ++i) {  // raw.links in kLinks order
+    const auto& each = scenario::kLinks[i];
+    auto& link = spec.network.*each.spec;
+    link = build_link(i < raw.links.size() ? raw.links[i] : quiet_link,
+                      each.kind == LinkKind::node_store);
+    if (instant) link.latency = {Duration(0), Duration(0)};
   }
   build_faults(raw, spec);
   build_timeline(raw, spec, provider_names);
@@ -357,12 +347,8 @@ CaseSize size_of(const scenario::ScenarioSpec& spec) {
                static_cast<int>(spec.providers.size());
   size.faults =
       static_cast<int>(spec.node_faults.size() / 2 + spec.partitions.size() + spec.pauses.size());
-  for (const auto* link : {&spec.network.client_lb, &spec.network.lb_api,
-                           &spec.network.worker_provider, &spec.network.node_store}) {
-    size.faults += (link->drop_request + link->drop_response + link->duplicate + link->reorder +
-                    link->commit_unknown + link->reset) > 0
-                       ? 1
-                       : 0;
+  for (const auto& link : scenario::kLinks) {
+    size.faults += sim::has_faults(spec.network.*link.spec) ? 1 : 0;
   }
   return size;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -38,12 +39,9 @@ struct RawProvider {
 
 struct RawLink {
   int latency_ms = 0;
-  int drop_request = 0;  // a rate level: 0 none
-  int drop_response = 0;
-  int duplicate = 0;
-  int reorder = 0;
-  int commit_unknown = 0;  // node_store only
-  int reset = 0;           // the connection resets after delivery
+  // A rate level (0 none) per fault rate, in scenario::kFaultRates order (store-only rates are
+  // used on node_store alone).
+  std::array<int, std::size(scenario::kFaultRates)> rates{};
 };
 
 struct RawFault {
@@ -60,7 +58,7 @@ constexpr std::size_t kMaxSteps = 10;
 constexpr std::size_t kMaxFaults = 4;
 constexpr std::size_t kMaxScript = 4;
 constexpr std::size_t kMaxProviders = 3;
-constexpr std::size_t kLinks = 4;
+constexpr std::size_t kLinkCount = std::size(scenario::kLinks);
 
 struct RawCase {
   std::uint64_t seed = 0;
@@ -78,7 +76,7 @@ struct RawCase {
   // (the seed then orders them). 3: "race": a 1 s grid, and providers set up for kind 5 steps.
   int profile = 0;
   std::vector<RawProvider> providers;
-  std::vector<RawLink> links;  // client_lb, lb_api, worker_provider, node_store
+  std::vector<RawLink> links;  // in scenario::kLinks order
   std::vector<RawFault> faults;
   std::vector<RawStep> steps;
 };

@@ -210,7 +210,7 @@ ProviderSpec Loader::load_provider(const YAML::Node& node) {
     reader_.fail(name, "provider \"" + spec.name + "\" is defined twice");
   }
   // Partitions on worker_provider name workers and providers in one list.
-  const auto nodes = loading::topology_nodes(spec_.topology);
+  const auto nodes = topology_nodes(spec_.topology);
   if (std::ranges::find(nodes, spec.name) != nodes.end()) {
     reader_.fail(name, "provider name: \"" + spec.name + "\" is already the name of a node");
   }

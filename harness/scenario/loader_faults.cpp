@@ -10,64 +10,35 @@
 namespace onejob::scenario::loading {
 namespace {
 
-struct LinkName {
-  std::string_view name;
-  LinkKind kind;
-};
-
-constexpr std::array kLinks{
-    LinkName{"client_lb", LinkKind::client_lb},
-    LinkName{"lb_api", LinkKind::lb_api},
-    LinkName{"worker_provider", LinkKind::worker_provider},
-    LinkName{"node_store", LinkKind::node_store},
-};
-
-LinkSpec& link_of(NetworkSpec& network, LinkKind kind) {
-  switch (kind) {
-    case LinkKind::client_lb:
-      return network.client_lb;
-    case LinkKind::lb_api:
-      return network.lb_api;
-    case LinkKind::worker_provider:
-      return network.worker_provider;
-    case LinkKind::node_store:
-      break;
-  }
-  return network.node_store;
-}
-
 std::string join(const std::vector<std::string>& names) {
   std::string joined;
   for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
   return joined.empty() ? "none" : joined;
 }
 
-LinkSpec read_link(const YamlReader& reader, const YAML::Node& node, LinkName link) {
+LinkSpec read_link(const YamlReader& reader, const YAML::Node& node, const sim::LinkInfo& link) {
   const std::string what = "network." + std::string(link.name);
-  YamlMap map(reader, node, what,
-              {"latency", "drop_request", "drop_response", "duplicate", "reorder", "reorder_window",
-               "commit_unknown", "reset"});
+  std::vector<std::string_view> keys = {"latency"};
+  for (const auto& fault : kFaultRates) {
+    keys.push_back(fault.name);
+    if (fault.rate == &LinkSpec::reorder) keys.emplace_back("reorder_window");
+  }
+  YamlMap map(reader, node, what, keys);
   LinkSpec spec;
-  const auto read_ppm = [&](std::string_view key, Ppm& field) {
-    if (auto value = map.get(key))
-      field = reader.probability(*value, what + "." + std::string(key));
-  };
   if (auto latency = map.get("latency")) spec.latency = reader.latency(*latency, what + ".latency");
-  read_ppm("drop_request", spec.drop_request);
-  read_ppm("drop_response", spec.drop_response);
-  read_ppm("duplicate", spec.duplicate);
-  read_ppm("reorder", spec.reorder);
-  if (auto window = map.get("reorder_window")) {
-    spec.reorder_window = reader.duration(*window, what + ".reorder_window");
+  for (const auto& fault : kFaultRates) {
+    if (auto value = map.get(fault.name)) {
+      if (fault.store_only && link.kind != LinkKind::node_store) {
+        reader.fail(*value, what + "." + std::string(fault.name) +
+                                ": only allowed on network.node_store (a store write that "
+                                "commits while its reply is lost)");
+      }
+      spec.*fault.rate = reader.probability(*value, what + "." + std::string(fault.name));
+    }
+    if (auto window = map.get("reorder_window"); window && fault.rate == &LinkSpec::reorder) {
+      spec.reorder_window = reader.duration(*window, what + ".reorder_window");
+    }
   }
-  if (auto commit_unknown = map.get("commit_unknown");
-      commit_unknown && link.kind != LinkKind::node_store) {
-    reader.fail(*commit_unknown, what +
-                                     ".commit_unknown: only allowed on network.node_store (a "
-                                     "store write that commits while its reply is lost)");
-  }
-  read_ppm("commit_unknown", spec.commit_unknown);
-  read_ppm("reset", spec.reset);
   return spec;
 }
 
@@ -143,26 +114,22 @@ void FaultReader::read_partition(const YAML::Node& item) {
   partition.mark = reader_.mark(item);
   const auto link = entry.require("partition");
   const std::string link_name = reader_.string(link, "partition");
-  const auto* known = std::ranges::find(kLinks, link_name, &LinkName::name);
-  if (known == kLinks.end()) {
-    reader_.fail(link, "partition: unknown link \"" + link_name +
-                           "\" (expected one of: client_lb, lb_api, worker_provider, node_store)");
+  const auto known = sim::parse_link(link_name);
+  if (!known) {
+    std::string names;
+    for (const auto& each : kLinks) names += (names.empty() ? "" : ", ") + std::string(each.name);
+    reader_.fail(link,
+                 "partition: unknown link \"" + link_name + "\" (expected one of: " + names + ")");
   }
-  partition.link = known->kind;
+  partition.link = *known;
   partition.from = start_time(entry.require("from"), "from");
   partition.until = end_time(entry.require("until"), partition.from);
   partition.nodes = read_partition_nodes(entry.require("nodes"), partition.link);
   if (auto direction = entry.get("direction")) {
     const std::string text = reader_.string(*direction, "direction");
-    if (text == "both") {
-      partition.direction = PartitionSpec::Direction::both;
-    } else if (text == "requests") {
-      partition.direction = PartitionSpec::Direction::requests;
-    } else if (text == "responses") {
-      partition.direction = PartitionSpec::Direction::responses;
-    } else {
-      reader_.fail(*direction, "direction: expected both, requests or responses");
-    }
+    const auto parsed = parse_name(sim::kPartitionDirections, text);
+    if (!parsed) reader_.fail(*direction, "direction: expected both, requests or responses");
+    partition.direction = *parsed;
   }
   spec_.partitions.push_back(std::move(partition));
 }
@@ -259,49 +226,13 @@ void FaultReader::check_crash_restart_order() const {
 
 }  // namespace
 
-// The names a partition can cut off on each link are that link's endpoints, except the single
-// load balancer and the single store: clients on client_lb, API nodes on lb_api, workers and
-// providers on worker_provider, every API node, worker and the reconciler on node_store.
-std::vector<std::string> nodes_on(const ScenarioSpec& spec, LinkKind link) {
-  std::vector<std::string> nodes;
-  const auto add_topology = [&](std::string_view prefix) {
-    for (auto& name : topology_nodes(spec.topology)) {
-      if (name.starts_with(prefix)) nodes.push_back(std::move(name));
-    }
-  };
-  switch (link) {
-    case LinkKind::client_lb:
-      for (const auto& client : spec.clients) nodes.push_back(client.name);
-      break;
-    case LinkKind::lb_api:
-      add_topology("api-");
-      break;
-    case LinkKind::worker_provider:
-      add_topology("worker-");
-      for (const auto& provider : spec.providers) nodes.push_back(provider.name);
-      break;
-    case LinkKind::node_store:
-      add_topology("");
-      break;
-  }
-  return nodes;
-}
-
-std::vector<std::string> topology_nodes(const TopologySpec& topology) {
-  std::vector<std::string> nodes;
-  for (int i = 1; i <= topology.api_nodes; ++i) nodes.push_back("api-" + std::to_string(i));
-  for (int i = 1; i <= topology.workers; ++i) nodes.push_back("worker-" + std::to_string(i));
-  if (topology.reconciler) nodes.emplace_back("reconciler");
-  return nodes;
-}
-
 NetworkSpec read_network(const YamlReader& reader, const YAML::Node& node) {
-  YamlMap network(reader, node, "network",
-                  {"client_lb", "lb_api", "worker_provider", "node_store"});
+  std::vector<std::string_view> names;
+  for (const auto& link : kLinks) names.push_back(link.name);
+  YamlMap network(reader, node, "network", names);
   NetworkSpec spec;
   for (const auto& link : kLinks) {
-    if (auto value = network.get(link.name))
-      link_of(spec, link.kind) = read_link(reader, *value, link);
+    if (auto value = network.get(link.name)) spec.*link.spec = read_link(reader, *value, link);
   }
   return spec;
 }

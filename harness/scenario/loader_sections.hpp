@@ -13,13 +13,6 @@
 
 namespace onejob::scenario::loading {
 
-// api-1..api-N, worker-1..worker-M, then reconciler when the topology has one.
-std::vector<std::string> topology_nodes(const TopologySpec& topology);
-
-// The nodes a partition can cut off on `link`: its endpoints, except the single load balancer
-// and the single store. REQUIRES: spec.topology, spec.clients and spec.providers set.
-std::vector<std::string> nodes_on(const ScenarioSpec& spec, LinkKind link);
-
 // The `network:` mapping: one optional entry per link, each key optional.
 NetworkSpec read_network(const YamlReader& reader, const YAML::Node& node);
 

@@ -10,6 +10,8 @@
 
 #include "system/domain/time.hpp"
 
+#include "harness/sim/sim_spec.hpp"
+
 namespace onejob::scenario {
 
 // Where a value came from in a scenario file (1-based, as editors show it).
@@ -33,43 +35,23 @@ class ScenarioError : public std::runtime_error {
   std::string message_;
 };
 
-struct LatencySpec {
-  Duration min{0};
-  Duration max{0};
-};
-
-// A probability in parts per million: integer arithmetic keeps draws identical everywhere.
-using Ppm = std::uint32_t;
-constexpr Ppm kPpmOne = 1'000'000;
-
-// What a simulated provider does with one execution.
-enum class ProviderOutcome {
-  ok,                // the contract-honouring answer
-  error,             // a definitive error (HTTP 4xx/5xx from the provider)
-  malformed,         // prose instead of JSON
-  hallucinated_key,  // the right answer plus an extra top-level key
-  wrong_operation,   // valid JSON that does another operation
-  hang,              // never answers
-  plausible,         // the right shape with the wrong content: passes the schema, not the meaning
-};
-
-std::string_view to_string(ProviderOutcome outcome);
-std::optional<ProviderOutcome> parse_provider_outcome(std::string_view text);
-
-struct ProviderCallSpec {
-  ProviderOutcome outcome = ProviderOutcome::ok;
-  std::optional<LatencySpec> latency;  // overrides the provider's latency
-};
-
-struct ProviderSpec {
-  std::string name;
-  LatencySpec latency{std::chrono::milliseconds(20), std::chrono::milliseconds(20)};
-  bool certify = false;  // run contract certification at t=0, before the timeline
-  std::size_t max_prompt_tokens = 4096;
-  std::optional<std::string> prompt_template;
-  ProviderCallSpec default_call;
-  std::vector<ProviderCallSpec> script;  // executions 1, 2, ... in order; then default_call
-};
+// The simulator's plain data (links, fault rates, providers, partition windows), by the names
+// scenario code has always used.
+using sim::FaultRate;
+using sim::kFaultRates;
+using sim::kLinks;
+using sim::kPpmOne;
+using sim::LatencySpec;
+using sim::link_of;
+using sim::LinkKind;
+using sim::LinkSpec;
+using sim::NetworkSpec;
+using sim::parse_provider_outcome;
+using sim::Ppm;
+using sim::ProviderCallSpec;
+using sim::ProviderOutcome;
+using sim::ProviderSpec;
+using sim::to_string;
 
 struct TopologySpec {
   int api_nodes = 1;
@@ -93,30 +75,6 @@ struct ScenarioPolicy {
   int lb_retries = 0;
 };
 
-enum class LinkKind { client_lb, lb_api, worker_provider, node_store };
-
-struct LinkSpec {
-  LatencySpec latency{std::chrono::milliseconds(1), std::chrono::milliseconds(1)};
-  Ppm drop_request = 0;
-  Ppm drop_response = 0;  // the work is done, the reply is lost
-  Ppm duplicate = 0;
-  Ppm reorder = 0;  // the message is held back by up to reorder_window extra
-  Duration reorder_window = std::chrono::milliseconds(50);
-  Ppm commit_unknown = 0;  // node_store only: the write commits, the reply is lost
-  // The connection resets after the request was delivered: the far end does the work, the
-  // sender only learns that the transport failed (a client or the balancer tries again, the
-  // balancer answers 502 when it has no try left; a worker's call or a store statement has an
-  // unknown outcome).
-  Ppm reset = 0;
-};
-
-struct NetworkSpec {
-  LinkSpec client_lb;
-  LinkSpec lb_api;
-  LinkSpec worker_provider;
-  LinkSpec node_store;
-};
-
 struct NodeFaultSpec {
   enum class Kind { crash, restart };
   Duration at{0};
@@ -125,14 +83,17 @@ struct NodeFaultSpec {
   SourceMark mark;
 };
 
+// A partition window on one link (sim::PartitionWindow, with the link and where it was written).
 struct PartitionSpec {
-  enum class Direction { both, requests, responses };
+  using Direction = sim::PartitionDirection;
   LinkKind link = LinkKind::node_store;
   std::vector<std::string> nodes;  // the nodes cut off on that link
   Direction direction = Direction::both;
   Duration from{0};
   Duration until{0};
   SourceMark mark;
+
+  sim::PartitionWindow window() const { return {nodes, direction, from, until}; }
 };
 
 // A node freezes from `from` to `until` without losing anything (a long GC pause, a stopped VM)
@@ -244,6 +205,21 @@ struct ScenarioSpec {
   Expectations expect;
   std::vector<std::string> invariants;  // ids of the invariant checkers that apply
 };
+
+// ---- the topology's node names ----------------------------------------------------------------
+
+constexpr std::string_view kApiNodePrefix = "api-";
+constexpr std::string_view kWorkerNodePrefix = "worker-";
+constexpr std::string_view kReconcilerNode = "reconciler";
+std::string api_node(int number);     // api-N, 1-based
+std::string worker_node(int number);  // worker-N, 1-based
+
+// api-1..api-N, worker-1..worker-M, then reconciler when the topology has one.
+std::vector<std::string> topology_nodes(const TopologySpec& topology);
+
+// The nodes a partition can cut off on `link`: its endpoints, except the single load balancer
+// and the single store. REQUIRES: spec.topology, spec.clients and spec.providers set.
+std::vector<std::string> nodes_on(const ScenarioSpec& spec, LinkKind link);
 
 // ---- a run's span -------------------------------------------------------------------------
 

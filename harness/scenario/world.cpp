@@ -54,14 +54,15 @@ void apply_swarm(NetworkSpec& network, sim::Rng rng) {
   auto maybe = [&rng](Ppm& rate) {
     if (rng.below(2) == 0) rate = static_cast<Ppm>(rng.between(10'000, 200'000));
   };
-  for (LinkSpec* link :
-       {&network.client_lb, &network.lb_api, &network.worker_provider, &network.node_store}) {
-    maybe(link->drop_request);
-    maybe(link->drop_response);
-    maybe(link->duplicate);
-    maybe(link->reorder);
+  // Every link's shared rates first, link by link; then the store's own.
+  for (const auto& link : kLinks) {
+    for (const auto& fault : kFaultRates) {
+      if (fault.swarmed && !fault.store_only) maybe(network.*link.spec.*fault.rate);
+    }
   }
-  maybe(network.node_store.commit_unknown);
+  for (const auto& fault : kFaultRates) {
+    if (fault.swarmed && fault.store_only) maybe(network.node_store.*fault.rate);
+  }
 }
 
 }  // namespace
@@ -88,11 +89,11 @@ World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store
     nodes_.emplace(name, std::make_unique<Node>(Node{name, role, {}}));
   };
   for (int i = 1; i <= spec.topology.api_nodes; ++i) {
-    api_names_.push_back("api-" + std::to_string(i));
+    api_names_.push_back(api_node(i));
     add(api_names_.back(), Role::api);
   }
-  for (int i = 1; i <= spec.topology.workers; ++i) add("worker-" + std::to_string(i), Role::worker);
-  if (spec.topology.reconciler) add("reconciler", Role::reconciler);
+  for (int i = 1; i <= spec.topology.workers; ++i) add(worker_node(i), Role::worker);
+  if (spec.topology.reconciler) add(std::string(kReconcilerNode), Role::reconciler);
   add("certifier", Role::certifier);
   lb_next_ = root_rng_.fork("lb").below(api_names_.size());
 }
@@ -114,19 +115,13 @@ World::~World() {
 }
 
 void World::build_links() {
-  const std::pair<LinkKind, std::pair<const char*, const LinkSpec*>> links[] = {
-      {LinkKind::client_lb, {"net.client_lb", &network_.client_lb}},
-      {LinkKind::lb_api, {"net.lb_api", &network_.lb_api}},
-      {LinkKind::worker_provider, {"net.worker_provider", &network_.worker_provider}},
-      {LinkKind::node_store, {"net.node_store", &network_.node_store}},
-  };
-  for (const auto& [kind, named] : links) {
-    links_.emplace(kind,
-                   std::make_unique<sim::SimLink>(named.first, *named.second,
-                                                  root_rng_.fork(named.first), loop_, trace_));
+  for (const auto& link : kLinks) {
+    const std::string name(link.trace_node);
+    links_.emplace(link.kind, std::make_unique<sim::SimLink>(name, network_.*link.spec,
+                                                             root_rng_.fork(name), loop_, trace_));
   }
   for (const auto& partition : spec_.partitions)
-    links_.at(partition.link)->add_partition(partition);
+    links_.at(partition.link)->add_partition(partition.window());
 }
 
 World::Node& World::node(const std::string& name) { return *nodes_.at(name); }

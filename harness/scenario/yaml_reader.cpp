@@ -220,7 +220,7 @@ nlohmann::json YamlReader::json_at_depth(const YAML::Node& node, int depth,
 }
 
 YamlMap::YamlMap(const YamlReader& reader, const YAML::Node& node, std::string_view what,
-                 std::initializer_list<std::string_view> allowed)
+                 std::vector<std::string_view> allowed)
     : reader_(reader), node_(node), what_(what) {
   if (!node.IsMap()) {
     reader.fail(node, what_ + ": expected a mapping, found " + std::string(kind_name(node)));

@@ -54,7 +54,7 @@ class YamlReader {
 class YamlMap {
  public:
   YamlMap(const YamlReader& reader, const YAML::Node& node, std::string_view what,
-          std::initializer_list<std::string_view> allowed);
+          std::vector<std::string_view> allowed);
 
   std::optional<YAML::Node> get(std::string_view key) const;
   YAML::Node require(std::string_view key) const;

@@ -27,28 +27,14 @@ std::string probability(Ppm ppm) {
   return text;
 }
 
-const char* link_name(LinkKind kind) {
-  switch (kind) {
-    case LinkKind::client_lb:
-      return "client_lb";
-    case LinkKind::lb_api:
-      return "lb_api";
-    case LinkKind::worker_provider:
-      return "worker_provider";
-    case LinkKind::node_store:
-      break;
+std::string link(const LinkSpec& spec, const sim::LinkInfo& info) {
+  std::string out = "{latency: " + latency(spec.latency);
+  for (const auto& fault : kFaultRates) {
+    if (fault.store_only && info.kind != LinkKind::node_store) continue;
+    out += ", " + std::string(fault.name) + ": " + probability(spec.*fault.rate);
+    if (fault.rate == &LinkSpec::reorder)
+      out += ", reorder_window: " + duration(spec.reorder_window);
   }
-  return "node_store";
-}
-
-std::string link(const LinkSpec& spec, bool store) {
-  std::string out =
-      "{latency: " + latency(spec.latency) + ", drop_request: " + probability(spec.drop_request) +
-      ", drop_response: " + probability(spec.drop_response) +
-      ", duplicate: " + probability(spec.duplicate) + ", reorder: " + probability(spec.reorder) +
-      ", reorder_window: " + duration(spec.reorder_window);
-  if (store) out += ", commit_unknown: " + probability(spec.commit_unknown);
-  out += ", reset: " + probability(spec.reset);
   return out + "}";
 }
 
@@ -100,12 +86,9 @@ void write_faults(std::string& out, const ScenarioSpec& spec) {
   for (const auto& p : spec.partitions) {
     std::string nodes;
     for (const auto& node : p.nodes) nodes += (nodes.empty() ? "" : ", ") + node;
-    const char* direction = p.direction == PartitionSpec::Direction::both       ? "both"
-                            : p.direction == PartitionSpec::Direction::requests ? "requests"
-                                                                                : "responses";
     out += "  - {from: " + duration(p.from) + ", until: " + duration(p.until) +
-           ", partition: " + link_name(p.link) + ", nodes: [" + nodes +
-           "], direction: " + direction + "}\n";
+           ", partition: " + std::string(sim::link_info(p.link).name) + ", nodes: [" + nodes +
+           "], direction: " + std::string(name_of(sim::kPartitionDirections, p.direction)) + "}\n";
   }
   for (const auto& p : spec.pauses) {
     out += "  - {from: " + duration(p.from) + ", until: " + duration(p.until) +
@@ -167,10 +150,9 @@ std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
     out += "  - {name: " + c.name + ", owner: " + quoted(c.owner) + "}\n";
   }
   out += "network:\n";
-  out += "  client_lb: " + link(spec.network.client_lb, false) + "\n";
-  out += "  lb_api: " + link(spec.network.lb_api, false) + "\n";
-  out += "  worker_provider: " + link(spec.network.worker_provider, false) + "\n";
-  out += "  node_store: " + link(spec.network.node_store, true) + "\n";
+  for (const auto& each : kLinks) {
+    out += "  " + std::string(each.name) + ": " + link(spec.network.*each.spec, each) + "\n";
+  }
   write_faults(out, spec);
   write_timeline(out, spec.timeline);
   out += "invariants: all\n";

@@ -2,29 +2,34 @@
 
 #include <optional>
 
+#include "system/domain/check.hpp"
+
 #include "harness/events/world_events.hpp"
 
 namespace onejob::sim {
 
-StoreError FaultyStore::fault(StoreError::Kind kind, const char* fault, const char* operation) {
+StoreError FaultyStore::fault(StoreError::Kind kind, events::InjectedFault injected,
+                              const char* operation) {
+  const std::string_view fault = events::injected_fault(injected).store;
+  ONEJOB_ASSERT(!fault.empty(), "a fault a store round trip can suffer");
   trace_.record(link_.name(),
                 events::to_event(events::StoreFault{
                     .node = node_,
                     .operation = operation,
-                    .fault = fault,
+                    .fault = std::string(fault),
                     .maybe_committed = kind == StoreError::Kind::maybe_committed,
                 }),
                 /*injected=*/true);
-  return StoreError(kind, std::string("store ") + fault + " during " + operation);
+  return StoreError(kind, "store " + std::string(fault) + " during " + operation);
 }
 
 std::optional<StoreError> FaultyStore::request_fault(const char* operation) {
   if (closed_) return StoreError(StoreError::Kind::unavailable, node_ + " is down");
   if (link_.partitioned(Direction::request, node_, "store")) {
-    return fault(StoreError::Kind::unavailable, "partition", operation);
+    return fault(StoreError::Kind::unavailable, events::InjectedFault::partition, operation);
   }
   if (link_.chance(link_.spec().drop_request)) {
-    return fault(StoreError::Kind::unavailable, "request lost", operation);
+    return fault(StoreError::Kind::unavailable, events::InjectedFault::drop_request, operation);
   }
   return std::nullopt;
 }
@@ -33,12 +38,14 @@ std::optional<StoreError> FaultyStore::reply_fault(const char* operation, bool w
   const auto lost = write ? StoreError::Kind::maybe_committed : StoreError::Kind::unavailable;
   if (closed_) return StoreError(lost, node_ + " went down waiting for the reply");
   if (link_.partitioned(Direction::response, node_, "store")) {
-    return fault(lost, "partition", operation);
+    return fault(lost, events::InjectedFault::partition, operation);
   }
-  if (link_.chance(link_.spec().drop_response)) return fault(lost, "reply lost", operation);
-  if (link_.chance(link_.spec().reset)) return fault(lost, "connection reset", operation);
+  if (link_.chance(link_.spec().drop_response))
+    return fault(lost, events::InjectedFault::drop_response, operation);
+  if (link_.chance(link_.spec().reset)) return fault(lost, events::InjectedFault::reset, operation);
   if (write && link_.chance(link_.spec().commit_unknown)) {
-    return fault(StoreError::Kind::maybe_committed, "commit outcome unknown", operation);
+    return fault(StoreError::Kind::maybe_committed, events::InjectedFault::commit_unknown,
+                 operation);
   }
   return std::nullopt;
 }

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "harness/events/world_events.hpp"
 #include "harness/sim/pause.hpp"
 #include "harness/sim/sim_network.hpp"
 #include "harness/sim/store_wrapper.hpp"
@@ -61,7 +62,7 @@ class FaultyStore final : public StoreWrapper {
   // record_certification's statement, as a value-returning one for round_trip.
   Async<bool> record_statement(Certification certification);
   // Records the injected fault; returns the error the node will see.
-  StoreError fault(StoreError::Kind kind, const char* fault, const char* operation);
+  StoreError fault(StoreError::Kind kind, events::InjectedFault fault, const char* operation);
 
   SimLink& link_;
   SimLoop& loop_;

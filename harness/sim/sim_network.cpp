@@ -10,25 +10,23 @@ const char* to_string(Direction direction) {
   return direction == Direction::request ? "request" : "response";
 }
 
-SimLink::SimLink(std::string name, scenario::LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace)
+SimLink::SimLink(std::string name, LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace)
     : name_(std::move(name)), spec_(spec), rng_(rng), loop_(loop), trace_(trace) {}
 
-void SimLink::add_partition(const scenario::PartitionSpec& partition) {
-  partitions_.push_back(partition);
-}
+void SimLink::add_partition(const PartitionWindow& partition) { partitions_.push_back(partition); }
 
 Duration SimLink::latency() {
   return Duration(rng_.between(spec_.latency.min.count(), spec_.latency.max.count()));
 }
 
-bool SimLink::chance(scenario::Ppm ppm) {
+bool SimLink::chance(Ppm ppm) {
   if (ppm == 0) return false;  // no draw: a fault kind that is off leaves the stream untouched
-  return rng_.below(scenario::kPpmOne) < ppm;
+  return rng_.below(kPpmOne) < ppm;
 }
 
 bool SimLink::partitioned(Direction direction, const std::string& from,
                           const std::string& to) const {
-  using D = scenario::PartitionSpec::Direction;
+  using D = PartitionDirection;
   const Instant now = loop_.now();
   for (const auto& partition : partitions_) {
     if (now < Instant(partition.from) || now >= Instant(partition.until)) continue;
@@ -43,53 +41,52 @@ bool SimLink::partitioned(Direction direction, const std::string& from,
   return false;
 }
 
-void SimLink::record_fault(const char* fault, Direction direction, const std::string& from,
-                           const std::string& to, const std::string& what) {
-  trace_.record(name_,
-                events::to_event(events::NetFault{.fault = fault,
-                                                  .direction = to_string(direction),
-                                                  .from = from,
-                                                  .to = to,
-                                                  .message = what}),
-                /*injected=*/true);
+void SimLink::record_fault(events::InjectedFault fault, Direction direction,
+                           const std::string& from, const std::string& to,
+                           const std::string& what) {
+  trace_.record(
+      name_,
+      events::to_event(events::NetFault{.fault = std::string(events::injected_fault(fault).net),
+                                        .direction = to_string(direction),
+                                        .from = from,
+                                        .to = to,
+                                        .message = what}),
+      /*injected=*/true);
 }
 
 bool SimLink::reset(const std::string& from, const std::string& to, const std::string& what) {
   if (!chance(spec_.reset)) return false;
-  record_fault("reset", Direction::response, to, from, what);
+  record_fault(events::InjectedFault::reset, Direction::response, to, from, what);
   return true;
 }
 
 void SimLink::heal() {
-  spec_.drop_request = 0;
-  spec_.drop_response = 0;
-  spec_.duplicate = 0;
-  spec_.reorder = 0;
-  spec_.commit_unknown = 0;
-  spec_.reset = 0;
+  for (const auto& fault : kFaultRates) spec_.*fault.rate = 0;
   partitions_.clear();
 }
 
 void SimLink::send(Direction direction, const std::string& from, const std::string& to,
                    const std::string& what, std::function<void()> deliver) {
   if (partitioned(direction, from, to)) {
-    record_fault("partitioned", direction, from, to, what);
+    record_fault(events::InjectedFault::partition, direction, from, to, what);
     return;
   }
   const bool drop =
       chance(direction == Direction::request ? spec_.drop_request : spec_.drop_response);
   if (drop) {
-    record_fault("drop", direction, from, to, what);
+    record_fault(direction == Direction::request ? events::InjectedFault::drop_request
+                                                 : events::InjectedFault::drop_response,
+                 direction, from, to, what);
     return;
   }
   Duration delay = latency();
   if (chance(spec_.reorder)) {
     delay += Duration(rng_.between(0, spec_.reorder_window.count()));
-    record_fault("delay", direction, from, to, what);
+    record_fault(events::InjectedFault::delay, direction, from, to, what);
   }
   loop_.schedule_after(delay, deliver);
   if (chance(spec_.duplicate)) {
-    record_fault("duplicate", direction, from, to, what);
+    record_fault(events::InjectedFault::duplicate, direction, from, to, what);
     loop_.schedule_after(latency(), deliver);
   }
 }

@@ -4,9 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/scenario/spec.hpp"
+#include "harness/events/world_events.hpp"
 #include "harness/sim/rng.hpp"
 #include "harness/sim/sim_loop.hpp"
+#include "harness/sim/sim_spec.hpp"
 #include "harness/sim/trace.hpp"
 
 namespace onejob::sim {
@@ -19,9 +20,9 @@ enum class Direction { request, response };
 // trace as injected, so a report tells a fault from a bug.
 class SimLink {
  public:
-  SimLink(std::string name, scenario::LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace);
+  SimLink(std::string name, LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace);
 
-  void add_partition(const scenario::PartitionSpec& partition);
+  void add_partition(const PartitionWindow& partition);
   // Faults heal for good: no more drops, duplicates, reordering, lost commits or partitions;
   // only the link's latency remains.
   void heal();
@@ -41,21 +42,21 @@ class SimLink {
   // The link's latency for one message (no faults).
   Duration latency();
   // Draws a yes/no with probability `ppm` parts per million from this link's stream.
-  bool chance(scenario::Ppm ppm);
+  bool chance(Ppm ppm);
 
   const std::string& name() const { return name_; }
-  const scenario::LinkSpec& spec() const { return spec_; }
+  const LinkSpec& spec() const { return spec_; }
 
  private:
-  void record_fault(const char* fault, Direction direction, const std::string& from,
+  void record_fault(events::InjectedFault fault, Direction direction, const std::string& from,
                     const std::string& to, const std::string& what);
 
   std::string name_;
-  scenario::LinkSpec spec_;
+  LinkSpec spec_;
   Rng rng_;
   SimLoop& loop_;
   Trace& trace_;
-  std::vector<scenario::PartitionSpec> partitions_;
+  std::vector<PartitionWindow> partitions_;
 };
 
 const char* to_string(Direction direction);

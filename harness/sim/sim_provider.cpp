@@ -10,7 +10,6 @@ namespace onejob::sim {
 namespace {
 
 using nlohmann::json;
-using scenario::ProviderOutcome;
 
 std::string correct_output(const std::string& operation, const json& input, std::uint64_t variant) {
   const auto& text = input["text"].get_ref<const std::string&>();
@@ -83,7 +82,7 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
   }
 }
 
-SimProvider::SimProvider(const scenario::ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace)
+SimProvider::SimProvider(const ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace)
     : spec_(spec), rng_(rng), loop_(loop), trace_(trace) {}
 
 void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
@@ -105,7 +104,7 @@ void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
 
 void SimProvider::execute(const ProviderCall& call) {
   const bool certification = call.purpose == CallPurpose::certification;
-  scenario::ProviderCallSpec behaviour = spec_.default_call;
+  ProviderCallSpec behaviour = spec_.default_call;
   if (!certification && scripted_executions_ < spec_.script.size()) {
     behaviour = spec_.script[scripted_executions_];
   }
@@ -128,7 +127,7 @@ void SimProvider::execute(const ProviderCall& call) {
                                                          : events::kPurposeAttempt),
                     .provider_key = call.provider_key,
                     .operation = call.operation,
-                    .outcome = std::string(scenario::to_string(behaviour.outcome)),
+                    .outcome = std::string(to_string(behaviour.outcome)),
                     .output = reply.output,
                     .answers_at = hangs ? std::nullopt : std::optional(loop_.now() + latency),
                 }));

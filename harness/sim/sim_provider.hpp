@@ -8,9 +8,9 @@
 
 #include "system/ports/provider_client.hpp"
 
-#include "harness/scenario/spec.hpp"
 #include "harness/sim/rng.hpp"
 #include "harness/sim/sim_loop.hpp"
+#include "harness/sim/sim_spec.hpp"
 #include "harness/sim/trace.hpp"
 
 namespace onejob::sim {
@@ -18,7 +18,7 @@ namespace onejob::sim {
 // The answer a provider gives for `outcome` (ok = the contract-honouring answer). `identity`
 // (provider and key) varies the details of a valid answer (a confidence, a length, an amount), so
 // answers of different providers and attempts differ and a wrong result is visible.
-std::string provider_output(scenario::ProviderOutcome outcome, const std::string& operation,
+std::string provider_output(ProviderOutcome outcome, const std::string& operation,
                             const std::string& input_json, std::string_view identity);
 
 // A scripted model provider. It deduplicates on the derived key, as a well-behaved provider
@@ -28,7 +28,7 @@ std::string provider_output(scenario::ProviderOutcome outcome, const std::string
 // and do not consume the script. The status endpoint reports what it knows of a key.
 class SimProvider {
  public:
-  SimProvider(const scenario::ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace);
+  SimProvider(const ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace);
 
   using ReplyFn = std::function<void(ProviderReply)>;
   // A request that has reached the provider. `reply` runs when it answers (never, for a hang).
@@ -51,7 +51,7 @@ class SimProvider {
 
   void execute(const ProviderCall& call);
 
-  scenario::ProviderSpec spec_;
+  ProviderSpec spec_;
   Rng rng_;
   SimLoop& loop_;
   Trace& trace_;

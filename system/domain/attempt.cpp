@@ -3,35 +3,33 @@
 #include <algorithm>
 #include <array>
 
+#include "system/domain/names.hpp"
+
 namespace onejob {
 namespace {
 
 using S = AttemptState;
 
-constexpr std::array<std::pair<S, std::string_view>, 7> kStateNames = {{
-    {S::starting, "STARTING"},
-    {S::running, "RUNNING"},
-    {S::unknown, "UNKNOWN"},
-    {S::succeeded, "SUCCEEDED"},
-    {S::failed, "FAILED"},
-    {S::cancelled, "CANCELLED"},
+constexpr Named<S> kStateNames[] = {
+    {S::starting, "STARTING"},   {S::running, "RUNNING"}, {S::unknown, "UNKNOWN"},
+    {S::succeeded, "SUCCEEDED"}, {S::failed, "FAILED"},   {S::cancelled, "CANCELLED"},
     {S::discarded, "DISCARDED"},
-}};
+};
+static_assert(names_cover(kStateNames));
+
+constexpr Named<AttemptOrigin> kOriginNames[] = {
+    {AttemptOrigin::initial, "initial"},
+    {AttemptOrigin::failover, "failover"},
+    {AttemptOrigin::explicit_retry, "explicit"},
+};
+static_assert(names_cover(kOriginNames));
 
 }  // namespace
 
-std::string_view to_string(AttemptState state) {
-  for (const auto& [s, name] : kStateNames) {
-    if (s == state) return name;
-  }
-  return "INVALID";
-}
+std::string_view to_string(AttemptState state) { return name_of(kStateNames, state, "INVALID"); }
 
 std::optional<AttemptState> parse_attempt_state(std::string_view text) {
-  for (const auto& [s, name] : kStateNames) {
-    if (name == text) return s;
-  }
-  return std::nullopt;
+  return parse_name(kStateNames, text);
 }
 
 bool is_live(AttemptState state) {
@@ -76,24 +74,10 @@ void require_legal_transition(AttemptState from, AttemptState to) {
   if (!is_legal_transition(from, to)) throw IllegalTransition(from, to);
 }
 
-std::string_view to_string(AttemptOrigin origin) {
-  switch (origin) {
-    case AttemptOrigin::initial:
-      return "initial";
-    case AttemptOrigin::failover:
-      return "failover";
-    case AttemptOrigin::explicit_retry:
-      return "explicit";
-  }
-  return "invalid";
-}
+std::string_view to_string(AttemptOrigin origin) { return name_of(kOriginNames, origin); }
 
 std::optional<AttemptOrigin> parse_attempt_origin(std::string_view text) {
-  for (auto origin :
-       {AttemptOrigin::initial, AttemptOrigin::failover, AttemptOrigin::explicit_retry}) {
-    if (to_string(origin) == text) return origin;
-  }
-  return std::nullopt;
+  return parse_name(kOriginNames, text);
 }
 
 std::string derive_provider_key(JobId job_id, int attempt_no) {

@@ -1,24 +1,24 @@
 #include "system/domain/job.hpp"
 
+#include "system/domain/names.hpp"
+
 namespace onejob {
 
-std::string_view to_string(JobStatus status) {
-  switch (status) {
-    case JobStatus::pending:
-      return "pending";
-    case JobStatus::succeeded:
-      return "succeeded";
-    case JobStatus::failed:
-      return "failed";
-  }
-  return "invalid";
-}
+namespace {
+
+constexpr Named<JobStatus> kJobStatusNames[] = {
+    {JobStatus::pending, "pending"},
+    {JobStatus::succeeded, "succeeded"},
+    {JobStatus::failed, "failed"},
+};
+static_assert(names_cover(kJobStatusNames));
+
+}  // namespace
+
+std::string_view to_string(JobStatus status) { return name_of(kJobStatusNames, status); }
 
 std::optional<JobStatus> parse_job_status(std::string_view text) {
-  for (auto status : {JobStatus::pending, JobStatus::succeeded, JobStatus::failed}) {
-    if (to_string(status) == text) return status;
-  }
-  return std::nullopt;
+  return parse_name(kJobStatusNames, text);
 }
 
 }  // namespace onejob

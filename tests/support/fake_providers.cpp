@@ -9,7 +9,7 @@
 namespace onejob::test {
 
 std::string correct_output(const std::string& operation, const std::string& input_json) {
-  return sim::provider_output(scenario::ProviderOutcome::ok, operation, input_json, "fake");
+  return sim::provider_output(sim::ProviderOutcome::ok, operation, input_json, "fake");
 }
 
 FakeProviders::FakeProviders(sim::SimLoop& loop) : loop_(loop) {}

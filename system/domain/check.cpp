@@ -1,0 +1,17 @@
+#include "system/domain/check.hpp"
+
+namespace onejob::detail {
+
+void assertion_failed(const char* file, int line, const char* condition, std::string_view message) {
+  // The path from the source root: the message is the same whatever directory built it.
+  std::string_view path(file);
+  std::size_t from = 0;
+  for (std::string_view root : {"/system/", "/harness/", "/tests/"}) {
+    if (auto at = path.rfind(root); at != std::string_view::npos && at + 1 > from) from = at + 1;
+  }
+  path.remove_prefix(from);
+  throw AssertionFailure(std::string(path) + ":" + std::to_string(line) + ": assertion " +
+                         condition + " failed: " + std::string(message));
+}
+
+}  // namespace onejob::detail
