@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/domain/check.hpp"
 #include "system/events/attempt_events.hpp"
 
 #include "harness/events/world_events.hpp"
@@ -154,6 +155,7 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   } else if (auto response = events::from_event<events::ApiResponse>(event)) {
     auto open = open_exchange_.find(recorded.node.str() + "\n" + response->request_id);
     if (open != open_exchange_.end()) {
+      ONEJOB_ASSERT(!open->second.empty(), "an open exchange entry with nothing open");
       model_.exchanges[open->second.front()].response = at(std::move(*response), recorded);
       open->second.pop_front();
       if (open->second.empty()) open_exchange_.erase(open);
@@ -196,6 +198,11 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
 }
 
 void Folder::fold(std::size_t index, const sim::TraceEvent& recorded) {
+  // The trace's own shape, which every `seq` in the model relies on.
+  ONEJOB_ASSERT(recorded.seq == index + 1, "trace event " + std::to_string(index + 1) +
+                                               " carries seq " + std::to_string(recorded.seq));
+  ONEJOB_ASSERT(index == 0 || recorded.at >= (*model_.history)[index - 1].at,
+                "trace event " + std::to_string(recorded.seq) + " is earlier than the one before");
   if (!fold_commit(index, recorded)) fold_seen(recorded);
 }
 
@@ -289,6 +296,7 @@ const JobRecord* HistoryModel::job_for_key(const std::string& owner, const std::
                                            std::uint64_t seq) const {
   auto it = jobs_by_key.find({owner, key});
   if (it == jobs_by_key.end()) return nullptr;
+  ONEJOB_ASSERT(!it->second.empty(), "a key listed with no job");
   const JobRecord& first = jobs.at(it->second.front());
   return first.inserted.seq < seq ? &first : nullptr;
 }

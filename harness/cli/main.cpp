@@ -14,6 +14,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "system/domain/check.hpp"
+
 #include "harness/cli/bench_command.hpp"
 #include "harness/cli/defect_flags.hpp"
 #include "harness/cli/exit_codes.hpp"
@@ -468,13 +470,19 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? kExitPass : kExitBadInput;
   }
-  if (run->parsed()) return run_command(flags);
-  if (replay->parsed()) return replay_command(replay_flags);
-  if (fuzz->parsed()) return onejob::cli::fuzz_command(fuzz_flags);
-  if (merge->parsed()) return onejob::cli::merge_command(merge_flags);
-  if (defects->parsed()) return onejob::cli::defects_command();
-  if (selftest->parsed()) return onejob::cli::selftest_command(selftest_flags);
-  if (load->parsed()) return onejob::cli::load_command(load_flags);
-  if (bench->parsed()) return onejob::cli::bench_command(bench_flags);
+  try {
+    if (run->parsed()) return run_command(flags);
+    if (replay->parsed()) return replay_command(replay_flags);
+    if (fuzz->parsed()) return onejob::cli::fuzz_command(fuzz_flags);
+    if (merge->parsed()) return onejob::cli::merge_command(merge_flags);
+    if (defects->parsed()) return onejob::cli::defects_command();
+    if (selftest->parsed()) return onejob::cli::selftest_command(selftest_flags);
+    if (load->parsed()) return onejob::cli::load_command(load_flags);
+    if (bench->parsed()) return onejob::cli::bench_command(bench_flags);
+  } catch (const onejob::AssertionFailure& failure) {
+    // Outside a scenario run (a run records it as a `run` violation): onejob's own bug.
+    std::fprintf(stderr, "onejob: internal error, please report it: %s\n", failure.what().c_str());
+    return onejob::cli::kExitBug;
+  }
   return kExitBadInput;
 }

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "system/adapters/memory_store.hpp"
+#include "system/domain/check.hpp"
 
 #include "harness/events/commit_events.hpp"
 #include "harness/scenario/expectations.hpp"
@@ -33,14 +34,26 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
   result.file = spec.file;
   result.seed = options.seed.value_or(spec.seed);
   result.defects = options.defects;
-  auto store =
-      options.make_store ? options.make_store() : std::make_unique<MemoryStore>(options.defects);
+  // The embedded store checks its indexes against its rows after every write, and all of them
+  // once the run is over.
+  MemoryStore* memory = nullptr;
+  std::unique_ptr<Store> store;
+  if (options.make_store) {
+    store = options.make_store();
+  } else {
+    auto embedded = std::make_unique<MemoryStore>(options.defects, /*check_indexes=*/true);
+    memory = embedded.get();
+    store = std::move(embedded);
+  }
   auto world = std::make_unique<World>(spec, result.seed, std::move(store), options.defects);
   std::optional<std::string> aborted;
   try {
     world->run(options.stop_when_quiescent);
+    if (memory != nullptr) memory->check_all_indexes();
   } catch (const std::exception& error) {
     aborted = error.what();
+  } catch (const AssertionFailure& failure) {
+    aborted = failure.what();
   }
   result.history = world->trace().take();
   if (options.trace_text) result.trace_hash = sim::hash_jsonl(result.history);

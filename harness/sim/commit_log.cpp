@@ -1,5 +1,7 @@
 #include "harness/sim/commit_log.hpp"
 
+#include "system/domain/check.hpp"
+
 #include "harness/events/commit_events.hpp"
 
 namespace onejob::sim {
@@ -51,6 +53,9 @@ Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
   const std::string key = job.idempotency_key;
   auto result = co_await target().insert_job(std::move(job));
   if (result.outcome == InsertJobResult::Outcome::inserted) {
+    // The Store port's contract; a store that breaks it is reported, not dereferenced.
+    ONEJOB_ASSERT(result.job && result.initial_attempt,
+                  "an inserted job comes back with its row and its first attempt");
     const Job& row = *result.job;
     trace_.record(kStore, events::to_event(events::CommitJobInserted{
                               .job_id = row.id,
@@ -81,6 +86,7 @@ Async<InsertAttemptResult> CommitLogStore::insert_attempt(NewAttempt attempt) {
   auto result = co_await target().insert_attempt(std::move(attempt));
   using Outcome = InsertAttemptResult::Outcome;
   if (result.outcome == Outcome::inserted) {
+    ONEJOB_ASSERT(result.attempt.has_value(), "an inserted attempt comes back with its row");
     attempt_inserted(*result.attempt);
   } else if (result.outcome == Outcome::live_attempt_exists) {
     refused("insert_attempt", events::kRefusedLiveAttempt, job, result.blocking);
@@ -105,6 +111,8 @@ Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) 
   auto result = co_await target().update_attempt(std::move(update));
   using Outcome = UpdateAttemptResult::Outcome;
   if (result.outcome == Outcome::applied) {
+    ONEJOB_ASSERT(result.attempt && result.before,
+                  "an applied update comes back with its row and the state it left");
     transition(*result.attempt, *result.before, fence, false, takeover);
   } else if (result.attempt) {
     refused("update_attempt",
@@ -120,6 +128,8 @@ Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt co
   auto result = co_await target().complete_attempt(std::move(completion));
   using Outcome = CompleteAttemptResult::Outcome;
   if (result.outcome == Outcome::won || result.outcome == Outcome::lost) {
+    ONEJOB_ASSERT(result.attempt && result.job && result.before,
+                  "a judged completion comes back with the attempt, the job and the state it left");
     const Attempt& row = *result.attempt;
     const Job& job = *result.job;
     trace_.record(kStore, events::to_event(events::CommitCas{

@@ -1,5 +1,9 @@
 #include "harness/sim/rng.hpp"
 
+#include <string>
+
+#include "system/domain/check.hpp"
+
 namespace onejob::sim {
 namespace {
 
@@ -45,6 +49,7 @@ std::uint64_t Rng::next() {
 }
 
 std::uint64_t Rng::below(std::uint64_t bound) {
+  ONEJOB_ASSERT(bound > 0, "Rng::below needs a bound above 0");
   // Reject the low values that would make `r % bound` favour small results.
   const std::uint64_t threshold = (0 - bound) % bound;
   for (;;) {
@@ -54,6 +59,8 @@ std::uint64_t Rng::below(std::uint64_t bound) {
 }
 
 std::int64_t Rng::between(std::int64_t low, std::int64_t high) {
+  ONEJOB_ASSERT(low <= high, "Rng::between needs low <= high, got " + std::to_string(low) + " > " +
+                                 std::to_string(high));
   const auto span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
   if (span == UINT64_MAX) return static_cast<std::int64_t>(next());
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + below(span + 1));

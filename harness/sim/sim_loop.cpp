@@ -1,13 +1,14 @@
 #include "harness/sim/sim_loop.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <stdexcept>
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include "system/domain/check.hpp"
 
 namespace onejob::sim {
 
@@ -30,7 +31,7 @@ void SimLoop::shutdown() {
 }
 
 boost::asio::io_context& SimLoop::io() {
-  if (!io_) throw std::logic_error("SimLoop used after shutdown()");
+  ONEJOB_ASSERT(io_ != nullptr, "SimLoop used after shutdown()");
   return io_->context;
 }
 
@@ -41,7 +42,8 @@ bool SimLoop::later(const Entry& a, const Entry& b) {
 }
 
 void SimLoop::schedule_at(Instant at, UniqueFunction handler) {
-  if (at < now_) throw std::logic_error("SimLoop::schedule_at: instant is in the past");
+  ONEJOB_ASSERT(at >= now_, "SimLoop::schedule_at: an instant in the past");
+  ONEJOB_ASSERT(static_cast<bool>(handler), "SimLoop::schedule_at: an empty handler");
   queue_.push_back(Entry{at, tie_breaker_.next(), next_seq_++, std::move(handler)});
   std::push_heap(queue_.begin(), queue_.end(), later);
 }
@@ -64,6 +66,7 @@ std::uint64_t SimLoop::run(Instant until) {
     std::pop_heap(queue_.begin(), queue_.end(), later);
     Entry entry = std::move(queue_.back());
     queue_.pop_back();
+    ONEJOB_ASSERT(entry.at >= now_, "SimLoop::run: time went backwards");
     now_ = entry.at;
     // Called, not posted: a timer's completion resumes its coroutine here, and whatever that
     // posts (a spawn, a message handed on) runs in the next poll(), in the order posted.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "system/domain/check.hpp"
+
 #include "harness/events/world_events.hpp"
 
 namespace onejob::sim {
@@ -13,13 +15,20 @@ const char* to_string(Direction direction) {
 SimLink::SimLink(std::string name, LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace)
     : name_(std::move(name)), spec_(spec), rng_(rng), loop_(loop), trace_(trace) {}
 
-void SimLink::add_partition(const PartitionWindow& partition) { partitions_.push_back(partition); }
+void SimLink::add_partition(const PartitionWindow& partition) {
+  ONEJOB_ASSERT(partition.from < partition.until,
+                name_ + ": a partition window ends after it starts");
+  partitions_.push_back(partition);
+}
 
 Duration SimLink::latency() {
+  ONEJOB_ASSERT(Duration(0) <= spec_.latency.min && spec_.latency.min <= spec_.latency.max,
+                name_ + ": a latency range from 0 up (the loader checks it)");
   return Duration(rng_.between(spec_.latency.min.count(), spec_.latency.max.count()));
 }
 
 bool SimLink::chance(Ppm ppm) {
+  ONEJOB_ASSERT(ppm <= kPpmOne, name_ + ": a probability above 100%");
   if (ppm == 0) return false;  // no draw: a fault kind that is off leaves the stream untouched
   return rng_.below(kPpmOne) < ppm;
 }

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/domain/check.hpp"
+
 #include "harness/events/provider_events.hpp"
 
 namespace onejob::sim {
@@ -98,6 +100,7 @@ void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
     }
     return;
   }
+  ONEJOB_ASSERT(!call.provider_key.empty(), spec_.name + " called without a provider key");
   execution.waiting.push_back(std::move(reply));
   execute(call);
 }
@@ -110,6 +113,8 @@ void SimProvider::execute(const ProviderCall& call) {
   }
   if (!certification) ++scripted_executions_;
   const auto latency_range = behaviour.latency.value_or(spec_.latency);
+  ONEJOB_ASSERT(Duration(0) <= latency_range.min && latency_range.min <= latency_range.max,
+                spec_.name + ": a latency range from 0 up (the loader checks it)");
   const Duration latency(rng_.between(latency_range.min.count(), latency_range.max.count()));
   ProviderReply reply;
   if (behaviour.outcome == ProviderOutcome::error) {
@@ -137,6 +142,7 @@ void SimProvider::execute(const ProviderCall& call) {
   }
   loop_.schedule_after(latency, [this, key = call.provider_key, reply] {
     Execution& done = executions_.at(key);
+    ONEJOB_ASSERT(!done.done && !done.hangs, "an execution answers once, and a hang never");
     done.done = true;
     done.reply = reply;
     auto waiting = std::move(done.waiting);

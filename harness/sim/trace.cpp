@@ -6,12 +6,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/domain/check.hpp"
+
 #include "harness/sim/rng.hpp"
 #include "harness/sim/utf8.hpp"
 
 namespace onejob::sim {
 
+// The README promises 8-byte node names in the history.
+static_assert(sizeof(NodeName) == 8, "a node name is one interned pointer");
+
 const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
+  ONEJOB_ASSERT(events_.empty() || clock_.now() >= events_.back().at,
+                "a trace records events in time order");
   event.shrink_to_fit();  // a history of millions keeps no spare room
   events_.push_back(TraceEvent{events_.size() + 1, clock_.now(), node, std::move(event), injected});
   return events_.back();

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "system/domain/check.hpp"
 
 namespace onejob {
 namespace {
@@ -34,6 +37,7 @@ Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
   const Job& stored = jobs_.emplace(id, std::move(job)).first->second;
   Attempt first =
       insert_attempt_row(stored, stored.target_provider, AttemptOrigin::initial, stored.created_at);
+  written(id);
   co_return InsertJobResult{InsertJobResult::Outcome::inserted, stored, std::move(first)};
 }
 
@@ -64,6 +68,7 @@ Async<bool> MemoryStore::fail_job(JobId id, std::string reason, Instant) {
   }
   it->second.status = JobStatus::failed;
   it->second.failure_reason = std::move(reason);
+  written(id);
   co_return true;
 }
 
@@ -110,6 +115,7 @@ Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
     actions_.emplace(std::make_pair(new_attempt.key->owner_id, new_attempt.key->idempotency_key),
                      ActionRecord{new_attempt.key->request_fingerprint, attempt.id});
   }
+  written(attempt.job_id);
   co_return InsertAttemptResult{Outcome::inserted, std::move(attempt), {}};
 }
 
@@ -128,13 +134,18 @@ Async<std::optional<ActionRecord>> MemoryStore::find_action(std::string owner_id
 
 Async<std::vector<Attempt>> MemoryStore::list_attempts(JobId job_id) {
   std::vector<Attempt> found;
-  for (AttemptId id : attempts_by_job_[job_id]) found.push_back(attempts_.at(id));
+  // find, not []: a read leaves the indexes as they were.
+  if (auto of_job = attempts_by_job_.find(job_id); of_job != attempts_by_job_.end()) {
+    for (AttemptId id : of_job->second) found.push_back(attempts_.at(id));
+  }
   co_return found;
 }
 
 Async<std::vector<Attempt>> MemoryStore::find_attempts_in_state(AttemptState state) {
   std::vector<Attempt> found;
-  for (AttemptId id : attempts_by_state_[state]) found.push_back(attempts_.at(id));
+  if (auto in_state = attempts_by_state_.find(state); in_state != attempts_by_state_.end()) {
+    for (AttemptId id : in_state->second) found.push_back(attempts_.at(id));
+  }
   co_return found;
 }
 
@@ -175,6 +186,7 @@ Async<std::optional<Attempt>> MemoryStore::claim_next_attempt(std::string worker
   attempt.lease_owner = std::move(worker);
   attempt.lease_token += 1;
   attempt.lease_expires_at = lease_expires_at;
+  written(attempt.job_id);
   co_return attempt;
 }
 
@@ -231,6 +243,9 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
     actions_.emplace(std::make_pair(update.key->owner_id, update.key->idempotency_key),
                      ActionRecord{update.key->request_fingerprint, attempt.id});
   }
+  ONEJOB_ASSERT(attempt.state == update.to,
+                "an applied update leaves the attempt in its new state");
+  written(attempt.job_id);
   co_return UpdateAttemptResult{Outcome::applied, attempt, before};
 }
 
@@ -256,6 +271,7 @@ Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt compl
   // (defect blind-overwrite: WHERE id = $j alone)
   const bool won = defects_.has(Defect::blind_overwrite) ||
                    (job.version == completion.expected_version && !job.completed_by);
+  const std::int64_t version_before = job.version;
   if (won) {
     job.result = completion.result;
     job.completed_by = attempt.id;
@@ -270,7 +286,110 @@ Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt compl
     if (defects_.has(Defect::late_merge)) job.result = completion.result;
   }
   attempt.result = std::move(completion.result);
+  // Only the winning write bumps the version, by exactly one.
+  ONEJOB_ASSERT(job.version == version_before + (won ? 1 : 0),
+                "the compare-and-swap bumps the version once, and only when it wins");
+  ONEJOB_ASSERT(!won || job.completed_by == attempt.id, "the winner is the job's completed_by");
+  written(job.id);
   co_return CompleteAttemptResult{won ? Outcome::won : Outcome::lost, job, attempt, before};
+}
+
+// ---- the indexes' own checks ------------------------------------------------------------------
+
+bool MemoryStore::live_index_defective() const {
+  return defects_.has(Defect::retry_while_unknown) || defects_.has(Defect::cancel_does_not_unblock);
+}
+
+void MemoryStore::check_job_indexes(JobId job_id) const {
+  const auto where = [job_id](const char* what) {
+    return "MemoryStore, job " + std::to_string(job_id) + ": " + what;
+  };
+  const auto job = jobs_.find(job_id);
+  ONEJOB_ASSERT(job != jobs_.end(), where("a write touched a job with no row"));
+  ONEJOB_ASSERT(job_id > 0 && job_id < next_job_id_, where("an id the sequence never gave"));
+  const auto key = jobs_by_owner_key_.find({job->second.owner_id, job->second.idempotency_key});
+  ONEJOB_ASSERT(key != jobs_by_owner_key_.end(), where("its (owner, key) is not in the key index"));
+  // With defect check-then-insert the constraint is gone: a second job may share the key.
+  ONEJOB_ASSERT(key->second == job_id || defects_.has(Defect::check_then_insert),
+                where("the key index names another job for its (owner, key)"));
+
+  const auto of_job = attempts_by_job_.find(job_id);
+  ONEJOB_ASSERT(of_job != attempts_by_job_.end() && !of_job->second.empty(),
+                where("a job without attempts (every job is created with one)"));
+  std::optional<AttemptId> live;
+  int live_count = 0;
+  for (std::size_t i = 0; i < of_job->second.size(); ++i) {
+    const AttemptId id = of_job->second[i];
+    const auto attempt = attempts_.find(id);
+    ONEJOB_ASSERT(attempt != attempts_.end(), where("the job's attempt list names a missing row"));
+    ONEJOB_ASSERT(attempt->second.job_id == job_id, where("an attempt listed under another job"));
+    ONEJOB_ASSERT(attempt->second.attempt_no == static_cast<int>(i) + 1,
+                  where("attempt numbers are not 1..n in list order"));
+    const auto in_state = attempts_by_state_.find(attempt->second.state);
+    ONEJOB_ASSERT(in_state != attempts_by_state_.end() && in_state->second.contains(id),
+                  where("an attempt missing from the state index under its state"));
+    for (const auto& [state, ids] : attempts_by_state_) {
+      ONEJOB_ASSERT(state == attempt->second.state || !ids.contains(id),
+                    where("an attempt in the state index under a state it is not in"));
+    }
+    if (is_live(attempt->second.state)) {
+      live = id;
+      ++live_count;
+    }
+  }
+  const auto indexed = live_attempt_by_job_.find(job_id);
+  if (!live_index_defective()) {
+    ONEJOB_ASSERT(live_count <= 1, where("more than one live attempt"));
+    ONEJOB_ASSERT(live_count == 0
+                      ? indexed == live_attempt_by_job_.end()
+                      : indexed != live_attempt_by_job_.end() && indexed->second == *live,
+                  where("the live-attempt index disagrees with the attempts' states"));
+  }
+  if (job->second.completed_by) {
+    const auto winner = attempts_.find(*job->second.completed_by);
+    ONEJOB_ASSERT(winner != attempts_.end() && winner->second.job_id == job_id &&
+                      winner->second.state == AttemptState::succeeded,
+                  where("completed_by names no SUCCEEDED attempt of this job"));
+    ONEJOB_ASSERT(job->second.status == JobStatus::succeeded, where("a winner, yet not succeeded"));
+  }
+  if (job->second.status == JobStatus::pending && !job->second.completed_by &&
+      indexed == live_attempt_by_job_.end() && !live_index_defective()) {
+    ONEJOB_ASSERT(idle_candidates_.contains(job_id),
+                  where("idle (pending, no winner, nothing live) but not an idle candidate"));
+  }
+}
+
+void MemoryStore::check_all_indexes() const {
+  for (const auto& [id, job] : jobs_) check_job_indexes(id);
+  std::size_t by_state = 0;
+  for (const auto& [state, ids] : attempts_by_state_) {
+    by_state += ids.size();
+    for (AttemptId id : ids) {
+      const auto attempt = attempts_.find(id);
+      ONEJOB_ASSERT(attempt != attempts_.end() && attempt->second.state == state,
+                    "MemoryStore: the state index holds attempt " + std::to_string(id) +
+                        " under a state it is not in");
+    }
+  }
+  ONEJOB_ASSERT(by_state == attempts_.size(),
+                "MemoryStore: the state index holds " + std::to_string(by_state) +
+                    " attempts, the table " + std::to_string(attempts_.size()));
+  std::size_t listed = 0;
+  for (const auto& [job_id, ids] : attempts_by_job_) {
+    ONEJOB_ASSERT(jobs_.contains(job_id),
+                  "MemoryStore: attempts listed under a missing job " + std::to_string(job_id));
+    listed += ids.size();
+  }
+  ONEJOB_ASSERT(listed == attempts_.size(), "MemoryStore: attempts not listed under their job");
+  if (!live_index_defective()) {
+    for (const auto& [job_id, id] : live_attempt_by_job_) {
+      const auto attempt = attempts_.find(id);
+      ONEJOB_ASSERT(attempt != attempts_.end() && attempt->second.job_id == job_id &&
+                        is_live(attempt->second.state),
+                    "MemoryStore: the live-attempt index names attempt " + std::to_string(id) +
+                        " of job " + std::to_string(job_id) + ", which is not live there");
+    }
+  }
 }
 
 // ---- certifications -------------------------------------------------------------------------

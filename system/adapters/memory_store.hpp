@@ -18,7 +18,10 @@ namespace onejob {
 // late-merge, unfenced-worker, cancel-does-not-unblock) change it when set; see defects.hpp.
 class MemoryStore final : public Store {
  public:
-  explicit MemoryStore(Defects defects = {}) : defects_(defects) {}
+  // `check_indexes`: after each write, check the indexes of the job it touched against the rows
+  // (ONEJOB_ASSERT; the simulation turns it on). It costs a walk over that job's attempts.
+  explicit MemoryStore(Defects defects = {}, bool check_indexes = false)
+      : defects_(defects), check_indexes_(check_indexes) {}
 
   Async<InsertJobResult> insert_job(NewJob job) override;
   Async<std::optional<Job>> find_job_by_key(std::string owner_id,
@@ -43,6 +46,11 @@ class MemoryStore final : public Store {
   Async<void> record_certification(Certification certification) override;
   Async<std::optional<Certification>> latest_certification(std::string provider) override;
 
+  // Every index agrees with the rows, and the rows with the schema's constraints (unique keys,
+  // one live attempt per job, attempt numbers 1..n, a winner that SUCCEEDED). Throws
+  // AssertionFailure naming the first disagreement.
+  void check_all_indexes() const;
+
   std::size_t job_count() const { return jobs_.size(); }
   std::size_t attempt_count() const { return attempts_.size(); }
 
@@ -53,8 +61,19 @@ class MemoryStore final : public Store {
   void set_state(Attempt& attempt, AttemptState to, const std::string& reason, Instant at);
 
   bool fenced_out(std::optional<std::int64_t> fence, const Attempt& attempt) const;
+  // After a write to `job_id`: its indexes agree with its rows (when check_indexes_ is on).
+  void written(JobId job_id) const {
+    if (check_indexes_) check_job_indexes(job_id);
+  }
+  void check_job_indexes(JobId job_id) const;
+  // Whether the named defects let the live-attempt index disagree with the attempts' states.
+  bool live_index_defective() const;
+
+  // Tests plant index corruption through this, to show the checks catch it.
+  friend struct MemoryStoreTestAccess;
 
   Defects defects_;
+  bool check_indexes_ = false;
   JobId next_job_id_ = 1;
   AttemptId next_attempt_id_ = 1;
   std::map<JobId, Job> jobs_;

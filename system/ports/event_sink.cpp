@@ -28,6 +28,9 @@ constexpr std::size_t kMaxNames = kChunk * kChunks;
 const std::string** names_by_id[kChunks];
 // A field's length has 30 bits; the strings of one event stay within that too.
 constexpr std::uint32_t kMaxStringBytes = (1u << 30) - 1;
+// The README promises 16-byte fields: a 4-byte name id, 30 bits of length, 2 of type, 8 of value.
+static_assert(sizeof(Event::Field) == 16, "an event field is 16 bytes");
+static_assert(alignof(Event::Field) == 8);
 
 Interned intern(std::string_view name) {
   // Most names are string literals, passed again and again from the same address: a small

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "system/domain/check.hpp"
 #include "system/events/attempt_events.hpp"
 
 namespace onejob {
@@ -40,8 +41,18 @@ Async<UpdateAttemptResult> Settlement::transition(AttemptUpdate update, const Wr
   update.fence = writer.fence;
   const AttemptState to = update.to;
   const std::string reason = update.reason;
+  const AttemptId id = update.attempt_id;
   auto result = co_await context_.store.update_attempt(std::move(update));
   using Outcome = UpdateAttemptResult::Outcome;
+  // The Store port's contract: an applied update returns the row in its new state and the state
+  // it left; a refusal for fencing or state returns the row as the store found it.
+  ONEJOB_ASSERT(result.outcome != Outcome::applied ||
+                    (result.attempt && result.before && result.attempt->id == id &&
+                     result.attempt->state == to),
+                "an applied update returns the attempt in its new state");
+  ONEJOB_ASSERT((result.outcome != Outcome::fenced && result.outcome != Outcome::state_mismatch) ||
+                    (result.attempt && result.attempt->id == id),
+                "a refused update returns the attempt as the store found it");
   if (result.outcome == Outcome::applied) {
     events::emit(context_.events, events::AttemptStateChanged{.job_id = result.attempt->job_id,
                                                               .attempt_id = result.attempt->id,
@@ -80,6 +91,14 @@ Async<void> Settlement::answered(const Attempt& attempt, const Job& job, const s
   };
   auto result = co_await context_.store.complete_attempt(std::move(completion));
   using Outcome = CompleteAttemptResult::Outcome;
+  ONEJOB_ASSERT(result.outcome == Outcome::not_found || (result.attempt && result.job),
+                "a completion the store judged returns the attempt and the job");
+  ONEJOB_ASSERT(result.outcome != Outcome::won ||
+                    (result.job->completed_by == attempt.id && result.job->version > job.version &&
+                     result.attempt->state == AttemptState::succeeded),
+                "a won compare-and-swap names the attempt, bumps the version and SUCCEEDS it");
+  ONEJOB_ASSERT(result.outcome != Outcome::lost || result.attempt->state == AttemptState::discarded,
+                "a lost compare-and-swap leaves the attempt DISCARDED");
   if (result.outcome == Outcome::fenced || result.outcome == Outcome::state_mismatch) {
     emit_write_refused(context_.events, *result.attempt, result.outcome == Outcome::fenced,
                        AttemptState::succeeded, writer);
@@ -184,6 +203,10 @@ Async<void> Settlement::fail_over(JobId job_id, const Attempt& failed_attempt) {
         .created_at = context_.clock.now(),
     };
     auto inserted = co_await context_.store.insert_attempt(std::move(new_attempt));
+    ONEJOB_ASSERT(inserted.outcome != InsertAttemptResult::Outcome::inserted ||
+                      (inserted.attempt && inserted.attempt->job_id == job_id &&
+                       inserted.attempt->state == AttemptState::starting),
+                  "an inserted failover attempt is a STARTING attempt of this job");
     if (inserted.outcome == InsertAttemptResult::Outcome::inserted) {
       emit_attempt_created(context_.events, *inserted.attempt);
     }

@@ -1,5 +1,6 @@
 #include "system/service/worker.hpp"
 
+#include "system/domain/check.hpp"
 #include "system/events/attempt_events.hpp"
 #include "system/events/worker_events.hpp"
 #include "system/service/backoff.hpp"
@@ -172,6 +173,9 @@ Async<std::optional<Attempt>> claim(const CorePtr& core) {
   auto claimed =
       co_await context.store.claim_next_attempt(core->name, now, now + context.config.policy.lease);
   if (!core->alive || !claimed) co_return std::nullopt;
+  ONEJOB_ASSERT(claimed->state == AttemptState::running && claimed->lease_owner == core->name &&
+                    claimed->lease_expires_at > now,
+                "a claimed attempt is RUNNING under this worker's unexpired lease");
   events::emit(context.events,
                events::AttemptStateChanged{.job_id = claimed->job_id,
                                            .attempt_id = claimed->id,
@@ -190,6 +194,7 @@ Async<void> run_loop(CorePtr core) {
   const Policy& policy = core->context.config.policy;
   Backoff backoff(policy.worker_poll, policy.store_backoff_cap);
   while (core->alive) {
+    ONEJOB_ASSERT(core->in_flight >= 0, core->name + ": attempts in flight went negative");
     Duration wait = policy.worker_poll;
     if (core->in_flight < policy.worker_capacity) {
       std::optional<Attempt> attempt;
@@ -203,6 +208,8 @@ Async<void> run_loop(CorePtr core) {
         if (core->alive) report_store_error(*core, error, 0, wait);
       }
       if (attempt) {
+        ONEJOB_ASSERT(core->in_flight <= policy.worker_capacity,
+                      core->name + " runs more attempts than its capacity");
         boost::asio::co_spawn(executor, run_attempt_guarded(core, std::move(*attempt)),
                               rethrow_error);
         continue;

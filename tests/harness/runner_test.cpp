@@ -9,6 +9,8 @@
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
+#include "system/adapters/memory_store.hpp"
+#include "system/domain/check.hpp"
 #include "system/events/api_events.hpp"
 
 #include "harness/events/client_events.hpp"
@@ -18,6 +20,16 @@
 #include "tests/support/broken_stores.hpp"
 #include "tests/support/scenarios.hpp"
 #include "tests/support/typed_events.hpp"
+
+namespace onejob {
+// Plants corruption in MemoryStore's indexes, to show the store's own checks catch it.
+struct MemoryStoreTestAccess {
+  // Points the live-attempt index of `job` at `attempt`, whatever the rows say.
+  static void point_live_index(MemoryStore& store, JobId job, AttemptId attempt) {
+    store.live_attempt_by_job_[job] = attempt;
+  }
+};
+}  // namespace onejob
 
 namespace onejob::scenario {
 namespace {
@@ -213,6 +225,52 @@ BOOST_AUTO_TEST_CASE(any_bytes_in_a_message_give_valid_utf8_json_and_well_formed
   BOOST_TEST(tree.get<int>("testsuites.<xmlattr>.failures") == 1);
   // The readable parts survive.
   BOOST_TEST(junit.find("ok: \xC3\xA9 \xF0\x9F\x98\x80") != std::string::npos);
+}
+
+// A corrupted index (job 1's live slot already taken by a phantom attempt 99, so creating job
+// 1 leaves it pointing there) is caught by MemoryStore's always-on checks after the write that
+// trips over it, and the run reports it as a `run` violation with the assertion's message, not a
+// pass.
+BOOST_AUTO_TEST_CASE(a_corrupted_memory_store_index_is_a_run_violation) {
+  const auto spec = test::double_click_spec(2, 1);
+  const auto misfiled = run_scenario(
+      spec, {.seed = std::nullopt, .make_store = [] {
+               auto store = std::make_unique<MemoryStore>(Defects{}, /*check_indexes=*/true);
+               MemoryStoreTestAccess::point_live_index(*store, 1, 99);
+               return std::unique_ptr<Store>(std::move(store));
+             }});
+  BOOST_REQUIRE(!misfiled.violations.empty());
+  const auto& violation = misfiled.violations.front();
+  BOOST_TEST(violation.invariant == "run");
+  BOOST_TEST(violation.message.find("system/adapters/memory_store.cpp:") != std::string::npos);
+  BOOST_TEST(violation.message.find("MemoryStore, job 1: the live-attempt index disagrees with "
+                                    "the attempts' states") != std::string::npos,
+             violation.message);
+
+  // The same plant with the checks off passes unnoticed by every rule: the checks are what
+  // catch it.
+  const auto unchecked = run_scenario(
+      spec, {.seed = std::nullopt, .make_store = [] {
+               auto store = std::make_unique<MemoryStore>(Defects{}, /*check_indexes=*/false);
+               MemoryStoreTestAccess::point_live_index(*store, 1, 99);
+               return std::unique_ptr<Store>(std::move(store));
+             }});
+  BOOST_TEST(unchecked.passed());
+}
+
+// A live-attempt index that names an attempt of another job is caught by the check at the end
+// of the run even when no later write touches that job.
+BOOST_AUTO_TEST_CASE(the_full_index_check_names_a_stale_live_slot) {
+  MemoryStore store(Defects{}, /*check_indexes=*/true);
+  MemoryStoreTestAccess::point_live_index(store, 7, 3);
+  try {
+    store.check_all_indexes();
+    BOOST_FAIL("a live slot of a job with no row passed the check");
+  } catch (const AssertionFailure& failure) {
+    BOOST_TEST(
+        failure.what().find("the live-attempt index names attempt 3 of job 7") != std::string::npos,
+        failure.what());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
