@@ -6,18 +6,14 @@
 #include <iostream>
 #include <thread>
 
-#include "harness/cli/bench_parts.hpp"
+#include "system/ports/store.hpp"
+
+#include "harness/bench/bench.hpp"
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/scenario_files.hpp"
+#include "harness/cli/store_flag.hpp"
 
 namespace onejob::cli {
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 int bench_command(const BenchFlags& flags) {
   StoreChoice choice;
@@ -59,13 +55,15 @@ int bench_command(const BenchFlags& flags) {
       "this run\n\n",
       flags.quick ? " --quick" : "", date, std::thread::hardware_concurrency());
   std::fflush(stdout);
+  const bench::Settings settings{
+      .seconds = flags.seconds, .rounds = flags.rounds, .quick = flags.quick, .jobs = flags.jobs};
   if (wanted("simulator")) {
-    bench_simulator(flags, catalogue);
+    bench::simulator(settings, catalogue);
     std::printf("\n");
     std::fflush(stdout);
   }
   if (wanted("fuzzer")) {
-    bench_fuzzer(flags);
+    bench::fuzzer(settings);
     std::printf("\n");
     std::fflush(stdout);
   }
@@ -74,7 +72,19 @@ int bench_command(const BenchFlags& flags) {
     std::printf("postgres: not measured (give --store postgres or postgres=URI)\n");
     return kExitPass;
   }
-  return bench_postgres(choice, flags);
+  SharedSchema shared;
+  try {
+    shared = open_shared_schema(choice);
+  } catch (const StoreError& error) {
+    std::cerr << "onejob: --store " << choice.describe() << ": " << error.what() << "\n";
+    return kExitBadInput;
+  }
+  bench::postgres({.uri = choice.uri,
+                   .schema = shared.schema,
+                   .description = choice.describe(),
+                   .connect = shared.connect},
+                  settings);
+  return kExitPass;
 }
 
 }  // namespace onejob::cli

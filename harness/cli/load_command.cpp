@@ -26,9 +26,9 @@
 #include "system/service/reconciler.hpp"
 #include "system/service/worker.hpp"
 
-#include "harness/cli/complete_now.hpp"
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/store_flag.hpp"
+#include "harness/sim/complete_now.hpp"
 #include "harness/sim/store_wrapper.hpp"
 
 namespace onejob::cli {
@@ -280,7 +280,7 @@ int load_command(const LoadFlags& flags) {
   auto reader = own_store();
   std::map<std::string, std::int64_t> jobs_by_status;
   for (const auto& [key, id] : acked_id) {
-    const auto found = complete_now(check_io, reader->find_job_by_key(owner(), key_name(key)));
+    const auto found = sim::complete_now(check_io, reader->find_job_by_key(owner(), key_name(key)));
     if (!found || found->id != id) {
       ++lost;
       if (lost <= 5) {
@@ -292,7 +292,7 @@ int load_command(const LoadFlags& flags) {
     std::string status{to_string(found->status)};
     if (found->status == JobStatus::pending) {
       // Where it stands: the state of its latest attempt.
-      const auto attempts = complete_now(check_io, reader->list_attempts(found->id));
+      const auto attempts = sim::complete_now(check_io, reader->list_attempts(found->id));
       status += attempts.empty() ? "/none" : "/" + std::string(to_string(attempts.back().state));
     }
     ++jobs_by_status[status];

@@ -19,12 +19,10 @@
 #include "system/adapters/pg_statements.hpp"
 #include "system/ports/store.hpp"
 
-#include "harness/cli/bench_parts.hpp"
-#include "harness/cli/complete_now.hpp"
-#include "harness/cli/exit_codes.hpp"
-#include "harness/cli/store_flag.hpp"
+#include "harness/bench/bench.hpp"
+#include "harness/sim/complete_now.hpp"
 
-namespace onejob::cli {
+namespace onejob::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -53,9 +51,9 @@ NewJob bench_job(const std::string& key) {
 
 // A libpqxx connection of its own in `schema`, with PgStore's statements, for the raw
 // baselines.
-std::shared_ptr<pqxx::connection> raw_connection(const StoreChoice& choice,
+std::shared_ptr<pqxx::connection> raw_connection(const std::string& uri,
                                                  const std::string& schema) {
-  auto connection = std::make_shared<pqxx::connection>(choice.uri);
+  auto connection = std::make_shared<pqxx::connection>(uri);
   pqxx::nontransaction tx{*connection};
   tx.exec("SET search_path TO " + tx.quote_name(schema));
   pg::prepare_statements(*connection);
@@ -117,7 +115,7 @@ struct Figure {
 // One figure per connection count (1 and 8): `flags.rounds` measurements of each side,
 // baseline first, interleaved.
 void measure_per_connections(std::vector<Figure>& figures, const std::string& name,
-                             const BenchFlags& flags, const std::function<double(int)>& baseline,
+                             const Settings& flags, const std::function<double(int)>& baseline,
                              const std::function<double(int)>& subject) {
   for (const int connections : {1, 8}) {
     Figure figure{name + ", " + std::to_string(connections) +
@@ -146,14 +144,7 @@ void print_figure(const Figure& figure, const char* subject, const char* baselin
 
 }  // namespace
 
-int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
-  SharedSchema shared;
-  try {
-    shared = open_shared_schema(choice);
-  } catch (const StoreError& error) {
-    std::cerr << "onejob: --store " << choice.describe() << ": " << error.what() << "\n";
-    return kExitBadInput;
-  }
+void postgres(const PgTarget& shared, const Settings& flags) {
   // Creates, every key fresh: the measure is the insert path. A double-click storm: every key
   // created twice in a row, so half the creates are replays, and a replay costs what the API
   // pays for it: the create that finds the key taken, then the read of the job that holds it.
@@ -168,10 +159,10 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
       auto io = std::make_shared<boost::asio::io_context>();
       return [store, io, storm, mine = prefix("pgstore")](std::int64_t i) {
         const std::string key = mine + std::to_string(storm ? i / 2 : i);
-        const auto result = complete_now(*io, store->insert_job(bench_job(key)));
+        const auto result = sim::complete_now(*io, store->insert_job(bench_job(key)));
         if (result.outcome == InsertJobResult::Outcome::inserted) return;
         if (!storm) throw std::runtime_error("bench: a fresh key was refused");
-        if (!complete_now(*io, store->find_job_by_key("bench", key))) {
+        if (!sim::complete_now(*io, store->find_job_by_key("bench", key))) {
           throw std::runtime_error("bench: a replayed key has no job");
         }
       };
@@ -179,7 +170,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   };
   auto raw_creates = [&](bool storm) {
     return [&, storm](int) -> std::function<void(std::int64_t)> {
-      auto connection = raw_connection(choice, shared.schema);
+      auto connection = raw_connection(shared.uri, shared.schema);
       const NewJob job = bench_job("");
       const std::string failover = pg::to_text_array(job.failover);
       return [connection, job, failover, storm, mine = prefix("raw")](std::int64_t i) {
@@ -214,7 +205,7 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   const std::int64_t pool_size = kCasCalls * 2 * (1 + 8) * flags.rounds;
   std::vector<std::pair<AttemptId, JobId>> pool;
   {
-    pqxx::connection connection{choice.uri};
+    pqxx::connection connection{shared.uri};
     pqxx::work tx{connection};
     tx.exec("SET LOCAL search_path TO " + tx.quote_name(shared.schema));
     tx.exec_params(
@@ -249,14 +240,14 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
       completion.from = {AttemptState::running};
       completion.fence = 1;
       completion.result = R"({"label":"billing","confidence":0.9})";
-      const auto result = complete_now(*io, store->complete_attempt(std::move(completion)));
+      const auto result = sim::complete_now(*io, store->complete_attempt(std::move(completion)));
       if (result.outcome != CompleteAttemptResult::Outcome::won) {
         throw std::runtime_error("bench: a fresh CAS did not win");
       }
     };
   };
   auto raw_cas = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = raw_connection(choice, shared.schema);
+    auto connection = raw_connection(shared.uri, shared.schema);
     // PgStore's own call, with the states it passes (from RUNNING; those that may win or lose).
     return [connection, &take](std::int64_t) {
       const auto [attempt, job] = take();
@@ -281,9 +272,8 @@ int bench_postgres(const StoreChoice& choice, const BenchFlags& flags) {
   std::printf(
       "PostgreSQL (%s): PgStore against a raw statement doing the same work on the same server;"
       "\n%d interleaved rounds of %.1f s each, medians\n",
-      choice.describe().c_str(), flags.rounds, flags.seconds);
+      shared.description.c_str(), flags.rounds, flags.seconds);
   for (const auto& figure : figures) print_figure(figure, "PgStore", "raw");
-  return kExitPass;
 }
 
-}  // namespace onejob::cli
+}  // namespace onejob::bench

@@ -18,13 +18,13 @@
 
 #include "system/ports/unique_function.hpp"
 
+#include "harness/bench/bench.hpp"
 #include "harness/bench/generated_load.hpp"
-#include "harness/cli/bench_parts.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/scenario/runner.hpp"
 #include "harness/sim/rng.hpp"
 
-namespace onejob::cli {
+namespace onejob::bench {
 namespace {
 
 double cpu_seconds() {
@@ -131,8 +131,14 @@ LoadFigures measure_load(int jobs) {
 
 }  // namespace
 
-void bench_simulator(const BenchFlags& flags,
-                     const std::vector<scenario::ScenarioSpec>& catalogue) {
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+void simulator(const Settings& flags, const std::vector<scenario::ScenarioSpec>& catalogue) {
   // The catalogue: every scenario once, its loop events over the CPU time it took.
   std::uint64_t events = 0;
   std::vector<double> rates;
@@ -189,7 +195,7 @@ void bench_simulator(const BenchFlags& flags,
   }
 }
 
-void bench_fuzzer(const BenchFlags& flags) {
+void fuzzer(const Settings& flags) {
   const std::uint64_t cases = flags.quick ? 2'000 : 20'000;
   auto rate_of = [&](int processes) {
     const auto started = std::chrono::steady_clock::now();
@@ -248,4 +254,4 @@ void bench_fuzzer(const BenchFlags& flags) {
   }
 }
 
-}  // namespace onejob::cli
+}  // namespace onejob::bench

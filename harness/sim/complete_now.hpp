@@ -10,7 +10,7 @@
 
 #include "system/ports/async.hpp"
 
-namespace onejob::cli {
+namespace onejob::sim {
 
 // Runs `operation` on `io` until it completes and returns its value (or rethrows what it
 // threw): for commands that call the system's coroutines from plain code.
@@ -28,4 +28,4 @@ T complete_now(boost::asio::io_context& io, Async<T> operation) {
   return std::move(*out);
 }
 
-}  // namespace onejob::cli
+}  // namespace onejob::sim

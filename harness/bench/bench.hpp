@@ -1,0 +1,47 @@
+#pragma once
+
+// `onejob bench`'s measurements: each figure beside its baseline, measured in the same run and
+// interleaved (baseline, subject, baseline, subject, ...), printed as a ratio (the median over
+// rounds). The command line (harness/cli/bench_command.cpp) checks the flags, loads the
+// catalogue, opens the store and calls these in order.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "system/ports/store.hpp"
+
+#include "harness/scenario/spec.hpp"
+
+namespace onejob::bench {
+
+struct Settings {
+  double seconds = 1.0;  // per PostgreSQL measurement
+  int rounds = 7;        // measurements per figure, baseline and subject interleaved
+  bool quick = false;    // smaller loads and fewer cases: under a minute, for CI
+  int jobs = 0;          // when set, the one generated load to measure
+};
+
+double median(std::vector<double> values);
+
+// The simulator against a bare priority-queue loop and the same loop through Asio, on the
+// catalogue and on generated loads; each load runs in a child process, so its CPU time and peak
+// memory are its own.
+void simulator(const Settings& settings, const std::vector<scenario::ScenarioSpec>& catalogue);
+// Fuzz cases per second in one process and in two, and the cases and seconds each named
+// defect takes to be found.
+void fuzzer(const Settings& settings);
+
+// Where the PostgreSQL figures run: a fresh schema that the caller created, migrated and keeps
+// alive, `connect` opening another PgStore on it, and the libpq URI for the raw baselines.
+struct PgTarget {
+  std::string uri;
+  std::string schema;
+  std::string description;  // for the heading, e.g. "postgres (PGHOST=...)"
+  std::function<std::unique_ptr<Store>()> connect;
+};
+// PgStore against raw statements doing the same work.
+void postgres(const PgTarget& target, const Settings& settings);
+
+}  // namespace onejob::bench
