@@ -40,13 +40,13 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
             }
           }
         }
-        out.push_back({"I10",
-                       s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) +
-                           " -> " + std::string(to_string(s.to)) + " after its lease (token " +
-                           std::to_string(claim->second->what.token) +
-                           ") was taken over (token now " + std::to_string(token) + ")",
-                       seq,
-                       {claim->second->seq}});
+        out.push_back(violation("I10.write_after_takeover",
+                                s.by + " moved " + attempt_ref(id) + " " +
+                                    std::string(to_string(s.from)) + " -> " +
+                                    std::string(to_string(s.to)) + " after its lease (token " +
+                                    std::to_string(claim->second->what.token) +
+                                    ") was taken over (token now " + std::to_string(token) + ")",
+                                seq, {claim->second->seq}));
       }
       if (s.claim) {
         claims[s.lease_owner] = &step;

@@ -25,15 +25,15 @@ bool check_answer(const HistoryModel& model, const std::string& owner, const std
   const std::string what = std::string(who) + " got " + std::to_string(status) + " for key \"" +
                            key + "\" of owner \"" + owner + "\"";
   if (stored == nullptr) {
-    out.push_back({"I1", what + ", but the store has no job for that key", seq, {}});
+    out.push_back(violation("I1.answered_key_has_no_job",
+                            what + ", but the store has no job for that key", seq, {}));
     return true;
   }
   if (job_id == stored->id()) return false;
-  out.push_back({"I1",
-                 what + " naming " + (job_id ? job_ref(*job_id) : "no job") +
-                     ", but the store's job for that key is " + job_ref(stored->id()),
-                 seq,
-                 {stored->inserted.seq}});
+  out.push_back(violation("I1.answered_another_job",
+                          what + " naming " + (job_id ? job_ref(*job_id) : "no job") +
+                              ", but the store's job for that key is " + job_ref(stored->id()),
+                          seq, {stored->inserted.seq}));
   return true;
 }
 
@@ -45,12 +45,11 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
     for (std::size_t i = 1; i < ids.size(); ++i) {
       const auto& first = model.jobs.at(ids.front());
       const auto& again = model.jobs.at(ids[i]);
-      out.push_back({"I1",
-                     "the store committed " + job_ref(again.id()) + " for key \"" +
-                         owner_key.second + "\" of owner \"" + owner_key.first + "\", which " +
-                         job_ref(first.id()) + " already holds",
-                     again.inserted.seq,
-                     {first.inserted.seq}});
+      out.push_back(violation("I1.second_job_for_key",
+                              "the store committed " + job_ref(again.id()) + " for key \"" +
+                                  owner_key.second + "\" of owner \"" + owner_key.first +
+                                  "\", which " + job_ref(first.id()) + " already holds",
+                              again.inserted.seq, {first.inserted.seq}));
     }
   }
   std::set<std::pair<std::string, std::string>> sent;
@@ -62,11 +61,10 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   for (const auto& [id, job] : model.jobs) {
     const auto& inserted = job.inserted.what;
     if (sent.contains({inserted.owner, inserted.key})) continue;
-    out.push_back({"I1",
-                   "the store committed " + job_ref(id) + " for key \"" + inserted.key +
-                       "\" of owner \"" + inserted.owner + "\", which no client sent",
-                   job.inserted.seq,
-                   {}});
+    out.push_back(violation("I1.job_nobody_sent",
+                            "the store committed " + job_ref(id) + " for key \"" + inserted.key +
+                                "\" of owner \"" + inserted.owner + "\", which no client sent",
+                            job.inserted.seq, {}));
   }
   // One anomaly, one violation: a wrong answer is reported where the API node gave it, and at
   // the client only when no API answer explains it.

@@ -32,8 +32,9 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
                              response.key + "\" of owner \"" + response.owner + "\"";
     if (status == 422 && response.job_id) {
       leaked.insert(exchange.client_request);
-      out.push_back(
-          {"I2", what + " with " + job_ref(*response.job_id) + ": a 422 names no job", seq, {}});
+      out.push_back(violation("I2.conflict_names_a_job",
+                              what + " with " + job_ref(*response.job_id) + ": a 422 names no job",
+                              seq, {}));
     }
     const auto request = model.requests.find(exchange.client_request);
     if (request == model.requests.end() || !request->second.first.body) continue;
@@ -42,33 +43,32 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     if (sent.is_discarded()) continue;
     if (stored == nullptr) {
       if (status == 422) {
-        out.push_back({"I2", what + ", but no job holds that key", seq, {}});
+        out.push_back(
+            violation("I2.conflict_for_a_free_key", what + ", but no job holds that key", seq, {}));
       }
       continue;
     }
     const bool same = nlohmann::json::parse(stored->inserted.what.payload, nullptr, false) == sent;
     if (status == 422 && same) {
-      out.push_back({"I2",
-                     what + ", but the request equals " + job_ref(stored->id()) +
-                         "'s: a replay must get that job",
-                     seq,
-                     {stored->inserted.seq}});
+      out.push_back(violation("I2.replay_refused",
+                              what + ", but the request equals " + job_ref(stored->id()) +
+                                  "'s: a replay must get that job",
+                              seq, {stored->inserted.seq}));
     } else if (status != 422 && !same) {
-      out.push_back({"I2",
-                     what + " with a request that differs from " + job_ref(stored->id()) +
-                         "'s: a reused key must get 422",
-                     seq,
-                     {stored->inserted.seq}});
+      out.push_back(violation("I2.reuse_accepted",
+                              what + " with a request that differs from " + job_ref(stored->id()) +
+                                  "'s: a reused key must get 422",
+                              seq, {stored->inserted.seq}));
     }
   }
   for (const auto& [number, request] : model.requests) {
     if (request.first.action != "create_job") continue;
     for (const auto& received : request.received) {
       if (received.what.status == 422 && received.what.job_id && !leaked.contains(number)) {
-        out.push_back({"I2",
-                       request.client + " got 422 naming " + job_ref(*received.what.job_id) +
-                           ": a 422 names no job",
-                       received.seq});
+        out.push_back(violation("I2.conflict_names_a_job",
+                                request.client + " got 422 naming " +
+                                    job_ref(*received.what.job_id) + ": a 422 names no job",
+                                received.seq));
       }
     }
   }

@@ -29,11 +29,10 @@ void became_live(Replay& replay, std::int64_t job, std::int64_t attempt, std::ui
   auto& live_now = replay.live_by_job[job];
   if (!live_now.empty()) {
     const auto& [other, since] = *live_now.begin();
-    out.push_back({"I3",
-                   attempt_ref(attempt) + " of " + job_ref(job) + " became live while " +
-                       attempt_ref(other) + " is live: two live attempts",
-                   seq,
-                   {since}});
+    out.push_back(violation("I3.two_live",
+                            attempt_ref(attempt) + " of " + job_ref(job) + " became live while " +
+                                attempt_ref(other) + " is live: two live attempts",
+                            seq, {since}));
   }
   live_now.emplace(attempt, seq);
 }
@@ -55,12 +54,12 @@ void check_refusal(const Replay& replay, const At<events::StoreRefused>& refused
       state = std::string(to_string(found->second));
     }
   }
-  out.push_back({"I3",
-                 "the store refused a new attempt of " + job_ref(job) + " for a live attempt (" +
-                     (named ? attempt_ref(*named) + ", " + state : std::string("none named")) +
-                     "), but the log has " + (any_live ? "another" : "none") + " live",
-                 refused.seq,
-                 {}});
+  out.push_back(
+      violation("I3.refused_without_live",
+                "the store refused a new attempt of " + job_ref(job) + " for a live attempt (" +
+                    (named ? attempt_ref(*named) + ", " + state : std::string("none named")) +
+                    "), but the log has " + (any_live ? "another" : "none") + " live",
+                refused.seq, {}));
 }
 
 std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
@@ -75,10 +74,10 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
     if (auto inserted = events::from_event<events::CommitAttemptInserted>(recorded.event)) {
       const JobRecord* job = model.job(inserted->job_id);
       if (job == nullptr || job->inserted.seq > recorded.seq) {
-        out.push_back({"I3",
-                       "the store inserted " + attempt_ref(inserted->attempt_id) + " of " +
-                           job_ref(inserted->job_id) + ", which it never inserted before",
-                       recorded.seq});
+        out.push_back(violation("I3.inserted_twice",
+                                "the store inserted " + attempt_ref(inserted->attempt_id) + " of " +
+                                    job_ref(inserted->job_id) + ", which it never inserted before",
+                                recorded.seq));
       }
       replay.states[inserted->attempt_id] = AttemptState::starting;
       replay.job_of[inserted->attempt_id] = inserted->job_id;
@@ -89,20 +88,18 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
     if (!step) continue;
     auto state = replay.states.find(step->attempt_id);
     if (state == replay.states.end()) {
-      out.push_back(
-          {"I3",
-           "the store moved " + attempt_ref(step->attempt_id) + ", which it never inserted",
-           recorded.seq,
-           {}});
+      out.push_back(violation(
+          "I3.moved_never_inserted",
+          "the store moved " + attempt_ref(step->attempt_id) + ", which it never inserted",
+          recorded.seq, {}));
       continue;
     }
     if (state->second != step->from) {
-      out.push_back({"I3",
-                     "the store moved " + attempt_ref(step->attempt_id) + " from " +
-                         std::string(to_string(step->from)) + ", but it was " +
-                         std::string(to_string(state->second)),
-                     recorded.seq,
-                     {}});
+      out.push_back(violation("I3.moved_from_another_state",
+                              "the store moved " + attempt_ref(step->attempt_id) + " from " +
+                                  std::string(to_string(step->from)) + ", but it was " +
+                                  std::string(to_string(state->second)),
+                              recorded.seq, {}));
     }
     const bool was_live = is_live_state(state->second);
     state->second = step->to;

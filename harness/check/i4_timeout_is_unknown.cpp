@@ -45,12 +45,12 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
           provider_did += ", answering only later";
         }
       }
-      out.push_back({"I4",
-                     "the store moved " + attempt_ref(id) + " of " + job_ref(attempt.job_id()) +
-                         " " + std::string(to_string(step.what.from)) + " -> FAILED, but " +
-                         provider_did + ": a timeout is UNKNOWN, not a failure",
-                     step.seq,
-                     {calls->second.front().seq}});
+      out.push_back(violation("I4.timeout_failed",
+                              "the store moved " + attempt_ref(id) + " of " +
+                                  job_ref(attempt.job_id()) + " " +
+                                  std::string(to_string(step.what.from)) + " -> FAILED, but " +
+                                  provider_did + ": a timeout is UNKNOWN, not a failure",
+                              step.seq, {calls->second.front().seq}));
     }
   }
   for (const auto& [id, job] : model.jobs) {
@@ -59,11 +59,10 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
         const auto& attempt = model.attempts.at(attempt_id);
         if (attempt.inserted.seq > failure.seq) continue;
         if (attempt.state_before(failure.seq) != AttemptState::unknown) continue;
-        out.push_back({"I4",
-                       "the store failed " + job_ref(id) + " while its " + attempt_ref(attempt_id) +
-                           " is UNKNOWN",
-                       failure.seq,
-                       {attempt.inserted.seq}});
+        out.push_back(violation("I4.job_failed_while_unknown",
+                                "the store failed " + job_ref(id) + " while its " +
+                                    attempt_ref(attempt_id) + " is UNKNOWN",
+                                failure.seq, {attempt.inserted.seq}));
       }
     }
   }

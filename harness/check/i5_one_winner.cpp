@@ -29,29 +29,29 @@ void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Viol
     const std::string what = attempt_ref(c.attempt_id) + "'s compare-and-swap on " +
                              job_ref(job.id()) + (c.won ? " won" : " lost");
     if (c.won && winner != nullptr) {
-      out.push_back(
-          {"I5",
-           what + ", but " + attempt_ref(winner->what.attempt_id) + " had already won: two winners",
-           cas.seq,
-           {winner->seq}});
+      out.push_back(violation(
+          "I5.two_winners",
+          what + ", but " + attempt_ref(winner->what.attempt_id) + " had already won: two winners",
+          cas.seq, {winner->seq}));
     } else if (c.won && (c.expected_version != 1 || c.version != 2)) {
-      out.push_back({"I5",
-                     what + " moving the version " + std::to_string(c.expected_version) + " -> " +
-                         std::to_string(c.version) + ", not 1 -> 2",
-                     cas.seq,
-                     {}});
+      out.push_back(violation("I5.version_not_bumped_once",
+                              what + " moving the version " + std::to_string(c.expected_version) +
+                                  " -> " + std::to_string(c.version) + ", not 1 -> 2",
+                              cas.seq, {}));
     } else if (c.won && c.job_result != c.result) {
-      out.push_back(
-          {"I5", what + " but the job's result is not the bytes it offered", cas.seq, {}});
+      out.push_back(violation("I5.result_not_offered",
+                              what + " but the job's result is not the bytes it offered", cas.seq,
+                              {}));
     } else if (!c.won && winner == nullptr) {
-      out.push_back({"I5", what + " although the job had no winner", cas.seq, {}});
+      out.push_back(violation("I5.lost_without_winner", what + " although the job had no winner",
+                              cas.seq, {}));
     } else if (!c.won &&
                (c.winner != winner->what.attempt_id || c.job_result != winner->what.result)) {
-      out.push_back({"I5",
-                     what + ", and the job's completed_by or result is no longer " +
-                         attempt_ref(winner->what.attempt_id) + "'s: a loser reached the job",
-                     cas.seq,
-                     {winner->seq}});
+      out.push_back(violation("I5.loser_reached_job",
+                              what + ", and the job's completed_by or result is no longer " +
+                                  attempt_ref(winner->what.attempt_id) +
+                                  "'s: a loser reached the job",
+                              cas.seq, {winner->seq}));
     }
     if (c.won && winner == nullptr) winner = &cas;
     // The CAS's own attempt transition follows it in the log.
@@ -61,10 +61,10 @@ void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Viol
     auto next =
         std::ranges::find_if(attempt->steps, [&](const auto& s) { return s.seq > cas.seq; });
     if (next == attempt->steps.end() || next->what.to != expected) {
-      out.push_back({"I5",
-                     what + ", but the attempt did not become " + std::string(to_string(expected)),
-                     cas.seq,
-                     {}});
+      out.push_back(
+          violation("I5.state_after_cas",
+                    what + ", but the attempt did not become " + std::string(to_string(expected)),
+                    cas.seq, {}));
     }
   }
 }
@@ -81,11 +81,10 @@ void check_no_cas_endings(const HistoryModel& model, std::vector<Violation>& out
         return c.what.attempt_id == attempt_id && c.seq < step.seq;
       });
       if (!by_cas) {
-        out.push_back({"I5",
-                       "the store made " + attempt_ref(id) + " " + std::string(to_string(to)) +
-                           " without a compare-and-swap",
-                       step.seq,
-                       {}});
+        out.push_back(violation("I5.settled_without_cas",
+                                "the store made " + attempt_ref(id) + " " +
+                                    std::string(to_string(to)) + " without a compare-and-swap",
+                                step.seq, {}));
       }
     }
   }
@@ -108,12 +107,11 @@ void check_unfinished_read(const HistoryModel& model, std::int64_t number,
       first_arrival = exchange.request.seq;
   }
   if (!first_arrival || *first_arrival < won->seq) return;
-  out.push_back({"I5",
-                 "a read of " + job_ref(job->id()) + " that began after " +
-                     attempt_ref(won->what.attempt_id) + " won it shows it " +
-                     received.what.shown_status.value_or("without a status"),
-                 received.seq,
-                 {won->seq, *first_arrival}});
+  out.push_back(violation("I5.read_after_win_not_won",
+                          "a read of " + job_ref(job->id()) + " that began after " +
+                              attempt_ref(won->what.attempt_id) + " won it shows it " +
+                              received.what.shown_status.value_or("without a status"),
+                          received.seq, {won->seq, *first_arrival}));
 }
 
 void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
@@ -130,27 +128,26 @@ void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
       const auto* won = job == nullptr ? nullptr : job->won();
       const std::string what = request.client + " read " + job_ref(*r.job_id) + " as succeeded";
       if (won == nullptr || won->seq > received.seq) {
-        out.push_back({"I5", what + ", but the store had no winner for it", received.seq, {}});
+        out.push_back(violation("I5.read_winner_unknown_to_store",
+                                what + ", but the store had no winner for it", received.seq, {}));
         continue;
       }
       const auto winner = won->what.attempt_id;
       if (r.shown_winner != winner) {
-        out.push_back({"I5",
-                       what + " completed by " +
-                           (r.shown_winner ? attempt_ref(*r.shown_winner) : "nobody") +
-                           ", but its winner is " + attempt_ref(winner),
-                       received.seq,
-                       {won->seq}});
+        out.push_back(violation("I5.read_wrong_winner",
+                                what + " completed by " +
+                                    (r.shown_winner ? attempt_ref(*r.shown_winner) : "nobody") +
+                                    ", but its winner is " + attempt_ref(winner),
+                                received.seq, {won->seq}));
         continue;
       }
       const Execution* execution = model.execution_of(winner);
       if (execution == nullptr) continue;
       if (r.result_digest != json_digest(execution->executed.what.output)) {
-        out.push_back({"I5",
-                       what + " with a result that is not the one the winner " +
-                           attempt_ref(winner) + "'s provider produced",
-                       received.seq,
-                       {won->seq, execution->executed.seq}});
+        out.push_back(violation("I5.read_wrong_result",
+                                what + " with a result that is not the one the winner " +
+                                    attempt_ref(winner) + "'s provider produced",
+                                received.seq, {won->seq, execution->executed.seq}));
       }
     }
   }

@@ -54,22 +54,20 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
                            job_ref(job->id()) + " on \"" + provider + "\"";
   const auto before = previous.state_before(attempt.inserted.seq);
   if (before != AttemptState::failed) {
-    out.push_back({"I6",
-                   what + " while the previous " + attempt_ref(previous.id()) + " was " +
-                       std::string(to_string(before)) + ", not FAILED",
-                   attempt.inserted.seq,
-                   {previous.inserted.seq}});
+    out.push_back(violation("I6.failover_before_failure",
+                            what + " while the previous " + attempt_ref(previous.id()) + " was " +
+                                std::string(to_string(before)) + ", not FAILED",
+                            attempt.inserted.seq, {previous.inserted.seq}));
     return;
   }
   const auto order = provider_order(*job);
   const auto at = std::ranges::find(order, provider);
   const auto after = std::ranges::find(order, previous.inserted.what.provider);
   if (at == order.end() || (after != order.end() && at <= after)) {
-    out.push_back({"I6",
-                   what + ", which is not a provider after \"" + previous.inserted.what.provider +
-                       "\" in the job's order",
-                   attempt.inserted.seq,
-                   {job->inserted.seq}});
+    out.push_back(violation("I6.failover_out_of_order",
+                            what + ", which is not a provider after \"" +
+                                previous.inserted.what.provider + "\" in the job's order",
+                            attempt.inserted.seq, {job->inserted.seq}));
   }
 }
 
@@ -92,20 +90,18 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
       const bool in_time =
           executed.what.answers_at && *executed.what.answers_at <= certification.at;
       if (executed.what.outcome == "ok" && in_time) continue;
-      out.push_back({"I6",
-                     "the store recorded a passing certification of \"" + provider +
-                         "\", but its certification call " + executed.what.provider_key +
-                         (in_time ? " was answered \"" + executed.what.outcome + "\""
-                                  : std::string(" had no answer by then")),
-                     certification.seq,
-                     {executed.seq}});
+      out.push_back(violation("I6.certified_on_failed_call",
+                              "the store recorded a passing certification of \"" + provider +
+                                  "\", but its certification call " + executed.what.provider_key +
+                                  (in_time ? " was answered \"" + executed.what.outcome + "\""
+                                           : std::string(" had no answer by then")),
+                              certification.seq, {executed.seq}));
     }
     if (calls == 0) {
-      out.push_back({"I6",
-                     "the store recorded a passing certification of \"" + provider +
-                         "\" without a single call to the provider",
-                     certification.seq,
-                     {}});
+      out.push_back(violation("I6.certified_without_call",
+                              "the store recorded a passing certification of \"" + provider +
+                                  "\" without a single call to the provider",
+                              certification.seq, {}));
     }
   }
 }
@@ -123,14 +119,14 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
       if (certification.what.provider == a.provider) latest = &certification;
     }
     if (latest != nullptr && latest->what.passed) continue;
-    out.push_back({"I6",
-                   "the store inserted " + attempt_ref(id) + " of " + job_ref(a.job_id) + " (" +
-                       std::string(to_string(a.origin)) + ") on provider \"" + a.provider +
-                       "\", whose latest certification " +
-                       (latest == nullptr ? "does not exist" : "failed"),
-                   attempt.inserted.seq,
-                   latest == nullptr ? std::vector<std::uint64_t>{}
-                                     : std::vector<std::uint64_t>{latest->seq}});
+    out.push_back(violation("I6.uncertified_provider",
+                            "the store inserted " + attempt_ref(id) + " of " + job_ref(a.job_id) +
+                                " (" + std::string(to_string(a.origin)) + ") on provider \"" +
+                                a.provider + "\", whose latest certification " +
+                                (latest == nullptr ? "does not exist" : "failed"),
+                            attempt.inserted.seq,
+                            latest == nullptr ? std::vector<std::uint64_t>{}
+                                              : std::vector<std::uint64_t>{latest->seq}));
   }
   for (const auto& [id, job] : model.jobs) {
     const auto* won = job.won();
@@ -138,20 +134,19 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
     const Execution* execution = model.execution_of(won->what.attempt_id);
     const std::string what = job_ref(id) + "'s result, from " + attempt_ref(won->what.attempt_id);
     if (execution == nullptr) {
-      out.push_back({"I6", what + ", was never produced by its provider", won->seq, {}});
+      out.push_back(violation("I6.result_never_produced",
+                              what + ", was never produced by its provider", won->seq, {}));
     } else if (execution->executed.what.outcome != "ok" &&
                execution->executed.what.outcome != "plausible") {
-      out.push_back({"I6",
-                     what + ", is an invalid output (provider behaviour \"" +
-                         execution->executed.what.outcome + "\")",
-                     won->seq,
-                     {execution->executed.seq}});
+      out.push_back(violation("I6.invalid_output_won",
+                              what + ", is an invalid output (provider behaviour \"" +
+                                  execution->executed.what.outcome + "\")",
+                              won->seq, {execution->executed.seq}));
     } else if (nlohmann::json::parse(won->what.result, nullptr, false) !=
                nlohmann::json::parse(execution->executed.what.output, nullptr, false)) {
-      out.push_back({"I6",
-                     what + ", is not what its provider answered",
-                     won->seq,
-                     {execution->executed.seq}});
+      out.push_back(violation("I6.result_not_answered",
+                              what + ", is not what its provider answered", won->seq,
+                              {execution->executed.seq}));
     }
   }
   return out;

@@ -20,10 +20,9 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
   for (const auto& [id, job] : model.jobs) {
     const AttemptRecord* first = job.attempts.empty() ? nullptr : model.attempt(job.attempts[0]);
     if (first == nullptr || first->inserted.what.attempt_no != 1) {
-      out.push_back({"I7",
-                     "the store committed " + job_ref(id) + " without its first attempt",
-                     job.inserted.seq,
-                     {}});
+      out.push_back(violation("I7.job_without_attempt",
+                              "the store committed " + job_ref(id) + " without its first attempt",
+                              job.inserted.seq, {}));
     }
   }
   for (const auto& exchange : model.exchanges) {
@@ -35,14 +34,14 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     if (response.job_id) {
       const JobRecord* job = model.job(*response.job_id);
       if (job == nullptr || job->inserted.what.owner != asker) {
-        out.push_back({"I7",
-                       exchange.node + " answered " + exchange.request.what.route + " of owner \"" +
-                           asker + "\" with " + std::to_string(response.status) + " naming " +
-                           job_ref(*response.job_id) + ", which " +
-                           (job == nullptr ? std::string("the store never committed")
-                                           : "owner \"" + job->inserted.what.owner + "\" owns"),
-                       exchange.response->seq,
-                       {}});
+        out.push_back(
+            violation("I7.read_across_owners",
+                      exchange.node + " answered " + exchange.request.what.route + " of owner \"" +
+                          asker + "\" with " + std::to_string(response.status) + " naming " +
+                          job_ref(*response.job_id) + ", which " +
+                          (job == nullptr ? std::string("the store never committed")
+                                          : "owner \"" + job->inserted.what.owner + "\" owns"),
+                      exchange.response->seq, {}));
         continue;
       }
     }
@@ -53,11 +52,10 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     const JobRecord* job = model.job(*request->second.first.job_id);
     if (job != nullptr && job->inserted.what.owner == asker &&
         job->inserted.seq < exchange.request.seq) {
-      out.push_back({"I7",
-                     exchange.node + " answered 404 to owner \"" + asker + "\" for " +
-                         job_ref(job->id()) + ", which the store holds",
-                     exchange.response->seq,
-                     {job->inserted.seq}});
+      out.push_back(violation("I7.job_hidden_from_owner",
+                              exchange.node + " answered 404 to owner \"" + asker + "\" for " +
+                                  job_ref(job->id()) + ", which the store holds",
+                              exchange.response->seq, {job->inserted.seq}));
     }
   }
   return out;

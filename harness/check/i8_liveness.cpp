@@ -20,16 +20,15 @@ std::vector<Violation> check_liveness(const HistoryModel& model) {
   for (const auto& [id, job] : model.jobs) {
     const JobEnd end = model.end_of(job);
     if (end == JobEnd::running) {
-      out.push_back({"I8",
-                     job_ref(id) + " still has a STARTING or RUNNING attempt at run end",
-                     *model.end_seq,
-                     {job.inserted.seq}});
+      out.push_back(violation("I8.still_running",
+                              job_ref(id) + " still has a STARTING or RUNNING attempt at run end",
+                              *model.end_seq, {job.inserted.seq}));
     } else if (end == JobEnd::stuck) {
-      out.push_back({"I8",
-                     job_ref(id) + " is stuck at run end: pending, no live attempt, and its "
-                                   "latest attempt was not cancelled by an operator",
-                     *model.end_seq,
-                     {job.inserted.seq}});
+      out.push_back(violation("I8.stuck",
+                              job_ref(id) +
+                                  " is stuck at run end: pending, no live attempt, and its "
+                                  "latest attempt was not cancelled by an operator",
+                              *model.end_seq, {job.inserted.seq}));
     }
   }
   return out;

@@ -21,11 +21,10 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
     const auto seq = execution.executed.seq;
     auto [seen, first] = first_run.try_emplace(key, seq);
     if (!first) {
-      out.push_back({"I9",
-                     "provider key " + key + " executed twice (on " + execution.provider +
-                         "): the provider's dedup failed",
-                     seq,
-                     {seen->second}});
+      out.push_back(violation("I9.executed_twice",
+                              "provider key " + key + " executed twice (on " + execution.provider +
+                                  "): the provider's dedup failed",
+                              seq, {seen->second}));
     }
     const auto owner = model.attempt_by_provider_key.find(key);
     if (owner == model.attempt_by_provider_key.end()) continue;
@@ -40,14 +39,13 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
           (state != AttemptState::cancelled || model.cancelled_by_operator(earlier, seq))) {
         continue;
       }
-      out.push_back({"I9",
-                     attempt_ref(attempt.id()) + " of " + job_ref(attempt.job_id()) +
-                         " executed while the earlier " + attempt_ref(earlier_id) + " is " +
-                         std::string(to_string(state)) +
-                         (is_live_state(state) ? "" : " without an operator's cancel") +
-                         ": its work may still be running",
-                     seq,
-                     {earlier.inserted.seq}});
+      out.push_back(violation("I9.executed_beside_earlier",
+                              attempt_ref(attempt.id()) + " of " + job_ref(attempt.job_id()) +
+                                  " executed while the earlier " + attempt_ref(earlier_id) +
+                                  " is " + std::string(to_string(state)) +
+                                  (is_live_state(state) ? "" : " without an operator's cancel") +
+                                  ": its work may still be running",
+                              seq, {earlier.inserted.seq}));
     }
   }
   return out;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "system/domain/check.hpp"
+#include "system/domain/names.hpp"
+
 namespace onejob::check {
 
 const std::vector<Invariant>& all_invariants() {
@@ -34,10 +37,45 @@ const Invariant* find_invariant(std::string_view id) {
   return it == invariants.end() ? nullptr : &*it;
 }
 
-bool is_safety(const Violation& violation) {
-  return violation.invariant == "log" ||
-         (violation.invariant.starts_with("I") && find_invariant(violation.invariant) != nullptr);
+const std::vector<RuleInfo>& all_rules() {
+  static const std::vector<RuleInfo> rules = [] {
+    std::vector<RuleInfo> all;
+    for (const auto& invariant : all_invariants()) all.push_back({invariant.id, Category::safety});
+    all.push_back({"log", Category::safety});
+    all.push_back({"expect", Category::expectation});
+    all.push_back({"availability", Category::availability});
+    all.push_back({"run", Category::run});
+    all.push_back({"determinism", Category::run});
+    all.push_back({"store-equivalence", Category::run});
+    return all;
+  }();
+  return rules;
 }
+
+std::string_view to_string(Category category) {
+  static constexpr Named<Category> kNames[] = {
+      {Category::safety, "safety"},
+      {Category::expectation, "expectation"},
+      {Category::availability, "availability"},
+      {Category::run, "run"},
+  };
+  static_assert(names_cover(kNames));
+  return name_of(kNames, category);
+}
+
+Violation violation(std::string_view clause, std::string message,
+                    std::optional<std::uint64_t> event_seq, std::vector<std::uint64_t> evidence) {
+  const auto dot = clause.find('.');
+  const std::string_view rule = clause.substr(0, dot);
+  const auto& rules = all_rules();
+  const auto known = std::ranges::find(rules, rule, &RuleInfo::id);
+  ONEJOB_ASSERT(known != rules.end() && dot != std::string_view::npos && dot + 1 < clause.size(),
+                "a violation's clause is <rule>.<name> of a known rule: " + std::string(clause));
+  return Violation{std::string(rule),  std::string(clause), known->category,
+                   std::move(message), event_seq,           std::move(evidence)};
+}
+
+bool is_safety(const Violation& violation) { return violation.category == Category::safety; }
 
 std::string job_ref(std::int64_t job_id) { return "job " + std::to_string(job_id); }
 std::string attempt_ref(std::int64_t attempt_id) { return "attempt " + std::to_string(attempt_id); }

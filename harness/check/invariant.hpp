@@ -10,16 +10,43 @@
 
 namespace onejob::check {
 
-// One anomaly: a headline, the first offending event, and the events that show it.
+// What kind of promise a broken rule is.
+enum class Category {
+  safety,        // an invariant (I1..I10) or the store's agreement with its commit log (log)
+  expectation,   // something the scenario itself expects (expect)
+  availability,  // a request still unanswered after the quiet phase (availability)
+  run,           // the run itself: it aborted (run), two runs of it differ (determinism), or two
+                 // stores gave different traces (store-equivalence)
+};
+std::string_view to_string(Category category);
+
+// One anomaly, as data (Elle's split): which rule and which clause of it broke, the first
+// offending event and the events that show it; the message explains it to people. Tests and
+// tools match on `clause`, never on the message's words.
 struct Violation {
-  std::string invariant;  // "I1".., "expect", "availability", "log", "run", "determinism"
+  std::string rule;    // "I1".."I10", "log", "expect", "availability", "run", "determinism", ...
+  std::string clause;  // "<rule>.<name>", e.g. "I5.two_winners": stable across wording changes
+  Category category = Category::safety;
   std::string message;
   std::optional<std::uint64_t> event_seq{};  // the first offending event, when there is one
   std::vector<std::uint64_t> evidence{};     // earlier events the headline refers to
 };
 
+// A violation of `clause` ("<rule>.<name>"): its rule is the part before the dot and its category
+// the rule's (kRules). REQUIRES: a rule kRules lists.
+Violation violation(std::string_view clause, std::string message,
+                    std::optional<std::uint64_t> event_seq = std::nullopt,
+                    std::vector<std::uint64_t> evidence = {});
+
+// Every rule a violation can name, with its category.
+struct RuleInfo {
+  std::string_view id;
+  Category category;
+};
+const std::vector<RuleInfo>& all_rules();
+
 // Whether a violation breaks a safety rule (an invariant or the log's agreement with the store)
-// rather than an expectation or availability.
+// rather than an expectation, availability or the run itself.
 bool is_safety(const Violation& violation);
 
 // An invariant judges a run from its history model alone: no access to the store or the nodes.

@@ -14,11 +14,14 @@ namespace onejob::check {
 std::vector<Violation> check_store_agrees(const HistoryModel& model, const StoreRows& rows) {
   std::vector<Violation> out;
   const auto end = model.end_seq;
-  auto report = [&](std::string message) { out.push_back({"log", std::move(message), end, {}}); };
+  auto report = [&](std::string_view clause, std::string message) {
+    out.push_back(violation(clause, std::move(message), end));
+  };
   for (const auto& [id, job] : model.jobs) {
     auto row = rows.jobs.find(id);
     if (row == rows.jobs.end()) {
-      report("the store committed " + job_ref(id) + " but no longer holds it");
+      report("log.job_row_missing",
+             "the store committed " + job_ref(id) + " but no longer holds it");
       continue;
     }
     const auto* won = job.won();
@@ -29,9 +32,10 @@ std::vector<Violation> check_store_agrees(const HistoryModel& model, const Store
     if (row->second.completed_by != (won ? std::optional(won->what.attempt_id) : std::nullopt) ||
         row->second.version != (won ? won->what.version : 1) ||
         (won && row->second.result != won->what.result) || row->second.status != status) {
-      report(job_ref(id) + "'s row (status " + std::string(to_string(row->second.status)) +
-             ", version " + std::to_string(row->second.version) +
-             ") is not what the commit log left it (" + std::string(to_string(ending)) + ")");
+      report("log.job_row_differs",
+             job_ref(id) + "'s row (status " + std::string(to_string(row->second.status)) +
+                 ", version " + std::to_string(row->second.version) +
+                 ") is not what the commit log left it (" + std::string(to_string(ending)) + ")");
     }
     const auto attempts = rows.attempts.find(id);
     for (auto attempt_id : job.attempts) {
@@ -41,10 +45,13 @@ std::vector<Violation> check_store_agrees(const HistoryModel& model, const Store
         for (const auto& a : attempts->second) found = a.id == attempt_id ? &a : found;
       }
       if (found == nullptr) {
-        report("the store committed " + attempt_ref(attempt_id) + " but no longer holds it");
+        report("log.attempt_row_missing",
+               "the store committed " + attempt_ref(attempt_id) + " but no longer holds it");
       } else if (found->state != logged.state) {
-        report(attempt_ref(attempt_id) + " is " + std::string(to_string(found->state)) +
-               " in the store but " + std::string(to_string(logged.state)) + " in its commit log");
+        report("log.attempt_state_differs",
+               attempt_ref(attempt_id) + " is " + std::string(to_string(found->state)) +
+                   " in the store but " + std::string(to_string(logged.state)) +
+                   " in its commit log");
       }
     }
   }

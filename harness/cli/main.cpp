@@ -73,9 +73,9 @@ onejob::scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& fl
     const auto on_memory = onejob::scenario::run_scenario(spec, options);
     *memory_hash = on_memory.trace_hash;
     if (auto broken = onejob::scenario::compare_runs(result, on_memory)) {
-      broken->invariant = "store-equivalence";
-      broken->message = "on the memory store: " + broken->message;
-      result.violations.push_back(std::move(*broken));
+      result.violations.push_back(onejob::check::violation(
+          "store-equivalence.traces_differ", "on the memory store: " + broken->message,
+          broken->event_seq, broken->evidence));
     }
   }
   return result;

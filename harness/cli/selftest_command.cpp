@@ -56,7 +56,7 @@ Row run_row(const std::vector<scenario::ScenarioSpec>& catalogue, const Selftest
     options.defects = defects;
     const auto result = scenario::run_scenario(spec, options);
     if (!result.passed()) {
-      row.failed_scenarios.emplace_back(spec.name, result.violations.front().invariant);
+      row.failed_scenarios.emplace_back(spec.name, result.violations.front().rule);
     }
   }
   fuzz::CampaignOptions options;

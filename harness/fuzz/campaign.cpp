@@ -106,7 +106,7 @@ struct Shrunk {
 
 // The run's first violation of `rule`, or nullptr.
 const check::Violation* violation_of(const scenario::RunResult& run, const std::string& rule) {
-  auto found = std::ranges::find(run.violations, rule, &check::Violation::invariant);
+  auto found = std::ranges::find(run.violations, rule, &check::Violation::rule);
   return found == run.violations.end() ? nullptr : &*found;
 }
 
@@ -212,7 +212,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     result.marks = run.marks;
     if (!run.passed()) {
       const auto& first = run.violations.front();
-      result.failures.push_back({options.exact->index, options.exact->shrink_path, first.invariant,
+      result.failures.push_back({options.exact->index, options.exact->shrink_path, first.rule,
                                  first.message, *spec, *spec, std::move(run),
                                  static_cast<int>(options.exact->shrink_path.size()), 0});
     }
@@ -238,7 +238,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       }
     }
     if (!run.passed()) {
-      const std::string rule = run.violations.front().invariant;
+      const std::string rule = run.violations.front().rule;
       auto shrunk = rule == "determinism"
                         ? Shrunk{shrinkable, run, {}, 0}
                         : shrink(shrinkable, run, rule, name, options.shrink_runs_max, fast);

@@ -40,7 +40,7 @@ std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& re
 }
 
 std::string violation_text(const scenario::RunResult& result, const check::Violation& v) {
-  std::string text = "[" + v.invariant + "] " + v.message;
+  std::string text = "[" + v.rule + "] " + v.message;
   for (const auto seq : v.evidence) {
     if (const auto* event = find_event(result, seq))
       text += "\n      see:    " + human_line(*event);
@@ -252,13 +252,13 @@ void append_section(std::string& out, const scenario::RunResult& result, bool sa
   constexpr std::size_t kShownPerRule = 20;
   std::map<std::string, std::size_t> counts;
   for (const auto& v : result.violations) {
-    if (check::is_safety(v) == safety) ++counts[v.invariant];
+    if (check::is_safety(v) == safety) ++counts[v.rule];
   }
   if (counts.empty()) return;
   out += safety ? "    safety: broken rules\n" : "    expectations and availability\n";
   std::map<std::string, std::size_t> shown;
   for (const auto& v : result.violations) {
-    if (check::is_safety(v) != safety || ++shown[v.invariant] > kShownPerRule) continue;
+    if (check::is_safety(v) != safety || ++shown[v.rule] > kShownPerRule) continue;
     out += "    " + violation_text(result, v) + "\n";
   }
   for (const auto& [rule, count] : counts) {
@@ -314,7 +314,9 @@ std::string summary_json(const std::vector<scenario::RunResult>& results) {
     auto violations = nlohmann::ordered_json::array();
     for (const auto& v : result.violations) {
       nlohmann::ordered_json violation;
-      violation["invariant"] = v.invariant;
+      violation["rule"] = v.rule;
+      violation["clause"] = v.clause;
+      violation["category"] = std::string(to_string(v.category));
       violation["message"] = v.message;
       violation["safety"] = check::is_safety(v);
       violation["evidence"] = v.evidence;
@@ -365,7 +367,7 @@ std::string junit_xml(const std::vector<scenario::RunResult>& results) {
         details += violation_text(result, violation) + "\n";
       }
       details += "replay: " + replay_command(result) + "\n";
-      out += "      <failure type=\"" + xml_escape(first.invariant) + "\" message=\"" +
+      out += "      <failure type=\"" + xml_escape(first.rule) + "\" message=\"" +
              xml_escape(first.message) + "\">" + xml_escape(details) + "</failure>\n";
     }
     out += "      <system-out>seed=" + std::to_string(result.seed) + " trace=" + result.trace_hash +

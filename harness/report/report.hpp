@@ -50,8 +50,8 @@ std::string summary_line(const scenario::RunResult& result);
 std::string text_summary(const std::vector<scenario::RunResult>& results);
 
 // {"scenarios","passed","failed","results":[{"name","file","seed","status","trace_hash",
-//  "violations":[{"invariant","message","event"}]}]}; "event" is the offending trace event or
-// null.
+//  "violations":[{"rule","clause","category","message","safety","evidence","event",
+//  "leading_events"}]}]}; "event" is the offending trace event or null.
 std::string summary_json(const std::vector<scenario::RunResult>& results);
 
 // One <testcase> per scenario, failures carrying their violations.

@@ -58,7 +58,7 @@ void violations_section(std::string& out, const scenario::RunResult& result) {
     const auto& violation = result.violations[shown];
     out += "<div class=\"violation\"";
     if (violation.event_seq) out += " data-seq=\"" + std::to_string(*violation.event_seq) + "\"";
-    out += "><h3><span class=\"rule\">" + xml_escape(violation.invariant) + "</span> " +
+    out += "><h3><span class=\"rule\">" + xml_escape(violation.rule) + "</span> " +
            xml_escape(violation.message) + "</h3>\n<ol class=\"led-to\">\n";
     std::vector<std::uint64_t> seqs = violation.evidence;
     std::ranges::sort(seqs);

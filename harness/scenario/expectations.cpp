@@ -26,6 +26,7 @@ std::string join(const std::vector<T>& values, const std::string& separator) {
 }
 
 using Violations = std::vector<check::Violation>;
+using check::violation;
 
 void check_final_jobs(const ScenarioSpec& spec,
                       const std::vector<std::optional<ReceivedResponse>>& received,
@@ -36,8 +37,8 @@ void check_final_jobs(const ScenarioSpec& spec,
     const auto& got = received[expected.request - 1];
     const auto row = got && got->job_id ? rows.jobs.find(*got->job_id) : rows.jobs.end();
     if (row == rows.jobs.end()) {
-      failed.push_back(
-          {"expect", name + ": the request got no job id" + at(expected.mark), {}, {}});
+      failed.push_back(violation("expect.final_no_job",
+                                 name + ": the request got no job id" + at(expected.mark), {}, {}));
       continue;
     }
     const auto found = rows.attempts.find(row->first);
@@ -45,11 +46,10 @@ void check_final_jobs(const ScenarioSpec& spec,
     const std::string status = final_status(row->second, attempts);
     if (!expected.statuses.empty() &&
         std::ranges::find(expected.statuses, status) == expected.statuses.end()) {
-      failed.push_back({"expect",
-                        name + ": expected status " + join(expected.statuses, " or ") + ", got " +
-                            status + at(expected.mark),
-                        {},
-                        {}});
+      failed.push_back(violation("expect.final_status",
+                                 name + ": expected status " + join(expected.statuses, " or ") +
+                                     ", got " + status + at(expected.mark),
+                                 {}, {}));
     }
     int winner_no = 0;
     std::vector<std::string> states;
@@ -58,33 +58,29 @@ void check_final_jobs(const ScenarioSpec& spec,
       if (row->second.completed_by == attempt.id) winner_no = attempt.attempt_no;
     }
     if (expected.completed_by && *expected.completed_by != winner_no) {
-      failed.push_back(
-          {"expect",
-           name + ": expected attempt " + std::to_string(*expected.completed_by) + " to win, got " +
-               (winner_no ? "attempt " + std::to_string(winner_no) : "none") + at(expected.mark),
-           {},
-           {}});
+      failed.push_back(violation(
+          "expect.final_winner",
+          name + ": expected attempt " + std::to_string(*expected.completed_by) + " to win, got " +
+              (winner_no ? "attempt " + std::to_string(winner_no) : "none") + at(expected.mark),
+          {}, {}));
     }
     if (expected.attempts && *expected.attempts != states) {
       std::string list;
       for (const auto& state : states) list += (list.empty() ? "" : ", ") + state;
-      failed.push_back(
-          {"expect",
-           name + ": attempts ended [" + list + "], not as expected" + at(expected.mark),
-           {},
-           {}});
+      failed.push_back(violation(
+          "expect.final_attempts",
+          name + ": attempts ended [" + list + "], not as expected" + at(expected.mark), {}, {}));
     }
   }
 }
 
-void check_count(const std::optional<CountExpectation>& expected, const char* what,
-                 std::int64_t got, Violations& failed) {
+void check_count(const std::optional<CountExpectation>& expected, std::string_view clause,
+                 const char* what, std::int64_t got, Violations& failed) {
   if (expected && expected->value != got) {
-    failed.push_back({"expect",
-                      "expected " + std::to_string(expected->value) + " " + what + ", got " +
-                          std::to_string(got) + at(expected->mark),
-                      {},
-                      {}});
+    failed.push_back(violation(clause,
+                               "expected " + std::to_string(expected->value) + " " + what +
+                                   ", got " + std::to_string(got) + at(expected->mark),
+                               {}, {}));
   }
 }
 
@@ -94,19 +90,19 @@ void check_responses(const ScenarioSpec& spec,
   const std::string after = spec.quiet ? " after the quiet phase" : "";
   for (std::size_t i = 0; i < received.size(); ++i) {
     if (!received[i]) {
-      failed.push_back(
-          {"availability", "request " + std::to_string(i + 1) + " got no answer" + after, {}, {}});
+      failed.push_back(violation("availability.unanswered",
+                                 "request " + std::to_string(i + 1) + " got no answer" + after, {},
+                                 {}));
     }
   }
   for (const auto& expected : spec.expect.responses) {
     const auto& got = received[expected.request - 1];
     if (got && std::ranges::find(expected.statuses, got->status) == expected.statuses.end()) {
-      failed.push_back({"expect",
-                        "request " + std::to_string(expected.request) + ": expected status " +
-                            join(expected.statuses, " or ") + ", got " +
-                            std::to_string(got->status) + at(expected.mark),
-                        got->event_seq,
-                        {}});
+      failed.push_back(violation("expect.response_status",
+                                 "request " + std::to_string(expected.request) +
+                                     ": expected status " + join(expected.statuses, " or ") +
+                                     ", got " + std::to_string(got->status) + at(expected.mark),
+                                 got->event_seq, {}));
     }
   }
   for (const auto& group : spec.expect.same_job_id) {
@@ -116,12 +112,12 @@ void check_responses(const ScenarioSpec& spec,
       if (!got) continue;
       const std::string name = "requests " + join(group.requests, ", ");
       if (!got->job_id || (first_id && *first_id != *got->job_id)) {
-        failed.push_back({"expect",
-                          name + ": expected the same job id, request " + std::to_string(request) +
-                              " got " + (got->job_id ? std::to_string(*got->job_id) : "none") +
-                              " (status " + std::to_string(got->status) + ")" + at(group.mark),
-                          got->event_seq,
-                          {}});
+        failed.push_back(
+            violation("expect.same_job_id",
+                      name + ": expected the same job id, request " + std::to_string(request) +
+                          " got " + (got->job_id ? std::to_string(*got->job_id) : "none") +
+                          " (status " + std::to_string(got->status) + ")" + at(group.mark),
+                      got->event_seq, {}));
         break;
       }
       first_id = got->job_id;
@@ -148,11 +144,11 @@ std::vector<check::Violation> check_expectations(
   Violations failed;
   check_responses(spec, received, failed);
   if (spec.expect.jobs && static_cast<std::int64_t>(rows.jobs.size()) != *spec.expect.jobs) {
-    failed.push_back({"expect",
-                      "expected " + std::to_string(*spec.expect.jobs) + " job(s) created, got " +
-                          std::to_string(rows.jobs.size()) + at(spec.expect.jobs_mark),
-                      {},
-                      {}});
+    failed.push_back(violation("expect.jobs",
+                               "expected " + std::to_string(*spec.expect.jobs) +
+                                   " job(s) created, got " + std::to_string(rows.jobs.size()) +
+                                   at(spec.expect.jobs_mark),
+                               {}, {}));
   }
   check_final_jobs(spec, received, rows, failed);
   std::int64_t attempts = 0;
@@ -161,16 +157,15 @@ std::vector<check::Violation> check_expectations(
     attempts += static_cast<std::int64_t>(rows_of_job.size());
     discarded += std::ranges::count(rows_of_job, AttemptState::discarded, &Attempt::state);
   }
-  check_count(spec.expect.attempts, "attempt(s)", attempts, failed);
-  check_count(spec.expect.discarded, "discarded result(s)", discarded, failed);
-  check_count(spec.expect.executions, "provider execution(s)",
+  check_count(spec.expect.attempts, "expect.attempts", "attempt(s)", attempts, failed);
+  check_count(spec.expect.discarded, "expect.discarded", "discarded result(s)", discarded, failed);
+  check_count(spec.expect.executions, "expect.executions", "provider execution(s)",
               static_cast<std::int64_t>(model.executions.size()), failed);
   for (const auto& expected : spec.expect.marks) {
     if (!model.marks.contains(expected.name)) {
-      failed.push_back({"expect",
-                        "the run never reached mark \"" + expected.name + "\"" + at(expected.mark),
-                        {},
-                        {}});
+      failed.push_back(violation(
+          "expect.mark", "the run never reached mark \"" + expected.name + "\"" + at(expected.mark),
+          {}, {}));
     }
   }
   return failed;

@@ -46,21 +46,21 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& options) {
     store = std::move(embedded);
   }
   auto world = std::make_unique<World>(spec, result.seed, std::move(store), options.defects);
-  std::optional<std::string> aborted;
+  std::optional<check::Violation> aborted;
   try {
     world->run(options.stop_when_quiescent);
     if (memory != nullptr) memory->check_all_indexes();
   } catch (const std::exception& error) {
-    aborted = error.what();
+    aborted = check::violation("run.exception", std::string("the run aborted: ") + error.what());
   } catch (const AssertionFailure& failure) {
-    aborted = failure.what();
+    aborted = check::violation("run.assertion", "the run aborted: " + failure.what());
   }
   result.history = world->trace().take();
   if (options.trace_text) result.trace_hash = sim::hash_jsonl(result.history);
   result.simulated = world->end().time_since_epoch();
   result.loop_events = world->loop_events();
   if (aborted) {
-    result.violations.push_back({"run", "the run aborted: " + *aborted, std::nullopt, {}});
+    result.violations.push_back(std::move(*aborted));
   }
   // The store's rows of every job the commit log inserted, and what clients received: read now,
   // so the world (its nodes and store) is freed before the history is folded.
@@ -91,11 +91,11 @@ std::optional<check::Violation> compare_runs(const RunResult& first, const RunRe
                                 sim::to_json_line(second.history[event - 1])) {
     ++event;
   }
-  return check::Violation{"determinism",
+  return check::violation("determinism.traces_differ",
                           "a second run with seed " + std::to_string(first.seed) + " gave trace " +
                               second.trace_hash + " instead of " + first.trace_hash +
                               "; they first differ at event " + std::to_string(event),
-                          event <= first.history.size() ? std::optional(event) : std::nullopt};
+                          event <= first.history.size() ? std::optional(event) : std::nullopt);
 }
 
 }  // namespace onejob::scenario

@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(the_determinism_check_names_the_first_event_where_runs_part
   const auto b = run_scenario(spec, {.seed = 6, .make_store = {}});
   const auto broken = compare_runs(a, b);
   BOOST_REQUIRE(broken.has_value());
-  BOOST_TEST(broken->invariant == "determinism");
+  BOOST_TEST(broken->clause == "determinism.traces_differ");
   BOOST_TEST(broken->message.find("instead of " + a.trace_hash) != std::string::npos);
   std::size_t same = 0;
   while (a.history[same].event == b.history[same].event &&
@@ -94,15 +94,15 @@ BOOST_AUTO_TEST_CASE(a_store_without_the_unique_constraint_is_caught_by_i1) {
                                     }});
   BOOST_TEST(!result.passed());
   BOOST_REQUIRE(!result.violations.empty());
-  BOOST_TEST(result.violations[0].invariant == "I1");
+  BOOST_TEST(result.violations[0].rule == "I1");
   BOOST_TEST(result.violations[0].event_seq.has_value());
 }
 
 std::vector<std::string> rules_broken(const RunResult& result) {
   std::vector<std::string> rules;
   for (const auto& v : result.violations) {
-    BOOST_TEST_MESSAGE(v.invariant << ": " << v.message);
-    if (check::is_safety(v)) rules.push_back(v.invariant);
+    BOOST_TEST_MESSAGE(v.rule << ": " << v.message);
+    if (check::is_safety(v)) rules.push_back(v.rule);
   }
   return rules;
 }
@@ -126,14 +126,14 @@ BOOST_AUTO_TEST_CASE(a_store_that_shows_a_discarded_result_to_readers_is_caught_
   const auto result = run_on<test::StoreShowingLostResults>("reverse_order_completion.yaml");
   const auto rules = rules_broken(result);
   BOOST_TEST(std::ranges::count(rules, "I5") == 1);
-  BOOST_TEST(result.violations[0].message.find("not the one the winner") != std::string::npos);
+  BOOST_TEST(result.violations[0].clause == "I5.read_wrong_result");
 }
 
 BOOST_AUTO_TEST_CASE(a_store_whose_reads_hide_a_completion_is_caught_by_i5) {
   const auto result = run_on<test::StoreHidingCompletions>("reverse_order_completion.yaml");
   const auto rules = rules_broken(result);
   BOOST_TEST(std::ranges::count(rules, "I5") == 1);
-  BOOST_TEST(result.violations[0].message.find("shows it pending") != std::string::npos);
+  BOOST_TEST(result.violations[0].clause == "I5.read_after_win_not_won");
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_expectation_fails_and_names_the_response) {
@@ -141,8 +141,8 @@ BOOST_AUTO_TEST_CASE(a_wrong_expectation_fails_and_names_the_response) {
   spec.expect.responses.push_back({1, {422}, {7, 5}});
   const auto result = run_scenario(spec);
   BOOST_REQUIRE(result.violations.size() == 1u);
-  BOOST_TEST(result.violations[0].invariant == "expect");
-  BOOST_TEST(result.violations[0].message.find("request 1: expected status 422") == 0u);
+  BOOST_TEST(result.violations[0].rule == "expect");
+  BOOST_TEST(result.violations[0].clause == "expect.response_status");
   BOOST_TEST(result.violations[0].message.find("line 7") != std::string::npos);
 }
 
@@ -167,7 +167,9 @@ BOOST_AUTO_TEST_CASE(reports_carry_the_summary_contract) {
     BOOST_TEST(fail.contains(field), field);
   }
   BOOST_TEST(fail["status"] == "fail");
-  BOOST_TEST(fail["violations"][0]["invariant"] == "expect");
+  BOOST_TEST(fail["violations"][0]["rule"] == "expect");
+  BOOST_TEST(fail["violations"][0]["clause"] == "expect.jobs");
+  BOOST_TEST(fail["violations"][0]["category"] == "expectation");
   BOOST_TEST(fail["violations"][0].contains("event"));
   BOOST_TEST(fail["replay"] == "onejob replay generated.yaml --seed 1 --trace");
   const auto junit = report::junit_xml(results);
@@ -210,7 +212,7 @@ BOOST_AUTO_TEST_CASE(any_bytes_in_a_message_give_valid_utf8_json_and_well_formed
   // U+FFFE, U+FFFF, a surrogate, an overlong '/', a code point past U+10FFFF, a cut sequence.
   hostile += "\xEF\xBF\xBE \xEF\xBF\xBF \xED\xA0\x80 \xC0\xAF \xF4\x90\x80\x80 \xE2\x82";
   hostile += "]]> <tag a=\"b\"> &amp; ' \" ok: \xC3\xA9 \xF0\x9F\x98\x80";
-  result.violations.push_back({"I1", hostile, std::nullopt, {}});
+  result.violations.push_back(check::violation("I1.answered_another_job", hostile));
   result.name = hostile;
   const std::vector<RunResult> results = {result};
   // JSON: a strict parser (nlohmann rejects invalid UTF-8) reads it back.
@@ -241,7 +243,7 @@ BOOST_AUTO_TEST_CASE(a_corrupted_memory_store_index_is_a_run_violation) {
              }});
   BOOST_REQUIRE(!misfiled.violations.empty());
   const auto& violation = misfiled.violations.front();
-  BOOST_TEST(violation.invariant == "run");
+  BOOST_TEST(violation.clause == "run.assertion");
   BOOST_TEST(violation.message.find("system/adapters/memory_store.cpp:") != std::string::npos);
   BOOST_TEST(violation.message.find("MemoryStore, job 1: the live-attempt index disagrees with "
                                     "the attempts' states") != std::string::npos,

@@ -40,7 +40,7 @@ std::vector<std::string> attempt_transitions(const RunResult& result) {
 }
 
 void require_pass(const RunResult& result) {
-  for (const auto& v : result.violations) BOOST_TEST_MESSAGE(v.invariant << ": " << v.message);
+  for (const auto& v : result.violations) BOOST_TEST_MESSAGE(v.rule << ": " << v.message);
   BOOST_TEST(result.passed());
 }
 

@@ -322,7 +322,7 @@ scenario::RunResult run_on_pg(const scenario::ScenarioSpec& spec) {
                                                 return std::make_unique<PgStore>(pg_url());
                                               }});
   for (const auto& violation : result.violations) {
-    BOOST_TEST_MESSAGE(violation.invariant << ": " << violation.message);
+    BOOST_TEST_MESSAGE(violation.rule << ": " << violation.message);
   }
   return result;
 }

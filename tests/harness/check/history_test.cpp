@@ -255,8 +255,7 @@ BOOST_AUTO_TEST_CASE(an_attempt_row_in_another_state_than_the_log_left_it_is_rep
   StoreRows rows = rows_as_logged();
   rows.attempts[2][0].state = S::succeeded;
   const auto violations = check_store_agrees(h.model(), rows);
-  require_one(violations, "log", end,
-              "attempt 2 is SUCCEEDED in the store but RUNNING in its commit log");
+  require_one(violations, "log.attempt_state_differs", end);
   BOOST_TEST(is_safety(violations[0]));
 }
 
@@ -265,9 +264,7 @@ BOOST_AUTO_TEST_CASE(a_job_row_with_another_result_than_the_winners_is_reported)
   const auto end = won_and_running(h);
   StoreRows rows = rows_as_logged();
   rows.jobs[1].result = kOther;
-  require_one(check_store_agrees(h.model(), rows), "log", end,
-              "job 1's row (status succeeded, version 2) is not what the commit log left it "
-              "(succeeded)");
+  require_one(check_store_agrees(h.model(), rows), "log.job_row_differs", end);
 }
 
 BOOST_AUTO_TEST_CASE(a_committed_job_the_store_no_longer_holds_is_reported) {
@@ -275,8 +272,7 @@ BOOST_AUTO_TEST_CASE(a_committed_job_the_store_no_longer_holds_is_reported) {
   const auto end = won_and_running(h);
   StoreRows rows = rows_as_logged();
   rows.jobs.erase(2);
-  require_one(check_store_agrees(h.model(), rows), "log", end,
-              "the store committed job 2 but no longer holds it");
+  require_one(check_store_agrees(h.model(), rows), "log.job_row_missing", end);
 }
 
 BOOST_AUTO_TEST_CASE(every_invariant_is_registered_under_its_id_in_order) {

@@ -36,8 +36,7 @@ BOOST_AUTO_TEST_CASE(an_attempt_inserted_while_another_runs_is_a_violation) {
   const auto second =
       h.add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover)).last_seq();
   const auto violations = find_invariant("I3")->check(h.model());
-  require_one(violations, "I3", second,
-              "attempt 2 of job 1 became live while attempt 1 is live: two live attempts");
+  require_one(violations, "I3.two_live", second);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{2});
 }
 
@@ -48,8 +47,7 @@ BOOST_AUTO_TEST_CASE(an_attempt_inserted_while_another_is_unknown_is_a_violation
   const auto retry =
       h.add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
           .last_seq();
-  require_one(check_one_live_attempt(h.model()), "I3", retry,
-              "attempt 2 of job 1 became live while attempt 1 is live");
+  require_one(check_one_live_attempt(h.model()), "I3.two_live", retry);
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_attempt_made_live_again_beside_its_successor_is_a_violation) {
@@ -63,8 +61,7 @@ BOOST_AUTO_TEST_CASE(a_failed_attempt_made_live_again_beside_its_successor_is_a_
   const auto revived =
       h.add(kStore, unfenced_write(1, 1, S::failed, S::running, "reconciler")).last_seq();
   const auto violations = check_one_live_attempt(h.model());
-  require_one(violations, "I3", revived,
-              "attempt 1 of job 1 became live while attempt 2 is live: two live attempts");
+  require_one(violations, "I3.two_live", revived);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{5});
 }
 
@@ -73,16 +70,14 @@ BOOST_AUTO_TEST_CASE(a_transition_whose_from_contradicts_the_log_is_a_violation)
   insert_job(h, {});
   h.add(kStore, claimed(1, 1));
   const auto write = h.add(kStore, fenced_write(1, 1, S::starting, S::failed)).last_seq();
-  require_one(check_one_live_attempt(h.model()), "I3", write,
-              "the store moved attempt 1 from STARTING, but it was RUNNING");
+  require_one(check_one_live_attempt(h.model()), "I3.moved_from_another_state", write);
 }
 
 BOOST_AUTO_TEST_CASE(a_transition_of_an_attempt_never_inserted_is_a_violation) {
   HistoryBuilder h;
   insert_job(h, {});
   const auto write = h.add(kStore, fenced_write(1, 7, S::running, S::failed)).last_seq();
-  require_one(check_one_live_attempt(h.model()), "I3", write,
-              "the store moved attempt 7, which it never inserted");
+  require_one(check_one_live_attempt(h.model()), "I3.moved_never_inserted", write);
 }
 
 BOOST_AUTO_TEST_CASE(a_live_attempt_refusal_while_that_attempt_is_live_passes) {
@@ -99,9 +94,7 @@ BOOST_AUTO_TEST_CASE(a_live_attempt_refusal_when_nothing_is_live_is_a_violation)
   h.add(kStore, taken_over(1, 1));
   operator_cancel(h, 1, 1, S::unknown);
   const auto refused = h.add(kStore, live_refused(1, 1)).last_seq();
-  require_one(check_one_live_attempt(h.model()), "I3", refused,
-              "the store refused a new attempt of job 1 for a live attempt (attempt 1, "
-              "CANCELLED), but the log has none live");
+  require_one(check_one_live_attempt(h.model()), "I3.refused_without_live", refused);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

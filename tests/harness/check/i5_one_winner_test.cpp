@@ -56,9 +56,7 @@ BOOST_AUTO_TEST_CASE(a_second_winning_compare_and_swap_is_a_violation) {
   const auto second =
       win(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}).last_seq() - 1;
   const auto violations = find_invariant("I5")->check(h.model());
-  require_one(violations, "I5", second,
-              "attempt 1's compare-and-swap on job 1 won, but attempt 2 had already won: "
-              "two winners");
+  require_one(violations, "I5.two_winners", second);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{first});
 }
 
@@ -70,8 +68,7 @@ BOOST_AUTO_TEST_CASE(a_win_that_does_not_move_the_version_from_1_to_2_is_a_viola
   cas.version = 3;
   const auto won = h.add(kStore, cas).last_seq();
   h.add(kStore, fenced_write(1, 1, S::running, S::succeeded));
-  require_one(check_one_winner(h.model()), "I5", won,
-              "attempt 1's compare-and-swap on job 1 won moving the version 2 -> 3, not 1 -> 2");
+  require_one(check_one_winner(h.model()), "I5.version_not_bumped_once", won);
 }
 
 BOOST_AUTO_TEST_CASE(a_win_whose_job_result_is_not_the_offered_output_is_a_violation) {
@@ -81,16 +78,14 @@ BOOST_AUTO_TEST_CASE(a_win_whose_job_result_is_not_the_offered_output_is_a_viola
   cas.job_result = kOther;
   const auto won = h.add(kStore, cas).last_seq();
   h.add(kStore, fenced_write(1, 1, S::running, S::succeeded));
-  require_one(check_one_winner(h.model()), "I5", won,
-              "won but the job's result is not the bytes it offered");
+  require_one(check_one_winner(h.model()), "I5.result_not_offered", won);
 }
 
 BOOST_AUTO_TEST_CASE(a_loss_when_the_job_had_no_winner_is_a_violation) {
   HistoryBuilder h;
   run_attempt_1(h);
   const auto lost = lose(h, {.attempt_id = 1}, 0, "").last_seq() - 1;
-  require_one(check_one_winner(h.model()), "I5", lost,
-              "attempt 1's compare-and-swap on job 1 lost although the job had no winner");
+  require_one(check_one_winner(h.model()), "I5.lost_without_winner", lost);
 }
 
 BOOST_AUTO_TEST_CASE(a_loser_that_took_over_the_job_is_a_violation) {
@@ -101,8 +96,7 @@ BOOST_AUTO_TEST_CASE(a_loser_that_took_over_the_job_is_a_violation) {
   const auto lost =
       lose(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}, 1, kOther).last_seq() - 1;
   const auto violations = check_one_winner(h.model());
-  require_one(violations, "I5", lost,
-              "the job's completed_by or result is no longer attempt 2's: a loser reached the job");
+  require_one(violations, "I5.loser_reached_job", lost);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{won});
 }
 
@@ -111,17 +105,14 @@ BOOST_AUTO_TEST_CASE(a_winner_that_does_not_become_succeeded_is_a_violation) {
   run_attempt_1(h);
   const auto won = h.add(kStore, cas_won(1, 1, kBilling)).last_seq();
   h.add(kStore, fenced_write(1, 1, S::running, S::failed));
-  require_one(check_one_winner(h.model()), "I5", won,
-              "attempt 1's compare-and-swap on job 1 won, but the attempt did not become "
-              "SUCCEEDED");
+  require_one(check_one_winner(h.model()), "I5.state_after_cas", won);
 }
 
 BOOST_AUTO_TEST_CASE(an_attempt_succeeding_without_a_compare_and_swap_is_a_violation) {
   HistoryBuilder h;
   run_attempt_1(h);
   const auto succeeded = h.add(kStore, fenced_write(1, 1, S::running, S::succeeded)).last_seq();
-  require_one(check_one_winner(h.model()), "I5", succeeded,
-              "the store made attempt 1 SUCCEEDED without a compare-and-swap");
+  require_one(check_one_winner(h.model()), "I5.settled_without_cas", succeeded);
 }
 
 BOOST_AUTO_TEST_CASE(a_read_showing_a_result_other_than_the_winners_output_is_a_violation) {
@@ -132,9 +123,7 @@ BOOST_AUTO_TEST_CASE(a_read_showing_a_result_other_than_the_winners_output_is_a_
   const auto read =
       h.add("browser", read_received(2, 1, "succeeded", 1, json_digest(kOther))).last_seq();
   const auto violations = check_one_winner(h.model());
-  require_one(violations, "I5", read,
-              "browser read job 1 as succeeded with a result that is not the one the winner "
-              "attempt 1's provider produced");
+  require_one(violations, "I5.read_wrong_result", read);
   BOOST_TEST(violations[0].evidence == (std::vector<std::uint64_t>{won, 4}));
 }
 
@@ -145,9 +134,7 @@ BOOST_AUTO_TEST_CASE(a_read_showing_the_wrong_winner_is_a_violation) {
   h.add("browser", get_sent(2, "alice", 1));
   const auto read =
       h.add("browser", read_received(2, 1, "succeeded", 1, json_digest(kOther))).last_seq();
-  require_one(
-      check_one_winner(h.model()), "I5", read,
-      "browser read job 1 as succeeded completed by attempt 1, but its winner is attempt 2");
+  require_one(check_one_winner(h.model()), "I5.read_wrong_winner", read);
 }
 
 BOOST_AUTO_TEST_CASE(a_read_showing_success_before_any_win_is_a_violation) {
@@ -157,8 +144,7 @@ BOOST_AUTO_TEST_CASE(a_read_showing_success_before_any_win_is_a_violation) {
   const auto read =
       h.add("browser", read_received(2, 1, "succeeded", 1, json_digest(kBilling))).last_seq();
   win(h, {.attempt_id = 1});
-  require_one(check_one_winner(h.model()), "I5", read,
-              "browser read job 1 as succeeded, but the store had no winner for it");
+  require_one(check_one_winner(h.model()), "I5.read_winner_unknown_to_store", read);
 }
 
 BOOST_AUTO_TEST_CASE(a_read_that_began_after_the_win_showing_pending_is_a_violation) {
@@ -170,8 +156,7 @@ BOOST_AUTO_TEST_CASE(a_read_that_began_after_the_win_showing_pending_is_a_violat
   api_exchange(h, get);
   const auto read =
       h.add("browser", read_received(2, 1, "pending", std::nullopt, std::nullopt)).last_seq();
-  require_one(check_one_winner(h.model()), "I5", read,
-              "a read of job 1 that began after attempt 1 won it shows it pending");
+  require_one(check_one_winner(h.model()), "I5.read_after_win_not_won", read);
 }
 
 BOOST_AUTO_TEST_CASE(a_read_that_began_before_the_win_may_show_pending) {

@@ -32,7 +32,7 @@ BOOST_AUTO_TEST_CASE(a_job_still_running_at_run_end_is_a_violation) {
   running_job(h, 1);
   const auto end = end_run(h);
   const auto violations = find_invariant("I8")->check(h.model());
-  require_one(violations, "I8", end, "job 1 still has a STARTING or RUNNING attempt at run end");
+  require_one(violations, "I8.still_running", end);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{1});
 }
 
@@ -40,8 +40,7 @@ BOOST_AUTO_TEST_CASE(a_job_never_claimed_by_run_end_is_a_violation) {
   HistoryBuilder h;
   insert_job(h, {});
   const auto end = end_run(h);
-  require_one(check_liveness(h.model()), "I8", end,
-              "job 1 still has a STARTING or RUNNING attempt at run end");
+  require_one(check_liveness(h.model()), "I8.still_running", end);
 }
 
 BOOST_AUTO_TEST_CASE(a_stuck_job_is_a_violation) {
@@ -50,9 +49,7 @@ BOOST_AUTO_TEST_CASE(a_stuck_job_is_a_violation) {
   running_job(h, 1);
   h.add(kStore, fenced_write(1, 1, S::running, S::failed));
   const auto end = end_run(h);
-  require_one(check_liveness(h.model()), "I8", end,
-              "job 1 is stuck at run end: pending, no live attempt, and its latest attempt was "
-              "not cancelled by an operator");
+  require_one(check_liveness(h.model()), "I8.stuck", end);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
