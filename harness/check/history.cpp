@@ -30,7 +30,6 @@ class Folder {
  private:
   bool fold_commit(std::size_t index, const sim::TraceEvent& recorded);
   bool fold_seen(const sim::TraceEvent& recorded);
-  void mark(const char* name) { ++model_.marks[name]; }
   void on_transition(const At<events::CommitAttemptTransition>& step);
   void on_cas(const At<events::CommitCas>& cas);
 
@@ -47,44 +46,20 @@ void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
   if (it == model_.attempts.end()) return;  // a transition of an attempt never inserted: I3
   it->second.steps.push_back(step);
   it->second.state = step.what.to;
-  const auto from = step.what.from;
-  const auto to = step.what.to;
-  if (step.what.takeover) mark("lease_taken_over");
-  if (from == AttemptState::running && to == AttemptState::unknown) mark("timeout_unknown");
-  if (from == AttemptState::unknown && to == AttemptState::failed) mark("unknown_resolved_failed");
-  if (to == AttemptState::cancelled) {
+  if (step.what.to == AttemptState::cancelled) {
     const bool asked = std::ranges::any_of(open_exchange_, [&](const auto& open) {
       return std::ranges::any_of(open.second, [&](std::size_t index) {
         const ApiExchange& exchange = model_.exchanges[index];
         return exchange.node == step.what.by && exchange.request.what.route == "cancel_attempt";
       });
     });
-    if (asked) {
-      model_.operator_cancels.insert(step.seq);
-      mark("operator_cancel");
-    }
+    if (asked) model_.operator_cancels.insert(step.seq);
   }
 }
 
 void Folder::on_cas(const At<events::CommitCas>& cas) {
   auto job = model_.jobs.find(cas.what.job_id);
-  if (job == model_.jobs.end()) return;
-  for (const auto& other : job->second.cas) {
-    if (other.at == cas.at) {
-      mark("cas_tie");
-      break;
-    }
-  }
-  job->second.cas.push_back(cas);
-  if (!cas.what.won) mark("cas_lost");
-  if (const auto* attempt = model_.attempt(cas.what.attempt_id)) {
-    const auto before = attempt->state;  // the transition of this CAS follows it in the log
-    // A late result: its attempt's deadline had passed, or an operator had cancelled it.
-    if (before == AttemptState::unknown || before == AttemptState::cancelled) {
-      mark(cas.what.won ? "late_result_won" : "late_result_discarded");
-    }
-    if (before == AttemptState::cancelled) mark("cancel_then_result");
-  }
+  if (job != model_.jobs.end()) job->second.cas.push_back(cas);
 }
 
 bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
@@ -95,8 +70,6 @@ bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
     model_.jobs.emplace(id, JobRecord{at(std::move(*job), recorded), {}, {}, {}});
   } else if (auto attempt = events::from_event<events::CommitAttemptInserted>(event)) {
     const auto id = attempt->attempt_id;
-    if (attempt->origin == AttemptOrigin::failover) mark("failover");
-    if (attempt->origin == AttemptOrigin::explicit_retry) mark("operator_retry");
     if (auto owner = model_.jobs.find(attempt->job_id); owner != model_.jobs.end()) {
       owner->second.attempts.push_back(id);
     }
@@ -108,18 +81,12 @@ bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
   } else if (auto cas = events::from_event<events::CommitCas>(event)) {
     on_cas(at(std::move(*cas), recorded));
   } else if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
-    mark("job_failed");
     if (auto owner = model_.jobs.find(failed->job_id); owner != model_.jobs.end()) {
       owner->second.failures.push_back(at(std::move(*failed), recorded));
     }
   } else if (auto certification = events::from_event<events::CommitCertification>(event)) {
-    if (!certification->passed) mark("certification_failed");
     model_.certifications.push_back(at(std::move(*certification), recorded));
   } else if (auto refused = events::from_event<events::StoreRefused>(event)) {
-    if (refused->refusal == events::kRefusedFenced) mark("fenced_write_refused");
-    if (refused->refusal == events::kRefusedState) mark("state_write_refused");
-    if (refused->refusal == events::kRefusedLiveAttempt) mark("live_attempt_refused");
-    if (refused->refusal == events::kRefusedDuplicateKey) mark("duplicate_key_refused");
     model_.refusals.push_back(at(std::move(*refused), recorded));
     return true;
   } else {
@@ -170,23 +137,6 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
       model_.certification_executions.push_back(
           Execution{recorded.node, at(std::move(*executed), recorded)});
     }
-  } else if (event.kind() == events::ProviderDeduped::kind) {
-    mark("provider_dedup");
-  } else if (auto fault = events::from_event<events::StoreFault>(event)) {
-    if (fault->maybe_committed) mark("write_reply_lost");
-    if (fault->fault == events::injected_fault(events::InjectedFault::reset).store) {
-      mark("connection_reset");
-    }
-  } else if (auto net = events::from_event<events::NetFault>(event)) {
-    if (net->fault == events::injected_fault(events::InjectedFault::reset).net) {
-      mark("connection_reset");
-    }
-  } else if (event.kind() == events::NodePaused::kind) {
-    mark("node_pause");
-  } else if (event.kind() == events::NodeCrashed::kind) {
-    mark("node_crash");
-  } else if (auto started = events::from_event<events::NodeStarted>(event)) {
-    if (started->incarnation > 1) mark("node_restart");
   } else if (event.kind() == events::QuietStarted::kind) {
     model_.quiet_seq = recorded.seq;
   } else if (event.kind() == events::RunEnded::kind) {
@@ -207,41 +157,9 @@ void Folder::fold(std::size_t index, const sim::TraceEvent& recorded) {
 }
 
 HistoryModel Folder::finish() {
-  // A create whose commit no API node answered with 201, answered later with 200: the commit's
-  // outcome was unknown to its writer and the retry resolved it.
-  // Creates answered, in the order the answers were given.
-  std::map<std::uint64_t, const events::ApiResponse*> answers;
-  for (const auto& exchange : model_.exchanges) {
-    if (!exchange.response || !exchange.response->what.job_id) continue;
-    if (exchange.request.what.route != "create_job") continue;
-    answers.emplace(exchange.response->seq, &exchange.response->what);
-  }
-  std::map<std::int64_t, bool> created_answered;
-  for (const auto& [seq, response] : answers) {
-    bool& answered_201 = created_answered[*response->job_id];
-    if (response->status == 201) answered_201 = true;
-    if (response->status == 200 && !answered_201) {
-      mark("commit_unknown_resolved");
-      answered_201 = true;  // count each job once
-    }
-  }
-  for (const auto& execution : model_.executions) {
-    const auto& outcome = execution.executed.what.outcome;
-    if (outcome != "malformed" && outcome != "hallucinated_key" && outcome != "wrong_operation") {
-      continue;
-    }
-    auto id = model_.attempt_by_provider_key.find(execution.executed.what.provider_key);
-    if (id != model_.attempt_by_provider_key.end() &&
-        model_.attempts.at(id->second).state == AttemptState::failed) {
-      mark("invalid_output_rejected");
-    }
-  }
-  for (const auto& [id, job] : model_.jobs) {
-    const JobEnd end = model_.end_of(job);
-    if (end == JobEnd::awaiting_operator) mark("awaiting_operator");
-    if (end == JobEnd::blocked) mark("blocked");
-  }
-  return std::move(model_);
+  HistoryModel model = std::move(model_);
+  model.marks = reach_marks(model);
+  return model;
 }
 
 }  // namespace

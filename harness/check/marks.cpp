@@ -1,46 +1,228 @@
 #include "harness/check/marks.hpp"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
+
+#include "system/domain/check.hpp"
+
+#include "harness/check/history.hpp"
+#include "harness/events/world_events.hpp"
 
 namespace onejob::check {
+namespace {
+
+constexpr MarkInfo kMarks[] = {
+    {Mark::duplicate_key_refused, "duplicate_key_refused",
+     "a create hit the (owner, key) unique constraint"},
+    {Mark::write_reply_lost, "write_reply_lost",
+     "a write's reply was lost after the statement ran (it may have committed)"},
+    {Mark::commit_unknown_resolved, "commit_unknown_resolved",
+     "a create whose reply was lost after its commit was answered later with that job"},
+    {Mark::timeout_unknown, "timeout_unknown", "an attempt went RUNNING -> UNKNOWN"},
+    {Mark::lease_taken_over, "lease_taken_over",
+     "a lease was taken over (the token bumped under a holder)"},
+    {Mark::fenced_write_refused, "fenced_write_refused",
+     "the store refused a write carrying a stale lease token"},
+    {Mark::state_write_refused, "state_write_refused",
+     "the store refused a write that expected another attempt state"},
+    {Mark::live_attempt_refused, "live_attempt_refused",
+     "the one-live-attempt index refused a new attempt"},
+    {Mark::cas_lost, "cas_lost",
+     "a completion lost the compare-and-swap: its result was discarded"},
+    {Mark::cas_tie, "cas_tie", "two completions of one job committed at the same instant"},
+    {Mark::late_result_won, "late_result_won",
+     "an attempt already UNKNOWN or CANCELLED won its job"},
+    {Mark::late_result_discarded, "late_result_discarded",
+     "an attempt already UNKNOWN or CANCELLED lost its job"},
+    {Mark::unknown_resolved_failed, "unknown_resolved_failed",
+     "an UNKNOWN attempt was resolved as FAILED"},
+    {Mark::cancel_then_result, "cancel_then_result",
+     "an operator cancelled an attempt whose result later reached the CAS"},
+    {Mark::operator_cancel, "operator_cancel", "an operator cancelled a live attempt"},
+    {Mark::operator_retry, "operator_retry", "an operator's explicit attempt was inserted"},
+    {Mark::failover, "failover", "an automatic failover attempt was inserted"},
+    {Mark::job_failed, "job_failed", "a job failed (every permitted provider definitively failed)"},
+    {Mark::certification_failed, "certification_failed",
+     "a provider failed its contract certification"},
+    {Mark::invalid_output_rejected, "invalid_output_rejected",
+     "a provider's output broke its contract and was rejected"},
+    {Mark::provider_dedup, "provider_dedup",
+     "a provider answered a repeated key from its own dedup"},
+    {Mark::node_crash, "node_crash", "a node crashed"},
+    {Mark::node_restart, "node_restart", "a crashed node started again"},
+    {Mark::node_pause, "node_pause", "a node froze and went on as the same incarnation"},
+    {Mark::connection_reset, "connection_reset",
+     "a connection reset after its request was delivered"},
+    {Mark::awaiting_operator, "awaiting_operator", "a job ended parked after an operator's cancel"},
+    {Mark::blocked, "blocked", "a job ended blocked on an UNKNOWN attempt"},
+};
+constexpr std::size_t kMarkCount = std::size(kMarks);
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < kMarkCount; ++i) {
+        if (static_cast<std::size_t>(kMarks[i].id) != i || kMarks[i].name.empty()) return false;
+      }
+      return true;
+    }(),
+    "kMarks lists every Mark once, in declaration order");
+
+class Tally {
+ public:
+  void add(Mark mark, std::size_t times = 1) {
+    counts_[static_cast<std::size_t>(mark)] += static_cast<int>(times);
+  }
+  MarkCounts counts() const {
+    MarkCounts out;
+    for (std::size_t i = 0; i < kMarkCount; ++i) {
+      if (counts_[i] > 0) out.emplace(std::string(kMarks[i].name), counts_[i]);
+    }
+    return out;
+  }
+
+ private:
+  std::array<int, kMarkCount> counts_{};
+};
+
+// The commit log's attempts: how they were inserted and how they moved.
+void reach_attempt_marks(const HistoryModel& model, Tally& tally) {
+  for (const auto& [id, attempt] : model.attempts) {
+    const auto origin = attempt.inserted.what.origin;
+    if (origin == AttemptOrigin::failover) tally.add(Mark::failover);
+    if (origin == AttemptOrigin::explicit_retry) tally.add(Mark::operator_retry);
+    for (const auto& step : attempt.steps) {
+      const auto from = step.what.from;
+      const auto to = step.what.to;
+      if (step.what.takeover) tally.add(Mark::lease_taken_over);
+      if (from == AttemptState::running && to == AttemptState::unknown) {
+        tally.add(Mark::timeout_unknown);
+      }
+      if (from == AttemptState::unknown && to == AttemptState::failed) {
+        tally.add(Mark::unknown_resolved_failed);
+      }
+    }
+  }
+  tally.add(Mark::operator_cancel, model.operator_cancels.size());
+}
+
+// The compare-and-swaps of each job, and where the jobs ended.
+void reach_job_marks(const HistoryModel& model, Tally& tally) {
+  for (const auto& [id, job] : model.jobs) {
+    for (auto cas = job.cas.begin(); cas != job.cas.end(); ++cas) {
+      if (std::any_of(job.cas.begin(), cas,
+                      [&](const auto& other) { return other.at == cas->at; })) {
+        tally.add(Mark::cas_tie);
+      }
+      if (!cas->what.won) tally.add(Mark::cas_lost);
+      if (const auto* attempt = model.attempt(cas->what.attempt_id)) {
+        // A late result: its attempt's deadline had passed, or an operator had cancelled it.
+        const auto before = attempt->state_before(cas->seq);
+        if (before == AttemptState::unknown || before == AttemptState::cancelled) {
+          tally.add(cas->what.won ? Mark::late_result_won : Mark::late_result_discarded);
+        }
+        if (before == AttemptState::cancelled) tally.add(Mark::cancel_then_result);
+      }
+    }
+    tally.add(Mark::job_failed, job.failures.size());
+    const JobEnd end = model.end_of(job);
+    if (end == JobEnd::awaiting_operator) tally.add(Mark::awaiting_operator);
+    if (end == JobEnd::blocked) tally.add(Mark::blocked);
+  }
+  for (const auto& certification : model.certifications) {
+    if (!certification.what.passed) tally.add(Mark::certification_failed);
+  }
+  for (const auto& refused : model.refusals) {
+    const auto& refusal = refused.what.refusal;
+    if (refusal == events::kRefusedFenced) tally.add(Mark::fenced_write_refused);
+    if (refusal == events::kRefusedState) tally.add(Mark::state_write_refused);
+    if (refusal == events::kRefusedLiveAttempt) tally.add(Mark::live_attempt_refused);
+    if (refusal == events::kRefusedDuplicateKey) tally.add(Mark::duplicate_key_refused);
+  }
+}
+
+// A create whose commit no API node answered with 201, answered later with 200: the commit's
+// outcome was unknown to its writer and a retry resolved it. Creates in the order answered.
+void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
+  std::map<std::uint64_t, const events::ApiResponse*> answers;
+  for (const auto& exchange : model.exchanges) {
+    if (!exchange.response || !exchange.response->what.job_id) continue;
+    if (exchange.request.what.route != "create_job") continue;
+    answers.emplace(exchange.response->seq, &exchange.response->what);
+  }
+  std::map<std::int64_t, bool> created_answered;
+  for (const auto& [seq, response] : answers) {
+    bool& answered_201 = created_answered[*response->job_id];
+    if (response->status == 201) answered_201 = true;
+    if (response->status == 200 && !answered_201) {
+      tally.add(Mark::commit_unknown_resolved);
+      answered_201 = true;  // count each job once
+    }
+  }
+}
+
+// An attempt FAILED after its provider's output broke the contract.
+void reach_rejected_outputs(const HistoryModel& model, Tally& tally) {
+  for (const auto& execution : model.executions) {
+    const auto& outcome = execution.executed.what.outcome;
+    if (outcome != "malformed" && outcome != "hallucinated_key" && outcome != "wrong_operation") {
+      continue;
+    }
+    auto id = model.attempt_by_provider_key.find(execution.executed.what.provider_key);
+    if (id != model.attempt_by_provider_key.end() &&
+        model.attempts.at(id->second).state == AttemptState::failed) {
+      tally.add(Mark::invalid_output_rejected);
+    }
+  }
+}
+
+// What the run's own records say: injected faults, node lives, providers' dedup.
+void reach_world_marks(const sim::History& history, Tally& tally) {
+  const auto reset = events::injected_fault(events::InjectedFault::reset);
+  for (const auto& recorded : history) {
+    const Event& event = recorded.event;
+    if (event.kind() == events::ProviderDeduped::kind) {
+      tally.add(Mark::provider_dedup);
+    } else if (auto fault = events::from_event<events::StoreFault>(event)) {
+      if (fault->maybe_committed) tally.add(Mark::write_reply_lost);
+      if (fault->fault == reset.store) tally.add(Mark::connection_reset);
+    } else if (auto net = events::from_event<events::NetFault>(event)) {
+      if (net->fault == reset.net) tally.add(Mark::connection_reset);
+    } else if (event.kind() == events::NodePaused::kind) {
+      tally.add(Mark::node_pause);
+    } else if (event.kind() == events::NodeCrashed::kind) {
+      tally.add(Mark::node_crash);
+    } else if (auto started = events::from_event<events::NodeStarted>(event)) {
+      if (started->incarnation > 1) tally.add(Mark::node_restart);
+    }
+  }
+}
+
+}  // namespace
 
 const std::vector<MarkInfo>& all_marks() {
-  static const std::vector<MarkInfo> marks = {
-      {"duplicate_key_refused", "a create hit the (owner, key) unique constraint"},
-      {"write_reply_lost",
-       "a write's reply was lost after the statement ran (it may have committed)"},
-      {"commit_unknown_resolved",
-       "a create whose reply was lost after its commit was answered later with that job"},
-      {"timeout_unknown", "an attempt went RUNNING -> UNKNOWN"},
-      {"lease_taken_over", "a lease was taken over (the token bumped under a holder)"},
-      {"fenced_write_refused", "the store refused a write carrying a stale lease token"},
-      {"state_write_refused", "the store refused a write that expected another attempt state"},
-      {"live_attempt_refused", "the one-live-attempt index refused a new attempt"},
-      {"cas_lost", "a completion lost the compare-and-swap: its result was discarded"},
-      {"cas_tie", "two completions of one job committed at the same instant"},
-      {"late_result_won", "an attempt already UNKNOWN or CANCELLED won its job"},
-      {"late_result_discarded", "an attempt already UNKNOWN or CANCELLED lost its job"},
-      {"unknown_resolved_failed", "an UNKNOWN attempt was resolved as FAILED"},
-      {"cancel_then_result", "an operator cancelled an attempt whose result later reached the CAS"},
-      {"operator_cancel", "an operator cancelled a live attempt"},
-      {"operator_retry", "an operator's explicit attempt was inserted"},
-      {"failover", "an automatic failover attempt was inserted"},
-      {"job_failed", "a job failed (every permitted provider definitively failed)"},
-      {"certification_failed", "a provider failed its contract certification"},
-      {"invalid_output_rejected", "a provider's output broke its contract and was rejected"},
-      {"provider_dedup", "a provider answered a repeated key from its own dedup"},
-      {"node_crash", "a node crashed"},
-      {"node_restart", "a crashed node started again"},
-      {"node_pause", "a node froze and went on as the same incarnation"},
-      {"connection_reset", "a connection reset after its request was delivered"},
-      {"awaiting_operator", "a job ended parked after an operator's cancel"},
-      {"blocked", "a job ended blocked on an UNKNOWN attempt"},
-  };
+  static const std::vector<MarkInfo> marks(std::begin(kMarks), std::end(kMarks));
   return marks;
 }
 
 bool is_mark(std::string_view name) {
-  return std::ranges::find(all_marks(), name, &MarkInfo::name) != all_marks().end();
+  return std::ranges::find(kMarks, name, &MarkInfo::name) != std::end(kMarks);
+}
+
+std::string_view to_string(Mark mark) {
+  const auto index = static_cast<std::size_t>(mark);
+  ONEJOB_ASSERT(index < kMarkCount, "a Mark kMarks lists");
+  return kMarks[index].name;
+}
+
+MarkCounts reach_marks(const HistoryModel& model) {
+  ONEJOB_ASSERT(model.history != nullptr, "marks are read off a folded history");
+  Tally tally;
+  reach_attempt_marks(model, tally);
+  reach_job_marks(model, tally);
+  reach_resolved_commits(model, tally);
+  reach_rejected_outputs(model, tally);
+  reach_world_marks(*model.history, tally);
+  return tally.counts();
 }
 
 }  // namespace onejob::check
