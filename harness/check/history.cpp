@@ -110,7 +110,7 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   } else if (auto received = events::from_event<events::ClientReceived>(event)) {
     model_.requests[received->request].received.push_back(at(std::move(*received), recorded));
   } else if (auto forwarded = events::from_event<events::LbForwarded>(event)) {
-    forwarded_[forwarded->request_id] = {forwarded->request, forwarded->attempt};
+    forwarded_[forwarded->request_id] = {forwarded->request, forwarded->send};
   } else if (auto request = events::from_event<events::ApiRequest>(event)) {
     const auto client = forwarded_.find(request->request_id);
     const auto [number, attempt] =

@@ -94,7 +94,7 @@ struct ApiExchange {
   At<events::ApiRequest> request;
   std::optional<At<events::ApiResponse>> response;
   std::int64_t client_request = 0;
-  std::int64_t client_attempt = 0;
+  std::int64_t client_send = 0;
 };
 
 struct Execution {

@@ -100,7 +100,7 @@ void check_unfinished_read(const HistoryModel& model, std::int64_t number,
   if (won == nullptr) return;
   std::optional<std::uint64_t> first_arrival;
   for (const auto& exchange : model.exchanges) {
-    if (exchange.client_request != number || exchange.client_attempt != received.what.attempt) {
+    if (exchange.client_request != number || exchange.client_send != received.what.send) {
       continue;
     }
     if (!first_arrival || exchange.request.seq < *first_arrival)

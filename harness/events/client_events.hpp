@@ -8,15 +8,35 @@
 #include "system/events/schema.hpp"
 
 // What clients sent and saw, and what the load balancer did with their requests. `request` is
-// the timeline entry's number; `attempt` counts the client's sends of it (retries reuse the key).
+// the timeline entry's number; `send` counts the client's sends of it (resends reuse the key).
+// In the trace `send` is written under the key "attempt", as traces have always had it: renaming
+// the key would change every recorded trace and its hash.
 namespace onejob::events {
 
-// `action`: create_job, get_job, retry, cancel. `body` is sent on a create's first attempt (its
-// retries send the same bytes).
+// The id a client's request carries ("r<request>.<send>"), and the id under which the balancer
+// forwards its try `lb_try` (1-based) to an API node ("r<request>.<send>.<lb_try>").
+// (Built by appending: g++ 12 warns falsely (-Wrestrict) on "r" + std::to_string(...) inlined.)
+inline std::string client_request_id(std::int64_t request, std::int64_t send) {
+  std::string id = "r";
+  id += std::to_string(request);
+  id += '.';
+  id += std::to_string(send);
+  return id;
+}
+inline std::string forwarded_request_id(std::int64_t request, std::int64_t send,
+                                        std::int64_t lb_try) {
+  std::string id = client_request_id(request, send);
+  id += '.';
+  id += std::to_string(lb_try);
+  return id;
+}
+
+// `action`: create_job, get_job, retry, cancel. `body` is recorded on a create's first send (its
+// resends send the same bytes).
 struct ClientSent {
   static constexpr std::string_view kind = "client.send";
   std::int64_t request = 0;
-  std::int64_t attempt = 0;
+  std::int64_t send = 0;  // trace key "attempt"
   std::string action;
   std::string owner;
   std::optional<std::string> key{};
@@ -26,7 +46,7 @@ struct ClientSent {
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
-    field("attempt", self.attempt);
+    field("attempt", self.send);
     field("action", self.action);
     field("owner", self.owner);
     field("key", self.key);
@@ -53,7 +73,7 @@ struct ClientSkipped {
 struct ClientReceived {
   static constexpr std::string_view kind = "client.receive";
   std::int64_t request = 0;
-  std::int64_t attempt = 0;
+  std::int64_t send = 0;  // trace key "attempt"
   std::int64_t status = 0;
   std::string body_digest;
   std::optional<std::int64_t> job_id{};
@@ -64,7 +84,7 @@ struct ClientReceived {
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
-    field("attempt", self.attempt);
+    field("attempt", self.send);
     field("status", self.status);
     field("body_digest", self.body_digest);
     field("job_id", self.job_id);
@@ -80,14 +100,14 @@ struct ClientReceived {
 struct LbForwarded {
   static constexpr std::string_view kind = "lb.forward";
   std::int64_t request = 0;
-  std::int64_t attempt = 0;
+  std::int64_t send = 0;  // trace key "attempt"
   std::int64_t lb_try = 1;
   std::string to;
   std::string request_id;
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
-    field("attempt", self.attempt);
+    field("attempt", self.send);
     field("try", self.lb_try);
     field("to", self.to);
     field("request_id", self.request_id);
@@ -97,11 +117,11 @@ struct LbForwarded {
 struct LbDroppedLate {
   static constexpr std::string_view kind = "lb.drop_late";
   std::int64_t request = 0;
-  std::int64_t attempt = 0;
+  std::int64_t send = 0;  // trace key "attempt"
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
-    field("attempt", self.attempt);
+    field("attempt", self.send);
   }
 };
 

@@ -76,8 +76,8 @@ World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store
       store_(std::move(store)),
       config_(system_config(spec, defects)),
       network_(spec.network),
-      client_attempts_(spec.timeline.size(), 0),
-      received_(spec.timeline.size()) {
+      requests_(spec.timeline.size()),
+      commit_log_(trace_) {
   if (spec.swarm) apply_swarm(network_, root_rng_.fork("swarm"));
   build_links();
   for (const auto& provider : spec.providers) {
@@ -130,7 +130,7 @@ void World::start(Node& node, bool restart) {
   auto life = std::make_unique<Incarnation>();
   life->gate = std::make_unique<sim::PauseGate>(loop_);
   life->timer = std::make_unique<sim::GatedTimer>(loop_, *life->gate);
-  life->logged = std::make_unique<sim::CommitLogStore>(*store_, trace_, node.name);
+  life->logged = std::make_unique<sim::CommitLogStore>(*store_, commit_log_, node.name);
   life->store = std::make_unique<sim::FaultyStore>(*life->logged, *links_.at(LinkKind::node_store),
                                                    loop_, trace_, node.name, *life->gate);
   life->providers = std::make_unique<sim::NetworkedProviders>(*links_.at(LinkKind::worker_provider),
@@ -216,14 +216,11 @@ void World::run(bool stop_when_quiescent) {
   if (!stop_when_quiescent) {
     loop_.advance_to(end_);
   } else {
-    std::size_t scanned = 0;  // trace events already looked at for commits
+    std::uint64_t logged = commit_log_.entries();  // the commit log when last looked at
     while (loop_.now() < end_) {
       loop_.advance_to(std::min(end_, loop_.now() + kQuiescenceProbe));
-      const auto& history = trace_.events();
-      const bool committed =
-          std::any_of(history.begin() + static_cast<std::ptrdiff_t>(scanned), history.end(),
-                      [](const auto& e) { return e.node == "store"; });
-      scanned = history.size();
+      const bool committed = commit_log_.entries() != logged;
+      logged = commit_log_.entries();
       if (loop_.now() >= faults_over && !committed && quiescent()) {
         end_ = loop_.now();
         break;
@@ -286,8 +283,15 @@ check::StoreRows World::read_rows(const std::vector<std::int64_t>& job_ids) {
   return rows;
 }
 
+std::vector<std::optional<ReceivedResponse>> World::take_received() {
+  std::vector<std::optional<ReceivedResponse>> received;
+  received.reserve(requests_.size());
+  for (auto& request : requests_) received.push_back(std::move(request.received));
+  return received;
+}
+
 bool World::quiescent() {
-  if (!std::ranges::all_of(received_, [](const auto& slot) { return slot.has_value(); })) {
+  if (!std::ranges::all_of(requests_, [](const auto& r) { return r.received.has_value(); })) {
     return false;
   }
   for (const auto& [name, provider] : providers_) {
@@ -306,11 +310,11 @@ void World::begin_quiet() {
     if (!node->current().up) start(*node, true);
   }
   // Clients that gave up resend now; the others go on waiting for their pending attempt.
-  for (std::size_t i = 0; i < received_.size(); ++i) {
-    const int number = static_cast<int>(i) + 1;
-    if (received_[i] || client_attempts_[i] == 0) continue;
-    if (client_attempts_[i] > spec_.policy.client_retries)
-      client_send(number, client_attempts_[i] + 1);
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    const auto& request = requests_[i];
+    if (request.received || request.latest_send == 0) continue;
+    if (request.latest_send > spec_.policy.client_retries)
+      client_send(static_cast<int>(i) + 1, request.latest_send + 1);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "harness/check/history.hpp"
 #include "harness/scenario/expectations.hpp"
 #include "harness/scenario/spec.hpp"
+#include "harness/sim/commit_log.hpp"
 #include "harness/sim/sim_loop.hpp"
 #include "harness/sim/trace.hpp"
 
@@ -46,7 +47,7 @@ class World {
   void run(bool stop_when_quiescent = false);
 
   sim::Trace& trace() { return trace_; }
-  std::vector<std::optional<ReceivedResponse>> take_received() { return std::move(received_); }
+  std::vector<std::optional<ReceivedResponse>> take_received();
   Instant end() const { return end_; }
   // Events the simulation loop ran (see sim::SimLoop::handled).
   std::uint64_t loop_events() const { return loop_.handled(); }
@@ -68,22 +69,23 @@ class World {
   bool quiescent();
   Node& node(const std::string& name);
 
-  void client_send(int number, int attempt);
-  void transmit(int number, int attempt, Request request);
-  // The client's attempt got no answer (a timeout, or its connection reset): send again, while
-  // its retries last (always, once faults have healed).
-  void client_retry(int number, int attempt);
+  // Timeline request `number` (1-based) goes out for the `send`th time (1-based: resends reuse
+  // its key).
+  void client_send(int number, int send);
+  void transmit(int number, int send, Request request);
+  // The client's send got no answer (a timeout, or its connection reset): send again, while its
+  // retries last (always, once faults have healed).
+  void client_retry(int number, int send);
   // The balancer's try `lb_try` failed (a timeout, or a reset when `reset`): the next API node,
   // while its retries last; after a reset with none left, 502.
-  void lb_retry(int number, int attempt, const Request& request, int lb_try, bool reset);
-  static Async<void> cancel_attempt(World* world, int number, int attempt, JobId job,
-                                    Request request);
-  void lb_receive(int number, int attempt, const Request& request, int lb_try);
-  void api_receive(const std::string& api, int number, int attempt, Request request);
-  void lb_respond(int number, int attempt, const std::string& client, const Response& response);
-  void client_receive(int number, int attempt, const std::string& client, const Response& response);
+  void lb_retry(int number, int send, const Request& request, int lb_try, bool reset);
+  static Async<void> cancel_attempt(World* world, int number, int send, JobId job, Request request);
+  void lb_receive(int number, int send, const Request& request, int lb_try);
+  void api_receive(const std::string& api, int number, int send, int lb_try, Request request);
+  void lb_respond(int number, int send, const std::string& client, const Response& response);
+  void client_receive(int number, int send, const std::string& client, const Response& response);
   static Async<void> serve(World* world, std::string api, Incarnation* incarnation, int number,
-                           int attempt, Request request);
+                           int send, int lb_try, Request request);
   static Async<void> certify(World* world, Incarnation* incarnation, ProviderProfile profile);
 
   const ScenarioSpec& spec_;
@@ -97,14 +99,27 @@ class World {
   std::map<std::string, std::unique_ptr<sim::SimProvider>> providers_;
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::vector<std::string> api_names_;
-  std::uint64_t lb_next_ = 0;
-  std::map<std::pair<int, int>, bool> lb_answered_;  // (request, client attempt)
-  std::map<std::pair<int, int>, int> lb_try_;        // the balancer's latest try of each
-  // Request ids whose connection reset after delivery: their replies have nowhere to go.
-  std::set<std::string> broken_;
-  std::map<std::pair<int, int>, std::uint64_t> lb_base_;
-  std::vector<int> client_attempts_;
-  std::vector<std::optional<ReceivedResponse>> received_;
+  std::uint64_t lb_next_ = 0;  // the balancer's round robin
+
+  // One send of a timeline request, as the client and the balancer handled it.
+  struct Send {
+    bool reply_lost = false;  // its client->lb connection reset: no reply reaches the client
+    bool lb_placed = false;   // the balancer has chosen where its round robin starts (lb_base)
+    std::uint64_t lb_base = 0;
+    int lb_try = 0;                // the balancer's latest try (0-based)
+    std::set<int> lb_tries_reset;  // tries whose lb->api connection reset after delivery
+    bool lb_answered = false;      // the balancer relayed a reply to the client
+  };
+  // One timeline request: its sends and the answer the client took.
+  struct RequestState {
+    int latest_send = 0;  // 0: not sent yet
+    std::map<int, Send> sends;
+    std::optional<ReceivedResponse> received;
+  };
+  std::vector<RequestState> requests_;  // by timeline number - 1
+  // Entries the store's commit log holds (every node's CommitLogStore appends to it): a run that
+  // may stop early stops only once nothing new has committed for a while.
+  sim::CommitLog commit_log_;
   Instant end_{};
   bool quiet_ = false;
 };

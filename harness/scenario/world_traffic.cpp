@@ -37,41 +37,39 @@ const char* action_name(TimelineEntry::Kind kind) {
 
 }  // namespace
 
-void World::client_send(int number, int attempt) {
+void World::client_send(int number, int send) {
   const auto& entry = spec_.timeline[number - 1];
-  client_attempts_[number - 1] = attempt;
+  requests_[number - 1].latest_send = send;
   const auto& client = *std::ranges::find(spec_.clients, entry.client, &ClientSpec::name);
   Request request{.method = "POST",
                   .path = "/jobs",
                   .headers = {},
                   .body = {},
                   .principal = client.owner,
-                  .request_id = "r" + std::to_string(number) + "." + std::to_string(attempt)};
-  events::ClientSent sent{.request = number,
-                          .attempt = attempt,
-                          .action = action_name(entry.kind),
-                          .owner = client.owner};
+                  .request_id = events::client_request_id(number, send)};
+  events::ClientSent sent{
+      .request = number, .send = send, .action = action_name(entry.kind), .owner = client.owner};
   if (entry.kind == TimelineEntry::Kind::create_job) {
     request.body = entry.create_job.body;
     if (entry.create_job.key) {
       request.headers.emplace_back("Idempotency-Key", *entry.create_job.key);
       sent.key = *entry.create_job.key;
     }
-    if (attempt == 1) sent.body = request.body;
+    if (send == 1) sent.body = request.body;
     trace_.record(client.name, events::to_event(sent));
-    transmit(number, attempt, std::move(request));
+    transmit(number, send, std::move(request));
     return;
   }
   // An action on the job of an earlier create: the client knows that job's id only from the
   // response it got.
-  const auto& created = received_[entry.target_request - 1];
+  const auto& created = requests_[entry.target_request - 1].received;
   if (!created || !created->job_id) {
     const auto& skipped = trace_.record(
         client.name,
         events::to_event(events::ClientSkipped{
             .request = number,
             .reason = "request " + std::to_string(entry.target_request) + " has no job id"}));
-    received_[number - 1] = ReceivedResponse{0, std::nullopt, skipped.seq};
+    requests_[number - 1].received = ReceivedResponse{0, std::nullopt, skipped.seq};
     return;
   }
   const std::string job = std::to_string(*created->job_id);
@@ -92,74 +90,78 @@ void World::client_send(int number, int attempt) {
   } else {
     sent.attempt_no = entry.attempt_no;
     trace_.record(client.name, events::to_event(sent));
-    boost::asio::co_spawn(
-        loop_.io(), cancel_attempt(this, number, attempt, *created->job_id, std::move(request)),
-        rethrow_error);
+    boost::asio::co_spawn(loop_.io(),
+                          cancel_attempt(this, number, send, *created->job_id, std::move(request)),
+                          rethrow_error);
     return;
   }
   trace_.record(client.name, events::to_event(sent));
-  transmit(number, attempt, std::move(request));
+  transmit(number, send, std::move(request));
 }
 
 // An operator's cancel: the operator console looks the attempt up (an omniscient read of the
 // store, as a dashboard would show it) and sends POST /attempts/{id}/cancel.
-Async<void> World::cancel_attempt(World* world, int number, int attempt, JobId job,
-                                  Request request) {
+Async<void> World::cancel_attempt(World* world, int number, int send, JobId job, Request request) {
   const int attempt_no = world->spec_.timeline[number - 1].attempt_no;
   const auto attempts = co_await world->store_->list_attempts(job);
   const auto found = std::ranges::find(attempts, attempt_no, &Attempt::attempt_no);
   request.path = "/attempts/" +
                  (found == attempts.end() ? std::string("0") : std::to_string(found->id)) +
                  "/cancel";
-  world->transmit(number, attempt, std::move(request));
+  world->transmit(number, send, std::move(request));
 }
 
-void World::transmit(int number, int attempt, Request request) {
+void World::transmit(int number, int send, Request request) {
   const auto& client = spec_.timeline[number - 1].client;
   const std::string id = request.request_id;
   auto& link = *links_.at(LinkKind::client_lb);
   link.send(sim::Direction::request, client, kLb, id,
-            [this, &link, client, id, number, attempt, request = std::move(request)] {
+            [this, &link, client, id, number, send, request = std::move(request)] {
               if (link.reset(client, kLb, id)) {
                 // The balancer has the request; the client learns its connection broke.
-                broken_.insert(id);
+                requests_[number - 1].sends[send].reply_lost = true;
                 loop_.schedule_after(link.latency(),
-                                     [this, number, attempt] { client_retry(number, attempt); });
+                                     [this, number, send] { client_retry(number, send); });
               }
-              lb_receive(number, attempt, request, 0);
+              lb_receive(number, send, request, 0);
             });
   // No answer in time: send the same request again, with the same key.
   loop_.schedule_after(spec_.policy.client_timeout,
-                       [this, number, attempt] { client_retry(number, attempt); });
+                       [this, number, send] { client_retry(number, send); });
 }
 
-void World::client_retry(int number, int attempt) {
-  if (received_[number - 1] || client_attempts_[number - 1] != attempt) return;
+void World::client_retry(int number, int send) {
+  const auto& state = requests_[number - 1];
+  if (state.received || state.latest_send != send) return;
   // Once faults have healed, a client keeps trying until it is answered.
-  if (attempt > spec_.policy.client_retries && !quiet_) return;
-  client_send(number, attempt + 1);
+  if (send > spec_.policy.client_retries && !quiet_) return;
+  client_send(number, send + 1);
 }
 
-void World::lb_retry(int number, int attempt, const Request& request, int lb_try, bool reset) {
-  if (lb_answered_[{number, attempt}] || lb_try_[{number, attempt}] != lb_try) return;
+void World::lb_retry(int number, int send, const Request& request, int lb_try, bool reset) {
+  const Send& state = requests_[number - 1].sends[send];
+  if (state.lb_answered || state.lb_try != lb_try) return;
   if (lb_try < spec_.policy.lb_retries) {
-    lb_receive(number, attempt, request, lb_try + 1);
+    lb_receive(number, send, request, lb_try + 1);
   } else if (reset) {
     const auto& client = spec_.timeline[number - 1].client;
     lb_respond(
-        number, attempt, client,
+        number, send, client,
         Response{502, {}, R"({"error":"bad_gateway","message":"upstream connection reset"})"});
   }
 }
 
-void World::lb_receive(int number, int attempt, const Request& request, int lb_try) {
+void World::lb_receive(int number, int send, const Request& request, int lb_try) {
+  Send& state = requests_[number - 1].sends[send];
   // Round robin across requests; a retry of one request moves on to the next node.
-  auto [base, fresh] = lb_base_.try_emplace({number, attempt}, lb_next_);
-  if (fresh) ++lb_next_;
+  if (!state.lb_placed) {
+    state.lb_placed = true;
+    state.lb_base = lb_next_++;
+  }
   const std::string api =
-      api_names_[(base->second + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
+      api_names_[(state.lb_base + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
   Request forwarded = request;
-  forwarded.request_id += "." + std::to_string(lb_try + 1);
+  forwarded.request_id = events::forwarded_request_id(number, send, lb_try + 1);
   // Defect lb-new-key: a retried create goes out under a key of the balancer's own.
   if (lb_try > 0 && config_.defects.has(Defect::lb_new_key)) {
     for (auto& [name, value] : forwarded.headers) {
@@ -167,70 +169,68 @@ void World::lb_receive(int number, int attempt, const Request& request, int lb_t
     }
   }
   trace_.record(kLb, events::to_event(events::LbForwarded{.request = number,
-                                                          .attempt = attempt,
+                                                          .send = send,
                                                           .lb_try = lb_try + 1,
                                                           .to = api,
                                                           .request_id = forwarded.request_id}));
-  lb_try_[{number, attempt}] = lb_try;
+  state.lb_try = lb_try;
   auto& link = *links_.at(LinkKind::lb_api);
   link.send(sim::Direction::request, kLb, api, forwarded.request_id,
-            [this, &link, api, number, attempt, request, forwarded, lb_try] {
+            [this, &link, api, number, send, request, forwarded, lb_try] {
               if (link.reset(kLb, api, forwarded.request_id)) {
                 // The node has the request; the balancer learns the connection broke.
-                broken_.insert(forwarded.request_id);
-                loop_.schedule_after(link.latency(), [this, number, attempt, request, lb_try] {
-                  lb_retry(number, attempt, request, lb_try, /*reset=*/true);
+                requests_[number - 1].sends[send].lb_tries_reset.insert(lb_try);
+                loop_.schedule_after(link.latency(), [this, number, send, request, lb_try] {
+                  lb_retry(number, send, request, lb_try, /*reset=*/true);
                 });
               }
-              api_receive(api, number, attempt, forwarded);
+              api_receive(api, number, send, lb_try, forwarded);
             });
   // The API node did not answer in time: the same request (same key) goes to another node.
-  loop_.schedule_after(spec_.policy.lb_timeout, [this, number, attempt, request, lb_try] {
-    lb_retry(number, attempt, request, lb_try, /*reset=*/false);
+  loop_.schedule_after(spec_.policy.lb_timeout, [this, number, send, request, lb_try] {
+    lb_retry(number, send, request, lb_try, /*reset=*/false);
   });
 }
 
-void World::api_receive(const std::string& api, int number, int attempt, Request request) {
+void World::api_receive(const std::string& api, int number, int send, int lb_try, Request request) {
   Incarnation& life = node(api).current();
   if (!life.up) return;  // a crashed node accepts nothing
-  boost::asio::co_spawn(loop_.io(), serve(this, api, &life, number, attempt, std::move(request)),
-                        rethrow_error);
+  boost::asio::co_spawn(
+      loop_.io(), serve(this, api, &life, number, send, lb_try, std::move(request)), rethrow_error);
 }
 
-Async<void> World::serve(World* world, std::string api, Incarnation* life, int number, int attempt,
-                         Request request) {
+Async<void> World::serve(World* world, std::string api, Incarnation* life, int number, int send,
+                         int lb_try, Request request) {
   if (life->gate->paused())
     co_await life->gate->pass();  // a paused node takes the request when it runs again
   if (!life->up) co_return;
-  const std::string id = request.request_id;
   const Response response = co_await life->api->handle(std::move(request));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
-  if (world->broken_.contains(id)) co_return;  // its connection reset: the reply has no way back
+  // Its connection reset: the reply has no way back.
+  if (world->requests_[number - 1].sends[send].lb_tries_reset.contains(lb_try)) co_return;
   const auto& client = world->spec_.timeline[number - 1].client;
   world->links_.at(LinkKind::lb_api)
       ->send(sim::Direction::response, api, kLb,
-             "response r" + std::to_string(number) + "." + std::to_string(attempt),
-             [world, number, attempt, client, response] {
-               world->lb_respond(number, attempt, client, response);
+             "response " + events::client_request_id(number, send),
+             [world, number, send, client, response] {
+               world->lb_respond(number, send, client, response);
              });
 }
 
-void World::lb_respond(int number, int attempt, const std::string& client,
-                       const Response& response) {
+void World::lb_respond(int number, int send, const std::string& client, const Response& response) {
+  Send& state = requests_[number - 1].sends[send];
   // The client's connection reset: whatever the balancer has for it goes nowhere.
-  if (broken_.contains("r" + std::to_string(number) + "." + std::to_string(attempt))) return;
-  bool& answered = lb_answered_[{number, attempt}];
-  if (answered) {
-    trace_.record(kLb,
-                  events::to_event(events::LbDroppedLate{.request = number, .attempt = attempt}));
+  if (state.reply_lost) return;
+  if (state.lb_answered) {
+    trace_.record(kLb, events::to_event(events::LbDroppedLate{.request = number, .send = send}));
     return;
   }
-  answered = true;
+  state.lb_answered = true;
   links_.at(LinkKind::client_lb)
       ->send(sim::Direction::response, kLb, client,
-             "response r" + std::to_string(number) + "." + std::to_string(attempt),
-             [this, number, attempt, client, response] {
-               client_receive(number, attempt, client, response);
+             "response " + events::client_request_id(number, send),
+             [this, number, send, client, response] {
+               client_receive(number, send, client, response);
              });
 }
 
@@ -259,11 +259,11 @@ void read_body(const std::string& text, events::ClientReceived& received) {
 
 }  // namespace
 
-void World::client_receive(int number, int attempt, const std::string& client,
+void World::client_receive(int number, int send, const std::string& client,
                            const Response& response) {
-  auto& slot = received_[number - 1];
+  auto& slot = requests_[number - 1].received;
   events::ClientReceived received{.request = number,
-                                  .attempt = attempt,
+                                  .send = send,
                                   .status = response.status,
                                   .body_digest = digest(response.body),
                                   .duplicate = slot.has_value()};
@@ -273,7 +273,7 @@ void World::client_receive(int number, int attempt, const std::string& client,
   // A 502 or 503 is not an answer while the client may still retry: its timeout resends the same
   // request (same key) as for a lost response. With a quiet phase ahead it always may.
   if ((response.status == 502 || response.status == 503) &&
-      (attempt <= spec_.policy.client_retries || spec_.quiet)) {
+      (send <= spec_.policy.client_retries || spec_.quiet)) {
     return;
   }
   slot = ReceivedResponse{response.status, received.job_id, recorded.seq};

@@ -11,6 +11,11 @@ constexpr const char* kStore = "store";
 
 }  // namespace
 
+void CommitLog::append(Event event) {
+  trace_.record(kStore, std::move(event));
+  ++entries_;
+}
+
 void CommitLogStore::attempt_inserted(const Attempt& attempt) {
   events::CommitAttemptInserted inserted;
   static_cast<events::AttemptCreated&>(inserted) = {.job_id = attempt.job_id,
@@ -20,32 +25,32 @@ void CommitLogStore::attempt_inserted(const Attempt& attempt) {
                                                     .provider_key = attempt.provider_key,
                                                     .origin = attempt.origin};
   inserted.by = node_;
-  trace_.record(kStore, events::to_event(inserted));
+  log_.append(events::to_event(inserted));
 }
 
 void CommitLogStore::transition(const Attempt& row, AttemptState before,
                                 std::optional<std::int64_t> fence, bool claim, bool takeover) {
-  trace_.record(kStore, events::to_event(events::CommitAttemptTransition{
-                            .job_id = row.job_id,
-                            .attempt_id = row.id,
-                            .from = before,
-                            .to = row.state,
-                            .by = node_,
-                            .fence = fence,
-                            .token = row.lease_token,
-                            .lease_owner = row.lease_owner,
-                            .claim = claim,
-                            .takeover = takeover,
-                        }));
+  log_.append(events::to_event(events::CommitAttemptTransition{
+      .job_id = row.job_id,
+      .attempt_id = row.id,
+      .from = before,
+      .to = row.state,
+      .by = node_,
+      .fence = fence,
+      .token = row.lease_token,
+      .lease_owner = row.lease_owner,
+      .claim = claim,
+      .takeover = takeover,
+  }));
 }
 
 void CommitLogStore::refused(const char* operation, std::string_view refusal,
                              std::optional<JobId> job, std::optional<AttemptId> attempt) {
-  trace_.record(kStore, events::to_event(events::StoreRefused{.operation = operation,
-                                                              .refusal = std::string(refusal),
-                                                              .job_id = job,
-                                                              .attempt_id = attempt,
-                                                              .by = node_}));
+  log_.append(events::to_event(events::StoreRefused{.operation = operation,
+                                                    .refusal = std::string(refusal),
+                                                    .job_id = job,
+                                                    .attempt_id = attempt,
+                                                    .by = node_}));
 }
 
 Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
@@ -57,15 +62,15 @@ Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
     ONEJOB_ASSERT(result.job && result.initial_attempt,
                   "an inserted job comes back with its row and its first attempt");
     const Job& row = *result.job;
-    trace_.record(kStore, events::to_event(events::CommitJobInserted{
-                              .job_id = row.id,
-                              .owner = row.owner_id,
-                              .key = row.idempotency_key,
-                              .operation = row.operation,
-                              .provider = row.target_provider,
-                              .payload = row.payload_json,
-                              .by = node_,
-                          }));
+    log_.append(events::to_event(events::CommitJobInserted{
+        .job_id = row.id,
+        .owner = row.owner_id,
+        .key = row.idempotency_key,
+        .operation = row.operation,
+        .provider = row.target_provider,
+        .payload = row.payload_json,
+        .by = node_,
+    }));
     attempt_inserted(*result.initial_attempt);
   } else {
     refused("insert_job", events::kRefusedDuplicateKey, std::nullopt, std::nullopt);
@@ -76,7 +81,7 @@ Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
 Async<bool> CommitLogStore::fail_job(JobId id, std::string reason, Instant at) {
   const bool failed = co_await target().fail_job(id, std::move(reason), at);
   if (failed) {
-    trace_.record(kStore, events::to_event(events::CommitJobFailed{.job_id = id, .by = node_}));
+    log_.append(events::to_event(events::CommitJobFailed{.job_id = id, .by = node_}));
   }
   co_return failed;
 }
@@ -132,17 +137,17 @@ Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt co
                   "a judged completion comes back with the attempt, the job and the state it left");
     const Attempt& row = *result.attempt;
     const Job& job = *result.job;
-    trace_.record(kStore, events::to_event(events::CommitCas{
-                              .job_id = job.id,
-                              .attempt_id = row.id,
-                              .expected_version = expected_version,
-                              .won = result.outcome == Outcome::won,
-                              .version = job.version,
-                              .winner = job.completed_by.value_or(0),
-                              .job_result = job.result,
-                              .result = row.result,
-                              .by = node_,
-                          }));
+    log_.append(events::to_event(events::CommitCas{
+        .job_id = job.id,
+        .attempt_id = row.id,
+        .expected_version = expected_version,
+        .won = result.outcome == Outcome::won,
+        .version = job.version,
+        .winner = job.completed_by.value_or(0),
+        .job_result = job.result,
+        .result = row.result,
+        .by = node_,
+    }));
     transition(row, *result.before, fence, false, false);
   } else if (result.attempt) {
     refused("complete_attempt",
@@ -156,8 +161,8 @@ Async<void> CommitLogStore::record_certification(Certification certification) {
   const std::string provider = certification.provider;
   const bool passed = certification.passed;
   co_await target().record_certification(std::move(certification));
-  trace_.record(kStore, events::to_event(events::CommitCertification{
-                            .provider = provider, .passed = passed, .by = node_}));
+  log_.append(events::to_event(
+      events::CommitCertification{.provider = provider, .passed = passed, .by = node_}));
 }
 
 }  // namespace onejob::sim

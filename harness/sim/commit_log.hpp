@@ -1,11 +1,26 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "harness/sim/store_wrapper.hpp"
 #include "harness/sim/trace.hpp"
 
 namespace onejob::sim {
+
+// The store's commit log: the "store" node's entries in the trace (commits and refusals), shared
+// by every node's connection, and how many there are so far.
+class CommitLog {
+ public:
+  // REQUIRES: `trace` outlives this.
+  explicit CommitLog(Trace& trace) : trace_(trace) {}
+  void append(Event event);
+  std::uint64_t entries() const { return entries_; }
+
+ private:
+  Trace& trace_;
+  std::uint64_t entries_ = 0;
+};
 
 // One node's connection to the store, as the store's commit log sees it: forwards every
 // operation and records each write the store applied (commit.* events, on the "store" node) at
@@ -14,9 +29,9 @@ namespace onejob::sim {
 // store returned; the runner compares it with the store's rows at the end of the run.
 class CommitLogStore final : public StoreWrapper {
  public:
-  // REQUIRES: `target` and `trace` outlive this.
-  CommitLogStore(Store& target, Trace& trace, std::string node)
-      : StoreWrapper(target), trace_(trace), node_(std::move(node)) {}
+  // REQUIRES: `target` and `log` outlive this.
+  CommitLogStore(Store& target, CommitLog& log, std::string node)
+      : StoreWrapper(target), log_(log), node_(std::move(node)) {}
 
   Async<InsertJobResult> insert_job(NewJob job) override;
   Async<bool> fail_job(JobId id, std::string reason, Instant at) override;
@@ -34,7 +49,7 @@ class CommitLogStore final : public StoreWrapper {
   void refused(const char* operation, std::string_view refusal, std::optional<JobId> job,
                std::optional<AttemptId> attempt);
 
-  Trace& trace_;
+  CommitLog& log_;
   std::string node_;
 };
 

@@ -370,7 +370,7 @@ inline events::ProviderExecuted executed(std::int64_t job_id, std::int64_t attem
 inline events::ClientSent create_sent(std::int64_t request, std::string owner, std::string key,
                                       std::string body) {
   return events::ClientSent{.request = request,
-                            .attempt = 1,
+                            .send = 1,
                             .action = "create_job",
                             .owner = std::move(owner),
                             .key = std::move(key),
@@ -380,7 +380,7 @@ inline events::ClientSent create_sent(std::int64_t request, std::string owner, s
 // A client's read of a job.
 inline events::ClientSent get_sent(std::int64_t request, std::string owner, std::int64_t job_id) {
   return events::ClientSent{.request = request,
-                            .attempt = 1,
+                            .send = 1,
                             .action = "get_job",
                             .owner = std::move(owner),
                             .job_id = job_id};
@@ -390,7 +390,7 @@ inline events::ClientSent get_sent(std::int64_t request, std::string owner, std:
 inline events::ClientReceived received(std::int64_t request, std::int64_t status,
                                        std::optional<std::int64_t> job_id) {
   return events::ClientReceived{
-      .request = request, .attempt = 1, .status = status, .body_digest = "", .job_id = job_id};
+      .request = request, .send = 1, .status = status, .body_digest = "", .job_id = job_id};
 }
 
 // A 200 job read as its client reads the body: the status, completed_by and result it shows.
@@ -399,7 +399,7 @@ inline events::ClientReceived read_received(std::int64_t request, std::int64_t j
                                             std::optional<std::int64_t> shown_winner,
                                             std::optional<std::string> result_digest) {
   return events::ClientReceived{.request = request,
-                                .attempt = 1,
+                                .send = 1,
                                 .status = 200,
                                 .body_digest = "",
                                 .job_id = job_id,
@@ -422,18 +422,14 @@ struct ApiCall {
 };
 
 inline std::string request_id(const ApiCall& call) {
-  std::string id = "r";
-  id += std::to_string(call.request);
-  id += ".1.";
-  id += std::to_string(call.lb_try);
-  return id;
+  return events::forwarded_request_id(call.request, 1, call.lb_try);
 }
 
 // The load balancer forwards the call's client request (unless none) and the node receives it.
 inline HistoryBuilder& api_request(HistoryBuilder& h, const ApiCall& call) {
   if (call.request != 0) {
     h.add("lb", events::LbForwarded{.request = call.request,
-                                    .attempt = 1,
+                                    .send = 1,
                                     .lb_try = call.lb_try,
                                     .to = call.node,
                                     .request_id = request_id(call)});
