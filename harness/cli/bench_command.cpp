@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <memory>
 #include <thread>
+
+#include <CLI/CLI.hpp>
 
 #include "system/ports/store.hpp"
 
@@ -18,19 +21,16 @@ namespace onejob::cli {
 int bench_command(const BenchFlags& flags) {
   StoreChoice choice;
   if (auto problem = parse_store(flags.store, choice)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   // Written so that NaN fails them too.
   if (!(flags.seconds > 0 && flags.seconds <= 3600) || flags.rounds < 1 || flags.rounds > 1000) {
-    std::cerr << "onejob: bench: --seconds must be in (0, 3600] and --rounds from 1 to 1000\n";
-    return kExitBadInput;
+    return bad_input("bench: --seconds must be in (0, 3600] and --rounds from 1 to 1000");
   }
   if (!flags.only.empty() && flags.only != "simulator" && flags.only != "fuzzer" &&
       flags.only != "postgres") {
-    std::cerr << "onejob: bench: --only: expected simulator, fuzzer or postgres, found \""
-              << flags.only << "\"\n";
-    return kExitBadInput;
+    return bad_input("bench: --only: expected simulator, fuzzer or postgres, found \"", flags.only,
+                     "\"");
   }
   auto wanted = [&flags](const char* section) {
     return flags.only.empty() || flags.only == section;
@@ -43,8 +43,7 @@ int bench_command(const BenchFlags& flags) {
       if (!specs) return kExitBadInput;  // load_all has named each problem
       catalogue = std::move(*specs);
     } catch (const scenario::ScenarioError& error) {
-      std::cerr << "onejob: bench: --scenarios: " << error.what() << "\n";
-      return kExitBadInput;
+      return bad_input("bench: --scenarios: ", error.what());
     }
   }
   const std::time_t now = std::time(nullptr);
@@ -76,8 +75,7 @@ int bench_command(const BenchFlags& flags) {
   try {
     shared = open_shared_schema(choice);
   } catch (const StoreError& error) {
-    std::cerr << "onejob: --store " << choice.describe() << ": " << error.what() << "\n";
-    return kExitBadInput;
+    return bad_input("--store ", choice.describe(), ": ", error.what());
   }
   bench::postgres({.uri = choice.uri,
                    .schema = shared.schema,
@@ -85,6 +83,34 @@ int bench_command(const BenchFlags& flags) {
                    .connect = shared.connect},
                   settings);
   return kExitPass;
+}
+
+Command add_bench_command(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  auto* bench = app.add_subcommand(
+      "bench",
+      "Measure the simulator, the fuzzer and (with --store postgres) PgStore, each figure "
+      "beside its baseline from the same run (medians over interleaved rounds, printed as "
+      "ratios). The full run takes several minutes; --quick is under a minute.");
+  bench->add_flag("--quick", flags->quick, "Smaller loads and fewer cases (CI smoke use)");
+  bench->add_option("--store", flags->store, "postgres or postgres=URI to measure PgStore too")
+      ->capture_default_str();
+  bench->add_option("--scenarios", flags->scenarios, "The catalogue to time the loop on")
+      ->capture_default_str()
+      ->check(non_empty_path());
+  bench->add_option("--only", flags->only, "One section: simulator, fuzzer or postgres");
+  bench->add_option("--load", flags->jobs,
+                    "The simulator section's generated load: this many jobs instead of 1k, 10k "
+                    "and 100k (the catalogue and the other sections still run; see --only)");
+  bench->add_option("--seconds", flags->seconds, "Length of one PostgreSQL measurement")
+      ->capture_default_str();
+  bench->add_option("--rounds", flags->rounds, "Measurements per figure (each side)")
+      ->capture_default_str();
+  bench->footer(
+      "Exit codes: 0 measured; 2 bad flags, an unreadable catalogue or an unreachable "
+      "store.");
+
+  return {bench, [flags] { return bench_command(*flags); }};
 }
 
 }  // namespace onejob::cli

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "harness/cli/flags.hpp"
+
 namespace onejob::cli {
 
 struct BenchFlags {
@@ -21,5 +23,8 @@ struct BenchFlags {
 // growth exponents), the fuzzer (cases/s in one and two processes; cases and seconds to find
 // each named defect) and, given a PostgreSQL store, PgStore against raw statements.
 int bench_command(const BenchFlags& flags);
+
+// `onejob bench` on the command line.
+Command add_bench_command(CLI::App& app);
 
 }  // namespace onejob::cli

@@ -1,7 +1,10 @@
 #include "harness/cli/defect_flags.hpp"
 
 #include <cstdio>
+#include <memory>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 namespace onejob::cli {
 
@@ -25,6 +28,13 @@ int defects_command() {
                 static_cast<int>(info.summary.size()), info.summary.data());
   }
   return 0;
+}
+
+Command add_defects_command(CLI::App& app) {
+  auto* defects = app.add_subcommand(
+      "defects", "List the named defects the system can run with (--defect NAME), a line each.");
+
+  return {defects, [] { return defects_command(); }};
 }
 
 }  // namespace onejob::cli

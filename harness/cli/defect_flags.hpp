@@ -6,6 +6,8 @@
 
 #include "system/service/defects.hpp"
 
+#include "harness/cli/flags.hpp"
+
 namespace onejob::cli {
 
 // `--defect NAME` (repeatable) into the switch object; the problem when a name is not a defect.
@@ -13,5 +15,8 @@ std::optional<std::string> parse_defects(const std::vector<std::string>& names, 
 
 // `onejob defects`: every defect, a line each.
 int defects_command();
+
+// `onejob defects` on the command line.
+Command add_defects_command(CLI::App& app);
 
 }  // namespace onejob::cli

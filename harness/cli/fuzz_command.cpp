@@ -8,7 +8,9 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -132,34 +134,28 @@ int run_jobs(const FuzzFlags& flags, std::uint64_t shard, std::uint64_t shards) 
 
 int fuzz_command(const FuzzFlags& flags) {
   if (flags.report_dir.empty()) {
-    std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
-    return kExitBadInput;
+    return bad_input("--report-dir: expected a folder, found an empty path");
   }
   if (flags.jobs < 1 || flags.jobs > 256) {
-    std::cerr << "onejob: --jobs: expected 1 to 256, found " << flags.jobs << "\n";
-    return kExitBadInput;
+    return bad_input("--jobs: expected 1 to 256, found ", flags.jobs);
   }
   Defects defects;
   if (auto problem = parse_defects(flags.defects, defects)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   StoreChoice store;
   if (auto problem = parse_store(flags.store, store)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   if (auto problem = store_defect_problem(store, defects)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   std::optional<fuzz::CaseId> exact;
   if (!flags.reproduce.empty()) {
     std::string problem;
     exact = fuzz::parse_case_id(flags.reproduce, problem);
     if (!exact) {
-      std::cerr << "onejob: --reproduce: " << problem << "\n";
-      return kExitBadInput;
+      return bad_input("--reproduce: ", problem);
     }
   } else if (flags.only_case) {
     exact = fuzz::CaseId{flags.seed, *flags.only_case, {}};
@@ -167,11 +163,9 @@ int fuzz_command(const FuzzFlags& flags) {
   if (flags.show) {
     const auto spec = exact ? fuzz::generate_case(*exact) : std::nullopt;
     if (!spec) {
-      std::cerr << "onejob: --show: "
-                << (exact ? "the shrink path of \"" + flags.reproduce + "\" leads nowhere"
-                          : std::string("needs --case or --reproduce"))
-                << "\n";
-      return kExitBadInput;
+      return bad_input("--show: ",
+                       (exact ? "the shrink path of \"" + flags.reproduce + "\" leads nowhere"
+                              : std::string("needs --case or --reproduce")));
     }
     std::fputs(
         scenario::to_yaml(*spec, "onejob fuzz --reproduce " + fuzz::to_string(*exact)).c_str(),
@@ -179,13 +173,11 @@ int fuzz_command(const FuzzFlags& flags) {
     return kExitPass;
   }
   if (!flags.reproduce.empty() && !fuzz::generate_case(*exact)) {
-    std::cerr << "onejob: --reproduce: the shrink path of \"" << flags.reproduce
-              << "\" leads nowhere (another build, or a mistyped id)\n";
-    return kExitBadInput;
+    return bad_input("--reproduce: the shrink path of \"", flags.reproduce,
+                     "\" leads nowhere (another build, or a mistyped id)");
   }
   if (auto problem = check_store(store)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   fuzz::CampaignOptions options;
   options.defects = defects;
@@ -196,8 +188,7 @@ int fuzz_command(const FuzzFlags& flags) {
   if (!flags.reproduce.empty()) options.exact = exact;
   if (options.only_case) options.cases = *options.only_case + 1;
   if (auto problem = parse_shard(flags.shard, options.shard, options.shards)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   if (flags.jobs > 1 && !flags.only_case && !options.exact)
     return run_jobs(flags, options.shard, options.shards);
@@ -205,9 +196,8 @@ int fuzz_command(const FuzzFlags& flags) {
   if (!flags.time_budget.empty()) {
     budget = scenario::parse_duration(flags.time_budget);
     if (!budget || *budget <= Duration(0)) {
-      std::cerr << "onejob: --time-budget: expected a duration such as 90s, 10m or 2h, found \""
-                << flags.time_budget << "\"\n";
-      return kExitBadInput;
+      return bad_input("--time-budget: expected a duration such as 90s, 10m or 2h, found \"",
+                       flags.time_budget, "\"");
     }
   }
   // Wall time is read here only: it decides when to stop and what to print, never what a case
@@ -272,8 +262,7 @@ int fuzz_command(const FuzzFlags& flags) {
                        summary.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
     report::write_file(dir / "junit.xml", junit(summary));
   } catch (const std::exception& error) {
-    std::cerr << "onejob: cannot write reports to " << dir.string() << ": " << error.what() << "\n";
-    return kExitBadInput;
+    return bad_input("cannot write reports to ", dir.string(), ": ", error.what());
   }
 
   if (flags.job_number) return result.failures.empty() ? kExitPass : kExitFail;
@@ -310,8 +299,7 @@ int fuzz_command(const FuzzFlags& flags) {
 
 int merge_command(const MergeFlags& flags, std::optional<double> seconds) {
   if (flags.report_dir.empty()) {
-    std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
-    return kExitBadInput;
+    return bad_input("--report-dir: expected a folder, found an empty path");
   }
   std::uint64_t cases = 0;
   std::uint64_t checks = 0;
@@ -324,8 +312,7 @@ int merge_command(const MergeFlags& flags, std::optional<double> seconds) {
     const auto summary = ordered_json::parse(text, nullptr, false);
     if (!in || summary.is_discarded() || !summary.contains("cases_run") ||
         !summary.contains("marks") || !summary.contains("failures")) {
-      std::cerr << "onejob: " << file.string() << ": not the summary.json of onejob fuzz\n";
-      return kExitBadInput;
+      return bad_input(file.string(), ": not the summary.json of onejob fuzz");
     }
     cases += summary["cases_run"].get<std::uint64_t>();
     checks += summary.value("determinism_checks", std::uint64_t{0});
@@ -349,8 +336,7 @@ int merge_command(const MergeFlags& flags, std::optional<double> seconds) {
                        merged.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
     report::write_file(fs::path(flags.report_dir) / "junit.xml", junit(merged));
   } catch (const std::exception& error) {
-    std::cerr << "onejob: cannot write " << flags.report_dir << ": " << error.what() << "\n";
-    return kExitBadInput;
+    return bad_input("cannot write ", flags.report_dir, ": ", error.what());
   }
   if (seconds) {
     std::printf("fuzz: %llu cases in %.1f s (%.0f cases/s), %zu jobs\n",
@@ -371,6 +357,68 @@ int merge_command(const MergeFlags& flags, std::optional<double> seconds) {
   }
   std::printf("report: %s/summary.json\n", flags.report_dir.c_str());
   return failures.empty() ? kExitPass : kExitFail;
+}
+
+Command add_fuzz_command(CLI::App& app) {
+  auto flags = std::make_shared<FuzzFlags>();
+  auto* fuzz = app.add_subcommand(
+      "fuzz",
+      "Generate whole scenarios (topology, clients, keys and bodies, provider scripts, operator "
+      "actions, faults, then a quiet phase), run them, and check every invariant and that every "
+      "request is answered after the quiet phase. The first failing case is shrunk to the "
+      "smallest story that still breaks the same rule and written as REPORT_DIR/repro/NAME.yaml, "
+      "which 'onejob run' and 'onejob replay' reproduce.");
+  fuzz->add_option("--cases", flags->cases, "How many cases the campaign has")
+      ->check(positive64())
+      ->capture_default_str();
+  fuzz->add_option("--seed", flags->seed, "The campaign's seed (unsigned 64-bit)")
+      ->check(unsigned64())
+      ->capture_default_str();
+  fuzz->add_option("--time-budget", flags->time_budget,
+                   "Stop after this much wall time, e.g. 90s, 10m, 2h (default: no limit)");
+  fuzz->add_option("--shard", flags->shard,
+                   "Run shard i of n: the cases whose index is i-1 modulo n (case k depends only "
+                   "on the build, the seed and k, so shards never overlap)")
+      ->capture_default_str();
+  fuzz->add_option("--jobs", flags->jobs,
+                   "Processes to run the cases in (each takes every N-th case; one merged report)")
+      ->capture_default_str();
+  fuzz->add_option("--case", flags->only_case, "Run (and shrink) only this case index")
+      ->check(unsigned64());
+  fuzz->add_option("--reproduce", flags->reproduce,
+                   "Run exactly the case with this id (SEED:CASE[:P.P.P], printed with every "
+                   "failure: the shrunk case, rebuilt without searching)");
+  fuzz->add_flag("--show", flags->show,
+                 "With --case or --reproduce: print that case as a scenario file (YAML) instead "
+                 "of running it");
+  add_defect_option(*fuzz, flags->defects);
+  fuzz->add_option("--store", flags->store,
+                   "memory, postgres or postgres=URI: the store every case runs on (on "
+                   "PostgreSQL a fresh schema per case)")
+      ->capture_default_str();
+  fuzz->add_option("--report-dir", flags->report_dir,
+                   "Where to write summary.json, junit.xml, repro/ and traces/")
+      ->capture_default_str()
+      ->check(non_empty_path());
+  fuzz->footer(
+      "Progress goes to stderr every second (cases/s, marks reached, violations).\n"
+      "Exit codes: 0 no violation; 1 a violation (its repro path is printed); 2 bad input.");
+
+  return {fuzz, [flags] { return fuzz_command(*flags); }};
+}
+
+Command add_merge_command(CLI::App& app) {
+  auto flags = std::make_shared<MergeFlags>();
+  auto* merge = app.add_subcommand(
+      "merge", "Combine the summaries of several fuzz campaigns (e.g. shards) into one.");
+  merge->add_option("dirs", flags->dirs, "Report folders of 'onejob fuzz' runs")
+      ->required()
+      ->check(non_empty_path());
+  merge->add_option("--report-dir", flags->report_dir, "Where to write the merged summary.json")
+      ->capture_default_str()
+      ->check(non_empty_path());
+
+  return {merge, [flags] { return merge_command(*flags); }};
 }
 
 }  // namespace onejob::cli

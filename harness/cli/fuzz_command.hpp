@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/flags.hpp"
+
 namespace onejob::cli {
 
 struct FuzzFlags {
@@ -38,5 +40,9 @@ int merge_command(const MergeFlags& flags, std::optional<double> seconds = std::
 // Parses "i/n" (1 <= i <= n); the problem when it is not one.
 std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& shard,
                                        std::uint64_t& shards);
+
+// `onejob fuzz` and `onejob merge` on the command line.
+Command add_fuzz_command(CLI::App& app);
+Command add_merge_command(CLI::App& app);
 
 }  // namespace onejob::cli

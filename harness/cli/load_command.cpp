@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
@@ -158,16 +159,15 @@ std::unique_ptr<Store> reopen(const std::function<std::unique_ptr<Store>()>& fac
 int load_command(const LoadFlags& flags) {
   StoreChoice choice;
   if (auto problem = parse_store(flags.store, choice)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   // Written so that NaN fails them too.
   if (!(flags.seconds > 0 && flags.seconds <= 86400) ||
       !(flags.drain_seconds >= 0 && flags.drain_seconds <= 86400) || flags.clients < 1 ||
       flags.clients > 256 || flags.workers < 1 || flags.workers > 256 || flags.keys < 1) {
-    std::cerr << "onejob: load: --seconds must be in (0, 86400], --drain in [0, 86400], "
-                 "--clients and --workers from 1 to 256, --keys at least 1\n";
-    return kExitBadInput;
+    return bad_input(
+        "load: --seconds must be in (0, 86400], --drain in [0, 86400], --clients and --workers "
+        "from 1 to 256, --keys at least 1");
   }
   // One schema for the whole run, shared by every connection (the memory store: one store).
   std::unique_ptr<Store> shared;
@@ -181,8 +181,7 @@ int load_command(const LoadFlags& flags) {
       shared = std::make_unique<MemoryStore>();
     }
   } catch (const StoreError& error) {
-    std::cerr << "onejob: --store " << choice.describe() << ": " << error.what() << "\n";
-    return kExitBadInput;
+    return bad_input("--store ", choice.describe(), ": ", error.what());
   }
   auto own_store = [&]() -> std::unique_ptr<Store> {
     if (!connect) return std::make_unique<sim::StoreWrapper>(*shared);
@@ -323,6 +322,33 @@ int load_command(const LoadFlags& flags) {
                     ended_early.empty() && !tally.answers.empty();
   std::cout << (held ? "load: every promise held\n" : "load: a promise was broken\n");
   return held ? kExitPass : kExitFail;
+}
+
+Command add_load_command(CLI::App& app) {
+  auto flags = std::make_shared<LoadFlags>();
+  auto* load = app.add_subcommand(
+      "load",
+      "Run the reference system for real (real time; every API node, worker and the "
+      "reconciler on a store connection of its own) under clients that double-click and reuse "
+      "keys, then check on a fresh connection that every create was answered "
+      "201/200/422/503, no exception left the API, no worker or reconciler loop ended, and no "
+      "acknowledged job was lost. Meant to run while the database is being broken (CI kills "
+      "backends and restarts PostgreSQL during it).");
+  load->add_option("--store", flags->store, "memory, postgres or postgres=URI")
+      ->capture_default_str();
+  load->add_option("--seconds", flags->seconds, "How long the clients keep creating")
+      ->capture_default_str();
+  load->add_option("--drain", flags->drain_seconds,
+                   "Seconds the workers go on after the clients stop")
+      ->capture_default_str();
+  load->add_option("--clients", flags->clients, "Clients, each with its own API node")
+      ->capture_default_str();
+  load->add_option("--workers", flags->workers, "Workers")->capture_default_str();
+  load->add_option("--keys", flags->keys, "Distinct idempotency keys the clients draw from")
+      ->capture_default_str();
+  load->footer("Exit codes: 0 every promise held; 1 one was broken; 2 bad flags or store.");
+
+  return {load, [flags] { return load_command(*flags); }};
 }
 
 }  // namespace onejob::cli

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "harness/cli/flags.hpp"
+
 namespace onejob::cli {
 
 struct LoadFlags {
@@ -22,5 +24,8 @@ struct LoadFlags {
 // key with the id the client was given. Exit 0 when all hold, 1 when one does not, 2 on bad
 // flags.
 int load_command(const LoadFlags& flags);
+
+// `onejob load` on the command line.
+Command add_load_command(CLI::App& app);
 
 }  // namespace onejob::cli

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "system/service/defects.hpp"
@@ -160,13 +162,11 @@ std::string markdown(const Row& reference, const std::vector<Row>& rows, std::si
 
 int selftest_command(const SelftestFlags& flags) {
   if (flags.report_dir.empty()) {
-    std::cerr << "onejob: --report-dir: expected a folder, found an empty path\n";
-    return kExitBadInput;
+    return bad_input("--report-dir: expected a folder, found an empty path");
   }
   Defects asked;
   if (auto problem = parse_defects(flags.defects, asked)) {
-    std::cerr << "onejob: " << *problem << "\n";
-    return kExitBadInput;
+    return bad_input(*problem);
   }
   std::vector<Defect> chosen;
   for (const auto& info : all_defects()) {
@@ -176,8 +176,7 @@ int selftest_command(const SelftestFlags& flags) {
   try {
     catalogue = load_all(find_scenario_files({flags.scenarios}));
   } catch (const scenario::ScenarioError& error) {
-    std::cerr << "onejob: " << error.what() << "\n";
-    return kExitBadInput;
+    return bad_input(error.what());
   }
   if (!catalogue) return kExitBadInput;
 
@@ -224,9 +223,43 @@ int selftest_command(const SelftestFlags& flags) {
     std::printf("reports: %s/selftest.json, selftest.md, repro/, html/\n", dir.string().c_str());
     return clean && killed == rows.size() ? kExitPass : kExitFail;
   } catch (const std::exception& error) {
-    std::cerr << "onejob: cannot write reports to " << dir.string() << ": " << error.what() << "\n";
-    return kExitBadInput;
+    return bad_input("cannot write reports to ", dir.string(), ": ", error.what());
   }
+}
+
+Command add_selftest_command(CLI::App& app) {
+  auto flags = std::make_shared<SelftestFlags>();
+  auto* selftest = app.add_subcommand(
+      "selftest",
+      "Prove the gate has teeth: with no defect the catalogue and a fuzz campaign pass; then, for "
+      "each named defect, the catalogue and a bounded fuzz campaign run with it on. Prints and "
+      "writes (REPORT_DIR/selftest.json, selftest.md) a kill matrix: which scenarios failed, "
+      "cases to the fuzzer's first failure, the shrunk repro's size.");
+  selftest
+      ->add_option("--cases", flags->cases,
+                   "Fuzz cases per defect (a campaign stops at its first failure)")
+      ->check(positive64())
+      ->capture_default_str();
+  selftest->add_option("--seed", flags->seed, "The fuzz campaigns' seed")
+      ->check(unsigned64())
+      ->capture_default_str();
+  selftest->add_option("--scenarios", flags->scenarios, "The scenario catalogue")
+      ->capture_default_str()
+      ->check(non_empty_path());
+  selftest->add_option("--defect", flags->defects,
+                       "Only these defects (repeatable; default: every one)");
+  selftest
+      ->add_option("--report-dir", flags->report_dir,
+                   "Where to write selftest.json, selftest.md and the repros")
+      ->capture_default_str()
+      ->check(non_empty_path());
+  selftest->footer(
+      "A defect is killed when at least one scenario of the catalogue fails with it on and the "
+      "fuzzer finds a violation with it on.\n"
+      "Exit codes: 0 every defect killed and the reference system clean; 1 a defect survived "
+      "or the reference system failed; 2 bad input.");
+
+  return {selftest, [flags] { return selftest_command(*flags); }};
 }
 
 }  // namespace onejob::cli

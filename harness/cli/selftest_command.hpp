@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/flags.hpp"
+
 namespace onejob::cli {
 
 struct SelftestFlags {
@@ -18,5 +20,8 @@ struct SelftestFlags {
 // defect fails both. Exit 0 when so, 1 when a defect survives or the reference fails, 2 on bad
 // input.
 int selftest_command(const SelftestFlags& flags);
+
+// `onejob selftest` on the command line.
+Command add_selftest_command(CLI::App& app);
 
 }  // namespace onejob::cli

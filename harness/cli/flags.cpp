@@ -1,0 +1,50 @@
+#include "harness/cli/flags.hpp"
+
+#include <charconv>
+
+#include <CLI/CLI.hpp>
+
+namespace onejob::cli {
+namespace {
+
+std::string unsigned64_problem(const std::string& text, std::uint64_t least) {
+  std::uint64_t value = 0;
+  const auto* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || stop != end || value < least) {
+    return "expected an integer from " + std::to_string(least) +
+           " to 18446744073709551615, found \"" + text + "\"";
+  }
+  return {};
+}
+
+}  // namespace
+
+const CLI::Validator& unsigned64() {
+  static const CLI::Validator check([](std::string& text) { return unsigned64_problem(text, 0); },
+                                    "UINT64");
+  return check;
+}
+
+const CLI::Validator& positive64() {
+  static const CLI::Validator check([](std::string& text) { return unsigned64_problem(text, 1); },
+                                    "UINT64 > 0");
+  return check;
+}
+
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string {
+        return text.empty() ? std::string("expected a path, found an empty one") : std::string();
+      },
+      "PATH");
+  return check;
+}
+
+void add_defect_option(CLI::App& command, std::vector<std::string>& names) {
+  command.add_option(
+      "--defect", names,
+      "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
+}
+
+}  // namespace onejob::cli

@@ -1,0 +1,47 @@
+#pragma once
+
+// What every onejob command shares: how a command plugs into the command line, the checks its
+// flags use, and the one way to refuse bad input.
+
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "harness/cli/exit_codes.hpp"
+
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
+
+namespace onejob::cli {
+
+// A command added to the command line: its subcommand, and what runs it once its flags are
+// parsed (the flags live in the closure).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// Bad input (a file, a flag, a path): prints "onejob: " and the parts on stderr, a line, and
+// returns the exit code for it. `return bad_input("--jobs: expected 1 to 256, found ", jobs);`
+template <typename... Parts>
+int bad_input(const Parts&... parts) {
+  std::cerr << "onejob: ";
+  (std::cerr << ... << parts);
+  std::cerr << "\n";
+  return kExitBadInput;
+}
+
+// Flag checks: unsigned 64-bit numbers exactly as written (no sign, no overflow clamped), the
+// same above 0, and a non-empty path.
+const CLI::Validator& unsigned64();
+const CLI::Validator& positive64();
+const CLI::Validator& non_empty_path();
+
+// --defect NAME on the commands that run the system (run, replay, fuzz).
+void add_defect_option(CLI::App& command, std::vector<std::string>& names);
+
+}  // namespace onejob::cli
