@@ -54,7 +54,7 @@ std::optional<std::vector<ScenarioSpec>> load_all(const std::vector<std::string>
       auto spec = scenario::load_scenario_file(file);
       auto [it, fresh] = file_by_name.emplace(spec.name, file);
       if (!fresh) {
-        throw ScenarioError(file, spec.name_mark,
+        throw ScenarioError(file, spec.name_pos,
                             "scenario name \"" + spec.name + "\" is already used by " + it->second);
       }
       specs.push_back(std::move(spec));

@@ -113,13 +113,13 @@ void build_faults(const RawCase& raw, scenario::ScenarioSpec& spec) {
     const RawFault& f = raw.faults[i];
     const Duration from = std::chrono::milliseconds(f.from_ms % 30'000);
     const Duration length = std::chrono::milliseconds(1 + f.length_ms % 20'000);
-    const int kind = wrap(f.kind, 3);
-    if (kind != 1) {  // a crash and its restart, or a pause, of one node
+    const auto kind = static_cast<FaultKind>(wrap(f.kind, kFaultKinds));
+    if (kind != FaultKind::partition) {  // a crash and its restart, or a pause, of one node
       const std::string& node = nodes[static_cast<std::size_t>(wrap(f.node, nodes.size()))];
       auto& busy = busy_until[node];  // a node's crash and pause windows may not overlap
       if (from < busy) continue;
       busy = from + length + 1ms;
-      if (kind == 2) {
+      if (kind == FaultKind::pause) {
         spec.pauses.push_back({node, from, from + length, {}});
         continue;
       }
@@ -191,21 +191,23 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     scenario::TimelineEntry entry;
     entry.at = at;
     entry.client = spec.clients[static_cast<std::size_t>(wrap(s.client, spec.clients.size()))].name;
-    int kind = wrap(s.kind, 6);
-    if (creates.empty() && kind != 5) kind = 0;
-    // Kind 5, a race: create a job, cancel its first attempt shortly after, and time the retry on
+    using enum StepKind;
+    auto kind = static_cast<StepKind>(wrap(s.kind, kStepKinds));
+    if (creates.empty() && kind != cancel_then_racing_retry) kind = create_job;
+    const bool race = kind == cancel_then_racing_retry;
+    // A race: create a job, cancel its first attempt shortly after, and time the retry on
     // another (certified) provider so that its answer is due at the instant the cancelled attempt
     // answers. Two completions then meet at the store at once, and the seed orders them. The
     // create waits, if need be, until the retry's provider has passed certification.
     std::optional<std::string> racer;
-    if (kind == 5) {
+    if (race) {
       const std::string& first = body_provider(s.body, providers);
       racer = certified_other(spec, first, s.provider);
       const Duration ahead = first_answer(spec, first) - (racer ? first_answer(spec, *racer) : at);
       if (racer && ahead > Duration(0)) at = std::max(at, certified_at(spec, *racer) - ahead);
       entry.at = at;
     }
-    if (kind == 0 || kind == 5) {
+    if (kind == create_job || race) {
       scenario::TimelineEntry create = entry;
       create.kind = scenario::TimelineEntry::Kind::create_job;
       create.create_job.client = create.client;
@@ -214,44 +216,44 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       create.request = static_cast<int>(spec.timeline.size()) + 1;
       creates.push_back({create.request, at, body_provider(s.body, providers)});
       spec.timeline.push_back(std::move(create));
-      if (kind == 0) continue;
+      if (kind == create_job) continue;
     }
-    const Created& target = kind == 5
-                                ? creates.back()
-                                : creates[static_cast<std::size_t>(wrap(s.target, creates.size()))];
-    if (kind == 5) {  // off the grid: only the retry's instant matters
+    const Created& target =
+        race ? creates.back() : creates[static_cast<std::size_t>(wrap(s.target, creates.size()))];
+    if (race) {  // off the grid: only the retry's instant matters
       at += std::chrono::milliseconds(100 + s.gap_ms % 400);
       entry.at = at;
     }
     entry.target_request = target.request;
-    entry.attempt_no = kind == 5 ? 1 : 1 + std::max(s.attempt, 0) % 3;
-    if (kind == 1) {
+    entry.attempt_no = race ? 1 : 1 + std::max(s.attempt, 0) % 3;
+    const bool then_retry = kind == cancel_then_retry || race;
+    if (kind == get_job) {
       entry.kind = scenario::TimelineEntry::Kind::get_job;
-    } else if (kind >= 3) {
+    } else if (kind == cancel || then_retry) {
       entry.kind = scenario::TimelineEntry::Kind::cancel;
     } else {
       entry.kind = scenario::TimelineEntry::Kind::retry;
     }
-    if (kind == 2 && s.provider % 4 != 0) {
+    if (kind == retry && s.provider % 4 != 0) {
       entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
     }
     entry.request = static_cast<int>(spec.timeline.size()) + 1;
-    // Kind 4, an operator's usual story: cancel the stuck attempt, then start one on another
+    // Then retry: an operator's usual story, cancel the stuck attempt and start one on another
     // provider (the cancelled one may still answer late and race it).
-    scenario::TimelineEntry retry = entry;
+    scenario::TimelineEntry then = entry;
     spec.timeline.push_back(std::move(entry));
-    if (kind < 4) continue;
-    retry.kind = scenario::TimelineEntry::Kind::retry;
-    retry.provider =
+    if (!then_retry) continue;
+    then.kind = scenario::TimelineEntry::Kind::retry;
+    then.provider =
         racer ? *racer
               : providers[static_cast<std::size_t>(wrap(s.provider + 1, providers.size()))];
-    retry.at += grid(raw, std::chrono::milliseconds(100 + s.gap_ms % 900));
+    then.at += grid(raw, std::chrono::milliseconds(100 + s.gap_ms % 900));
     const Duration meet =
-        target.at + first_answer(spec, target.provider) - first_answer(spec, *retry.provider);
-    if (racer && meet > retry.at) retry.at = meet;
-    at = retry.at;
-    retry.request = static_cast<int>(spec.timeline.size()) + 1;
-    spec.timeline.push_back(std::move(retry));
+        target.at + first_answer(spec, target.provider) - first_answer(spec, *then.provider);
+    if (racer && meet > then.at) then.at = meet;
+    at = then.at;
+    then.request = static_cast<int>(spec.timeline.size()) + 1;
+    spec.timeline.push_back(std::move(then));
   }
   if (spec.timeline.empty()) {  // a case always sends something
     scenario::TimelineEntry entry;

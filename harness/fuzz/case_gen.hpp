@@ -13,9 +13,24 @@ namespace onejob::fuzz {
 // (toward 0 and toward shorter lists). build_scenario turns any RawCase into a valid scenario:
 // references are taken modulo what exists and impossible entries are dropped, so every shrink of
 // a case is still a case.
+// What a timeline step does. RapidCheck draws and shrinks it as the int RawStep::kind (taken
+// modulo kStepKinds), so the order matters: shrinking goes toward create_job, the simplest.
+enum class StepKind {
+  create_job,
+  get_job,
+  retry,
+  cancel,
+  cancel_then_retry,         // an operator's usual story: cancel, then retry on another provider
+  cancel_then_racing_retry,  // the same, the retry timed to answer with the cancelled attempt
+};
+constexpr int kStepKinds = 6;
+
+// What a raw fault is, drawn and shrunk as the int RawFault::kind (modulo kFaultKinds).
+enum class FaultKind { crash_and_restart, partition, pause };
+constexpr int kFaultKinds = 3;
+
 struct RawStep {
-  int kind = 0;    // 0 create_job, 1 get_job, 2 retry, 3 cancel, 4 cancel then retry, 5 the same
-                   // with the retry timed to answer with the cancelled attempt
+  int kind = 0;    // a StepKind
   int gap_ms = 0;  // after the previous step
   int client = 0;
   int key = 0;       // create: a key from a small pool (deliberate reuse); 0: the first key
@@ -45,7 +60,7 @@ struct RawLink {
 };
 
 struct RawFault {
-  int kind = 0;  // 0 crash (then restart after `length_ms`), 1 partition, 2 pause
+  int kind = 0;  // a FaultKind: a crash (then a restart after `length_ms`), a partition, a pause
   int node = 0;  // crash, pause: a node of the topology; partition: a link
   int from_ms = 0;
   int length_ms = 0;

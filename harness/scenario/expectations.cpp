@@ -7,8 +7,8 @@
 namespace onejob::scenario {
 namespace {
 
-std::string at(const SourceMark& mark) {
-  return " (expected at line " + std::to_string(mark.line) + ")";
+std::string at(const SourcePos& pos) {
+  return " (expected at line " + std::to_string(pos.line) + ")";
 }
 
 template <typename T>
@@ -38,7 +38,7 @@ void check_final_jobs(const ScenarioSpec& spec,
     const auto row = got && got->job_id ? rows.jobs.find(*got->job_id) : rows.jobs.end();
     if (row == rows.jobs.end()) {
       failed.push_back(violation("expect.final_no_job",
-                                 name + ": the request got no job id" + at(expected.mark), {}, {}));
+                                 name + ": the request got no job id" + at(expected.pos), {}, {}));
       continue;
     }
     const auto found = rows.attempts.find(row->first);
@@ -48,7 +48,7 @@ void check_final_jobs(const ScenarioSpec& spec,
         std::ranges::find(expected.statuses, status) == expected.statuses.end()) {
       failed.push_back(violation("expect.final_status",
                                  name + ": expected status " + join(expected.statuses, " or ") +
-                                     ", got " + status + at(expected.mark),
+                                     ", got " + status + at(expected.pos),
                                  {}, {}));
     }
     int winner_no = 0;
@@ -61,7 +61,7 @@ void check_final_jobs(const ScenarioSpec& spec,
       failed.push_back(violation(
           "expect.final_winner",
           name + ": expected attempt " + std::to_string(*expected.completed_by) + " to win, got " +
-              (winner_no ? "attempt " + std::to_string(winner_no) : "none") + at(expected.mark),
+              (winner_no ? "attempt " + std::to_string(winner_no) : "none") + at(expected.pos),
           {}, {}));
     }
     if (expected.attempts && *expected.attempts != states) {
@@ -69,7 +69,7 @@ void check_final_jobs(const ScenarioSpec& spec,
       for (const auto& state : states) list += (list.empty() ? "" : ", ") + state;
       failed.push_back(violation(
           "expect.final_attempts",
-          name + ": attempts ended [" + list + "], not as expected" + at(expected.mark), {}, {}));
+          name + ": attempts ended [" + list + "], not as expected" + at(expected.pos), {}, {}));
     }
   }
 }
@@ -79,7 +79,7 @@ void check_count(const std::optional<CountExpectation>& expected, std::string_vi
   if (expected && expected->value != got) {
     failed.push_back(violation(clause,
                                "expected " + std::to_string(expected->value) + " " + what +
-                                   ", got " + std::to_string(got) + at(expected->mark),
+                                   ", got " + std::to_string(got) + at(expected->pos),
                                {}, {}));
   }
 }
@@ -101,7 +101,7 @@ void check_responses(const ScenarioSpec& spec,
       failed.push_back(violation("expect.response_status",
                                  "request " + std::to_string(expected.request) +
                                      ": expected status " + join(expected.statuses, " or ") +
-                                     ", got " + std::to_string(got->status) + at(expected.mark),
+                                     ", got " + std::to_string(got->status) + at(expected.pos),
                                  got->event_seq, {}));
     }
   }
@@ -116,7 +116,7 @@ void check_responses(const ScenarioSpec& spec,
             violation("expect.same_job_id",
                       name + ": expected the same job id, request " + std::to_string(request) +
                           " got " + (got->job_id ? std::to_string(*got->job_id) : "none") +
-                          " (status " + std::to_string(got->status) + ")" + at(group.mark),
+                          " (status " + std::to_string(got->status) + ")" + at(group.pos),
                       got->event_seq, {}));
         break;
       }
@@ -147,7 +147,7 @@ std::vector<check::Violation> check_expectations(
     failed.push_back(violation("expect.jobs",
                                "expected " + std::to_string(*spec.expect.jobs) +
                                    " job(s) created, got " + std::to_string(rows.jobs.size()) +
-                                   at(spec.expect.jobs_mark),
+                                   at(spec.expect.jobs_pos),
                                {}, {}));
   }
   check_final_jobs(spec, received, rows, failed);
@@ -164,7 +164,7 @@ std::vector<check::Violation> check_expectations(
   for (const auto& expected : spec.expect.marks) {
     if (!model.marks.contains(expected.name)) {
       failed.push_back(violation(
-          "expect.mark", "the run never reached mark \"" + expected.name + "\"" + at(expected.mark),
+          "expect.mark", "the run never reached mark \"" + expected.name + "\"" + at(expected.pos),
           {}, {}));
     }
   }

@@ -84,7 +84,7 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
   spec_.file = reader_.file();
   const auto name = top.require("name");
   spec_.name = reader_.string(name, "name");
-  spec_.name_mark = reader_.mark(name);
+  spec_.name_pos = reader_.pos(name);
   if (!is_valid_name(spec_.name)) {
     reader_.fail(name, "name: expected 1-100 characters from [A-Za-z0-9._-]");
   }
@@ -293,7 +293,7 @@ void Loader::load_timeline(const YAML::Node& node) {
     YamlMap entry(reader_, item, "timeline entry",
                   {"at", "create_job", "get_job", "retry", "cancel"});
     TimelineEntry timeline_entry;
-    timeline_entry.mark = reader_.mark(item);
+    timeline_entry.pos = reader_.pos(item);
     timeline_entry.at = reader_.duration(entry.require("at"), "at");
     if (!spec_.timeline.empty() && timeline_entry.at < spec_.timeline.back().at) {
       reader_.fail(entry.require("at"),
@@ -381,7 +381,7 @@ void Loader::load_expectations(const YAML::Node& node) {
         }
         reader_.fail(item, "unknown mark \"" + name + "\" (known: " + known + ")");
       }
-      spec_.expect.marks.push_back({std::move(name), reader_.mark(item)});
+      spec_.expect.marks.push_back({std::move(name), reader_.pos(item)});
     }
   }
   if (auto final_jobs = expect.get("final")) {
@@ -394,7 +394,7 @@ void Loader::load_expectations(const YAML::Node& node) {
   for (const auto& [key, slot] : counts) {
     if (auto value = expect.get(key)) {
       *slot = CountExpectation{reader_.small_integer(*value, key, 0, kMaxRequests),
-                               reader_.mark(*value)};
+                               reader_.pos(*value)};
     }
   }
   if (auto responses = expect.get("responses")) {
@@ -402,7 +402,7 @@ void Loader::load_expectations(const YAML::Node& node) {
     for (const auto& item : *responses) {
       YamlMap response(reader_, item, "expected response", {"request", "status"});
       ResponseExpectation expectation{
-          request_number(response.require("request")), {}, reader_.mark(item)};
+          request_number(response.require("request")), {}, reader_.pos(item)};
       const auto status = response.require("status");
       if (status.IsSequence()) {
         for (const auto& code : status) {
@@ -422,14 +422,14 @@ void Loader::load_expectations(const YAML::Node& node) {
       reader_.expect_sequence(group, "same_job_id group");
       if (group.size() < 2)
         reader_.fail(group, "same_job_id group: expected at least two requests");
-      SameJobExpectation expectation{{}, reader_.mark(group)};
+      SameJobExpectation expectation{{}, reader_.pos(group)};
       for (const auto& request : group) expectation.requests.push_back(request_number(request));
       spec_.expect.same_job_id.push_back(std::move(expectation));
     }
   }
   if (auto jobs = expect.get("jobs")) {
     spec_.expect.jobs = reader_.small_integer(*jobs, "jobs", 0, kMaxRequests);
-    spec_.expect.jobs_mark = reader_.mark(*jobs);
+    spec_.expect.jobs_pos = reader_.pos(*jobs);
   }
 }
 
@@ -499,11 +499,11 @@ namespace {
 // kMaxYamlDepth deep: a small file cannot make the loader do unbounded work.
 void count_values(const YAML::Node& node, const std::string& file, std::size_t& budget, int depth) {
   if (depth > kMaxYamlDepth) {
-    throw ScenarioError(file, YamlReader(file).mark(node),
+    throw ScenarioError(file, YamlReader(file).pos(node),
                         "nested deeper than " + std::to_string(kMaxYamlDepth) + " levels");
   }
   if (budget == 0) {
-    throw ScenarioError(file, YamlReader(file).mark(node),
+    throw ScenarioError(file, YamlReader(file).pos(node),
                         "more than " + std::to_string(kMaxYamlValues) +
                             " values once aliases are expanded; a scenario may have at most that");
   }
@@ -553,7 +553,7 @@ ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& fil
     throw ScenarioError(file, {1, 1}, "empty scenario: expected a mapping with name, seed, ...");
   }
   if (documents.size() > 1) {
-    throw ScenarioError(file, YamlReader(file).mark(documents[1]),
+    throw ScenarioError(file, YamlReader(file).pos(documents[1]),
                         "expected one YAML document, found " + std::to_string(documents.size()));
   }
   count_values(documents.front(), file);

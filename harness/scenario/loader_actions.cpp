@@ -73,7 +73,7 @@ std::vector<FinalJobExpectation> read_final_jobs(const YamlReader& reader, const
     YamlMap final_job(reader, item, "expected final job",
                       {"request", "status", "completed_by", "attempts"});
     FinalJobExpectation expectation;
-    expectation.mark = reader.mark(item);
+    expectation.pos = reader.pos(item);
     expectation.request = create_request(reader, final_job.require("request"), spec, requests);
     if (auto status = final_job.get("status")) {
       if (status->IsSequence()) {  // any of these

@@ -95,7 +95,7 @@ void FaultReader::read_node_fault(const YAML::Node& item, NodeFaultSpec::Kind ki
   YamlMap entry(reader_, item, kind_name + " fault", {"at", kind_name});
   NodeFaultSpec fault;
   fault.kind = kind;
-  fault.mark = reader_.mark(item);
+  fault.pos = reader_.pos(item);
   fault.at = start_time(entry.require("at"), "at");
   const auto node = entry.require(kind_name);
   fault.node = reader_.string(node, kind_name);
@@ -111,7 +111,7 @@ void FaultReader::read_partition(const YAML::Node& item) {
   YamlMap entry(reader_, item, "partition fault",
                 {"from", "until", "partition", "nodes", "direction"});
   PartitionSpec partition;
-  partition.mark = reader_.mark(item);
+  partition.pos = reader_.pos(item);
   const auto link = entry.require("partition");
   const std::string link_name = reader_.string(link, "partition");
   const auto known = sim::parse_link(link_name);
@@ -146,7 +146,7 @@ Duration FaultReader::end_time(const YAML::Node& node, Duration from) {
 void FaultReader::read_pause(const YAML::Node& item) {
   YamlMap entry(reader_, item, "pause fault", {"from", "until", "pause"});
   PauseSpec pause;
-  pause.mark = reader_.mark(item);
+  pause.pos = reader_.pos(item);
   const auto node = entry.require("pause");
   pause.node = reader_.string(node, "pause");
   const auto known = topology_nodes(spec_.topology);
@@ -206,12 +206,12 @@ void FaultReader::check_crash_restart_order() const {
     const auto crashed = crashed_since.find(fault->node);
     const std::string when = fault->node + " at " + format_duration(fault->at);
     if (fault->kind == NodeFaultSpec::Kind::crash && crashed != crashed_since.end()) {
-      throw ScenarioError(reader_.file(), fault->mark,
+      throw ScenarioError(reader_.file(), fault->pos,
                           "impossible timeline: crash of " + when + ", but it is already crashed " +
                               "(since " + format_duration(crashed->second) + ")");
     }
     if (fault->kind == NodeFaultSpec::Kind::restart && crashed == crashed_since.end()) {
-      throw ScenarioError(reader_.file(), fault->mark,
+      throw ScenarioError(reader_.file(), fault->pos,
                           "impossible timeline: restart of " + when +
                               ", but it is not crashed then (a restart must follow a crash of "
                               "the same node)");

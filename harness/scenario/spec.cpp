@@ -4,12 +4,12 @@
 
 namespace onejob::scenario {
 
-ScenarioError::ScenarioError(const std::string& file, SourceMark mark, const std::string& message)
-    : std::runtime_error(mark.line > 0 ? file + ":" + std::to_string(mark.line) + ":" +
-                                             std::to_string(mark.column) + ": " + message
-                                       : file + ": " + message),
+ScenarioError::ScenarioError(const std::string& file, SourcePos pos, const std::string& message)
+    : std::runtime_error(pos.line > 0 ? file + ":" + std::to_string(pos.line) + ":" +
+                                            std::to_string(pos.column) + ": " + message
+                                      : file + ": " + message),
       file_(file),
-      mark_(mark),
+      pos_(pos),
       message_(message) {}
 
 Duration last_action(const ScenarioSpec& spec) {

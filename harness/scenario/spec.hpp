@@ -15,7 +15,7 @@
 namespace onejob::scenario {
 
 // Where a value came from in a scenario file (1-based, as editors show it).
-struct SourceMark {
+struct SourcePos {
   int line = 0;
   int column = 0;
 };
@@ -24,14 +24,14 @@ struct SourceMark {
 // "file:line:col: message".
 class ScenarioError : public std::runtime_error {
  public:
-  ScenarioError(const std::string& file, SourceMark mark, const std::string& message);
+  ScenarioError(const std::string& file, SourcePos pos, const std::string& message);
   const std::string& file() const { return file_; }
-  SourceMark mark() const { return mark_; }
+  SourcePos pos() const { return pos_; }
   const std::string& message() const { return message_; }
 
  private:
   std::string file_;
-  SourceMark mark_;
+  SourcePos pos_;
   std::string message_;
 };
 
@@ -80,7 +80,7 @@ struct NodeFaultSpec {
   Duration at{0};
   Kind kind = Kind::crash;
   std::string node;  // api-N, worker-N or reconciler
-  SourceMark mark;
+  SourcePos pos;
 };
 
 // A partition window on one link (sim::PartitionWindow, with the link and where it was written).
@@ -91,7 +91,7 @@ struct PartitionSpec {
   Direction direction = Direction::both;
   Duration from{0};
   Duration until{0};
-  SourceMark mark;
+  SourcePos pos;
 
   sim::PartitionWindow window() const { return {nodes, direction, from, until}; }
 };
@@ -103,7 +103,7 @@ struct PauseSpec {
   std::string node;  // api-N, worker-N or reconciler
   Duration from{0};
   Duration until{0};
-  SourceMark mark;
+  SourcePos pos;
 };
 
 struct ClientSpec {
@@ -133,18 +133,18 @@ struct TimelineEntry {
   int attempt_no = 0;          // for cancel
   std::optional<std::string> provider;  // for retry
   int request = 0;  // 1-based number of the request this entry sends, in file order
-  SourceMark mark;
+  SourcePos pos;
 };
 
 struct ResponseExpectation {
   int request = 0;
   std::vector<int> statuses;  // the response status must be one of these
-  SourceMark mark;
+  SourcePos pos;
 };
 
 struct SameJobExpectation {
   std::vector<int> requests;  // these responses all carry one and the same job id
-  SourceMark mark;
+  SourcePos pos;
 };
 
 // The end state of the job a create_job request produced, judged from the history.
@@ -155,25 +155,25 @@ struct FinalJobExpectation {
   std::vector<std::string> statuses;
   std::optional<int> completed_by;                   // the winning attempt's number
   std::optional<std::vector<std::string>> attempts;  // every attempt's final state, in order
-  SourceMark mark;
+  SourcePos pos;
 };
 
 struct CountExpectation {
   std::int64_t value = 0;
-  SourceMark mark;
+  SourcePos pos;
 };
 
 // A coverage mark (harness/check/marks.hpp) the run must reach at least once.
 struct MarkExpectation {
-  std::string name;
-  SourceMark mark;
+  std::string name;  // the mark's name
+  SourcePos pos;
 };
 
 struct Expectations {
   std::vector<ResponseExpectation> responses;
   std::vector<SameJobExpectation> same_job_id;
   std::optional<std::int64_t> jobs;  // number of jobs created during the run
-  SourceMark jobs_mark;
+  SourcePos jobs_pos;
   std::vector<FinalJobExpectation> final_jobs;
   std::optional<CountExpectation> attempts;    // attempts created
   std::optional<CountExpectation> discarded;   // results that lost the compare-and-swap
@@ -184,7 +184,7 @@ struct Expectations {
 struct ScenarioSpec {
   std::string file;
   std::string name;
-  SourceMark name_mark;
+  SourcePos name_pos;
   std::string description;
   std::uint64_t seed = 0;
   std::optional<Duration> duration;  // when the run ends; default: last action + 10 minutes

@@ -97,14 +97,14 @@ ParsedProbability parse_probability(std::string_view text) {
   return {static_cast<Ppm>(std::llround(*number * scale)), {}};
 }
 
-SourceMark YamlReader::mark(const YAML::Node& node) const {
+SourcePos YamlReader::pos(const YAML::Node& node) const {
   const YAML::Mark m = node.Mark();
   if (m.is_null()) return {};
   return {m.line + 1, m.column + 1};
 }
 
 void YamlReader::fail(const YAML::Node& node, const std::string& message) const {
-  throw ScenarioError(file_, mark(node), message);
+  throw ScenarioError(file_, pos(node), message);
 }
 
 std::string YamlReader::string(const YAML::Node& node, std::string_view what) const {

@@ -23,7 +23,7 @@ class YamlReader {
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
 
   const std::string& file() const { return file_; }
-  SourceMark mark(const YAML::Node& node) const;
+  SourcePos pos(const YAML::Node& node) const;
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const;
 
   std::string string(const YAML::Node& node, std::string_view what) const;

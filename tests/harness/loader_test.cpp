@@ -318,8 +318,8 @@ BOOST_AUTO_TEST_CASE(loads_faults_in_file_order) {
   BOOST_TEST(spec.node_faults[0].at.count() == 5'000'000);
   BOOST_TEST((spec.node_faults[0].kind == NodeFaultSpec::Kind::crash));
   BOOST_TEST(spec.node_faults[0].node == "worker-1");
-  BOOST_TEST(spec.node_faults[0].mark.line == 4);
-  BOOST_TEST(spec.node_faults[0].mark.column == 5);
+  BOOST_TEST(spec.node_faults[0].pos.line == 4);
+  BOOST_TEST(spec.node_faults[0].pos.column == 5);
   BOOST_TEST(spec.node_faults[1].at.count() == 20'000'000);
   BOOST_TEST((spec.node_faults[1].kind == NodeFaultSpec::Kind::restart));
   BOOST_TEST(spec.node_faults[1].node == "worker-1");
@@ -332,7 +332,7 @@ BOOST_AUTO_TEST_CASE(loads_faults_in_file_order) {
   BOOST_TEST((store.direction == PartitionSpec::Direction::both));
   BOOST_TEST(store.from.count() == 1'000'000);
   BOOST_TEST(store.until.count() == 10'000'000);
-  BOOST_TEST(store.mark.line == 6);
+  BOOST_TEST(store.pos.line == 6);
   const auto& provider = spec.partitions[1];
   BOOST_TEST((provider.link == LinkKind::worker_provider));
   BOOST_TEST(provider.nodes == (std::vector<std::string>{"beta", "worker-2"}));

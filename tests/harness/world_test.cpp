@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(a_dropped_response_makes_the_client_retry_and_get_the_same_
                              .direction = PartitionSpec::Direction::responses,
                              .from = Duration(0),
                              .until = seconds(1),
-                             .mark = {}});
+                             .pos = {}});
   spec.expect.responses.push_back({1, {200}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
@@ -152,7 +152,7 @@ BOOST_AUTO_TEST_CASE(a_lost_provider_reply_is_unknown_then_resolved_by_the_recon
                              .direction = PartitionSpec::Direction::responses,
                              .from = Duration(0),
                              .until = seconds(15),
-                             .mark = {}});
+                             .pos = {}});
   const auto result = run_scenario(spec);
   require_pass(result);
   BOOST_TEST(
@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(commit_outcome_unknown_on_create_then_the_retry_finds_the_s
                              .direction = PartitionSpec::Direction::responses,
                              .from = Duration(0),
                              .until = milliseconds(500),
-                             .mark = {}});
+                             .pos = {}});
   spec.expect.responses.push_back({1, {200}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(a_partition_between_workers_and_the_store_only_delays_the_w
                              .direction = PartitionSpec::Direction::both,
                              .from = Duration(0),
                              .until = seconds(30),
-                             .mark = {}});
+                             .pos = {}});
   const auto result = run_scenario(spec);
   require_pass(result);
   BOOST_TEST(events_of<events::WorkerStoreError>(result).size() > 10u);
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(lost_requests_to_one_api_node_make_the_lb_try_the_next) {
                              .direction = PartitionSpec::Direction::requests,
                              .from = Duration(0),
                              .until = milliseconds(900),
-                             .mark = {}});
+                             .pos = {}});
   spec.expect.responses.push_back({1, {201}, {}});
   const auto result = run_scenario(spec);
   require_pass(result);
