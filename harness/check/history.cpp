@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "system/domain/check.hpp"
+#include "system/domain/names.hpp"
 #include "system/events/attempt_events.hpp"
 
 #include "harness/events/world_events.hpp"
@@ -193,21 +194,13 @@ const At<events::CommitCas>* JobRecord::won() const {
 }
 
 std::string_view to_string(JobEnd end) {
-  switch (end) {
-    case JobEnd::succeeded:
-      return "succeeded";
-    case JobEnd::failed:
-      return "failed";
-    case JobEnd::blocked:
-      return "blocked";
-    case JobEnd::awaiting_operator:
-      return "awaiting_operator";
-    case JobEnd::running:
-      return "running";
-    case JobEnd::stuck:
-      break;
-  }
-  return "stuck";
+  static constexpr Named<JobEnd> kNames[] = {
+      {JobEnd::succeeded, "succeeded"}, {JobEnd::failed, "failed"},
+      {JobEnd::blocked, "blocked"},     {JobEnd::awaiting_operator, "awaiting_operator"},
+      {JobEnd::running, "running"},     {JobEnd::stuck, "stuck"},
+  };
+  static_assert(names_cover(kNames));
+  return name_of(kNames, end);
 }
 
 const JobRecord* HistoryModel::job_for_key(const std::string& owner, const std::string& key,

@@ -290,8 +290,9 @@ void Loader::load_timeline(const YAML::Node& node) {
   reader_.expect_sequence(node, "timeline");
   if (node.size() == 0) reader_.fail(node, "timeline: expected at least one action");
   for (const auto& item : node) {
-    YamlMap entry(reader_, item, "timeline entry",
-                  {"at", "create_job", "get_job", "retry", "cancel"});
+    std::vector<std::string_view> keys = {"at"};
+    for (const auto& action : kTimelineActions) keys.push_back(action.name);
+    YamlMap entry(reader_, item, "timeline entry", keys);
     TimelineEntry timeline_entry;
     timeline_entry.pos = reader_.pos(item);
     timeline_entry.at = reader_.duration(entry.require("at"), "at");
@@ -300,13 +301,8 @@ void Loader::load_timeline(const YAML::Node& node) {
                    "at: the timeline must be in time order (this entry is earlier than the one "
                    "before it)");
     }
-    const std::pair<const char*, TimelineEntry::Kind> kinds[] = {
-        {"create_job", TimelineEntry::Kind::create_job},
-        {"get_job", TimelineEntry::Kind::get_job},
-        {"retry", TimelineEntry::Kind::retry},
-        {"cancel", TimelineEntry::Kind::cancel}};
     int actions = 0;
-    for (const auto& [key, kind] : kinds) {
+    for (const auto& [kind, key] : kTimelineActions) {
       auto value = entry.get(key);
       if (!value) continue;
       if (++actions > 1) reader_.fail(item, "timeline entry: expected exactly one action");

@@ -45,7 +45,7 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
                      const ScenarioSpec& spec) {
   const bool cancel = entry.kind == TimelineEntry::Kind::cancel;
   const bool retry = entry.kind == TimelineEntry::Kind::retry;
-  const char* what = cancel ? "cancel" : retry ? "retry" : "get_job";
+  const std::string what(name_of(kTimelineActions, entry.kind));
   YamlMap action(reader, node, what,
                  cancel  ? std::initializer_list<std::string_view>{"client", "request", "attempt"}
                  : retry ? std::initializer_list<std::string_view>{"client", "request", "provider"}

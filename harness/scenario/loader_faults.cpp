@@ -91,7 +91,7 @@ void FaultReader::read(const YAML::Node& node) {
 }
 
 void FaultReader::read_node_fault(const YAML::Node& item, NodeFaultSpec::Kind kind) {
-  const std::string kind_name = kind == NodeFaultSpec::Kind::crash ? "crash" : "restart";
+  const std::string kind_name(name_of(kNodeFaultKinds, kind));
   YamlMap entry(reader_, item, kind_name + " fault", {"at", kind_name});
   NodeFaultSpec fault;
   fault.kind = kind;

@@ -76,7 +76,7 @@ struct ScenarioPolicy {
 };
 
 struct NodeFaultSpec {
-  enum class Kind { crash, restart };
+  enum class Kind { crash, restart };  // named in kNodeFaultKinds
   Duration at{0};
   Kind kind = Kind::crash;
   std::string node;  // api-N, worker-N or reconciler
@@ -84,6 +84,12 @@ struct NodeFaultSpec {
 };
 
 // A partition window on one link (sim::PartitionWindow, with the link and where it was written).
+inline constexpr Named<NodeFaultSpec::Kind> kNodeFaultKinds[] = {
+    {NodeFaultSpec::Kind::crash, "crash"},
+    {NodeFaultSpec::Kind::restart, "restart"},
+};
+static_assert(names_cover(kNodeFaultKinds));
+
 struct PartitionSpec {
   using Direction = sim::PartitionDirection;
   LinkKind link = LinkKind::node_store;
@@ -124,7 +130,7 @@ struct CreateJobAction {
 //   retry     POST /jobs/{id}/attempts, optionally naming the provider
 //   cancel    POST /attempts/{id}/cancel of the job's attempt number `attempt_no` (an operator)
 struct TimelineEntry {
-  enum class Kind { create_job, get_job, retry, cancel };
+  enum class Kind { create_job, get_job, retry, cancel };  // named in kTimelineActions
   Kind kind = Kind::create_job;
   Duration at{0};
   std::string client;
@@ -135,6 +141,15 @@ struct TimelineEntry {
   int request = 0;  // 1-based number of the request this entry sends, in file order
   SourcePos pos;
 };
+
+// The actions' names: keys of a timeline entry in scenario files, `action` of client.send.
+inline constexpr Named<TimelineEntry::Kind> kTimelineActions[] = {
+    {TimelineEntry::Kind::create_job, "create_job"},
+    {TimelineEntry::Kind::get_job, "get_job"},
+    {TimelineEntry::Kind::retry, "retry"},
+    {TimelineEntry::Kind::cancel, "cancel"},
+};
+static_assert(names_cover(kTimelineActions));
 
 struct ResponseExpectation {
   int request = 0;

@@ -21,20 +21,6 @@ namespace {
 // The load balancer's node name.
 constexpr const char* kLb = "lb";
 
-const char* action_name(TimelineEntry::Kind kind) {
-  switch (kind) {
-    case TimelineEntry::Kind::create_job:
-      return "create_job";
-    case TimelineEntry::Kind::get_job:
-      return "get_job";
-    case TimelineEntry::Kind::retry:
-      return "retry";
-    case TimelineEntry::Kind::cancel:
-      break;
-  }
-  return "cancel";
-}
-
 }  // namespace
 
 void World::client_send(int number, int send) {
@@ -47,8 +33,10 @@ void World::client_send(int number, int send) {
                   .body = {},
                   .principal = client.owner,
                   .request_id = events::client_request_id(number, send)};
-  events::ClientSent sent{
-      .request = number, .send = send, .action = action_name(entry.kind), .owner = client.owner};
+  events::ClientSent sent{.request = number,
+                          .send = send,
+                          .action = std::string(name_of(kTimelineActions, entry.kind)),
+                          .owner = client.owner};
   if (entry.kind == TimelineEntry::Kind::create_job) {
     request.body = entry.create_job.body;
     if (entry.create_job.key) {

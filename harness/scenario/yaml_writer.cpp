@@ -80,8 +80,8 @@ void write_faults(std::string& out, const ScenarioSpec& spec) {
   if (spec.node_faults.empty() && spec.partitions.empty() && spec.pauses.empty()) return;
   out += "faults:\n";
   for (const auto& f : spec.node_faults) {
-    const char* kind = f.kind == NodeFaultSpec::Kind::crash ? "crash" : "restart";
-    out += "  - {at: " + duration(f.at) + ", " + kind + ": " + f.node + "}\n";
+    out += "  - {at: " + duration(f.at) + ", " + std::string(name_of(kNodeFaultKinds, f.kind)) +
+           ": " + f.node + "}\n";
   }
   for (const auto& p : spec.partitions) {
     std::string nodes;

@@ -9,7 +9,12 @@
 namespace onejob::sim {
 
 const char* to_string(Direction direction) {
-  return direction == Direction::request ? "request" : "response";
+  static constexpr Named<Direction> kNames[] = {
+      {Direction::request, "request"},
+      {Direction::response, "response"},
+  };
+  static_assert(names_cover(kNames));
+  return name_of(kNames, direction).data();  // the table's literals end in a NUL
 }
 
 SimLink::SimLink(std::string name, LinkSpec spec, Rng rng, SimLoop& loop, Trace& trace)

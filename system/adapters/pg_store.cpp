@@ -17,6 +17,7 @@
 #include "system/adapters/pg_rows.hpp"
 #include "system/adapters/pg_schema.hpp"
 #include "system/adapters/pg_statements.hpp"
+#include "system/domain/check.hpp"
 
 namespace onejob {
 namespace {
@@ -169,6 +170,7 @@ class PgStore::Session {
         return InsertJobResult{InsertJobResult::Outcome::unique_violation, std::nullopt,
                                std::nullopt};
       }
+      ONEJOB_ASSERT(created.size() == 1, "a create inserts one job or, on a taken key, none");
       // The rest of both rows is what the statement wrote: the inputs and the schema's defaults.
       const JobId id = created[0][0].as<JobId>();
       Attempt first = starting_attempt(created[0][1].as<AttemptId>(), id, 1,
@@ -201,7 +203,9 @@ class PgStore::Session {
       // and the write. A single UPDATE would re-check a concurrently changed job row against
       // its old snapshot of attempts and could fail a job that just got a live attempt.
       if (exec(tx, kLockJob, id).empty()) return false;
-      const bool changed = exec0(tx, kFailJob, id, reason).affected_rows() == 1;
+      const auto changed_rows = exec0(tx, kFailJob, id, reason).affected_rows();
+      ONEJOB_ASSERT(changed_rows <= 1, "failing a job by its primary key changes one row at most");
+      const bool changed = changed_rows == 1;
       tx.commit();
       return changed;
     });
@@ -296,6 +300,7 @@ class PgStore::Session {
       CompleteAttemptResult result{Outcome::not_found, pg::job_from_row(row, 2),
                                    pg::attempt_from_row(row, 2 + pg::kJobColumnCount),
                                    parse_attempt_state(row[1].as<std::string>())};
+      ONEJOB_ASSERT(result.before.has_value(), "the completion names the state it found");
       if (outcome == "won") {
         result.outcome = Outcome::won;
       } else if (outcome == "lost") {
