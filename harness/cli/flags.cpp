@@ -47,4 +47,8 @@ void add_defect_option(CLI::App& command, std::vector<std::string>& names) {
       "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
 }
 
+void add_report_dir_option(CLI::App& command, std::string& dir, const std::string& what) {
+  command.add_option("--report-dir", dir, what)->capture_default_str()->check(non_empty_path());
+}
+
 }  // namespace onejob::cli

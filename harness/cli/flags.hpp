@@ -43,5 +43,7 @@ const CLI::Validator& non_empty_path();
 
 // --defect NAME on the commands that run the system (run, replay, fuzz).
 void add_defect_option(CLI::App& command, std::vector<std::string>& names);
+// --report-dir DIR (a non-empty path; its default shown in --help), saying what goes there.
+void add_report_dir_option(CLI::App& command, std::string& dir, const std::string& what);
 
 }  // namespace onejob::cli

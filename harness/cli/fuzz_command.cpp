@@ -21,6 +21,7 @@
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/fuzz/campaign.hpp"
+#include "harness/fuzz/campaign_report.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/timeline.hpp"
 #include "harness/scenario/yaml_reader.hpp"
@@ -31,47 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
-
-ordered_json size_json(const fuzz::CaseSize& size) {
-  return {{"steps", size.steps}, {"nodes", size.nodes}, {"faults", size.faults}};
-}
-
-ordered_json marks_json(const check::MarkCounts& marks) {
-  ordered_json reached = ordered_json::object();
-  ordered_json never = ordered_json::array();
-  for (const auto& mark : check::all_marks()) {
-    auto found = marks.find(std::string(mark.name));
-    if (found == marks.end()) {
-      never.push_back(mark.name);
-    } else {
-      reached[std::string(mark.name)] = found->second;
-    }
-  }
-  return {{"reached", reached.size()},
-          {"total", check::all_marks().size()},
-          {"counts", reached},
-          {"never_reached", never}};
-}
-
-std::string junit(const ordered_json& summary) {
-  const bool failed = !summary["failures"].empty();
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += std::string("<testsuites tests=\"1\" failures=\"") + (failed ? "1" : "0") + "\">\n";
-  out += std::string("  <testsuite name=\"onejob.fuzz\" tests=\"1\" failures=\"") +
-         (failed ? "1" : "0") + "\">\n";
-  out += "    <testcase classname=\"fuzz\" name=\"campaign\">\n";
-  if (failed) {
-    const auto& first = summary["failures"][0];
-    std::string text =
-        first["rule"].get<std::string>() + ": " + first["message"].get<std::string>();
-    out += "      <failure type=\"" + report::xml_escape(first["rule"].get<std::string>()) +
-           "\" message=\"" + report::xml_escape(text) +
-           "\">repro: " + report::xml_escape(first["repro"].get<std::string>()) + "</failure>\n";
-  }
-  out += "      <system-out>cases=" + std::to_string(summary["cases_run"].get<std::uint64_t>()) +
-         "</system-out>\n    </testcase>\n  </testsuite>\n</testsuites>\n";
-  return out;
-}
 
 }  // namespace
 
@@ -227,40 +187,8 @@ int fuzz_command(const FuzzFlags& flags) {
 
   const fs::path dir = flags.report_dir;
   ordered_json summary;
-  summary["seed"] = options.seed;
-  summary["defects"] = flags.defects;
-  summary["cases"] = options.cases;
-  summary["shard"] = std::to_string(options.shard) + "/" + std::to_string(options.shards);
-  summary["cases_run"] = result.cases_run;
-  summary["determinism_checks"] = result.determinism_checks;
-  summary["marks"] = marks_json(result.marks);
-  summary["failures"] = ordered_json::array();
   try {
-    fs::create_directories(dir);
-    for (const auto& failure : result.failures) {
-      fs::create_directories(dir / "repro");
-      fs::create_directories(dir / "traces");
-      const fs::path repro = dir / "repro" / (failure.shrunk.name + ".yaml");
-      report::write_file(repro,
-                         fuzz::repro_yaml(failure, options.seed, repro.string(), options.defects));
-      report::write_file(dir / "traces" / (failure.shrunk.name + ".jsonl"),
-                         sim::render_jsonl(failure.shrunk_run.history));
-      report::write_timeline(dir, failure.shrunk_run,
-                             report::repro_replay_command(repro.string(), options.defects));
-      summary["failures"].push_back(
-          {{"case", failure.case_index},
-           {"reproduce", fuzz::to_string({options.seed, failure.case_index, failure.shrink_path})},
-           {"rule", failure.rule},
-           {"message", failure.message},
-           {"repro", repro.string()},
-           {"original_size", size_json(fuzz::size_of(failure.original))},
-           {"shrunk_size", size_json(fuzz::size_of(failure.shrunk))},
-           {"shrink_steps", failure.shrink_steps},
-           {"shrink_runs", failure.shrink_runs}});
-    }
-    report::write_file(dir / "summary.json",
-                       summary.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
-    report::write_file(dir / "junit.xml", junit(summary));
+    summary = fuzz::write_campaign_report(dir, options, flags.defects, result);
   } catch (const std::exception& error) {
     return bad_input("cannot write reports to ", dir.string(), ": ", error.what());
   }
@@ -301,43 +229,14 @@ int merge_command(const MergeFlags& flags, std::optional<double> seconds) {
   if (flags.report_dir.empty()) {
     return bad_input("--report-dir: expected a folder, found an empty path");
   }
-  std::uint64_t cases = 0;
-  std::uint64_t checks = 0;
-  check::MarkCounts marks;
-  ordered_json failures = ordered_json::array();
-  for (const auto& dir : flags.dirs) {
-    const fs::path file = fs::path(dir) / "summary.json";
-    std::ifstream in(file, std::ios::binary);
-    const std::string text(std::istreambuf_iterator<char>(in), {});
-    const auto summary = ordered_json::parse(text, nullptr, false);
-    if (!in || summary.is_discarded() || !summary.contains("cases_run") ||
-        !summary.contains("marks") || !summary.contains("failures")) {
-      return bad_input(file.string(), ": not the summary.json of onejob fuzz");
-    }
-    cases += summary["cases_run"].get<std::uint64_t>();
-    checks += summary.value("determinism_checks", std::uint64_t{0});
-    for (const auto& [mark, count] : summary["marks"]["counts"].items()) {
-      marks[mark] += count.get<int>();
-    }
-    for (const auto& failure : summary["failures"]) failures.push_back(failure);
-  }
-  std::stable_sort(failures.begin(), failures.end(), [](const auto& a, const auto& b) {
-    return a.value("case", std::uint64_t{0}) < b.value("case", std::uint64_t{0});
-  });
   ordered_json merged;
-  merged["merged"] = flags.dirs;
-  merged["cases_run"] = cases;
-  merged["determinism_checks"] = checks;
-  merged["marks"] = marks_json(marks);
-  merged["failures"] = failures;
   try {
-    fs::create_directories(flags.report_dir);
-    report::write_file(fs::path(flags.report_dir) / "summary.json",
-                       merged.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
-    report::write_file(fs::path(flags.report_dir) / "junit.xml", junit(merged));
+    merged = fuzz::merge_campaign_reports(flags.dirs, flags.report_dir);
   } catch (const std::exception& error) {
-    return bad_input("cannot write ", flags.report_dir, ": ", error.what());
+    return bad_input(error.what());
   }
+  const auto cases = merged["cases_run"].get<std::uint64_t>();
+  const auto& failures = merged["failures"];
   if (seconds) {
     std::printf("fuzz: %llu cases in %.1f s (%.0f cases/s), %zu jobs\n",
                 static_cast<unsigned long long>(cases), *seconds,
@@ -396,10 +295,8 @@ Command add_fuzz_command(CLI::App& app) {
                    "memory, postgres or postgres=URI: the store every case runs on (on "
                    "PostgreSQL a fresh schema per case)")
       ->capture_default_str();
-  fuzz->add_option("--report-dir", flags->report_dir,
-                   "Where to write summary.json, junit.xml, repro/ and traces/")
-      ->capture_default_str()
-      ->check(non_empty_path());
+  add_report_dir_option(*fuzz, flags->report_dir,
+                        "Where to write summary.json, junit.xml, repro/ and traces/");
   fuzz->footer(
       "Progress goes to stderr every second (cases/s, marks reached, violations).\n"
       "Exit codes: 0 no violation; 1 a violation (its repro path is printed); 2 bad input.");
@@ -414,9 +311,7 @@ Command add_merge_command(CLI::App& app) {
   merge->add_option("dirs", flags->dirs, "Report folders of 'onejob fuzz' runs")
       ->required()
       ->check(non_empty_path());
-  merge->add_option("--report-dir", flags->report_dir, "Where to write the merged summary.json")
-      ->capture_default_str()
-      ->check(non_empty_path());
+  add_report_dir_option(*merge, flags->report_dir, "Where to write the merged summary.json");
 
   return {merge, [flags] { return merge_command(*flags); }};
 }

@@ -220,11 +220,10 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str();
   run->add_option("--seed", flags->seed, "Override every scenario's seed (unsigned 64-bit)")
       ->check(unsigned64());
-  run->add_option("--report-dir", flags->report_dir,
-                  "Where to write summary.txt, summary.json, junit.xml, traces/<name>.jsonl and "
-                  "html/<name>.html (the timeline of every failing scenario)")
-      ->capture_default_str()
-      ->check(non_empty_path());
+  add_report_dir_option(
+      *run, flags->report_dir,
+      "Where to write summary.txt, summary.json, junit.xml, traces/<name>.jsonl and "
+      "html/<name>.html (the timeline of every failing scenario)");
   run->add_flag("--html", flags->html,
                 "Write the HTML timeline of passing scenarios too (failing ones always get one)");
   add_defect_option(*run, flags->defect_names);
@@ -257,9 +256,7 @@ Command add_replay_command(CLI::App& app) {
   replay->add_flag("--trace", flags->trace, "Print every event of the run");
   replay->add_flag("--html", flags->html,
                    "Write the run's HTML timeline to REPORT_DIR/html/<name>.html");
-  replay->add_option("--report-dir", flags->report_dir, "Where --html writes")
-      ->capture_default_str()
-      ->check(non_empty_path());
+  add_report_dir_option(*replay, flags->report_dir, "Where --html writes");
   add_defect_option(*replay, flags->defect_names);
   replay
       ->add_option("--diff", flags->diff,

@@ -248,11 +248,8 @@ Command add_selftest_command(CLI::App& app) {
       ->check(non_empty_path());
   selftest->add_option("--defect", flags->defects,
                        "Only these defects (repeatable; default: every one)");
-  selftest
-      ->add_option("--report-dir", flags->report_dir,
-                   "Where to write selftest.json, selftest.md and the repros")
-      ->capture_default_str()
-      ->check(non_empty_path());
+  add_report_dir_option(*selftest, flags->report_dir,
+                        "Where to write selftest.json, selftest.md and the repros");
   selftest->footer(
       "A defect is killed when at least one scenario of the catalogue fails with it on and the "
       "fuzzer finds a violation with it on.\n"
