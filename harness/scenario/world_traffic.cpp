@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include "system/domain/check.hpp"
 #include "system/service/deadline.hpp"
 
 #include "harness/events/client_events.hpp"
@@ -26,7 +27,9 @@ constexpr const char* kLb = "lb";
 void World::client_send(int number, int send) {
   const auto& entry = spec_.timeline[number - 1];
   requests_[number - 1].latest_send = send;
-  const auto& client = *std::ranges::find(spec_.clients, entry.client, &ClientSpec::name);
+  const auto found = std::ranges::find(spec_.clients, entry.client, &ClientSpec::name);
+  ONEJOB_ASSERT(found != spec_.clients.end(), "a timeline entry names a client the loader checked");
+  const auto& client = *found;
   Request request{.method = "POST",
                   .path = "/jobs",
                   .headers = {},

@@ -4,6 +4,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "system/domain/check.hpp"
+
 namespace onejob {
 
 Instant SteadyClock::now() const {
@@ -18,6 +20,7 @@ Async<void> AsioTimer::sleep_for(Duration delay) {
 SystemRandom::SystemRandom() : engine_(std::random_device{}()) {}
 
 std::uint64_t SystemRandom::below(std::uint64_t bound) {
+  ONEJOB_ASSERT(bound > 0, "Random::below needs a bound above 0");
   return std::uniform_int_distribution<std::uint64_t>(0, bound - 1)(engine_);
 }
 

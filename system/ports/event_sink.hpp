@@ -9,6 +9,8 @@
 #include <string_view>
 #include <variant>
 
+#include "system/domain/check.hpp"
+
 namespace onejob {
 
 using EventValue = std::variant<std::int64_t, bool, std::string>;
@@ -63,6 +65,9 @@ class Event {
   std::span<const Field> fields() const { return {field_data(), count_}; }
   // A string field's bytes. REQUIRES: field.type() == Field::Type::string, a field of this event.
   std::string_view text(const Field& field) const {
+    ONEJOB_ASSERT(field.type() == Field::Type::string &&
+                      static_cast<std::uint64_t>(field.number) + field.length <= string_size_,
+                  "Event::text of a string field of this event");
     return {string_data() + field.number, field.length};
   }
   EventValue value(const Field& field) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "system/domain/check.hpp"
 #include "system/domain/time.hpp"
 #include "system/ports/random.hpp"
 
@@ -14,8 +15,11 @@ namespace onejob {
 // simulated run stays deterministic.
 class Backoff {
  public:
-  // REQUIRES: 0 < base <= cap.
-  Backoff(Duration base, Duration cap) : base_(base), cap_(std::max(base, cap)) {}
+  // REQUIRES: base > 0 (SystemConfig::validate checks the policy's). A cap below base counts
+  // as base.
+  Backoff(Duration base, Duration cap) : base_(base), cap_(std::max(base, cap)) {
+    ONEJOB_ASSERT(base > Duration::zero(), "Backoff needs a base above 0");
+  }
 
   // The wait after one more failure.
   Duration next(Random& random) {
