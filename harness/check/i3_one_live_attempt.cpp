@@ -74,7 +74,7 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
     if (auto inserted = events::from_event<events::CommitAttemptInserted>(recorded.event)) {
       const JobRecord* job = model.job(inserted->job_id);
       if (job == nullptr || job->inserted.seq > recorded.seq) {
-        out.push_back(violation("I3.inserted_twice",
+        out.push_back(violation("I3.attempt_of_unknown_job",
                                 "the store inserted " + attempt_ref(inserted->attempt_id) + " of " +
                                     job_ref(inserted->job_id) + ", which it never inserted before",
                                 recorded.seq));

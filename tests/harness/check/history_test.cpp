@@ -275,6 +275,14 @@ BOOST_AUTO_TEST_CASE(a_committed_job_the_store_no_longer_holds_is_reported) {
   require_one(check_store_agrees(h.model(), rows), "log.job_row_missing", end);
 }
 
+BOOST_AUTO_TEST_CASE(a_committed_attempt_the_store_no_longer_holds_is_reported) {
+  HistoryBuilder h;
+  const auto end = won_and_running(h);
+  StoreRows rows = rows_as_logged();
+  rows.attempts[2].clear();
+  require_one(check_store_agrees(h.model(), rows), "log.attempt_row_missing", end);
+}
+
 BOOST_AUTO_TEST_CASE(every_invariant_is_registered_under_its_id_in_order) {
   using Check = std::vector<Violation> (*)(const HistoryModel&);
   const std::vector<std::pair<std::string, Check>> expected = {

@@ -40,6 +40,15 @@ BOOST_AUTO_TEST_CASE(an_attempt_inserted_while_another_runs_is_a_violation) {
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{2});
 }
 
+BOOST_AUTO_TEST_CASE(an_attempt_of_a_job_the_log_never_inserted_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  const auto orphan =
+      h.add(kStore, attempt_inserted(7, 2, 1, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+          .last_seq();
+  require_one(check_one_live_attempt(h.model()), "I3.attempt_of_unknown_job", orphan);
+}
+
 BOOST_AUTO_TEST_CASE(an_attempt_inserted_while_another_is_unknown_is_a_violation) {
   HistoryBuilder h;
   insert_job(h, {});
