@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "system/domain/check.hpp"
+#include "system/domain/names.hpp"
 
 #include "harness/check/history.hpp"
 #include "harness/events/world_events.hpp"
@@ -58,14 +59,9 @@ constexpr MarkInfo kMarks[] = {
     {Mark::blocked, "blocked", "a job ended blocked on an UNKNOWN attempt"},
 };
 constexpr std::size_t kMarkCount = std::size(kMarks);
-static_assert(
-    [] {
-      for (std::size_t i = 0; i < kMarkCount; ++i) {
-        if (static_cast<std::size_t>(kMarks[i].id) != i || kMarks[i].name.empty()) return false;
-      }
-      return true;
-    }(),
-    "kMarks lists every Mark once, in declaration order");
+static_assert(lists_in_order(kMarks, &MarkInfo::id) &&
+                  kMarkCount == 1 + static_cast<std::size_t>(Mark::blocked),
+              "kMarks lists every Mark once, in declaration order");
 
 class Tally {
  public:
@@ -206,12 +202,6 @@ const std::vector<MarkInfo>& all_marks() {
 
 bool is_mark(std::string_view name) {
   return std::ranges::find(kMarks, name, &MarkInfo::name) != std::end(kMarks);
-}
-
-std::string_view to_string(Mark mark) {
-  const auto index = static_cast<std::size_t>(mark);
-  ONEJOB_ASSERT(index < kMarkCount, "a Mark kMarks lists");
-  return kMarks[index].name;
 }
 
 MarkCounts reach_marks(const HistoryModel& model) {

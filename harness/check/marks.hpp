@@ -16,6 +16,7 @@ struct HistoryModel;
 //
 // One table: the ids below, their names (as scenarios and reports write them) and meanings
 // (kMarks), and the rule that reaches each (reach_marks, in marks.cpp beside the table).
+// Declared in this order in kMarks; `blocked` is last.
 enum class Mark {
   duplicate_key_refused,
   write_reply_lost,
@@ -54,7 +55,6 @@ struct MarkInfo {
 
 const std::vector<MarkInfo>& all_marks();
 bool is_mark(std::string_view name);
-std::string_view to_string(Mark mark);
 
 // How many times each mark was reached in one run (only marks reached at least once), by name.
 using MarkCounts = std::map<std::string, int>;

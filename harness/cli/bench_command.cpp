@@ -24,7 +24,8 @@ int bench_command(const BenchFlags& flags) {
     return bad_input(*problem);
   }
   // Written so that NaN fails them too.
-  if (!(flags.seconds > 0 && flags.seconds <= 3600) || flags.rounds < 1 || flags.rounds > 1000) {
+  if (!(flags.settings.seconds > 0 && flags.settings.seconds <= 3600) ||
+      flags.settings.rounds < 1 || flags.settings.rounds > 1000) {
     return bad_input("bench: --seconds must be in (0, 3600] and --rounds from 1 to 1000");
   }
   if (!flags.only.empty() && flags.only != "simulator" && flags.only != "fuzzer" &&
@@ -52,10 +53,9 @@ int bench_command(const BenchFlags& flags) {
   std::printf(
       "onejob bench%s, %s, %u hardware threads: every figure beside its baseline from "
       "this run\n\n",
-      flags.quick ? " --quick" : "", date, std::thread::hardware_concurrency());
+      flags.settings.quick ? " --quick" : "", date, std::thread::hardware_concurrency());
   std::fflush(stdout);
-  const bench::Settings settings{
-      .seconds = flags.seconds, .rounds = flags.rounds, .quick = flags.quick, .jobs = flags.jobs};
+  const bench::Settings& settings = flags.settings;
   if (wanted("simulator")) {
     bench::simulator(settings, catalogue);
     std::printf("\n");
@@ -92,19 +92,19 @@ Command add_bench_command(CLI::App& app) {
       "Measure the simulator, the fuzzer and (with --store postgres) PgStore, each figure "
       "beside its baseline from the same run (medians over interleaved rounds, printed as "
       "ratios). The full run takes several minutes; --quick is under a minute.");
-  bench->add_flag("--quick", flags->quick, "Smaller loads and fewer cases (CI smoke use)");
+  bench->add_flag("--quick", flags->settings.quick, "Smaller loads and fewer cases (CI smoke use)");
   bench->add_option("--store", flags->store, "postgres or postgres=URI to measure PgStore too")
       ->capture_default_str();
   bench->add_option("--scenarios", flags->scenarios, "The catalogue to time the loop on")
       ->capture_default_str()
       ->check(non_empty_path());
   bench->add_option("--only", flags->only, "One section: simulator, fuzzer or postgres");
-  bench->add_option("--load", flags->jobs,
+  bench->add_option("--load", flags->settings.jobs,
                     "The simulator section's generated load: this many jobs instead of 1k, 10k "
                     "and 100k (the catalogue and the other sections still run; see --only)");
-  bench->add_option("--seconds", flags->seconds, "Length of one PostgreSQL measurement")
+  bench->add_option("--seconds", flags->settings.seconds, "Length of one PostgreSQL measurement")
       ->capture_default_str();
-  bench->add_option("--rounds", flags->rounds, "Measurements per figure (each side)")
+  bench->add_option("--rounds", flags->settings.rounds, "Measurements per figure (each side)")
       ->capture_default_str();
   bench->footer(
       "Exit codes: 0 measured; 2 bad flags, an unreadable catalogue or an unreachable "

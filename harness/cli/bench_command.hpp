@@ -2,18 +2,16 @@
 
 #include <string>
 
+#include "harness/bench/bench.hpp"
 #include "harness/cli/flags.hpp"
 
 namespace onejob::cli {
 
 struct BenchFlags {
   std::string store = "memory";         // the PostgreSQL figures need postgres or postgres=URI
-  double seconds = 1.0;                 // per PostgreSQL measurement
-  int rounds = 7;                       // measurements per figure, baseline and subject interleaved
-  bool quick = false;                   // smaller loads and fewer cases: under a minute, for CI
   std::string scenarios = "scenarios";  // the catalogue the simulator is timed on
   std::string only;                     // empty: every section; else simulator, fuzzer or postgres
-  int jobs = 0;                         // when set, the one generated load to measure
+  bench::Settings settings;             // --seconds, --rounds, --quick, --load
 };
 
 // `onejob bench`: each figure beside its baseline, measured in the same run and interleaved

@@ -39,7 +39,7 @@ int selftest_command(const SelftestFlags& flags) {
   }
   std::optional<std::vector<scenario::ScenarioSpec>> catalogue;
   try {
-    catalogue = load_all(find_scenario_files({flags.scenarios}));
+    catalogue = load_all(find_scenario_files({flags.run.scenarios}));
   } catch (const scenario::ScenarioError& error) {
     return bad_input(error.what());
   }
@@ -48,16 +48,10 @@ int selftest_command(const SelftestFlags& flags) {
   const fs::path dir = flags.report_dir;
   // Wall time is read here only, for the report: how long each search took.
   const auto started = std::chrono::steady_clock::now();
-  const fuzz::SelftestOptions options{
-      .cases = flags.cases,
-      .seed = flags.seed,
-      .scenarios = flags.scenarios,
-      .report_dir = dir,
-      .seconds =
-          [started] {
-            return std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
-                .count();
-          },
+  fuzz::SelftestOptions options = flags.run;
+  options.report_dir = dir;
+  options.seconds = [started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
   try {
     fs::create_directories(dir);
@@ -106,14 +100,14 @@ Command add_selftest_command(CLI::App& app) {
       "writes (REPORT_DIR/selftest.json, selftest.md) a kill matrix: which scenarios failed, "
       "cases to the fuzzer's first failure, the shrunk repro's size.");
   selftest
-      ->add_option("--cases", flags->cases,
+      ->add_option("--cases", flags->run.cases,
                    "Fuzz cases per defect (a campaign stops at its first failure)")
       ->check(positive64())
       ->capture_default_str();
-  selftest->add_option("--seed", flags->seed, "The fuzz campaigns' seed")
+  selftest->add_option("--seed", flags->run.seed, "The fuzz campaigns' seed")
       ->check(unsigned64())
       ->capture_default_str();
-  selftest->add_option("--scenarios", flags->scenarios, "The scenario catalogue")
+  selftest->add_option("--scenarios", flags->run.scenarios, "The scenario catalogue")
       ->capture_default_str()
       ->check(non_empty_path());
   selftest->add_option("--defect", flags->defects,

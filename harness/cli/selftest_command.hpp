@@ -5,13 +5,12 @@
 #include <vector>
 
 #include "harness/cli/flags.hpp"
+#include "harness/fuzz/selftest.hpp"
 
 namespace onejob::cli {
 
 struct SelftestFlags {
-  std::uint64_t cases = 2000;  // fuzz cases per defect
-  std::uint64_t seed = 1;
-  std::string scenarios = "scenarios";
+  fuzz::SelftestOptions run;         // --cases, --seed, --scenarios (and the report folder)
   std::vector<std::string> defects;  // empty: every defect
   std::string report_dir = "reports/selftest";
 };

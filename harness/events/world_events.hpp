@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "system/domain/names.hpp"
 #include "system/events/schema.hpp"
 
 // The simulated world's own events: injected faults, node lives, the phases of a run.
@@ -40,14 +41,10 @@ inline constexpr InjectedFaultName kInjectedFaults[] = {
 constexpr const InjectedFaultName& injected_fault(InjectedFault fault) {
   return kInjectedFaults[static_cast<std::size_t>(fault)];
 }
-static_assert(
-    [] {
-      for (std::size_t i = 0; i < std::size(kInjectedFaults); ++i) {
-        if (static_cast<std::size_t>(kInjectedFaults[i].fault) != i) return false;
-      }
-      return true;
-    }(),
-    "kInjectedFaults lists every InjectedFault once, in declaration order");
+static_assert(lists_in_order(kInjectedFaults, &InjectedFaultName::fault) &&
+                  std::size(kInjectedFaults) ==
+                      1 + static_cast<std::size_t>(InjectedFault::commit_unknown),
+              "kInjectedFaults lists every InjectedFault once, in declaration order");
 
 // A message on a link was dropped, delayed, duplicated, or stopped by a partition (injected).
 // The event's node is the link.

@@ -26,7 +26,7 @@ namespace onejob::fuzz {
 struct SelftestOptions {
   std::uint64_t cases = 2000;  // fuzz cases per row (a campaign stops at its first failure)
   std::uint64_t seed = 1;
-  std::string scenarios;  // where the catalogue came from, for the report
+  std::string scenarios = "scenarios";  // where the catalogue came from
   std::filesystem::path report_dir;
   // Seconds since some start: the wall time a row's search took is measured with it, for the
   // report only (the library reads no clock).

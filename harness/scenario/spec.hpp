@@ -42,7 +42,6 @@ using sim::kFaultRates;
 using sim::kLinks;
 using sim::kPpmOne;
 using sim::LatencySpec;
-using sim::link_of;
 using sim::LinkKind;
 using sim::LinkSpec;
 using sim::NetworkSpec;

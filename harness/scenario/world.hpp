@@ -104,11 +104,10 @@ class World {
   // One send of a timeline request, as the client and the balancer handled it.
   struct Send {
     bool reply_lost = false;  // its client->lb connection reset: no reply reaches the client
-    bool lb_placed = false;   // the balancer has chosen where its round robin starts (lb_base)
-    std::uint64_t lb_base = 0;
-    int lb_try = 0;                // the balancer's latest try (0-based)
-    std::set<int> lb_tries_reset;  // tries whose lb->api connection reset after delivery
-    bool lb_answered = false;      // the balancer relayed a reply to the client
+    std::optional<std::uint64_t> lb_base;  // where the balancer's round robin starts for it
+    int lb_try = 0;                        // the balancer's latest try (0-based)
+    std::set<int> lb_tries_reset;          // tries whose lb->api connection reset after delivery
+    bool lb_answered = false;              // the balancer relayed a reply to the client
   };
   // One timeline request: its sends and the answer the client took.
   struct RequestState {

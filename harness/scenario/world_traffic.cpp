@@ -145,12 +145,9 @@ void World::lb_retry(int number, int send, const Request& request, int lb_try, b
 void World::lb_receive(int number, int send, const Request& request, int lb_try) {
   Send& state = requests_[number - 1].sends[send];
   // Round robin across requests; a retry of one request moves on to the next node.
-  if (!state.lb_placed) {
-    state.lb_placed = true;
-    state.lb_base = lb_next_++;
-  }
+  if (!state.lb_base) state.lb_base = lb_next_++;
   const std::string api =
-      api_names_[(state.lb_base + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
+      api_names_[(*state.lb_base + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
   Request forwarded = request;
   forwarded.request_id = events::forwarded_request_id(number, send, lb_try + 1);
   // Defect lb-new-key: a retried create goes out under a key of the balancer's own.

@@ -2,22 +2,17 @@
 
 #include <algorithm>
 
-#include "system/domain/check.hpp"
-
 namespace onejob::sim {
 
-static_assert(std::size(kLinks) == 4 && kLinks[3].kind == LinkKind::node_store);
+static_assert(lists_in_order(kLinks, &LinkInfo::kind) &&
+                  std::size(kLinks) == 1 + static_cast<std::size_t>(LinkKind::node_store),
+              "kLinks lists every LinkKind once, in declaration order");
 
 bool has_faults(const LinkSpec& link) {
   return std::ranges::any_of(kFaultRates, [&](const FaultRate& f) { return link.*f.rate > 0; });
 }
 
-const LinkInfo& link_info(LinkKind kind) {
-  const auto index = static_cast<std::size_t>(kind);
-  ONEJOB_ASSERT(index < std::size(kLinks) && kLinks[index].kind == kind,
-                "kLinks lists every LinkKind in declaration order");
-  return kLinks[index];
-}
+const LinkInfo& link_info(LinkKind kind) { return kLinks[static_cast<std::size_t>(kind)]; }
 
 std::optional<LinkKind> parse_link(std::string_view name) {
   for (const auto& link : kLinks) {

@@ -138,12 +138,6 @@ inline constexpr LinkInfo kLinks[] = {
 
 const LinkInfo& link_info(LinkKind kind);
 std::optional<LinkKind> parse_link(std::string_view name);
-inline LinkSpec& link_of(NetworkSpec& network, LinkKind kind) {
-  return network.*link_info(kind).spec;
-}
-inline const LinkSpec& link_of(const NetworkSpec& network, LinkKind kind) {
-  return network.*link_info(kind).spec;
-}
 
 // ---- partitions -----------------------------------------------------------------------------
 

@@ -1,7 +1,6 @@
 #include "system/domain/attempt.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "system/domain/names.hpp"
 

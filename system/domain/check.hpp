@@ -18,7 +18,7 @@ namespace onejob {
 class AssertionFailure {
  public:
   explicit AssertionFailure(std::string message) : message_(std::move(message)) {}
-  // "file:line: condition: what was expected".
+  // "file:line: assertion CONDITION failed: MESSAGE", the path from the source root.
   const std::string& what() const { return message_; }
 
  private:

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "system/domain/names.hpp"
+
 namespace onejob {
 namespace {
 
@@ -53,13 +55,9 @@ constexpr DefectInfo kDefects[] = {
      "acknowledged job"},
 };
 
-constexpr bool listed_in_order() {
-  for (std::size_t i = 0; i < std::size(kDefects); ++i) {
-    if (static_cast<std::size_t>(kDefects[i].defect) != i) return false;
-  }
-  return std::size(kDefects) == static_cast<std::size_t>(Defect::lost_create) + 1;
-}
-static_assert(listed_in_order(), "kDefects lists every Defect once, in declaration order");
+static_assert(lists_in_order(kDefects, &DefectInfo::defect) &&
+                  std::size(kDefects) == static_cast<std::size_t>(Defect::lost_create) + 1,
+              "kDefects lists every Defect once, in declaration order");
 
 }  // namespace
 
