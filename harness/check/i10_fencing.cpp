@@ -7,7 +7,8 @@
 //     the attempt finds the attempt's token still the one its claim set, and comes before any
 //     other node moved the attempt RUNNING -> UNKNOWN (taking the expired lease over), whether
 //     or not that takeover changed the token (a completion is reported at its compare-and-swap,
-//     the first write it commits).
+//     the first write it commits);
+//   - every committed write that names a token (its fence) names the attempt's token.
 // Does not check:
 //   - writes by nodes that never held the lease (an operator's cancel, the reconciler before
 //     taking over): they are out of band, guarded by state alone;
@@ -28,8 +29,10 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
     for (const auto& step : attempt.steps) {
       const auto& s = step.what;
       auto claim = claims.find(s.by);
-      const bool stale =
-          claim != claims.end() && (claim->second->what.token != token || ousted.contains(s.by));
+      // Stale: the writer's lease moved on, or the token it wrote with is not the attempt's.
+      const bool stale = (claim != claims.end() &&
+                          (claim->second->what.token != token || ousted.contains(s.by))) ||
+                         (s.fence && *s.fence != token);
       if (!s.claim && stale) {
         // A completion commits its compare-and-swap first: that is the offending write.
         std::uint64_t seq = step.seq;
@@ -40,16 +43,21 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
             }
           }
         }
-        out.push_back(violation("I10.write_after_takeover",
-                                s.by + " moved " + attempt_ref(id) + " " +
-                                    std::string(to_string(s.from)) + " -> " +
-                                    std::string(to_string(s.to)) + " after its lease (token " +
-                                    std::to_string(claim->second->what.token) +
-                                    ") was taken over (token now " + std::to_string(token) + ")",
-                                seq, {claim->second->seq}));
+        const std::int64_t held = claim != claims.end() ? claim->second->what.token : *s.fence;
+        std::vector<std::uint64_t> evidence;
+        if (claim != claims.end()) evidence.push_back(claim->second->seq);
+        out.push_back(violation(
+            "I10.write_after_takeover",
+            s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) + " -> " +
+                std::string(to_string(s.to)) + " after its lease (token " + std::to_string(held) +
+                ") was taken over (token now " + std::to_string(token) + ")",
+            seq, std::move(evidence)));
       }
       if (s.claim) {
+        // A new claim (a re-driven attempt can come back to the worker that lost it) gives the
+        // claimer a fresh lease: only what it wrote under the old one is stale.
         claims[s.lease_owner] = &step;
+        ousted.erase(s.lease_owner);
         holder = s.lease_owner;
       } else if (s.from == AttemptState::running && s.to == AttemptState::unknown &&
                  s.by != holder && !holder.empty()) {

@@ -53,6 +53,9 @@ const std::vector<std::pair<AttemptState, AttemptState>>& legal_attempt_transiti
       {S::unknown, S::discarded},
       {S::unknown, S::failed},
       {S::unknown, S::cancelled},
+      // Re-driven: the provider has no record of the attempt's key (the call never reached it),
+      // so it is sent again under the same key; a provider that deduplicates runs it once.
+      {S::unknown, S::starting},
       // A cancelled attempt's late result still competes: first to return wins.
       {S::cancelled, S::succeeded},
       {S::cancelled, S::discarded},

@@ -53,10 +53,22 @@ constexpr DefectInfo kDefects[] = {
     {Defect::lost_create, "lost-create",
      "POST /jobs answers 201 before it knows the insert committed: a store failure loses an "
      "acknowledged job"},
+    {Defect::answer_needs_exact_state, "answer-needs-exact-state",
+     "a provider's answer is written expecting only the state the worker believes (RUNNING in "
+     "time, UNKNOWN late): when the deadline's write loses the race to the answer, the answer is "
+     "refused and dropped"},
+    {Defect::drop_late_reply, "drop-late-reply",
+     "a reply that arrives after the attempt's deadline is ignored instead of settled"},
+    {Defect::no_redrive, "no-redrive",
+     "the reconciler leaves UNKNOWN an attempt whose provider has no record of its key (it was "
+     "never sent) instead of re-driving it under the same key"},
+    {Defect::capacity_leak, "capacity-leak",
+     "a worker keeps the capacity slot of an attempt that ends before the provider call (job "
+     "already completed, prompt rejected): after worker_capacity of them it claims nothing"},
 };
 
 static_assert(lists_in_order(kDefects, &DefectInfo::defect) &&
-                  std::size(kDefects) == static_cast<std::size_t>(Defect::lost_create) + 1,
+                  std::size(kDefects) == static_cast<std::size_t>(Defect::capacity_leak) + 1,
               "kDefects lists every Defect once, in declaration order");
 
 }  // namespace

@@ -27,6 +27,10 @@ enum class Defect {
   lb_new_key,
   foreign_owner_retry,
   lost_create,
+  answer_needs_exact_state,
+  drop_late_reply,
+  no_redrive,
+  capacity_leak,
 };
 
 struct DefectInfo {
@@ -54,7 +58,7 @@ class Defects {
   bool any() const { return on_.any(); }
 
  private:
-  std::bitset<static_cast<std::size_t>(Defect::lost_create) + 1> on_;
+  std::bitset<static_cast<std::size_t>(Defect::capacity_leak) + 1> on_;
 };
 
 }  // namespace onejob

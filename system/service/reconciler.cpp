@@ -1,6 +1,7 @@
 #include "system/service/reconciler.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "system/events/reconciler_events.hpp"
 #include "system/service/backoff.hpp"
@@ -12,6 +13,7 @@ namespace onejob {
 struct ReconcilerCore {
   SystemContext& context;
   bool alive = true;
+  std::map<AttemptId, int> redrives;  // re-drives this reconciler made, by attempt
 };
 
 namespace {
@@ -34,6 +36,42 @@ const char* status_name(ProviderStatus::Kind kind) {
       break;
   }
   return "unreachable";
+}
+
+// The provider has no record of the attempt's key: the call never reached it (the worker lost the
+// store before sending, its claim reply was lost, the request was dropped), or it has not reached
+// it yet. Waiting cannot tell, so the attempt goes back to STARTING and a worker sends it again
+// under the same provider key: a provider that deduplicates on the key runs it once even if the
+// first request does arrive. Bounded: after policy.redrive_limit re-drives by this reconciler the
+// attempt stays UNKNOWN, for an operator.
+Async<void> redrive(CorePtr core, Attempt attempt) {
+  auto& context = core->context;
+  if (context.config.defects.has(Defect::no_redrive)) co_return;  // the defect
+  const int limit = context.config.policy.redrive_limit;
+  int& done = core->redrives[attempt.id];
+  if (done >= limit) co_return;
+  ++done;
+  // Built before the update, not inside its initializer: g++ 12 frees such temporaries twice in
+  // a coroutine.
+  std::string reason = "re-driven (";
+  reason += std::to_string(done);
+  reason += " of ";
+  reason += std::to_string(limit);
+  reason += "): ";
+  reason += attempt.provider;
+  reason += " has no record of key ";
+  reason += attempt.provider_key;
+  const std::vector<AttemptState> only_unknown{AttemptState::unknown};
+  AttemptUpdate update{.attempt_id = attempt.id,
+                       .from = only_unknown,
+                       .to = AttemptState::starting,
+                       .fence = {},
+                       .take_over_as = {},
+                       .reason = std::move(reason),
+                       .at = context.clock.now()};
+  Settlement settlement(context);
+  const Writer me{kName, attempt.lease_token};  // a local: see above
+  co_await settlement.transition(std::move(update), me);
 }
 
 Async<void> resolve_unknown(CorePtr core, Attempt attempt) {
@@ -59,6 +97,8 @@ Async<void> resolve_unknown(CorePtr core, Attempt attempt) {
   } else if (kind == ProviderStatus::Kind::failed) {
     co_await settlement.failed(attempt, "provider reports failure: " + status->reason, only_unknown,
                                me);
+  } else if (kind == ProviderStatus::Kind::not_found) {
+    co_await redrive(core, attempt);
   }
 }
 
@@ -122,7 +162,7 @@ Async<void> run_loop(CorePtr core) {
 }  // namespace
 
 Reconciler::Reconciler(SystemContext& context)
-    : core_(std::make_shared<ReconcilerCore>(ReconcilerCore{context})) {}
+    : core_(std::make_shared<ReconcilerCore>(ReconcilerCore{context, true, {}})) {}
 
 Reconciler::~Reconciler() { core_->alive = false; }
 

@@ -14,8 +14,10 @@ struct ReconcilerCore;
 //     worker's writes out;
 //   - asks each UNKNOWN attempt's provider for the status of its derived key: a completed
 //     answer goes to the job's compare-and-swap exactly as an in-time answer would, a definitive
-//     failure fails the attempt (and failover runs); anything else leaves it UNKNOWN, blocking
-//     the job until the provider knows or an operator cancels;
+//     failure fails the attempt (and failover runs); a provider with no record of the key never
+//     got the call, so the attempt is re-driven (back to STARTING, same provider key, at most
+//     policy.redrive_limit times); running or unreachable leaves it UNKNOWN, blocking the job
+//     until the provider knows or an operator cancels;
 //   - resumes failover for pending jobs whose latest attempt FAILED but that have no live
 //     attempt (a store fault cut the failover short).
 class Reconciler {

@@ -24,8 +24,9 @@ void SystemConfig::validate() const {
     throw std::invalid_argument(
         "reconcile period, status timeout and worker poll must be positive");
   }
-  if (policy.worker_capacity < 1 || policy.attempt_limit < 1) {
-    throw std::invalid_argument("worker capacity and attempt limit must be at least 1");
+  if (policy.worker_capacity < 1 || policy.attempt_limit < 1 || policy.redrive_limit < 0) {
+    throw std::invalid_argument(
+        "worker capacity and attempt limit must be at least 1, the re-drive limit at least 0");
   }
   std::set<std::string> names;
   for (const auto& provider : providers) {

@@ -30,6 +30,9 @@ struct Policy {
   // this (see Backoff); they start from worker_poll.
   Duration store_backoff_cap = std::chrono::seconds(5);
   int attempt_limit = 5;  // attempts per job beyond which failover stops (explicit ones too)
+  // How many times one reconciler re-drives an UNKNOWN attempt whose provider has no record of
+  // its key (back to STARTING, same provider key) before leaving it to an operator.
+  int redrive_limit = 8;
 };
 
 struct SystemConfig {

@@ -22,34 +22,111 @@ namespace {
 
 using CorePtr = std::shared_ptr<WorkerCore>;
 
-std::vector<AttemptState> expected_states(bool late) {
-  if (late) return {AttemptState::unknown, AttemptState::cancelled};
-  return {AttemptState::running, AttemptState::cancelled};
+// One unit of the worker's capacity: taken before a claim, given back when the claimed attempt's
+// outcome is decided or when nothing was claimed, on every path (early returns and exceptions
+// included), since only its destructor gives it back.
+class Slot {
+ public:
+  explicit Slot(CorePtr core) : core_(std::move(core)) { ++core_->in_flight; }
+  Slot(Slot&& other) noexcept = default;
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+  Slot& operator=(Slot&&) = delete;
+  ~Slot() {
+    if (core_ && !kept_) --core_->in_flight;
+  }
+  // Defect capacity-leak: the slot is never given back.
+  void leak() { kept_ = true; }
+
+ private:
+  CorePtr core_;
+  bool kept_ = false;
+};
+
+// The states a provider's reply is written from. Whether the deadline's move to UNKNOWN has
+// landed yet does not matter to the answer: both writes may be in flight at once, in either
+// order, so the answer accepts either (and CANCELLED: an operator's cancel still lets a late
+// result compete). The lease token guards against a takeover, not the state.
+std::vector<AttemptState> reply_from(const WorkerCore& core, bool late) {
+  if (core.context.config.defects.has(Defect::answer_needs_exact_state)) {  // the defect
+    return {late ? AttemptState::unknown : AttemptState::running, AttemptState::cancelled};
+  }
+  return {AttemptState::running, AttemptState::unknown, AttemptState::cancelled};
+}
+
+// A store that cannot be reached is retried (see retry_store); when the worker gives up, the
+// attempt stays as it is: its lease expires and the reconciler takes over, which is exactly the
+// path of a crashed worker.
+void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt,
+                        Duration retry_in = Duration::zero()) {
+  events::emit(core.context.events,
+               events::WorkerStoreError{
+                   .worker = core.name,
+                   .attempt_id = attempt,
+                   .maybe_committed = error.kind() == StoreError::Kind::maybe_committed,
+                   .message = error.what(),
+                   .retry_in_us = retry_in.count(),
+               });
+}
+
+// Runs `operation` (which returns Async<void>) until it completes without a StoreError, waiting
+// a capped, jittered backoff between tries, while the worker lives and until `until` (none: no
+// limit). Returns whether it completed. Every operation retried here is safe to repeat: a read,
+// or a write guarded by state and lease token, so one that committed before its reply was lost
+// is refused the second time.
+template <typename Operation>
+Async<bool> retry_store(CorePtr core, AttemptId attempt, std::optional<Instant> until,
+                        Operation operation) {
+  auto& context = core->context;
+  Backoff backoff(context.config.policy.worker_poll, context.config.policy.store_backoff_cap);
+  while (core->alive) {
+    Duration wait{};
+    try {
+      co_await operation();
+      co_return true;
+    } catch (const StoreError& error) {
+      if (!core->alive) co_return false;
+      wait = backoff.next(context.random);
+      const bool again = !until || context.clock.now() + wait < *until;
+      report_store_error(*core, error, attempt, again ? wait : Duration::zero());
+      if (!again) co_return false;
+    }
+    co_await context.timer.sleep_for(wait);
+  }
+  co_return false;
 }
 
 Async<void> settle_reply(CorePtr core, Attempt attempt, Job job, ProviderReply reply, bool late) {
   Settlement settlement(core->context);
   const Writer me{core->name, attempt.lease_token};
+  const auto from = reply_from(*core, late);
   switch (reply.kind) {
     case ProviderReply::Kind::answered:
-      co_await settlement.answered(attempt, job, reply.output, expected_states(late), me);
+      co_await settlement.answered(attempt, job, reply.output, from, me);
       break;
     case ProviderReply::Kind::rejected:
-      co_await settlement.failed(attempt, "provider refused: " + reply.reason,
-                                 expected_states(late), me);
+      co_await settlement.failed(attempt, "provider refused: " + reply.reason, from, me);
       break;
     case ProviderReply::Kind::maybe_delivered:
       // The request may have reached the provider: as unknown as a timeout, never a failure
       // (defect timeout-is-failure: a failure).
       if (late) break;
       if (core->context.config.defects.has(Defect::timeout_is_failure)) {
-        co_await settlement.failed(attempt, "transport failed after sending: " + reply.reason,
-                                   expected_states(late), me);
+        co_await settlement.failed(attempt, "transport failed after sending: " + reply.reason, from,
+                                   me);
         break;
       }
       co_await settlement.unknown(attempt, "transport failed after sending: " + reply.reason, me);
       break;
   }
+}
+
+// A reply the worker holds is written until the store takes it or refuses it (a refusal: the
+// lease was taken over, or the attempt moved on): a store error never drops it.
+Async<void> settle_reply_retrying(CorePtr core, Attempt attempt, Job job, ProviderReply reply,
+                                  bool late) {
+  co_await retry_store(core, attempt.id, std::nullopt,
+                       [&] { return settle_reply(core, attempt, job, reply, late); });
 }
 
 void emit_reply(WorkerCore& core, const Attempt& attempt, const ProviderReply& reply, bool late) {
@@ -63,47 +140,38 @@ void emit_reply(WorkerCore& core, const Attempt& attempt, const ProviderReply& r
                                        .late = late});
 }
 
-// A store that cannot be reached leaves the attempt as it is: its lease expires and the
-// reconciler takes over, which is exactly the path of a crashed worker.
-void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt,
-                        Duration retry_in = Duration::zero()) {
-  events::emit(core.context.events,
-               events::WorkerStoreError{
-                   .worker = core.name,
-                   .attempt_id = attempt,
-                   .maybe_committed = error.kind() == StoreError::Kind::maybe_committed,
-                   .message = error.what(),
-                   .retry_in_us = retry_in.count(),
-               });
-}
-
 Async<void> on_late_reply(CorePtr core, Attempt attempt, Job job, ProviderReply reply) {
   if (!core->alive) co_return;
   emit_reply(*core, attempt, reply, /*late=*/true);
-  try {
-    co_await settle_reply(core, attempt, std::move(job), std::move(reply), true);
-  } catch (const StoreError& error) {
-    report_store_error(*core, error, attempt.id);
-  }
+  if (core->context.config.defects.has(Defect::drop_late_reply)) co_return;  // the defect
+  co_await settle_reply_retrying(core, std::move(attempt), std::move(job), std::move(reply), true);
+}
+
+Async<void> load_job_into(Store& store, JobId id, std::optional<Job>* job) {
+  *job = co_await store.load_job(id);
 }
 
 // Runs one claimed attempt until its outcome is decided: answered, failed, or UNKNOWN at the
-// deadline. Decrements in_flight at that point; a late answer is handled after.
-Async<void> run_attempt(CorePtr core, Attempt attempt) {
+// deadline; `slot` goes back then. A late answer is handled after.
+Async<void> run_attempt(CorePtr core, Attempt attempt, Slot slot) {
   auto& context = core->context;
   Settlement settlement(context);
   const Writer me{core->name, attempt.lease_token};
-  struct InFlight {
-    CorePtr core;
-    ~InFlight() { --core->in_flight; }
-  } in_flight{core};
+  const bool leaks = context.config.defects.has(Defect::capacity_leak);
 
-  auto job = co_await context.store.load_job(attempt.job_id);
-  if (!core->alive || !job) co_return;
+  // Nothing has been sent yet: a store error here is retried while the lease lasts. If the store
+  // stays away longer, the lease expires, the reconciler finds the provider has no record of the
+  // key and re-drives the attempt.
+  std::optional<Job> job;
+  const bool loaded = co_await retry_store(core, attempt.id, attempt.lease_expires_at, [&] {
+    return load_job_into(context.store, attempt.job_id, &job);
+  });
+  if (!core->alive || !loaded || !job) co_return;
   // Locals, not braced lists inside co_await: g++ 12 miscompiles initializer_list temporaries
   // there ("array used as initializer").
   const std::vector<AttemptState> only_running{AttemptState::running};
   if (job->completed_by) {
+    if (leaks) slot.leak();
     AttemptUpdate update{
         .attempt_id = attempt.id,
         .from = only_running,
@@ -117,12 +185,14 @@ Async<void> run_attempt(CorePtr core, Attempt attempt) {
   }
   const ProviderProfile* profile = context.config.find_provider(attempt.provider);
   if (profile == nullptr) {
+    if (leaks) slot.leak();
     co_await settlement.failed(attempt, "provider \"" + attempt.provider + "\" is not configured",
                                only_running, me);
     co_return;
   }
   auto prompt = render_prompt(*profile, job->operation, job->input_json);
   if (auto* rejected = std::get_if<PromptRejected>(&prompt)) {
+    if (leaks) slot.leak();
     co_await settlement.failed(attempt, rejected->reason, only_running, me);
     co_return;
   }
@@ -155,13 +225,13 @@ Async<void> run_attempt(CorePtr core, Attempt attempt) {
     co_return;
   }
   emit_reply(*core, attempt, *reply, /*late=*/false);
-  co_await settle_reply(core, attempt, *job, std::move(*reply), false);
+  co_await settle_reply_retrying(core, attempt, *job, std::move(*reply), false);
 }
 
-Async<void> run_attempt_guarded(CorePtr core, Attempt attempt) {
+Async<void> run_attempt_guarded(CorePtr core, Attempt attempt, Slot slot) {
   const AttemptId id = attempt.id;
   try {
-    co_await run_attempt(core, std::move(attempt));
+    co_await run_attempt(core, std::move(attempt), std::move(slot));
   } catch (const StoreError& error) {
     if (core->alive) report_store_error(*core, error, id);
   }
@@ -185,7 +255,6 @@ Async<std::optional<Attempt>> claim(const CorePtr& core) {
                                            .by = core->name,
                                            .token = claimed->lease_token,
                                            .lease_expires = claimed->lease_expires_at});
-  ++core->in_flight;
   co_return claimed;
 }
 
@@ -197,6 +266,7 @@ Async<void> run_loop(CorePtr core) {
     ONEJOB_ASSERT(core->in_flight >= 0, core->name + ": attempts in flight went negative");
     Duration wait = policy.worker_poll;
     if (core->in_flight < policy.worker_capacity) {
+      Slot slot(core);
       std::optional<Attempt> attempt;
       try {
         attempt = co_await claim(core);
@@ -210,7 +280,8 @@ Async<void> run_loop(CorePtr core) {
       if (attempt) {
         ONEJOB_ASSERT(core->in_flight <= policy.worker_capacity,
                       core->name + " runs more attempts than its capacity");
-        boost::asio::co_spawn(executor, run_attempt_guarded(core, std::move(*attempt)),
+        boost::asio::co_spawn(executor,
+                              run_attempt_guarded(core, std::move(*attempt), std::move(slot)),
                               rethrow_error);
         continue;
       }
@@ -233,9 +304,10 @@ const std::string& Worker::name() const { return core_->name; }
 Async<void> Worker::run() { return run_loop(core_); }
 
 Async<bool> Worker::run_once() {
+  Slot slot(core_);
   auto attempt = co_await claim(core_);
   if (!attempt) co_return false;
-  co_await run_attempt_guarded(core_, std::move(*attempt));
+  co_await run_attempt_guarded(core_, std::move(*attempt), std::move(slot));
   co_return true;
 }
 

@@ -18,6 +18,10 @@ struct WorkerCore;
 //   - no answer by the deadline makes the attempt UNKNOWN and blocks the job: no failover, since
 //     the provider may still be working. If the answer comes later it takes the same
 //     compare-and-swap path.
+// An answer the worker holds is never dropped for a store error or for the race between the
+// deadline's write and the answer's: it is written from RUNNING or UNKNOWN alike, and retried
+// until the store takes or refuses it. Before the call, a store error is retried while the lease
+// lasts; after that the reconciler re-drives the never-sent attempt.
 // Every write carries the lease token, so once the lease has been taken over (the worker was
 // presumed lost), nothing this worker writes lands.
 class Worker {
