@@ -138,6 +138,15 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
       model_.certification_executions.push_back(
           Execution{recorded.node, at(std::move(*executed), recorded)});
     }
+  } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
+    const std::string key = delivered->provider_key;
+    model_.deliveries[key].push_back(Delivery{recorded.node, at(std::move(*delivered), recorded)});
+  } else if (event.kind() == events::NodeStarted::kind) {
+    model_.node_life[recorded.node.str()].push_back(At<bool>{true, recorded.seq, recorded.at});
+  } else if (event.kind() == events::NodeCrashed::kind) {
+    model_.node_life[recorded.node.str()].push_back(At<bool>{false, recorded.seq, recorded.at});
+  } else if (auto policy = events::from_event<events::RunPolicy>(event)) {
+    model_.policy = at(std::move(*policy), recorded);
   } else if (event.kind() == events::QuietStarted::kind) {
     model_.quiet_seq = recorded.seq;
   } else if (event.kind() == events::RunEnded::kind) {
@@ -247,6 +256,23 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
     return JobEnd::awaiting_operator;
   }
   return JobEnd::stuck;
+}
+
+bool HistoryModel::up_at_end(const std::string& node) const {
+  auto life = node_life.find(node);
+  return life != node_life.end() && !life->second.empty() && life->second.back().what;
+}
+
+bool HistoryModel::crashed_after(const std::string& node, std::uint64_t seq) const {
+  auto life = node_life.find(node);
+  if (life == node_life.end()) return false;
+  return std::ranges::any_of(
+      life->second, [seq](const At<bool>& change) { return !change.what && change.seq > seq; });
+}
+
+std::optional<Instant> HistoryModel::end_at() const {
+  if (!end_seq || history == nullptr) return std::nullopt;
+  return (*history)[*end_seq - 1].at;
 }
 
 bool HistoryModel::cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const {

@@ -19,6 +19,7 @@
 #include "harness/events/client_events.hpp"
 #include "harness/events/commit_events.hpp"
 #include "harness/events/provider_events.hpp"
+#include "harness/events/world_events.hpp"
 #include "harness/sim/trace.hpp"
 
 namespace onejob::check {
@@ -102,6 +103,12 @@ struct Execution {
   At<events::ProviderExecuted> executed;
 };
 
+// A provider's answer (or status) as the transport delivered it to `node`.
+struct Delivery {
+  std::string node;
+  At<events::ProviderDelivered> delivered;
+};
+
 struct HistoryModel {
   const sim::History* history = nullptr;
 
@@ -127,6 +134,11 @@ struct HistoryModel {
   // it was handling a cancel_attempt request. Only these allow new work beside a live attempt.
   std::set<std::uint64_t> operator_cancels;
 
+  std::map<std::string, std::vector<Delivery>> deliveries;  // by provider key, in order
+  // Every node's starts (true) and crashes (false), in order.
+  std::map<std::string, std::vector<At<bool>>> node_life;
+  std::optional<At<events::RunPolicy>> policy;  // run.policy: what the run used
+
   std::optional<std::uint64_t> quiet_seq;  // world.quiet
   std::optional<std::uint64_t> end_seq;    // run.end
   MarkCounts marks;
@@ -138,6 +150,12 @@ struct HistoryModel {
   const AttemptRecord* attempt(std::int64_t id) const;
   const Execution* execution_of(std::int64_t attempt_id) const;
   JobEnd end_of(const JobRecord& job) const;
+  // Whether `node` was up when the run ended (started, and not crashed since).
+  bool up_at_end(const std::string& node) const;
+  // Whether `node` crashed after trace event `seq`.
+  bool crashed_after(const std::string& node, std::uint64_t seq) const;
+  // When the run ended (run.end), or nothing.
+  std::optional<Instant> end_at() const;
   // Whether the attempt's latest move to CANCELLED before trace event `seq` was an operator's.
   bool cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const;
 };

@@ -1,37 +1,171 @@
-// I8 — liveness: by the end of the run every job is completed or failed, or is parked in a state
-// that only an outside actor can end: blocked on an UNKNOWN attempt (awaiting out-of-band truth)
-// or awaiting an operator (its latest attempt was cancelled and nobody retried).
+// I8 — liveness: once faults heal and the system has had time to act, every job is completed or
+// failed, or waits where the truth really is out of the system's reach: blocked on an UNKNOWN
+// attempt whose provider never answers, or whose provider no reconciler can ask (none in the
+// topology), or that was re-driven as often as the policy allows; or awaiting an operator (its
+// latest attempt was cancelled and nobody retried).
 //
-// Judged at `run.end`, from the store's commit log. Violations:
-//   - a job with an attempt still STARTING or RUNNING when the run ended;
-//   - a stuck job: pending, nothing live, its latest attempt not cancelled: no one will act.
+// Judged at `run.end` from ground truth, never from what nodes report of themselves: the store's
+// commit log (what each attempt's state really is), the providers' own records (provider.execute:
+// whether a key reached the provider and whether that execution answers), what the transport
+// delivered to each node (provider.deliver), node starts and crashes, and the policy the run used
+// (run.policy). Violations, each with its evidence:
+//   - answer_dropped: an attempt still live (RUNNING or UNKNOWN) although a definitive answer for
+//     its key (a reply: answered or rejected; a status: completed or failed) reached a node that
+//     did not crash afterwards: the system held the truth and never recorded it;
+//   - truth_not_learned: an attempt still live although its provider's record shows an execution
+//     that answered, a reconciler was up, and there was time to ask;
+//   - never_sent: an attempt still live although its provider has no record of its key at all
+//     (the call never reached it), a reconciler was up, and it was re-driven fewer times than the
+//     policy's redrive_limit;
+//   - unclaimed: an attempt still STARTING although a worker was up all along: no worker claims
+//     work (a stopped worker, leaked capacity);
+//   - still_running: an attempt STARTING or RUNNING for any other reason;
+//   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
+//     one will act.
+// The first four are judged only when the run went on for the settle horizon after the faults
+// ended (settle_horizon below), and only when the run recorded its policy.
 // Does not check:
 //   - anything when the history has no `run.end` (a run cut short has no end to judge at);
-//   - whether faults had healed long enough before the end: a scenario leaves time for that
-//     (its default settle time, or a quiet phase);
-//   - how long blocked or parked jobs wait.
+//   - how long blocked or parked jobs wait, or how fast jobs finish.
+#include <algorithm>
+
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
+namespace {
 
-std::vector<Violation> check_liveness(const HistoryModel& model) {
+// The longest the rules give the system to settle an attempt after the faults end: its lease
+// runs out (lease), a sweep takes it over (reconcile_period), the next asks its provider
+// (reconcile_period + status_timeout), a re-drive waits for a claim (reconcile_period,
+// worker_poll) and a call (attempt_deadline), and writes wait out a store that just came back
+// (store_backoff_cap, twice); one more attempt_deadline for a call already in flight.
+Duration settle_horizon(const events::RunPolicy& p) {
+  return Duration(p.lease_us + 3 * p.reconcile_period_us + p.status_timeout_us +
+                  2 * p.attempt_deadline_us + p.worker_poll_us + 2 * p.store_backoff_cap_us);
+}
+
+bool definitive(const events::ProviderDelivered& delivered) {
+  return delivered.outcome == "answered" || delivered.outcome == "rejected" ||
+         delivered.outcome == "completed" || delivered.outcome == "failed";
+}
+
+std::string ms(Instant at) { return std::to_string(at.time_since_epoch().count() / 1000) + " ms"; }
+
+struct Judge {
+  const HistoryModel& model;
+  std::uint64_t end_seq;
+  bool judge_time = false;  // the run went on long enough after the faults
+  bool reconciler_up = false;
+  std::vector<std::string> workers_up;
   std::vector<Violation> out;
-  if (!model.end_seq) return out;
-  for (const auto& [id, job] : model.jobs) {
-    const JobEnd end = model.end_of(job);
-    if (end == JobEnd::running) {
-      out.push_back(violation("I8.still_running",
-                              job_ref(id) + " still has a STARTING or RUNNING attempt at run end",
-                              *model.end_seq, {job.inserted.seq}));
-    } else if (end == JobEnd::stuck) {
-      out.push_back(violation("I8.stuck",
-                              job_ref(id) +
-                                  " is stuck at run end: pending, no live attempt, and its "
-                                  "latest attempt was not cancelled by an operator",
-                              *model.end_seq, {job.inserted.seq}));
+
+  void attempt(std::int64_t job_id, const AttemptRecord& attempt);
+};
+
+void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
+  const auto state = record.state;
+  const std::string& key = record.inserted.what.provider_key;
+  const std::string subject = attempt_ref(record.id()) + " of " + job_ref(job_id) + " (" +
+                              std::string(to_string(state)) + " at run end, key " + key + ")";
+  const std::uint64_t last_step =
+      record.steps.empty() ? record.inserted.seq : record.steps.back().seq;
+  if (judge_time && (state == AttemptState::running || state == AttemptState::unknown)) {
+    if (auto found = model.deliveries.find(key); found != model.deliveries.end()) {
+      for (const Delivery& delivery : found->second) {
+        if (!definitive(delivery.delivered.what) ||
+            model.crashed_after(delivery.node, delivery.delivered.seq)) {
+          continue;
+        }
+        out.push_back(violation("I8.answer_dropped",
+                                subject + ": " + delivery.node + " received its provider's " +
+                                    delivery.delivered.what.call + " \"" +
+                                    delivery.delivered.what.outcome +
+                                    "\" and stayed up, but it "
+                                    "was never recorded",
+                                end_seq, {delivery.delivered.seq}));
+        return;
+      }
+    }
+    if (reconciler_up) {
+      const Execution* execution = model.execution_of(record.id());
+      if (execution != nullptr && execution->executed.what.answers_at) {
+        out.push_back(violation("I8.truth_not_learned",
+                                subject + ": " + execution->provider + " executed it and " +
+                                    "answered at " + ms(*execution->executed.what.answers_at) +
+                                    ", and a reconciler was up, but the job never learned it",
+                                end_seq, {execution->executed.seq}));
+        return;
+      }
+      if (execution == nullptr) {
+        const auto redrives = std::ranges::count_if(record.steps, [](const auto& step) {
+          return step.what.from == AttemptState::unknown && step.what.to == AttemptState::starting;
+        });
+        if (redrives < model.policy->what.redrive_limit) {
+          out.push_back(violation(
+              "I8.never_sent",
+              subject + ": " + record.inserted.what.provider + " has no record of the key (the " +
+                  "call never reached it), a reconciler was up, and it was re-driven " +
+                  std::to_string(redrives) + " of " +
+                  std::to_string(model.policy->what.redrive_limit) + " times",
+              end_seq, {last_step}));
+          return;
+        }
+      }
     }
   }
-  return out;
+  if (state == AttemptState::starting && judge_time && !workers_up.empty()) {
+    std::string workers;
+    for (const auto& worker : workers_up) workers += (workers.empty() ? "" : ", ") + worker;
+    out.push_back(violation("I8.unclaimed",
+                            subject + ": no worker claimed it, although " + workers + " stayed up",
+                            end_seq, {last_step}));
+    return;
+  }
+  if (state == AttemptState::starting || state == AttemptState::running) {
+    out.push_back(violation("I8.still_running",
+                            job_ref(job_id) +
+                                " still has a STARTING or RUNNING attempt at run end (" +
+                                attempt_ref(record.id()) + ")",
+                            end_seq, {last_step}));
+  }
+}
+
+}  // namespace
+
+std::vector<Violation> check_liveness(const HistoryModel& model) {
+  if (!model.end_seq) return {};
+  Judge judge{model, *model.end_seq, false, false, {}, {}};
+  if (model.policy) {
+    const auto& policy = model.policy->what;
+    const Instant end = *model.end_at();
+    judge.judge_time = end >= policy.faults_over + settle_horizon(policy);
+    // Up at the end, and started no later than the faults' end (a node the quiet phase restarts
+    // starts at that instant).
+    auto settled_up = [&](const std::string& node) {
+      if (!model.up_at_end(node)) return false;
+      return model.node_life.at(node).back().at <= policy.faults_over;
+    };
+    judge.reconciler_up = policy.reconciler && settled_up("reconciler");
+    for (const auto& [node, life] : model.node_life) {
+      if (node.rfind("worker-", 0) == 0 && settled_up(node)) judge.workers_up.push_back(node);
+    }
+  }
+  for (const auto& [id, job] : model.jobs) {
+    const JobEnd end = model.end_of(job);
+    if (end == JobEnd::succeeded || end == JobEnd::failed) continue;
+    for (const auto attempt_id : job.attempts) {
+      const AttemptRecord& record = model.attempts.at(attempt_id);
+      if (is_live_state(record.state)) judge.attempt(id, record);
+    }
+    if (end == JobEnd::stuck) {
+      judge.out.push_back(violation("I8.stuck",
+                                    job_ref(id) +
+                                        " is stuck at run end: pending, no live attempt, and its "
+                                        "latest attempt was not cancelled by an operator",
+                                    *model.end_seq, {job.inserted.seq}));
+    }
+  }
+  return std::move(judge.out);
 }
 
 }  // namespace onejob::check

@@ -22,7 +22,9 @@ const std::vector<Invariant>& all_invariants() {
       {"I6", "automatic failover only to certified providers; invalid output is never a result",
        check_certified_failover},
       {"I7", "no accepted job is lost; reads are owner-scoped", check_nothing_lost},
-      {"I8", "by run end every job is completed, failed, blocked, or awaiting an operator",
+      {"I8",
+       "after the faults, every job completes or fails unless its truth is out of the system's "
+       "reach or an operator must act: no answer dropped, no attempt never sent or unclaimed",
        check_liveness},
       {"I9", "a provider runs a job again only after an explicit cancel, never after a timeout",
        check_side_effects},

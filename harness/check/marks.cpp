@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <iterator>
+#include <set>
+#include <tuple>
 
 #include "system/domain/check.hpp"
 #include "system/domain/names.hpp"
@@ -55,6 +57,11 @@ constexpr MarkInfo kMarks[] = {
     {Mark::node_pause, "node_pause", "a node froze and went on as the same incarnation"},
     {Mark::connection_reset, "connection_reset",
      "a connection reset after its request was delivered"},
+    {Mark::deadline_race, "deadline_race",
+     "a worker's move to UNKNOWN and its settling of the same attempt reached the store at one "
+     "instant (the answer came as the deadline fired)"},
+    {Mark::redriven, "redriven",
+     "an UNKNOWN attempt whose provider had no record of its key went back to STARTING"},
     {Mark::awaiting_operator, "awaiting_operator", "a job ended parked after an operator's cancel"},
     {Mark::blocked, "blocked", "a job ended blocked on an UNKNOWN attempt"},
 };
@@ -96,6 +103,7 @@ void reach_attempt_marks(const HistoryModel& model, Tally& tally) {
       if (from == AttemptState::unknown && to == AttemptState::failed) {
         tally.add(Mark::unknown_resolved_failed);
       }
+      if (from == AttemptState::unknown && to == AttemptState::starting) tally.add(Mark::redriven);
     }
   }
   tally.add(Mark::operator_cancel, model.operator_cancels.size());
@@ -133,6 +141,33 @@ void reach_job_marks(const HistoryModel& model, Tally& tally) {
     if (refusal == events::kRefusedState) tally.add(Mark::state_write_refused);
     if (refusal == events::kRefusedLiveAttempt) tally.add(Mark::live_attempt_refused);
     if (refusal == events::kRefusedDuplicateKey) tally.add(Mark::duplicate_key_refused);
+  }
+}
+
+// A worker's two writes for one attempt at one instant, as the store handled them (committed or
+// refused): one toward UNKNOWN (its deadline) and one settling it (the answer).
+void reach_deadline_races(const HistoryModel& model, Tally& tally) {
+  using Write = std::tuple<std::int64_t, std::string, Instant>;  // attempt, writer, instant
+  std::set<Write> to_unknown;
+  std::set<Write> settling;
+  for (const auto& [id, attempt] : model.attempts) {
+    for (const auto& step : attempt.steps) {
+      if (step.what.takeover || step.what.claim) continue;
+      if (step.what.to == AttemptState::unknown) to_unknown.emplace(id, step.what.by, step.at);
+      if (step.what.to == AttemptState::failed) settling.emplace(id, step.what.by, step.at);
+    }
+  }
+  for (const auto& [id, job] : model.jobs) {
+    for (const auto& cas : job.cas) settling.emplace(cas.what.attempt_id, cas.what.by, cas.at);
+  }
+  for (const auto& refused : model.refusals) {
+    if (!refused.what.attempt_id) continue;
+    const Write write{*refused.what.attempt_id, refused.what.by, refused.at};
+    if (refused.what.operation == "update_attempt") to_unknown.insert(write);
+    if (refused.what.operation == "complete_attempt") settling.insert(write);
+  }
+  for (const auto& write : to_unknown) {
+    if (settling.contains(write)) tally.add(Mark::deadline_race);
   }
 }
 
@@ -210,6 +245,7 @@ MarkCounts reach_marks(const HistoryModel& model) {
   reach_attempt_marks(model, tally);
   reach_job_marks(model, tally);
   reach_resolved_commits(model, tally);
+  reach_deadline_races(model, tally);
   reach_rejected_outputs(model, tally);
   reach_world_marks(*model.history, tally);
   return tally.counts();

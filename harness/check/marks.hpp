@@ -43,6 +43,8 @@ enum class Mark {
   node_restart,
   node_pause,
   connection_reset,
+  deadline_race,
+  redriven,
   awaiting_operator,
   blocked,
 };

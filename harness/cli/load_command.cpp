@@ -2,13 +2,17 @@
 
 #include <utility>  // before Boost.Asio: 1.74's awaitable.hpp uses std::exchange unincluded
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -19,6 +23,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
 #include "system/adapters/memory_store.hpp"
@@ -38,15 +43,37 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+Clock::duration seconds_of(double seconds) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The provider keys answered so far, by every node's provider client: the reconciler asks
+// about attempts that workers on other threads ran.
+class AnsweredKeys {
+ public:
+  void add(std::string key) {
+    std::lock_guard lock(mutex_);
+    keys_.insert(std::move(key));
+  }
+  bool contains(const std::string& key) const {
+    std::lock_guard lock(mutex_);
+    return keys_.contains(key);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::string> keys_;
+};
+
 // Answers every classify call correctly after a short real wait, as a healthy provider does,
 // and remembers what it answered, so the reconciler can settle an attempt whose worker lost
 // the store in between.
 class QuickProvider final : public ProviderClient {
  public:
-  explicit QuickProvider(Timer& timer) : timer_(timer) {}
+  QuickProvider(Timer& timer, AnsweredKeys& answered) : timer_(timer), answered_(answered) {}
   Async<ProviderReply> call(ProviderCall call) override {
     co_await timer_.sleep_for(milliseconds(2));
-    answered_.insert(call.provider_key);
+    answered_.add(call.provider_key);
     co_return ProviderReply{ProviderReply::Kind::answered, std::string(kAnswer), {}};
   }
   Async<ProviderStatus> status(std::string, std::string provider_key) override {
@@ -59,21 +86,100 @@ class QuickProvider final : public ProviderClient {
  private:
   static constexpr std::string_view kAnswer = R"({"label":"billing","confidence":0.9})";
   Timer& timer_;
-  std::set<std::string> answered_;
+  AnsweredKeys& answered_;
 };
 
-// Counts what the system reports, by kind; keeps nothing else.
+// The memory store shared by nodes on several threads: one operation at a time. MemoryStore's
+// operations never suspend, so each lock is taken and released on one thread, with nothing
+// else run on that thread in between. (Not a sim::StoreWrapper: `StoreWrapper(locked)` would
+// then pick StoreWrapper's copy constructor, and forward past the lock.)
+class LockedStore final : public Store {
+ public:
+  // REQUIRES: `target` outlives the store, and no operation of it suspends.
+  explicit LockedStore(Store& target) : target_(target) {}
+
+  Async<InsertJobResult> insert_job(NewJob job) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().insert_job(std::move(job));
+  }
+  Async<std::optional<Job>> find_job_by_key(std::string owner_id, std::string key) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_job_by_key(std::move(owner_id), std::move(key));
+  }
+  Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_job(std::move(owner_id), id);
+  }
+  Async<std::optional<Job>> load_job(JobId id) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().load_job(id);
+  }
+  Async<bool> fail_job(JobId id, std::string reason, Instant at) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().fail_job(id, std::move(reason), at);
+  }
+  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().insert_attempt(std::move(attempt));
+  }
+  Async<std::optional<Attempt>> find_attempt(AttemptId id) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_attempt(id);
+  }
+  Async<std::optional<ActionRecord>> find_action(std::string owner_id, std::string key) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_action(std::move(owner_id), std::move(key));
+  }
+  Async<std::vector<Attempt>> list_attempts(JobId job_id) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().list_attempts(job_id);
+  }
+  Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_attempts_in_state(state);
+  }
+  Async<std::vector<Job>> find_idle_jobs() override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_idle_jobs();
+  }
+  Async<std::vector<Attempt>> find_expired_leases(Instant now) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_expired_leases(now);
+  }
+  Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
+                                                   Instant lease_expires_at) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().claim_next_attempt(std::move(worker), now, lease_expires_at);
+  }
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().update_attempt(std::move(update));
+  }
+  Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().complete_attempt(std::move(completion));
+  }
+  Async<void> record_certification(Certification certification) override {
+    std::lock_guard lock(mutex_);
+    co_await target().record_certification(std::move(certification));
+  }
+  Async<std::optional<Certification>> latest_certification(std::string provider) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().latest_certification(std::move(provider));
+  }
+
+ private:
+  Store& target() { return target_; }
+
+  Store& target_;
+  std::mutex mutex_;
+};
+
+// Counts what one node reports, by kind; keeps nothing else.
 class CountingSink final : public EventSink {
  public:
   void emit(Event event) override { ++by_kind[event.kind()]; }
   std::map<std::string, std::int64_t> by_kind;
-};
-
-// One component (an API node, a worker, the reconciler) with its own store connection.
-struct Node {
-  std::unique_ptr<Store> store;
-  SystemRandom random;
-  std::unique_ptr<SystemContext> context;
 };
 
 // What one create was finally answered, after retrying 503s with the same key.
@@ -83,12 +189,65 @@ struct Answer {
   std::int64_t job_id = 0;
 };
 
+// What one node saw; merged into the run's when every thread has been joined.
 struct Tally {
   std::vector<Answer> answers;
   std::int64_t sent = 0;                 // requests, retries included
   std::int64_t unavailable = 0;          // 503s along the way
   std::int64_t escaped = 0;              // exceptions out of ApiHandler::handle (must stay 0)
-  std::vector<std::string> loops_ended;  // workers or the reconciler that stopped on their own
+  std::vector<std::string> loops_ended;  // loops that ended on their own, and why
+
+  void merge(Tally other) {
+    answers.insert(answers.end(), other.answers.begin(), other.answers.end());
+    sent += other.sent;
+    unavailable += other.unavailable;
+    escaped += other.escaped;
+    loops_ended.insert(loops_ended.end(), other.loops_ended.begin(), other.loops_ended.end());
+  }
+};
+
+// One thread of the run and everything it uses alone: a client with its API node, a worker,
+// or the reconciler. While it runs, other threads touch only `io` (to post to it and stop it)
+// and `finished`.
+struct Node {
+  Node(std::string node_name, AnsweredKeys& answered)
+      : name(std::move(node_name)), provider(timer, answered) {}
+
+  std::string name;
+  boost::asio::io_context io{1};
+  AsioTimer timer{io};
+  SystemRandom random;
+  QuickProvider provider;
+  CountingSink events;
+  std::unique_ptr<Store> store;
+  std::unique_ptr<SystemContext> context;
+  std::unique_ptr<ApiHandler> api;
+  std::unique_ptr<Worker> worker;
+  std::unique_ptr<Reconciler> reconciler;
+  Tally tally;
+  bool stopping = false;  // set on this node's thread when the run stops it
+  std::atomic<bool> finished = false;
+  std::thread thread;
+};
+
+SystemConfig load_config() {
+  SystemConfig config;
+  config.providers.push_back({.name = "alpha"});
+  config.policy.attempt_deadline = std::chrono::seconds(2);
+  config.policy.lease = std::chrono::seconds(4);
+  config.policy.reconcile_period = std::chrono::seconds(1);
+  config.policy.worker_poll = milliseconds(20);
+  config.policy.worker_capacity = 64;
+  config.validate();
+  return config;
+}
+
+// What every node shares: all of it read-only or thread-safe.
+struct Shared {
+  SteadyClock clock;
+  SystemConfig config = load_config();
+  AnsweredKeys answered;
+  std::function<std::unique_ptr<Store>()> own_store;  // called on the main thread only
 };
 
 std::string owner() { return "load"; }
@@ -96,6 +255,17 @@ std::string key_name(int key) { return "load-" + std::to_string(key); }
 std::string body_for(int key, bool other_payload) {
   return R"({"operation":"classify","provider":"alpha","input":{"text":")" +
          std::string(other_payload ? "other " : "text ") + std::to_string(key) + R"("}})";
+}
+
+std::string describe(std::exception_ptr error) {
+  if (!error) return "returned";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an unknown exception";
+  }
 }
 
 std::int64_t job_id_of(const Response& response) {
@@ -106,9 +276,9 @@ std::int64_t job_id_of(const Response& response) {
   return body["job_id"].get<std::int64_t>();
 }
 
-Async<void> client(ApiHandler& api, Timer& timer, int index, const LoadFlags& flags,
-                   Clock::time_point until, Tally& tally) {
+Async<void> client(Node& node, int index, const LoadFlags& flags, Clock::time_point until) {
   std::mt19937_64 random(static_cast<std::uint64_t>(index) * 7919 + 1);
+  Tally& tally = node.tally;
   std::int64_t request = 0;
   while (Clock::now() < until) {
     Answer answer;
@@ -124,7 +294,7 @@ Async<void> client(ApiHandler& api, Timer& timer, int index, const LoadFlags& fl
       ++tally.sent;
       Response response;
       try {
-        response = co_await api.handle(create);
+        response = co_await node.api->handle(create);
       } catch (const std::exception&) {
         ++tally.escaped;
         response.status = 0;
@@ -134,15 +304,14 @@ Async<void> client(ApiHandler& api, Timer& timer, int index, const LoadFlags& fl
       if (response.status != 503) break;
       ++tally.unavailable;
       // What Retry-After asks for, shortened: the run is short.
-      co_await timer.sleep_for(milliseconds(50));
+      co_await node.timer.sleep_for(milliseconds(50));
     }
     tally.answers.push_back(answer);
-    co_await timer.sleep_for(milliseconds(1 + static_cast<int>(random() % 5)));
+    co_await node.timer.sleep_for(milliseconds(1 + static_cast<int>(random() % 5)));
   }
 }
 
-// Reads back, on a fresh connection, every job a client was told exists. The store may still
-// be restarting: connecting is retried for half a minute.
+// Connects, retried for half a minute: the store may be restarting.
 std::unique_ptr<Store> reopen(const std::function<std::unique_ptr<Store>()>& factory) {
   for (int tries = 0;; ++tries) {
     try {
@@ -152,6 +321,198 @@ std::unique_ptr<Store> reopen(const std::function<std::unique_ptr<Store>()>& fac
       std::this_thread::sleep_for(milliseconds(100));
     }
   }
+}
+
+// One read of the judge, retried for half a minute while the store cannot answer.
+template <typename Read>
+auto read_patiently(boost::asio::io_context& io, Read read) {
+  for (int tries = 0;; ++tries) {
+    try {
+      return sim::complete_now(io, read());
+    } catch (const StoreError& error) {
+      if (tries == 300) throw;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  }
+}
+
+std::unique_ptr<Node> make_node(std::string name, Shared& shared) {
+  auto node = std::make_unique<Node>(std::move(name), shared.answered);
+  node->store = shared.own_store();
+  node->context = std::make_unique<SystemContext>(
+      SystemContext{*node->store, node->provider, shared.clock, node->timer, node->events,
+                    shared.config, node->random});
+  return node;
+}
+
+// Reports a worker or reconciler loop that ended before the run stopped it.
+auto watch(Node& node) {
+  return [&node](std::exception_ptr error) {
+    if (error || !node.stopping)
+      node.tally.loops_ended.push_back(node.name + ": " + describe(error));
+  };
+}
+
+void run_node(Node& node) {
+  try {
+    node.io.run();
+  } catch (...) {
+    // Out of a coroutine the node spawned (an attempt's unexpected exception): the node is
+    // down, as its process would be.
+    node.tally.loops_ended.push_back(node.name + ": " + describe(std::current_exception()));
+  }
+  node.finished = true;
+}
+
+// Builds every node (connections are opened here, on the main thread) and starts its thread.
+// Clients stop creating at `until`; each one that finishes bumps `clients_done`.
+std::vector<std::unique_ptr<Node>> start_nodes(const LoadFlags& flags, Shared& shared,
+                                               Clock::time_point until,
+                                               std::atomic<int>& clients_done) {
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (int i = 0; i < flags.clients; ++i) {
+    auto node = make_node("client-" + std::to_string(i + 1), shared);
+    node->api = std::make_unique<ApiHandler>(*node->context);
+    boost::asio::co_spawn(node->io, client(*node, i, flags, until),
+                          [&node = *node, &clients_done](std::exception_ptr error) {
+                            if (error) {
+                              node.tally.loops_ended.push_back(node.name + ": " + describe(error));
+                            }
+                            ++clients_done;
+                          });
+    nodes.push_back(std::move(node));
+  }
+  for (int i = 0; i < flags.workers; ++i) {
+    auto node = make_node("worker-" + std::to_string(i + 1), shared);
+    node->worker = std::make_unique<Worker>(*node->context, node->name);
+    boost::asio::co_spawn(node->io, node->worker->run(), watch(*node));
+    nodes.push_back(std::move(node));
+  }
+  auto node = make_node("reconciler", shared);
+  node->reconciler = std::make_unique<Reconciler>(*node->context);
+  boost::asio::co_spawn(node->io, node->reconciler->run(), watch(*node));
+  nodes.push_back(std::move(node));
+  for (auto& each : nodes) each->thread = std::thread(run_node, std::ref(*each));
+  return nodes;
+}
+
+// Worker and Reconciler::stop() are not thread-safe: each runs on its node's thread. What still
+// runs after `grace` (an attempt in flight, a store call under way) is cut off by stopping the
+// io_context, and every thread is joined.
+void stop_nodes(std::vector<std::unique_ptr<Node>>& nodes, Clock::duration grace) {
+  for (auto& node : nodes) {
+    boost::asio::post(node->io, [&node = *node] {
+      node.stopping = true;
+      if (node.worker) node.worker->stop();
+      if (node.reconciler) node.reconciler->stop();
+    });
+  }
+  const auto give_up = Clock::now() + grace;
+  const auto all_finished = [&nodes] {
+    return std::all_of(nodes.begin(), nodes.end(),
+                       [](const auto& node) { return node->finished.load(); });
+  };
+  while (!all_finished() && Clock::now() < give_up) std::this_thread::sleep_for(milliseconds(10));
+  for (auto& node : nodes) node->io.stop();
+  for (auto& node : nodes) node->thread.join();
+}
+
+// Set when the promises are checked: what the clients were told against what the store holds.
+struct Verdict {
+  std::map<int, std::int64_t> answers;       // by HTTP status
+  std::int64_t bad_status = 0;               // answers other than 201/200/422/503
+  std::map<int, std::int64_t> acked_id;      // key -> the job id its client was given
+  std::int64_t split = 0;                    // keys answered two job ids
+  std::int64_t lost = 0;                     // acknowledged, not in the store under its key
+  std::int64_t stranded = 0;                 // acknowledged, in the store, not succeeded
+  std::map<std::string, std::int64_t> jobs;  // acknowledged jobs by final status
+};
+
+void tally_answers(const std::vector<Answer>& answers, Verdict& verdict) {
+  for (const Answer& answer : answers) {
+    ++verdict.answers[answer.status];
+    if (answer.status != 201 && answer.status != 200 && answer.status != 422 &&
+        answer.status != 503) {
+      ++verdict.bad_status;
+    }
+    if (answer.status == 201 || answer.status == 200) {
+      auto [it, fresh] = verdict.acked_id.emplace(answer.key, answer.job_id);
+      if (!fresh && it->second != answer.job_id) ++verdict.split;
+    }
+  }
+}
+
+// Reads back every acknowledged job on `reader`. Lost and stranded ones are named, up to five
+// of each.
+void judge(Store& reader, Verdict& verdict) {
+  boost::asio::io_context io;
+  for (const auto& [key, id] : verdict.acked_id) {
+    const auto found = read_patiently(
+        io, [&, key = key] { return reader.find_job_by_key(owner(), key_name(key)); });
+    if (!found || found->id != id) {
+      if (++verdict.lost <= 5) {
+        std::cout << "LOST  key " << key_name(key) << ": acknowledged as job " << id
+                  << ", the store has " << (found ? std::to_string(found->id) : "none") << "\n";
+      }
+      continue;
+    }
+    std::string status{to_string(found->status)};
+    if (found->status == JobStatus::succeeded) {
+      ++verdict.jobs[status];
+      continue;
+    }
+    // Stranded: where it stands is its latest attempt.
+    const auto attempts = read_patiently(io, [&] { return reader.list_attempts(found->id); });
+    status += attempts.empty() ? "/none" : "/" + std::string(to_string(attempts.back().state));
+    ++verdict.jobs[status];
+    if (++verdict.stranded <= 5) {
+      std::cout << "STRANDED job " << found->id << " key " << key_name(key) << ": "
+                << to_string(found->status);
+      if (attempts.empty()) {
+        std::cout << ", no attempt\n";
+      } else {
+        const Attempt& latest = attempts.back();
+        std::cout << ", latest attempt " << latest.id << " (#" << latest.attempt_no << ") "
+                  << to_string(latest.state) << ": "
+                  << (latest.outcome_reason.empty() ? "no reason" : latest.outcome_reason) << "\n";
+      }
+    }
+  }
+}
+
+void print_summary(const LoadFlags& flags, const StoreChoice& choice, const Tally& tally,
+                   const Verdict& verdict, const std::map<std::string, std::int64_t>& events,
+                   std::size_t threads, double wall_seconds) {
+  const auto count = [](const auto& map, const auto& key) -> long long {
+    const auto it = map.find(key);
+    return it == map.end() ? 0 : static_cast<long long>(it->second);
+  };
+  std::printf(
+      "load: %zu creates answered in %.1f s on the %s store, %zu threads (%lld requests, %lld"
+      " 503s on the way; %.0f jobs created/s)\n",
+      tally.answers.size(), flags.seconds, choice.describe().c_str(), threads,
+      static_cast<long long>(tally.sent), static_cast<long long>(tally.unavailable),
+      static_cast<double>(count(verdict.answers, 201)) / flags.seconds);
+  std::printf("answers: 201=%lld 200=%lld 422=%lld 503=%lld other=%lld\n",
+              count(verdict.answers, 201), count(verdict.answers, 200), count(verdict.answers, 422),
+              count(verdict.answers, 503), static_cast<long long>(verdict.bad_status));
+  std::printf("acknowledged keys: %zu, lost: %lld, keys answered two job ids: %lld\n",
+              verdict.acked_id.size(), static_cast<long long>(verdict.lost),
+              static_cast<long long>(verdict.split));
+  std::printf("acknowledged jobs by status:");
+  for (const auto& [status, n] : verdict.jobs) {
+    std::printf(" %s=%lld", status.c_str(), static_cast<long long>(n));
+  }
+  std::printf("\nstranded: %lld (acknowledged, not succeeded after a %.1f s drain)\n",
+              static_cast<long long>(verdict.stranded), flags.drain_seconds);
+  std::printf(
+      "store errors survived: workers %lld, reconciler %lld; exceptions out of the API:"
+      " %lld; loops ended early: %zu; wall %.1f s\n",
+      count(events, std::string("worker.store_error")),
+      count(events, std::string("reconciler.store_error")), static_cast<long long>(tally.escaped),
+      tally.loops_ended.size(), wall_seconds);
+  for (const auto& ended : tally.loops_ended) std::cout << "ENDED " << ended << "\n";
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -169,157 +530,60 @@ int load_command(const LoadFlags& flags) {
         "load: --seconds must be in (0, 86400], --drain in [0, 86400], --clients and --workers "
         "from 1 to 256, --keys at least 1");
   }
-  // One schema for the whole run, shared by every connection (the memory store: one store).
-  std::unique_ptr<Store> shared;
-  std::function<std::unique_ptr<Store>()> connect;
+  // One schema for the whole run, shared by every connection (the memory store: one store,
+  // behind one lock).
+  std::unique_ptr<Store> owned;
+  std::unique_ptr<LockedStore> locked;
+  Shared shared;
   try {
     if (choice.postgres) {
       auto schema = open_shared_schema(choice);
-      shared = std::move(schema.owner);
-      connect = std::move(schema.connect);
+      owned = std::move(schema.owner);
+      shared.own_store = [connect = std::move(schema.connect)] { return reopen(connect); };
     } else {
-      shared = std::make_unique<MemoryStore>();
+      owned = std::make_unique<MemoryStore>();
+      locked = std::make_unique<LockedStore>(*owned);
+      shared.own_store = [&locked]() -> std::unique_ptr<Store> {
+        return std::make_unique<sim::StoreWrapper>(*locked);
+      };
     }
   } catch (const StoreError& error) {
     return bad_input("--store ", choice.describe(), ": ", error.what());
   }
-  auto own_store = [&]() -> std::unique_ptr<Store> {
-    if (!connect) return std::make_unique<sim::StoreWrapper>(*shared);
-    return reopen(connect);
-  };
-
-  boost::asio::io_context io;
-  SteadyClock clock;
-  AsioTimer timer(io);
-  QuickProvider provider(timer);
-  CountingSink events;
-  SystemConfig config;
-  config.providers.push_back({.name = "alpha"});
-  config.policy.attempt_deadline = std::chrono::seconds(2);
-  config.policy.lease = std::chrono::seconds(4);
-  config.policy.reconcile_period = std::chrono::seconds(1);
-  config.policy.worker_poll = milliseconds(20);
-  config.policy.worker_capacity = 64;
-  config.validate();
-
-  std::vector<std::unique_ptr<Node>> nodes;
-  auto node = [&]() -> SystemContext& {
-    auto made = std::make_unique<Node>();
-    made->store = own_store();
-    made->context = std::make_unique<SystemContext>(
-        SystemContext{*made->store, provider, clock, timer, events, config, made->random});
-    nodes.push_back(std::move(made));
-    return *nodes.back()->context;
-  };
-
-  Tally tally;
-  std::vector<std::unique_ptr<ApiHandler>> apis;
-  std::vector<std::unique_ptr<Worker>> workers;
-  for (int i = 0; i < flags.clients; ++i) apis.push_back(std::make_unique<ApiHandler>(node()));
-  for (int i = 0; i < flags.workers; ++i) {
-    workers.push_back(std::make_unique<Worker>(node(), "worker-" + std::to_string(i + 1)));
-  }
-  Reconciler reconciler(node());
-  auto watch = [&tally](std::string name) {
-    return [&tally, name](std::exception_ptr error) {
-      std::string why = "returned";
-      if (error) {
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          why = e.what();
-        } catch (...) {
-          why = "an unknown exception";
-        }
-      }
-      tally.loops_ended.push_back(name + ": " + why);
-    };
-  };
-  for (auto& worker : workers) boost::asio::co_spawn(io, worker->run(), watch(worker->name()));
-  boost::asio::co_spawn(io, reconciler.run(), watch("reconciler"));
 
   const auto started = Clock::now();
-  const auto until = started + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(flags.seconds));
-  int clients_done = 0;
-  for (int i = 0; i < flags.clients; ++i) {
-    boost::asio::co_spawn(io,
-                          client(*apis[static_cast<std::size_t>(i)], timer, i, flags, until, tally),
-                          [&clients_done](std::exception_ptr) { ++clients_done; });
-  }
-  // Clients, then the drain, then everyone stops; the loops must still be running by then.
-  const auto drain_until = until + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(flags.drain_seconds));
+  const auto until = started + seconds_of(flags.seconds);
+  std::atomic<int> clients_done = 0;
+  auto nodes = start_nodes(flags, shared, until, clients_done);
+  // Clients, then the drain, then everyone stops. A client finishes the create it is on when
+  // time is up (200 tries at most); one that has not within a minute is a broken promise.
+  const auto drain_until = until + seconds_of(flags.drain_seconds);
+  bool clients_stuck = false;
   while (Clock::now() < drain_until || clients_done < flags.clients) {
-    io.run_for(milliseconds(50));
+    if (Clock::now() > drain_until + std::chrono::minutes(1)) {
+      clients_stuck = true;
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
   }
-  const std::vector<std::string> ended_early = tally.loops_ended;
-  for (auto& worker : workers) worker->stop();
-  reconciler.stop();
-  io.stop();
+  stop_nodes(nodes, 2 * shared.config.policy.reconcile_period);
 
-  // Judge on a fresh connection.
-  int status_counts[600] = {};
-  std::int64_t bad_status = 0;
-  std::int64_t lost = 0;
-  std::map<int, std::int64_t> acked_id;
-  std::int64_t split = 0;
-  for (const Answer& answer : tally.answers) {
-    if (answer.status >= 0 && answer.status < 600) ++status_counts[answer.status];
-    if (answer.status != 201 && answer.status != 200 && answer.status != 422 &&
-        answer.status != 503) {
-      ++bad_status;
-    }
-    if (answer.status == 201 || answer.status == 200) {
-      auto [it, fresh] = acked_id.emplace(answer.key, answer.job_id);
-      if (!fresh && it->second != answer.job_id) ++split;
-    }
+  Tally tally;
+  std::map<std::string, std::int64_t> events;
+  for (auto& node : nodes) {
+    tally.merge(std::move(node->tally));
+    for (const auto& [kind, n] : node->events.by_kind) events[kind] += n;
   }
-  boost::asio::io_context check_io;
-  auto reader = own_store();
-  std::map<std::string, std::int64_t> jobs_by_status;
-  for (const auto& [key, id] : acked_id) {
-    const auto found = sim::complete_now(check_io, reader->find_job_by_key(owner(), key_name(key)));
-    if (!found || found->id != id) {
-      ++lost;
-      if (lost <= 5) {
-        std::cout << "LOST  key " << key_name(key) << ": acknowledged as job " << id
-                  << ", the store has " << (found ? std::to_string(found->id) : "none") << "\n";
-      }
-      continue;
-    }
-    std::string status{to_string(found->status)};
-    if (found->status == JobStatus::pending) {
-      // Where it stands: the state of its latest attempt.
-      const auto attempts = sim::complete_now(check_io, reader->list_attempts(found->id));
-      status += attempts.empty() ? "/none" : "/" + std::string(to_string(attempts.back().state));
-    }
-    ++jobs_by_status[status];
-  }
+  if (clients_stuck)
+    tally.loops_ended.push_back("clients: still creating a minute after the drain");
+  Verdict verdict;
+  tally_answers(tally.answers, verdict);
+  judge(*shared.own_store(), verdict);
   const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-  std::printf(
-      "load: %zu creates answered in %.1f s on the %s store (%lld requests, %lld 503s on"
-      " the way)\n",
-      tally.answers.size(), flags.seconds, choice.describe().c_str(),
-      static_cast<long long>(tally.sent), static_cast<long long>(tally.unavailable));
-  std::printf("answers: 201=%d 200=%d 422=%d 503=%d other=%lld\n", status_counts[201],
-              status_counts[200], status_counts[422], status_counts[503],
-              static_cast<long long>(bad_status));
-  std::printf("acknowledged keys: %zu, lost: %lld, keys answered two job ids: %lld\n",
-              acked_id.size(), static_cast<long long>(lost), static_cast<long long>(split));
-  std::printf("acknowledged jobs by status:");
-  for (const auto& [status, count] : jobs_by_status) {
-    std::printf(" %s=%lld", status.c_str(), static_cast<long long>(count));
-  }
-  std::printf(
-      "\nstore errors survived: workers %lld, reconciler %lld; exceptions out of the API:"
-      " %lld; loops ended early: %zu; wall %.1f s\n",
-      static_cast<long long>(events.by_kind["worker.store_error"]),
-      static_cast<long long>(events.by_kind["reconciler.store_error"]),
-      static_cast<long long>(tally.escaped), ended_early.size(), elapsed);
-  for (const auto& ended : ended_early) std::cout << "ENDED " << ended << "\n";
-  const bool held = bad_status == 0 && lost == 0 && split == 0 && tally.escaped == 0 &&
-                    ended_early.empty() && !tally.answers.empty();
+  print_summary(flags, choice, tally, verdict, events, nodes.size(), elapsed);
+  const bool held = verdict.bad_status == 0 && verdict.lost == 0 && verdict.split == 0 &&
+                    verdict.stranded == 0 && tally.escaped == 0 && tally.loops_ended.empty() &&
+                    !tally.answers.empty();
   std::cout << (held ? "load: every promise held\n" : "load: a promise was broken\n");
   return held ? kExitPass : kExitFail;
 }
@@ -328,25 +592,33 @@ Command add_load_command(CLI::App& app) {
   auto flags = std::make_shared<LoadFlags>();
   auto* load = app.add_subcommand(
       "load",
-      "Run the reference system for real (real time; every API node, worker and the "
-      "reconciler on a store connection of its own) under clients that double-click and reuse "
-      "keys, then check on a fresh connection that every create was answered "
-      "201/200/422/503, no exception left the API, no worker or reconciler loop ended, and no "
-      "acknowledged job was lost. Meant to run while the database is being broken (CI kills "
-      "backends and restarts PostgreSQL during it).");
+      "Run the reference system for real (real time; every client with its API node, every "
+      "worker and the reconciler on a thread of its own, with its own io_context and store "
+      "connection) under clients that double-click and reuse keys, then, after the drain, check "
+      "on a fresh connection that every create was answered 201/200/422/503, no exception left "
+      "the API, no worker or reconciler loop ended, no acknowledged job was lost and none was "
+      "stranded (every acknowledged job must have succeeded: the provider always answers). "
+      "Prints the acknowledged jobs by final status. Meant to run while the database is being "
+      "broken (CI kills backends and restarts PostgreSQL during it).");
   load->add_option("--store", flags->store, "memory, postgres or postgres=URI")
       ->capture_default_str();
   load->add_option("--seconds", flags->seconds, "How long the clients keep creating")
       ->capture_default_str();
   load->add_option("--drain", flags->drain_seconds,
-                   "Seconds the workers go on after the clients stop")
+                   "Seconds the workers and the reconciler go on after the clients stop, before "
+                   "the jobs are judged")
       ->capture_default_str();
-  load->add_option("--clients", flags->clients, "Clients, each with its own API node")
+  load->add_option("--clients", flags->clients,
+                   "Clients, each with its own API node, thread and store connection")
       ->capture_default_str();
-  load->add_option("--workers", flags->workers, "Workers")->capture_default_str();
+  load->add_option("--workers", flags->workers,
+                   "Workers, each with its own thread and store connection")
+      ->capture_default_str();
   load->add_option("--keys", flags->keys, "Distinct idempotency keys the clients draw from")
       ->capture_default_str();
-  load->footer("Exit codes: 0 every promise held; 1 one was broken; 2 bad flags or store.");
+  load->footer(
+      "Exit codes: 0 every promise held; 1 one was broken (a job lost or stranded among them); "
+      "2 bad flags or store.");
 
   return {load, [flags] { return load_command(*flags); }};
 }

@@ -49,4 +49,26 @@ struct ProviderDeduped {
   }
 };
 
+// What a node's connection to a provider delivered to it (recorded by the simulated transport,
+// not by the node): the first answer to a call or a status query, as it reached the node's
+// process. A crashed node's connection delivers nothing. `call`: reply or status; `outcome`:
+// answered, rejected or maybe_delivered for a reply; completed, failed, running, not_found or
+// unreachable for a status.
+inline constexpr std::string_view kDeliveredReply = "reply";
+inline constexpr std::string_view kDeliveredStatus = "status";
+struct ProviderDelivered {
+  static constexpr std::string_view kind = "provider.deliver";
+  std::string call;
+  std::string provider;
+  std::string provider_key;
+  std::string outcome;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("call", self.call);
+    field("provider", self.provider);
+    field("provider_key", self.provider_key);
+    field("outcome", self.outcome);
+  }
+};
+
 }  // namespace onejob::events

@@ -121,6 +121,39 @@ struct QuietStarted {
   static void fields(Self&, F&&) {}
 };
 
+// The policy and topology a run used, recorded when it starts, so the rules that judge time
+// (liveness) read what the run really had. Durations in microseconds.
+struct RunPolicy {
+  static constexpr std::string_view kind = "run.policy";
+  std::int64_t attempt_deadline_us = 0;
+  std::int64_t lease_us = 0;
+  std::int64_t reconcile_period_us = 0;
+  std::int64_t status_timeout_us = 0;
+  std::int64_t worker_poll_us = 0;
+  std::int64_t store_backoff_cap_us = 0;
+  std::int64_t worker_capacity = 0;
+  std::int64_t attempt_limit = 0;
+  std::int64_t redrive_limit = 0;
+  std::int64_t workers = 0;
+  bool reconciler = false;
+  Instant faults_over{};  // when the last fault may act (the quiet phase, or the last action)
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("attempt_deadline_us", self.attempt_deadline_us);
+    field("lease_us", self.lease_us);
+    field("reconcile_period_us", self.reconcile_period_us);
+    field("status_timeout_us", self.status_timeout_us);
+    field("worker_poll_us", self.worker_poll_us);
+    field("store_backoff_cap_us", self.store_backoff_cap_us);
+    field("worker_capacity", self.worker_capacity);
+    field("attempt_limit", self.attempt_limit);
+    field("redrive_limit", self.redrive_limit);
+    field("workers", self.workers);
+    field("reconciler", self.reconciler);
+    field("faults_over_us", self.faults_over);
+  }
+};
+
 struct RunEnded {
   static constexpr std::string_view kind = "run.end";
   template <typename Self, typename F>

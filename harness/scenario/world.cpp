@@ -133,8 +133,8 @@ void World::start(Node& node, bool restart) {
   life->logged = std::make_unique<sim::CommitLogStore>(*store_, commit_log_, node.name);
   life->store = std::make_unique<sim::FaultyStore>(*life->logged, *links_.at(LinkKind::node_store),
                                                    loop_, trace_, node.name, *life->gate);
-  life->providers = std::make_unique<sim::NetworkedProviders>(*links_.at(LinkKind::worker_provider),
-                                                              node.name, providers_, *life->gate);
+  life->providers = std::make_unique<sim::NetworkedProviders>(
+      *links_.at(LinkKind::worker_provider), node.name, providers_, *life->gate, trace_);
   life->events = std::make_unique<sim::NodeEventSink>(trace_, node.name);
   // Each incarnation draws from its own stream, named by node and incarnation.
   life->random = std::make_unique<sim::RngRandom>(
@@ -168,12 +168,29 @@ void World::crash(Node& node) {
   Incarnation& life = node.current();
   life.up = false;
   life.store->close();
+  life.providers->close();
   if (life.worker) life.worker->stop();
   if (life.reconciler) life.reconciler->stop();
   trace_.record(node.name, events::to_event(events::NodeCrashed{}), /*injected=*/true);
 }
 
 void World::run(bool stop_when_quiescent) {
+  const Policy& policy = config_.policy;
+  const auto us = [](Duration d) { return std::int64_t{d.count()}; };
+  trace_.record("world", events::to_event(events::RunPolicy{
+                             .attempt_deadline_us = us(policy.attempt_deadline),
+                             .lease_us = us(policy.lease),
+                             .reconcile_period_us = us(policy.reconcile_period),
+                             .status_timeout_us = us(policy.status_timeout),
+                             .worker_poll_us = us(policy.worker_poll),
+                             .store_backoff_cap_us = us(policy.store_backoff_cap),
+                             .worker_capacity = policy.worker_capacity,
+                             .attempt_limit = policy.attempt_limit,
+                             .redrive_limit = policy.redrive_limit,
+                             .workers = spec_.topology.workers,
+                             .reconciler = spec_.topology.reconciler,
+                             .faults_over = Instant(faults_end(spec_)),
+                         }));
   for (const auto& [name, node] : nodes_) start(*node, false);
   for (const auto& provider : spec_.providers) {
     if (!provider.certify) continue;
@@ -252,7 +269,7 @@ Async<void> read_rows_from(Store* store, std::vector<std::int64_t> ids, check::S
 // one whose provider has an answer for the reconciler, or a failover the reconciler will resume.
 Async<void> quiet_store(Store* store,
                         const std::map<std::string, std::unique_ptr<sim::SimProvider>>* providers,
-                        bool* waiting) {
+                        bool reconciler, bool* waiting) {
   for (auto state : {AttemptState::starting, AttemptState::running}) {
     if (!(co_await store->find_attempts_in_state(state)).empty()) {
       *waiting = true;
@@ -261,7 +278,11 @@ Async<void> quiet_store(Store* store,
   }
   for (const auto& attempt : co_await store->find_attempts_in_state(AttemptState::unknown)) {
     auto provider = providers->find(attempt.provider);
-    if (provider != providers->end() && provider->second->answers(attempt.provider_key)) {
+    if (provider == providers->end()) continue;
+    // An answer the reconciler can fetch, or (with a reconciler) a key the provider never got:
+    // the reconciler re-drives it.
+    if (provider->second->answers(attempt.provider_key) ||
+        (reconciler && !provider->second->knows(attempt.provider_key))) {
       *waiting = true;
       co_return;
     }
@@ -298,7 +319,7 @@ bool World::quiescent() {
     if (provider->working()) return false;
   }
   bool waiting = false;
-  run_store_query(quiet_store(store_.get(), &providers_, &waiting));
+  run_store_query(quiet_store(store_.get(), &providers_, spec_.topology.reconciler, &waiting));
   return !waiting;
 }
 

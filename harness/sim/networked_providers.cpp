@@ -1,8 +1,36 @@
 #include "harness/sim/networked_providers.hpp"
 
+#include "system/events/worker_events.hpp"
 #include "system/service/deadline.hpp"
 
+#include "harness/events/provider_events.hpp"
+
 namespace onejob::sim {
+namespace {
+
+std::string_view outcome_name(const ProviderReply& reply) {
+  static constexpr std::string_view kNames[] = {events::kReplyAnswered, events::kReplyRejected,
+                                                events::kReplyMaybeDelivered};
+  return kNames[static_cast<int>(reply.kind)];
+}
+
+std::string_view outcome_name(const ProviderStatus& status) {
+  switch (status.kind) {
+    case ProviderStatus::Kind::completed:
+      return "completed";
+    case ProviderStatus::Kind::failed:
+      return "failed";
+    case ProviderStatus::Kind::running:
+      return "running";
+    case ProviderStatus::Kind::not_found:
+      return "not_found";
+    case ProviderStatus::Kind::unreachable:
+      break;
+  }
+  return "unreachable";
+}
+
+}  // namespace
 
 struct NetworkedProviders::PendingReply {
   std::optional<ProviderReply> value;
@@ -16,8 +44,18 @@ struct NetworkedProviders::PendingStatus {
 
 NetworkedProviders::NetworkedProviders(
     SimLink& link, std::string node,
-    const std::map<std::string, std::unique_ptr<SimProvider>>& providers, PauseGate& gate)
-    : link_(link), node_(std::move(node)), providers_(providers), gate_(gate) {}
+    const std::map<std::string, std::unique_ptr<SimProvider>>& providers, PauseGate& gate,
+    Trace& trace)
+    : link_(link), node_(std::move(node)), providers_(providers), gate_(gate), trace_(trace) {}
+
+void NetworkedProviders::delivered(std::string_view call, const std::string& provider,
+                                   const std::string& key, std::string_view outcome) {
+  if (closed_) return;
+  trace_.record(node_, events::to_event(events::ProviderDelivered{.call = std::string(call),
+                                                                  .provider = provider,
+                                                                  .provider_key = key,
+                                                                  .outcome = std::string(outcome)}));
+}
 
 // A call still waiting can never be answered now. Its frame owns its PendingReply, whose OneShot
 // owns the frame's resumption: drop the resumption, so the executor frees the frame (and the
@@ -37,11 +75,13 @@ Async<ProviderReply> NetworkedProviders::call(ProviderCall call) {
   pending_replies_.push_back(pending);
   const std::string key = call.provider_key;
   auto answer = [this, provider, pending, key](ProviderReply reply, const char* what) {
-    link_.send(Direction::response, provider->name(), node_, what + key, [pending, reply] {
-      if (pending->value) return;  // a duplicate of the reply
-      pending->value = reply;
-      pending->done.set();
-    });
+    link_.send(Direction::response, provider->name(), node_, what + key,
+               [this, provider, key, pending, reply] {
+                 if (pending->value) return;  // a duplicate of the reply
+                 delivered(events::kDeliveredReply, provider->name(), key, outcome_name(reply));
+                 pending->value = reply;
+                 pending->done.set();
+               });
   };
   link_.send(Direction::request, node_, provider->name(), "call " + key,
              [this, provider, call, answer, key] {
@@ -77,8 +117,10 @@ Async<ProviderStatus> NetworkedProviders::status(std::string provider_name,
                  answer = {ProviderStatus::Kind::unreachable, {}, "connection reset"};
                }
                link_.send(Direction::response, provider->name(), node_, "status " + provider_key,
-                          [pending, answer] {
+                          [this, provider, provider_key, pending, answer] {
                             if (pending->value) return;
+                            delivered(events::kDeliveredStatus, provider->name(), provider_key,
+                                      outcome_name(answer));
                             pending->value = answer;
                             pending->done.set();
                           });

@@ -40,6 +40,8 @@ class SimProvider {
   bool working() const;
   // Whether the execution of `provider_key` has answered, or will: not a hang, not unknown.
   bool answers(const std::string& provider_key) const;
+  // Whether a request with `provider_key` has ever reached it.
+  bool knows(const std::string& provider_key) const { return executions_.contains(provider_key); }
 
  private:
   struct Execution {
