@@ -149,8 +149,9 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     model_.policy = at(std::move(*policy), recorded);
   } else if (event.kind() == events::QuietStarted::kind) {
     model_.quiet_seq = recorded.seq;
-  } else if (event.kind() == events::RunEnded::kind) {
+  } else if (auto ended = events::from_event<events::RunEnded>(event)) {
     model_.end_seq = recorded.seq;
+    model_.quiescent_end = ended->quiescent;
   } else {
     return false;
   }

@@ -141,6 +141,7 @@ struct HistoryModel {
 
   std::optional<std::uint64_t> quiet_seq;  // world.quiet
   std::optional<std::uint64_t> end_seq;    // run.end
+  bool quiescent_end = false;              // the run ended once nothing was left to move
   MarkCounts marks;
 
   // The job the store holds for (owner, key) that committed before trace event `seq`.

@@ -19,11 +19,14 @@
 //     policy's redrive_limit;
 //   - unclaimed: an attempt still STARTING although a worker was up all along: no worker claims
 //     work (a stopped worker, leaked capacity);
-//   - still_running: an attempt STARTING or RUNNING for any other reason;
+//   - still_running: an attempt STARTING or RUNNING for any other reason, except one RUNNING
+//     whose lease holder crashed after claiming it, or never got its claim's reply, when no
+//     reconciler is up (only a reconciler takes an expired lease over: it waits for an operator);
 //   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
 //     one will act.
-// The first four are judged only when the run went on for the settle horizon after the faults
-// ended (settle_horizon below), and only when the run recorded its policy.
+// The first four are judged only when the run recorded its policy, and went on for the settle
+// horizon after the faults ended (settle_horizon below) or ended quiescent (nothing was left
+// that would move).
 // Does not check:
 //   - anything when the history has no `run.end` (a run cut short has no end to judge at);
 //   - how long blocked or parked jobs wait, or how fast jobs finish.
@@ -50,6 +53,24 @@ bool definitive(const events::ProviderDelivered& delivered) {
 }
 
 std::string ms(Instant at) { return std::to_string(at.time_since_epoch().count() / 1000) + " ms"; }
+
+// Whether the reply to this claim never reached its worker: the next store fault the worker met
+// on a claim, before any later claim of its committed, is a lost reply (a worker claims one at a
+// time).
+bool claim_reply_lost(const HistoryModel& model, const At<events::CommitAttemptTransition>& claim) {
+  const auto& history = *model.history;
+  for (std::size_t i = claim.seq; i < history.size(); ++i) {  // seq is 1-based: from the next
+    const Event& event = history[i].event;
+    if (auto fault = events::from_event<events::StoreFault>(event)) {
+      if (fault->node == claim.what.lease_owner && fault->operation == "claim_next_attempt") {
+        return fault->maybe_committed;
+      }
+    } else if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
+      if (step->claim && step->lease_owner == claim.what.lease_owner) return false;
+    }
+  }
+  return false;
+}
 
 struct Judge {
   const HistoryModel& model;
@@ -121,6 +142,18 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
                             end_seq, {last_step}));
     return;
   }
+  if (state == AttemptState::running && !reconciler_up) {
+    // Its lease holder crashed after claiming it: only a reconciler takes an expired lease over,
+    // and there is none, so it waits for an operator by design.
+    const At<events::CommitAttemptTransition>* claim = nullptr;
+    for (const auto& step : record.steps) {
+      if (step.what.claim) claim = &step;
+    }
+    if (claim != nullptr && (model.crashed_after(claim->what.lease_owner, claim->seq) ||
+                             claim_reply_lost(model, *claim))) {
+      return;
+    }
+  }
   if (state == AttemptState::starting || state == AttemptState::running) {
     out.push_back(violation("I8.still_running",
                             job_ref(job_id) +
@@ -138,7 +171,7 @@ std::vector<Violation> check_liveness(const HistoryModel& model) {
   if (model.policy) {
     const auto& policy = model.policy->what;
     const Instant end = *model.end_at();
-    judge.judge_time = end >= policy.faults_over + settle_horizon(policy);
+    judge.judge_time = model.quiescent_end || end >= policy.faults_over + settle_horizon(policy);
     // Up at the end, and started no later than the faults' end (a node the quiet phase restarts
     // starts at that instant).
     auto settled_up = [&](const std::string& node) {

@@ -417,6 +417,17 @@ void stop_nodes(std::vector<std::unique_ptr<Node>>& nodes, Clock::duration grace
   for (auto& node : nodes) node->thread.join();
 }
 
+// Clients, then the drain, then everyone stops. A client finishes the create it is on when its
+// time is up (200 tries at most); false when one has not a minute after `drain_until`.
+bool wait_for_clients(Clock::time_point drain_until, const std::atomic<int>& clients_done,
+                      int clients) {
+  while (Clock::now() < drain_until || clients_done < clients) {
+    if (Clock::now() > drain_until + std::chrono::minutes(1)) return false;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return true;
+}
+
 // Set when the promises are checked: what the clients were told against what the store holds.
 struct Verdict {
   std::map<int, std::int64_t> answers;       // by HTTP status
@@ -555,17 +566,8 @@ int load_command(const LoadFlags& flags) {
   const auto until = started + seconds_of(flags.seconds);
   std::atomic<int> clients_done = 0;
   auto nodes = start_nodes(flags, shared, until, clients_done);
-  // Clients, then the drain, then everyone stops. A client finishes the create it is on when
-  // time is up (200 tries at most); one that has not within a minute is a broken promise.
-  const auto drain_until = until + seconds_of(flags.drain_seconds);
-  bool clients_stuck = false;
-  while (Clock::now() < drain_until || clients_done < flags.clients) {
-    if (Clock::now() > drain_until + std::chrono::minutes(1)) {
-      clients_stuck = true;
-      break;
-    }
-    std::this_thread::sleep_for(milliseconds(50));
-  }
+  const bool clients_stuck =
+      !wait_for_clients(until + seconds_of(flags.drain_seconds), clients_done, flags.clients);
   stop_nodes(nodes, 2 * shared.config.policy.reconcile_period);
 
   Tally tally;

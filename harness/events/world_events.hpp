@@ -154,10 +154,15 @@ struct RunPolicy {
   }
 };
 
+// The run ended: at its scheduled end, or earlier, once quiescent (nothing left that would
+// move: no request unanswered, no provider working, no work any node would take up).
 struct RunEnded {
   static constexpr std::string_view kind = "run.end";
+  bool quiescent = false;
   template <typename Self, typename F>
-  static void fields(Self&, F&&) {}
+  static void fields(Self& self, F&& field) {
+    field("quiescent", self.quiescent);
+  }
 };
 
 struct CertificationStoreError {

@@ -51,6 +51,8 @@ rc::Gen<RawCase> raw_case() {
                     *rc::gen::element(0, 0, 0, 1, 2, 3, 4, 5),    // mostly ok
                     *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
               }));
+          provider.at_deadline = *rc::gen::element(false, false, false, true);
+          provider.tiny = *rc::gen::element(false, false, false, false, false, true);
           return provider;
         }));
     raw.links = *list<RawLink>(kLinkCount, rc::gen::exec([] {
@@ -72,6 +74,8 @@ rc::Gen<RawCase> raw_case() {
                                         *rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4),
                                         *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4)};
                        }));
+    raw.reconciler = *rc::gen::element(1, 1, 1, 0);
+    raw.capacity = *rc::gen::element(3, 3, 0, 1);
     return raw;
   });
 }

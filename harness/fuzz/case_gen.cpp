@@ -272,13 +272,15 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   spec.name = name;
   spec.seed = raw.seed;
   spec.quiet = 3min;
-  spec.topology = {1 + std::max(raw.api_nodes, 0) % 3, 1 + std::max(raw.workers, 0) % 3, true};
+  spec.topology = {1 + std::max(raw.api_nodes, 0) % 3, 1 + std::max(raw.workers, 0) % 3,
+                   raw.reconciler != 0};
   auto& policy = spec.policy;
   policy.attempt_deadline = std::chrono::seconds(2 + std::max(raw.deadline_s, 0) % 20);
   policy.lease =
       policy.attempt_deadline + std::chrono::seconds(1 + std::max(raw.lease_extra_s, 0) % 20);
   policy.reconcile_period = std::chrono::seconds(1 + std::max(raw.reconcile_s, 0) % 10);
   policy.worker_poll = 250ms;  // idle polling is most of a run's loop events
+  policy.worker_capacity = 1 + std::max(raw.capacity, 0) % 4;
   policy.client_timeout = 2s;
   policy.client_retries = std::max(raw.client_retries, 0) % 4;
   policy.lb_timeout = 1s;
@@ -297,6 +299,7 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     const Duration own = grid(raw, std::chrono::milliseconds(1 + p.latency_ms % 3'000));
     provider.latency = {own, own};
     provider.certify = p.certify;
+    if (p.tiny) provider.max_prompt_tokens = 8;
     if (p.behaviour % 2 == 1) provider.default_call.outcome = ProviderOutcome::plausible;
     for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {
       scenario::ProviderCallSpec call{pick(kOutcomes, p.script[k].outcome), std::nullopt};
@@ -334,6 +337,13 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     link = build_link(i < raw.links.size() ? raw.links[i] : quiet_link,
                       each.kind == LinkKind::node_store);
     if (instant) link.latency = {Duration(0), Duration(0)};
+  }
+  // A provider answering at the deadline: its work plus the link both ways is the deadline.
+  const Duration round_trip = 2 * spec.network.worker_provider.latency.max;
+  for (std::size_t i = 0; i < spec.providers.size() && i < raw.providers.size(); ++i) {
+    if (!raw.providers[i].at_deadline || policy.attempt_deadline <= round_trip) continue;
+    const Duration work = policy.attempt_deadline - round_trip;
+    spec.providers[i].latency = {work, work};
   }
   build_faults(raw, spec);
   build_timeline(raw, spec, provider_names);

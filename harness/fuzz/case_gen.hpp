@@ -50,6 +50,12 @@ struct RawProvider {
   bool certify = false;
   int behaviour = 0;  // beyond its script: 0 ok, 1 "plausible" (right shape, wrong content)
   std::vector<RawCall> script;
+  // Its own latency makes answers reach the worker at the very instant the attempt's deadline
+  // fires (the deadline and the answer race).
+  bool at_deadline = false;
+  // It takes prompts of 8 tokens at most: attempts on it fail before any call (a worker's
+  // early return).
+  bool tiny = false;
 };
 
 struct RawLink {
@@ -90,6 +96,8 @@ struct RawCase {
   // workers' 250 ms poll), so that answers of two attempts can reach the store at one instant
   // (the seed then orders them). 3: "race": a 1 s grid, and providers set up for kind 5 steps.
   int profile = 0;
+  int reconciler = 1;  // 0: the topology has no reconciler
+  int capacity = 3;    // worker_capacity - 1
   std::vector<RawProvider> providers;
   std::vector<RawLink> links;  // in scenario::kLinks order
   std::vector<RawFault> faults;

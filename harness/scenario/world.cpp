@@ -230,6 +230,7 @@ void World::run(bool stop_when_quiescent) {
   const Instant faults_over(faults_end(spec_));
   if (spec_.quiet) loop_.schedule_at(faults_over, [this] { begin_quiet(); });
   end_ = Instant(run_end(spec_));
+  bool quiescent_end = false;
   if (!stop_when_quiescent) {
     loop_.advance_to(end_);
   } else {
@@ -240,11 +241,12 @@ void World::run(bool stop_when_quiescent) {
       logged = commit_log_.entries();
       if (loop_.now() >= faults_over && !committed && quiescent()) {
         end_ = loop_.now();
+        quiescent_end = true;
         break;
       }
     }
   }
-  trace_.record("world", events::to_event(events::RunEnded{}));
+  trace_.record("world", events::to_event(events::RunEnded{.quiescent = quiescent_end}));
 }
 
 namespace {
@@ -269,9 +271,15 @@ Async<void> read_rows_from(Store* store, std::vector<std::int64_t> ids, check::S
 // one whose provider has an answer for the reconciler, or a failover the reconciler will resume.
 Async<void> quiet_store(Store* store,
                         const std::map<std::string, std::unique_ptr<sim::SimProvider>>* providers,
-                        bool reconciler, bool* waiting) {
-  for (auto state : {AttemptState::starting, AttemptState::running}) {
-    if (!(co_await store->find_attempts_in_state(state)).empty()) {
+                        bool reconciler, Instant now, bool* waiting) {
+  if (!(co_await store->find_attempts_in_state(AttemptState::starting)).empty()) {
+    *waiting = true;
+    co_return;
+  }
+  // A RUNNING attempt moves while its lease lasts (its worker settles it) and, with a reconciler,
+  // after (the lease is taken over); without one, an expired lease stays as it is.
+  for (const auto& attempt : co_await store->find_attempts_in_state(AttemptState::running)) {
+    if (reconciler || attempt.lease_expires_at > now) {
       *waiting = true;
       co_return;
     }
@@ -279,10 +287,10 @@ Async<void> quiet_store(Store* store,
   for (const auto& attempt : co_await store->find_attempts_in_state(AttemptState::unknown)) {
     auto provider = providers->find(attempt.provider);
     if (provider == providers->end()) continue;
-    // An answer the reconciler can fetch, or (with a reconciler) a key the provider never got:
-    // the reconciler re-drives it.
-    if (provider->second->answers(attempt.provider_key) ||
-        (reconciler && !provider->second->knows(attempt.provider_key))) {
+    // An answer the reconciler can fetch, or a key the provider never got: the reconciler
+    // re-drives it. (An answer still on its way to a worker is a provider still working.)
+    if (reconciler && (provider->second->answers(attempt.provider_key) ||
+                       !provider->second->knows(attempt.provider_key))) {
       *waiting = true;
       co_return;
     }
@@ -319,7 +327,8 @@ bool World::quiescent() {
     if (provider->working()) return false;
   }
   bool waiting = false;
-  run_store_query(quiet_store(store_.get(), &providers_, spec_.topology.reconciler, &waiting));
+  run_store_query(
+      quiet_store(store_.get(), &providers_, spec_.topology.reconciler, loop_.now(), &waiting));
   return !waiting;
 }
 

@@ -145,7 +145,23 @@ Async<void> Settlement::failed(const Attempt& attempt, const std::string& reason
   auto result = co_await transition(std::move(update), writer);
   if (result.outcome == UpdateAttemptResult::Outcome::applied) {
     co_await fail_over(attempt.job_id, *result.attempt);
+  } else if (result.outcome == UpdateAttemptResult::Outcome::state_mismatch &&
+             result.attempt->state == AttemptState::failed) {
+    // Already FAILED: a retry of this very write whose first try committed before its reply was
+    // lost, with the failover after it cut short. Resume it, unless it already ran.
+    co_await resume_fail_over(attempt.job_id, *result.attempt);
   }
+}
+
+Async<void> Settlement::resume_fail_over(JobId job_id, const Attempt& failed_attempt) {
+  auto job = co_await context_.store.load_job(job_id);
+  if (!job || job->completed_by || job->status != JobStatus::pending) co_return;
+  const auto attempts = co_await context_.store.list_attempts(job_id);
+  if (attempts.empty() || attempts.back().id != failed_attempt.id ||
+      attempts.back().state != AttemptState::failed) {
+    co_return;
+  }
+  co_await fail_over(job_id, attempts.back());
 }
 
 Async<UpdateAttemptResult> Settlement::unknown(const Attempt& attempt, const std::string& reason,

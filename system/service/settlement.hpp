@@ -46,6 +46,10 @@ class Settlement {
   // reached. Never used for UNKNOWN: a timeout is not a failure.
   Async<void> fail_over(JobId job_id, const Attempt& failed);
 
+  // fail_over for a FAILED attempt whose failover may have been cut short by a store fault:
+  // only while the job is pending and that attempt is still its latest.
+  Async<void> resume_fail_over(JobId job_id, const Attempt& failed);
+
  private:
   Async<bool> is_certified(const std::string& provider);
 

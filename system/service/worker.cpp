@@ -54,9 +54,8 @@ std::vector<AttemptState> reply_from(const WorkerCore& core, bool late) {
   return {AttemptState::running, AttemptState::unknown, AttemptState::cancelled};
 }
 
-// A store that cannot be reached is retried (see retry_store); when the worker gives up, the
-// attempt stays as it is: its lease expires and the reconciler takes over, which is exactly the
-// path of a crashed worker.
+// A store error the worker met, reported with the wait before its next try (0: none; a claim is
+// simply tried again at the next poll).
 void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt,
                         Duration retry_in = Duration::zero()) {
   events::emit(core.context.events,
@@ -69,14 +68,14 @@ void report_store_error(WorkerCore& core, const StoreError& error, AttemptId att
                });
 }
 
-// Runs `operation` (which returns Async<void>) until it completes without a StoreError, waiting
-// a capped, jittered backoff between tries, while the worker lives and until `until` (none: no
-// limit). Returns whether it completed. Every operation retried here is safe to repeat: a read,
-// or a write guarded by state and lease token, so one that committed before its reply was lost
-// is refused the second time.
+// Runs `operation` (which returns an Async) until it completes without a StoreError, waiting
+// a capped, jittered backoff between tries, while the worker lives. Returns whether it completed.
+// Every operation retried here is safe to repeat: a read, or a write guarded by state and lease
+// token, so one that committed before its reply was lost is refused the second time. REQUIRES: what
+// `operation`'s coroutines take by reference outlives the retrying (never a temporary made inside
+// `operation`: it would die when the call returns, before the coroutine runs).
 template <typename Operation>
-Async<bool> retry_store(CorePtr core, AttemptId attempt, std::optional<Instant> until,
-                        Operation operation) {
+Async<bool> retry_store(CorePtr core, AttemptId attempt, Operation operation) {
   auto& context = core->context;
   Backoff backoff(context.config.policy.worker_poll, context.config.policy.store_backoff_cap);
   while (core->alive) {
@@ -87,9 +86,7 @@ Async<bool> retry_store(CorePtr core, AttemptId attempt, std::optional<Instant> 
     } catch (const StoreError& error) {
       if (!core->alive) co_return false;
       wait = backoff.next(context.random);
-      const bool again = !until || context.clock.now() + wait < *until;
-      report_store_error(*core, error, attempt, again ? wait : Duration::zero());
-      if (!again) co_return false;
+      report_store_error(*core, error, attempt, wait);
     }
     co_await context.timer.sleep_for(wait);
   }
@@ -125,7 +122,7 @@ Async<void> settle_reply(CorePtr core, Attempt attempt, Job job, ProviderReply r
 // lease was taken over, or the attempt moved on): a store error never drops it.
 Async<void> settle_reply_retrying(CorePtr core, Attempt attempt, Job job, ProviderReply reply,
                                   bool late) {
-  co_await retry_store(core, attempt.id, std::nullopt,
+  co_await retry_store(core, attempt.id,
                        [&] { return settle_reply(core, attempt, job, reply, late); });
 }
 
@@ -159,13 +156,13 @@ Async<void> run_attempt(CorePtr core, Attempt attempt, Slot slot) {
   const Writer me{core->name, attempt.lease_token};
   const bool leaks = context.config.defects.has(Defect::capacity_leak);
 
-  // Nothing has been sent yet: a store error here is retried while the lease lasts. If the store
-  // stays away longer, the lease expires, the reconciler finds the provider has no record of the
-  // key and re-drives the attempt.
+  // Nothing has been sent yet: a store error here is retried. If the store stays away past the
+  // lease, the reconciler may meanwhile find the provider has no record of the key and re-drive
+  // the attempt: both calls carry the same provider key (the provider runs it once), and the
+  // lease token fences this worker's writes out.
   std::optional<Job> job;
-  const bool loaded = co_await retry_store(core, attempt.id, attempt.lease_expires_at, [&] {
-    return load_job_into(context.store, attempt.job_id, &job);
-  });
+  const bool loaded = co_await retry_store(
+      core, attempt.id, [&] { return load_job_into(context.store, attempt.job_id, &job); });
   if (!core->alive || !loaded || !job) co_return;
   // Locals, not braced lists inside co_await: g++ 12 miscompiles initializer_list temporaries
   // there ("array used as initializer").
@@ -180,20 +177,23 @@ Async<void> run_attempt(CorePtr core, Attempt attempt, Slot slot) {
         .take_over_as = {},
         .reason = "job already completed by attempt " + std::to_string(*job->completed_by),
         .at = context.clock.now()};
-    co_await settlement.transition(std::move(update), me);
+    co_await retry_store(core, attempt.id, [&] { return settlement.transition(update, me); });
     co_return;
   }
   const ProviderProfile* profile = context.config.find_provider(attempt.provider);
   if (profile == nullptr) {
     if (leaks) slot.leak();
-    co_await settlement.failed(attempt, "provider \"" + attempt.provider + "\" is not configured",
-                               only_running, me);
+    const std::string reason = "provider \"" + attempt.provider + "\" is not configured";
+    co_await retry_store(core, attempt.id,
+                         [&] { return settlement.failed(attempt, reason, only_running, me); });
     co_return;
   }
   auto prompt = render_prompt(*profile, job->operation, job->input_json);
   if (auto* rejected = std::get_if<PromptRejected>(&prompt)) {
     if (leaks) slot.leak();
-    co_await settlement.failed(attempt, rejected->reason, only_running, me);
+    co_await retry_store(core, attempt.id, [&] {
+      return settlement.failed(attempt, rejected->reason, only_running, me);
+    });
     co_return;
   }
   const Duration deadline = context.config.policy.attempt_deadline;
@@ -221,7 +221,9 @@ Async<void> run_attempt(CorePtr core, Attempt attempt, Slot slot) {
                                  me);
       co_return;
     }
-    co_await settlement.unknown(attempt, "no answer within the attempt deadline", me);
+    // A named string: the coroutine keeps a reference to it beyond the lambda's return.
+    const std::string reason = "no answer within the attempt deadline";
+    co_await retry_store(core, attempt.id, [&] { return settlement.unknown(attempt, reason, me); });
     co_return;
   }
   emit_reply(*core, attempt, *reply, /*late=*/false);
