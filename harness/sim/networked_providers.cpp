@@ -51,10 +51,11 @@ NetworkedProviders::NetworkedProviders(
 void NetworkedProviders::delivered(std::string_view call, const std::string& provider,
                                    const std::string& key, std::string_view outcome) {
   if (closed_) return;
-  trace_.record(node_, events::to_event(events::ProviderDelivered{.call = std::string(call),
-                                                                  .provider = provider,
-                                                                  .provider_key = key,
-                                                                  .outcome = std::string(outcome)}));
+  trace_.record(node_,
+                events::to_event(events::ProviderDelivered{.call = std::string(call),
+                                                           .provider = provider,
+                                                           .provider_key = key,
+                                                           .outcome = std::string(outcome)}));
 }
 
 // A call still waiting can never be answered now. Its frame owns its PendingReply, whose OneShot

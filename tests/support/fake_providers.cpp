@@ -1,5 +1,7 @@
 #include "tests/support/fake_providers.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "system/service/deadline.hpp"
@@ -54,8 +56,13 @@ Async<ProviderReply> FakeProviders::call(ProviderCall call) {
 Async<ProviderStatus> FakeProviders::status(std::string, std::string provider_key) {
   co_await loop_.sleep_for(std::chrono::milliseconds(5));
   auto it = statuses_.find(provider_key);
-  if (it == statuses_.end()) co_return ProviderStatus{ProviderStatus::Kind::not_found, {}, {}};
-  co_return it->second;
+  if (it != statuses_.end()) co_return it->second;
+  // Unless told otherwise, a key it was called with is still running (as a provider that got the
+  // call reports), and any other is unknown to it.
+  const bool called = std::ranges::any_of(
+      calls_, [&](const ProviderCall& call) { return call.provider_key == provider_key; });
+  co_return ProviderStatus{
+      called ? ProviderStatus::Kind::running : ProviderStatus::Kind::not_found, {}, {}};
 }
 
 }  // namespace onejob::test

@@ -33,7 +33,8 @@ struct Scripted {
 
 // Providers for unit tests, on a SimLoop: each call takes the next scripted behaviour of its
 // provider (or the provider's default once the script is used up), records the call, and
-// answers after the scripted latency. Status queries answer from set_status().
+// answers after the scripted latency. Status queries answer from set_status(); without one, a
+// key it was called with is running and any other not_found.
 class FakeProviders final : public ProviderClient {
  public:
   explicit FakeProviders(sim::SimLoop& loop);

@@ -252,6 +252,9 @@ BOOST_AUTO_TEST_CASE(a_crashed_workers_attempt_becomes_unknown_after_its_lease_n
 BOOST_AUTO_TEST_CASE(a_stale_lease_holders_writes_are_refused_by_the_fence) {
   const JobId job = create_job();
   auto claimed = run(store.claim_next_attempt("w1", loop.now(), loop.now() + seconds(20)));
+  // w1 called the provider, which is still working on it.
+  providers.set_status(claimed->provider_key,
+                       ProviderStatus{ProviderStatus::Kind::running, {}, {}});
   loop.advance(seconds(21));
   run(reconciler.sweep_once());  // takes the lease over: UNKNOWN, token bumped
   // w1 wakes up from a long pause with its answer, believing the attempt still RUNNING or,
@@ -266,6 +269,19 @@ BOOST_AUTO_TEST_CASE(a_stale_lease_holders_writes_are_refused_by_the_fence) {
   BOOST_REQUIRE(refused.size() == 1u);
   BOOST_TEST(refused[0].fenced);
   BOOST_TEST((state_of(job, 1) == S::unknown));
+}
+
+BOOST_AUTO_TEST_CASE(a_never_sent_attempt_is_redriven_under_its_key_and_completes) {
+  const JobId job = create_job();
+  // A worker claims and is lost before it calls the provider: the provider never hears of it.
+  run(store.claim_next_attempt("w1", loop.now(), loop.now() + seconds(20)));
+  loop.advance(seconds(21));
+  run(reconciler.sweep_once());  // takes the lease over, then finds no record: re-driven
+  BOOST_TEST((state_of(job, 1) == S::starting));
+  run(worker.run_once());
+  BOOST_TEST((state_of(job, 1) == S::succeeded));
+  BOOST_TEST(attempts(job).size() == 1u);  // the same attempt, under the same key
+  BOOST_TEST(providers.calls().back().provider_key == "1:1");
 }
 
 BOOST_AUTO_TEST_CASE(a_transport_failure_after_sending_is_unknown_not_failed) {
