@@ -23,7 +23,8 @@
 //     whose lease holder crashed after claiming it, or never got its claim's reply, when no
 //     reconciler is up (only a reconciler takes an expired lease over: it waits for an operator);
 //   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
-//     one will act.
+//     one will act (except a failover whose writer crashed after the FAILED write when no
+//     reconciler is up to resume it: it waits for an operator).
 // The first four are judged only when the run recorded its policy, and went on for the settle
 // horizon after the faults ended (settle_horizon below) or ended quiescent (nothing was left
 // that would move).
@@ -81,6 +82,16 @@ struct Judge {
   std::vector<Violation> out;
 
   void attempt(std::int64_t job_id, const AttemptRecord& attempt);
+
+  // A failover cut short by its writer's crash (after the FAILED write, before the next attempt
+  // or the job's failure) is resumed only by a reconciler; without one it waits for an operator.
+  bool failover_waits_for_an_operator(const JobRecord& job) const {
+    if (reconciler_up || job.attempts.empty()) return false;
+    const AttemptRecord& latest = model.attempts.at(job.attempts.back());
+    if (latest.state != AttemptState::failed || latest.steps.empty()) return false;
+    const auto& failed = latest.steps.back();
+    return model.crashed_after(failed.what.by, failed.seq);
+  }
 };
 
 void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
@@ -190,7 +201,7 @@ std::vector<Violation> check_liveness(const HistoryModel& model) {
       const AttemptRecord& record = model.attempts.at(attempt_id);
       if (is_live_state(record.state)) judge.attempt(id, record);
     }
-    if (end == JobEnd::stuck) {
+    if (end == JobEnd::stuck && !judge.failover_waits_for_an_operator(job)) {
       judge.out.push_back(violation("I8.stuck",
                                     job_ref(id) +
                                         " is stuck at run end: pending, no live attempt, and its "

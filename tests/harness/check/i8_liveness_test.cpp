@@ -230,6 +230,22 @@ BOOST_AUTO_TEST_CASE(without_a_reconciler_a_lease_whose_holder_crashed_waits_for
   }
 }
 
+BOOST_AUTO_TEST_CASE(without_a_reconciler_a_failover_whose_writer_crashed_waits_for_an_operator) {
+  for (const bool crashed : {false, true}) {
+    HistoryBuilder h;
+    policy(h, /*reconciler=*/false);
+    running_job(h, 1);
+    h.add(kStore, fenced_write(1, 1, S::running, S::failed));
+    if (crashed) h.add("worker-1", events::NodeCrashed{});
+    const auto end = end_at(h, kJudgedAt);
+    if (crashed) {
+      require_none(check_liveness(h.model()));
+    } else {
+      require_one(check_liveness(h.model()), "I8.stuck", end);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
