@@ -20,8 +20,9 @@
 //   - unclaimed: an attempt still STARTING although a worker was up all along: no worker claims
 //     work (a stopped worker, leaked capacity);
 //   - still_running: an attempt STARTING or RUNNING for any other reason, except one RUNNING
-//     whose lease holder crashed after claiming it, or never got its claim's reply, when no
-//     reconciler is up (only a reconciler takes an expired lease over: it waits for an operator);
+//     whose lease holder crashed after claiming it when no reconciler is up (only a reconciler
+//     takes an expired lease over: it waits for an operator). A worker whose claim's reply was
+//     lost is not excused: it looks for what it holds;
 //   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
 //     one will act (except a failover whose writer crashed after the FAILED write when no
 //     reconciler is up to resume it: it waits for an operator).
@@ -54,24 +55,6 @@ bool definitive(const events::ProviderDelivered& delivered) {
 }
 
 std::string ms(Instant at) { return std::to_string(at.time_since_epoch().count() / 1000) + " ms"; }
-
-// Whether the reply to this claim never reached its worker: the next store fault the worker met
-// on a claim, before any later claim of its committed, is a lost reply (a worker claims one at a
-// time).
-bool claim_reply_lost(const HistoryModel& model, const At<events::CommitAttemptTransition>& claim) {
-  const auto& history = *model.history;
-  for (std::size_t i = claim.seq; i < history.size(); ++i) {  // seq is 1-based: from the next
-    const Event& event = history[i].event;
-    if (auto fault = events::from_event<events::StoreFault>(event)) {
-      if (fault->node == claim.what.lease_owner && fault->operation == "claim_next_attempt") {
-        return fault->maybe_committed;
-      }
-    } else if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
-      if (step->claim && step->lease_owner == claim.what.lease_owner) return false;
-    }
-  }
-  return false;
-}
 
 struct Judge {
   const HistoryModel& model;
@@ -160,10 +143,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
     for (const auto& step : record.steps) {
       if (step.what.claim) claim = &step;
     }
-    if (claim != nullptr && (model.crashed_after(claim->what.lease_owner, claim->seq) ||
-                             claim_reply_lost(model, *claim))) {
-      return;
-    }
+    if (claim != nullptr && model.crashed_after(claim->what.lease_owner, claim->seq)) return;
   }
   if (state == AttemptState::starting || state == AttemptState::running) {
     out.push_back(violation("I8.still_running",

@@ -49,8 +49,7 @@ struct ProviderReplied {
 };
 
 // `maybe_committed`: the write may have committed without its reply. `retry_in_us`: how long
-// the worker backs off before it claims again (0 when an attempt's write failed: the attempt
-// is left to its lease).
+// the worker backs off before it tries again (the claim, or the attempt's read or write).
 struct WorkerStoreError {
   static constexpr std::string_view kind = "worker.store_error";
   std::string worker;
@@ -65,6 +64,23 @@ struct WorkerStoreError {
     field("maybe_committed", self.maybe_committed);
     field("message", self.message);
     field("retry_in_us", self.retry_in_us);
+  }
+};
+
+// A claim's reply was lost, so the worker looked for RUNNING attempts leased to its name that it
+// is not running, and took this one up under the lease the store holds (`token`).
+struct WorkerAdopted {
+  static constexpr std::string_view kind = "worker.adopted";
+  std::string worker;
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  std::int64_t token = 0;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("worker", self.worker);
+    field("job_id", self.job_id);
+    field("attempt_id", self.attempt_id);
+    field("token", self.token);
   }
 };
 

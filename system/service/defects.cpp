@@ -65,10 +65,13 @@ constexpr DefectInfo kDefects[] = {
     {Defect::capacity_leak, "capacity-leak",
      "a worker keeps the capacity slot of an attempt that ends before the provider call (job "
      "already completed, prompt rejected): after worker_capacity of them it claims nothing"},
+    {Defect::forget_lost_claims, "forget-lost-claims",
+     "a worker whose claim's reply was lost never looks for the attempt it may hold: the attempt "
+     "waits for its lease to expire, and without a reconciler stays RUNNING forever"},
 };
 
 static_assert(lists_in_order(kDefects, &DefectInfo::defect) &&
-                  std::size(kDefects) == static_cast<std::size_t>(Defect::capacity_leak) + 1,
+                  std::size(kDefects) == static_cast<std::size_t>(Defect::forget_lost_claims) + 1,
               "kDefects lists every Defect once, in declaration order");
 
 }  // namespace

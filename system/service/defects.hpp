@@ -31,6 +31,7 @@ enum class Defect {
   drop_late_reply,
   no_redrive,
   capacity_leak,
+  forget_lost_claims,
 };
 
 struct DefectInfo {
@@ -58,7 +59,7 @@ class Defects {
   bool any() const { return on_.any(); }
 
  private:
-  std::bitset<static_cast<std::size_t>(Defect::capacity_leak) + 1> on_;
+  std::bitset<static_cast<std::size_t>(Defect::forget_lost_claims) + 1> on_;
 };
 
 }  // namespace onejob

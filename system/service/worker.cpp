@@ -1,5 +1,7 @@
 #include "system/service/worker.hpp"
 
+#include <set>
+
 #include "system/domain/check.hpp"
 #include "system/events/attempt_events.hpp"
 #include "system/events/worker_events.hpp"
@@ -16,6 +18,10 @@ struct WorkerCore {
   std::string name;
   bool alive = true;
   int in_flight = 0;
+  std::set<AttemptId> running;  // the attempts run_attempt is running
+  // A claim's reply was lost: it may have committed, leaving an attempt leased to this worker
+  // that it does not know it holds.
+  bool claim_maybe_held = false;
 };
 
 namespace {
@@ -232,6 +238,12 @@ Async<void> run_attempt(CorePtr core, Attempt attempt, Slot slot) {
 
 Async<void> run_attempt_guarded(CorePtr core, Attempt attempt, Slot slot) {
   const AttemptId id = attempt.id;
+  struct Running {
+    CorePtr core;
+    AttemptId id;
+    ~Running() { core->running.erase(id); }
+  } running{core, id};
+  core->running.insert(id);
   try {
     co_await run_attempt(core, std::move(attempt), std::move(slot));
   } catch (const StoreError& error) {
@@ -260,6 +272,20 @@ Async<std::optional<Attempt>> claim(const CorePtr& core) {
   co_return claimed;
 }
 
+// After a claim whose reply was lost: the RUNNING attempts leased to this worker's name that it
+// is not running (that claim's, or one a previous incarnation of this worker was running when it
+// crashed). Taking them up sends their call again under the same provider key, so the provider
+// runs each once; without this only the reconciler, once the lease expires, would get them back.
+Async<std::vector<Attempt>> held_but_not_running(const CorePtr& core) {
+  std::vector<Attempt> held;
+  for (auto& attempt : co_await core->context.store.find_attempts_in_state(AttemptState::running)) {
+    if (attempt.lease_owner == core->name && !core->running.contains(attempt.id)) {
+      held.push_back(std::move(attempt));
+    }
+  }
+  co_return held;
+}
+
 Async<void> run_loop(CorePtr core) {
   auto executor = co_await boost::asio::this_coro::executor;
   const Policy& policy = core->context.config.policy;
@@ -267,16 +293,46 @@ Async<void> run_loop(CorePtr core) {
   while (core->alive) {
     ONEJOB_ASSERT(core->in_flight >= 0, core->name + ": attempts in flight went negative");
     Duration wait = policy.worker_poll;
-    if (core->in_flight < policy.worker_capacity) {
+    if (core->in_flight < policy.worker_capacity && core->claim_maybe_held &&
+        !core->context.config.defects.has(Defect::forget_lost_claims)) {
+      std::optional<std::vector<Attempt>> held;
+      try {
+        held = co_await held_but_not_running(core);
+        backoff.reset();
+      } catch (const StoreError& error) {
+        wait = backoff.next(core->context.random);
+        if (core->alive) report_store_error(*core, error, 0, wait);
+      }
+      if (held && core->alive) {
+        core->claim_maybe_held = false;
+        for (auto& attempt : *held) {
+          if (core->in_flight >= policy.worker_capacity) {
+            core->claim_maybe_held = true;  // the rest once capacity frees up
+            break;
+          }
+          Slot slot(core);
+          events::emit(core->context.events, events::WorkerAdopted{.worker = core->name,
+                                                                   .job_id = attempt.job_id,
+                                                                   .attempt_id = attempt.id,
+                                                                   .token = attempt.lease_token});
+          boost::asio::co_spawn(executor,
+                                run_attempt_guarded(core, std::move(attempt), std::move(slot)),
+                                rethrow_error);
+        }
+        continue;
+      }
+    } else if (core->in_flight < policy.worker_capacity) {
       Slot slot(core);
       std::optional<Attempt> attempt;
       try {
         attempt = co_await claim(core);
         backoff.reset();
       } catch (const StoreError& error) {
-        // A claim whose reply was lost may have committed: that attempt's lease expires. The
-        // store is failing: wait longer each time, with jitter, up to the cap.
+        // A claim whose reply was lost may have committed: the worker then looks for what it
+        // holds before it claims anything else. The store is failing: wait longer each time,
+        // with jitter, up to the cap.
         wait = backoff.next(core->context.random);
+        if (error.kind() == StoreError::Kind::maybe_committed) core->claim_maybe_held = true;
         if (core->alive) report_store_error(*core, error, 0, wait);
       }
       if (attempt) {
@@ -295,7 +351,7 @@ Async<void> run_loop(CorePtr core) {
 }  // namespace
 
 Worker::Worker(SystemContext& context, std::string name)
-    : core_(std::make_shared<WorkerCore>(WorkerCore{context, std::move(name)})) {}
+    : core_(std::make_shared<WorkerCore>(WorkerCore{context, std::move(name), true, 0, {}, false})) {}
 
 Worker::~Worker() { core_->alive = false; }
 
