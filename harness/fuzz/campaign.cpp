@@ -74,7 +74,7 @@ rc::Gen<RawCase> raw_case() {
                                         *rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4),
                                         *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4)};
                        }));
-    raw.reconciler = *rc::gen::element(1, 1, 1, 0);
+    raw.reconciler = *rc::gen::element(1, 1, 0);
     raw.capacity = *rc::gen::element(3, 3, 0, 1);
     return raw;
   });
