@@ -26,9 +26,10 @@
 //   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
 //     one will act (except a failover whose writer crashed after the FAILED write when no
 //     reconciler is up to resume it: it waits for an operator).
-// The first four are judged only when the run recorded its policy, and went on for the settle
-// horizon after the faults ended (settle_horizon below) or ended quiescent (nothing was left
-// that would move).
+// The first four are judged only when the run recorded its policy, and only on what the system
+// had time for: the settle horizon (settle_horizon) after both the faults' end and the event the
+// clause names (the delivery, the answer, the attempt's last commit), unless the run ended
+// quiescent (nothing was left that would move; the world declares that only after the horizon).
 // Does not check:
 //   - anything when the history has no `run.end` (a run cut short has no end to judge at);
 //   - how long blocked or parked jobs wait, or how fast jobs finish.
@@ -37,7 +38,7 @@
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
-namespace {
+namespace {}  // namespace
 
 // The longest the rules give the system to settle an attempt after the faults end: its lease
 // runs out (lease), a sweep takes it over (reconcile_period), the next asks its provider
@@ -49,6 +50,8 @@ Duration settle_horizon(const events::RunPolicy& p) {
                   2 * p.attempt_deadline_us + p.worker_poll_us + 2 * p.store_backoff_cap_us);
 }
 
+namespace {
+
 bool definitive(const events::ProviderDelivered& delivered) {
   return delivered.outcome == "answered" || delivered.outcome == "rejected" ||
          delivered.outcome == "completed" || delivered.outcome == "failed";
@@ -59,12 +62,22 @@ std::string ms(Instant at) { return std::to_string(at.time_since_epoch().count()
 struct Judge {
   const HistoryModel& model;
   std::uint64_t end_seq;
-  bool judge_time = false;  // the run went on long enough after the faults
+  bool judge_time = false;  // the run recorded its policy
+  bool quiescent = false;   // it ended once nothing was left to move
+  Instant end{};
+  Instant faults_over{};
+  Duration horizon{};
   bool reconciler_up = false;
   std::vector<std::string> workers_up;
   std::vector<Violation> out;
 
   void attempt(std::int64_t job_id, const AttemptRecord& attempt);
+
+  // Whether the system had the settle horizon to act on something that happened at `at` (and
+  // after the faults ended), or the run ended with nothing left to move.
+  bool had_time_since(Instant at) const {
+    return judge_time && (quiescent || end >= std::max(at, faults_over) + horizon);
+  }
 
   // A failover cut short by its writer's crash (after the FAILED write, before the next attempt
   // or the job's failure) is resumed only by a reconciler; without one it waits for an operator.
@@ -84,11 +97,13 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
                               std::string(to_string(state)) + " at run end, key " + key + ")";
   const std::uint64_t last_step =
       record.steps.empty() ? record.inserted.seq : record.steps.back().seq;
+  const Instant last_step_at = record.steps.empty() ? record.inserted.at : record.steps.back().at;
   if (judge_time && (state == AttemptState::running || state == AttemptState::unknown)) {
     if (auto found = model.deliveries.find(key); found != model.deliveries.end()) {
       for (const Delivery& delivery : found->second) {
         if (!definitive(delivery.delivered.what) ||
-            model.crashed_after(delivery.node, delivery.delivered.seq)) {
+            model.crashed_after(delivery.node, delivery.delivered.seq) ||
+            !had_time_since(delivery.delivered.at)) {
           continue;
         }
         out.push_back(violation("I8.answer_dropped",
@@ -103,7 +118,8 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
     }
     if (reconciler_up) {
       const Execution* execution = model.execution_of(record.id());
-      if (execution != nullptr && execution->executed.what.answers_at) {
+      if (execution != nullptr && execution->executed.what.answers_at &&
+          had_time_since(*execution->executed.what.answers_at)) {
         out.push_back(violation("I8.truth_not_learned",
                                 subject + ": " + execution->provider + " executed it and " +
                                     "answered at " + ms(*execution->executed.what.answers_at) +
@@ -111,7 +127,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
                                 end_seq, {execution->executed.seq}));
         return;
       }
-      if (execution == nullptr) {
+      if (execution == nullptr && had_time_since(last_step_at)) {
         const auto redrives = std::ranges::count_if(record.steps, [](const auto& step) {
           return step.what.from == AttemptState::unknown && step.what.to == AttemptState::starting;
         });
@@ -128,7 +144,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
       }
     }
   }
-  if (state == AttemptState::starting && judge_time && !workers_up.empty()) {
+  if (state == AttemptState::starting && had_time_since(last_step_at) && !workers_up.empty()) {
     std::string workers;
     for (const auto& worker : workers_up) workers += (workers.empty() ? "" : ", ") + worker;
     out.push_back(violation("I8.unclaimed",
@@ -158,11 +174,15 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
 
 std::vector<Violation> check_liveness(const HistoryModel& model) {
   if (!model.end_seq) return {};
-  Judge judge{model, *model.end_seq, false, false, {}, {}};
+  Judge judge{model, *model.end_seq, false, false, {}, {}, {}, false, {}, {}};
   if (model.policy) {
     const auto& policy = model.policy->what;
     const Instant end = *model.end_at();
-    judge.judge_time = model.quiescent_end || end >= policy.faults_over + settle_horizon(policy);
+    judge.judge_time = true;
+    judge.quiescent = model.quiescent_end;
+    judge.end = end;
+    judge.faults_over = policy.faults_over;
+    judge.horizon = settle_horizon(policy);
     // Up at the end, and started no later than the faults' end (a node the quiet phase restarts
     // starts at that instant).
     auto settled_up = [&](const std::string& node) {

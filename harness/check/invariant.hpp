@@ -70,6 +70,8 @@ std::vector<Violation> check_one_winner(const HistoryModel& model);
 std::vector<Violation> check_certified_failover(const HistoryModel& model);
 std::vector<Violation> check_nothing_lost(const HistoryModel& model);
 std::vector<Violation> check_liveness(const HistoryModel& model);
+// How long after the faults end liveness gives the system to settle a run with this policy.
+Duration settle_horizon(const events::RunPolicy& policy);
 std::vector<Violation> check_side_effects(const HistoryModel& model);
 std::vector<Violation> check_fencing(const HistoryModel& model);
 

@@ -11,6 +11,7 @@
 #include "system/service/reconciler.hpp"
 #include "system/service/worker.hpp"
 
+#include "harness/check/invariant.hpp"
 #include "harness/events/world_events.hpp"
 #include "harness/scenario/world_nodes.hpp"
 #include "harness/sim/commit_log.hpp"
@@ -177,20 +178,21 @@ void World::crash(Node& node) {
 void World::run(bool stop_when_quiescent) {
   const Policy& policy = config_.policy;
   const auto us = [](Duration d) { return std::int64_t{d.count()}; };
-  trace_.record("world", events::to_event(events::RunPolicy{
-                             .attempt_deadline_us = us(policy.attempt_deadline),
-                             .lease_us = us(policy.lease),
-                             .reconcile_period_us = us(policy.reconcile_period),
-                             .status_timeout_us = us(policy.status_timeout),
-                             .worker_poll_us = us(policy.worker_poll),
-                             .store_backoff_cap_us = us(policy.store_backoff_cap),
-                             .worker_capacity = policy.worker_capacity,
-                             .attempt_limit = policy.attempt_limit,
-                             .redrive_limit = policy.redrive_limit,
-                             .workers = spec_.topology.workers,
-                             .reconciler = spec_.topology.reconciler,
-                             .faults_over = Instant(faults_end(spec_)),
-                         }));
+  const events::RunPolicy recorded_policy{
+      .attempt_deadline_us = us(policy.attempt_deadline),
+      .lease_us = us(policy.lease),
+      .reconcile_period_us = us(policy.reconcile_period),
+      .status_timeout_us = us(policy.status_timeout),
+      .worker_poll_us = us(policy.worker_poll),
+      .store_backoff_cap_us = us(policy.store_backoff_cap),
+      .worker_capacity = policy.worker_capacity,
+      .attempt_limit = policy.attempt_limit,
+      .redrive_limit = policy.redrive_limit,
+      .workers = spec_.topology.workers,
+      .reconciler = spec_.topology.reconciler,
+      .faults_over = Instant(faults_end(spec_)),
+  };
+  trace_.record("world", events::to_event(recorded_policy));
   for (const auto& [name, node] : nodes_) start(*node, false);
   for (const auto& provider : spec_.providers) {
     if (!provider.certify) continue;
@@ -231,6 +233,7 @@ void World::run(bool stop_when_quiescent) {
   if (spec_.quiet) loop_.schedule_at(faults_over, [this] { begin_quiet(); });
   end_ = Instant(run_end(spec_));
   bool quiescent_end = false;
+  const Instant settled = faults_over + check::settle_horizon(recorded_policy);
   if (!stop_when_quiescent) {
     loop_.advance_to(end_);
   } else {
@@ -239,7 +242,9 @@ void World::run(bool stop_when_quiescent) {
       loop_.advance_to(std::min(end_, loop_.now() + kQuiescenceProbe));
       const bool committed = commit_log_.entries() != logged;
       logged = commit_log_.entries();
-      if (loop_.now() >= faults_over && !committed && quiescent()) {
+      // Not before the horizon liveness judges by: a worker may still be backing off from a
+      // store that has just come back, with nothing in the commit log or the providers to show.
+      if (loop_.now() >= settled && !committed && quiescent()) {
         end_ = loop_.now();
         quiescent_end = true;
         break;

@@ -152,8 +152,8 @@ struct Certification {
 
 // The store could not be reached or could not answer. Infrastructure failure is the one thing
 // store operations throw (the outcomes a caller acts on are values); each service boundary
-// catches it: the API answers 503 (400 for rejected), workers and the reconciler back off and
-// leave the attempt to its lease.
+// catches it: the API answers 503 (400 for rejected), workers back off and retry what they hold,
+// and the reconciler backs off and sweeps again.
 class StoreError : public std::runtime_error {
  public:
   enum class Kind {

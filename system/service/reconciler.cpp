@@ -48,13 +48,13 @@ Async<void> redrive(CorePtr core, Attempt attempt) {
   auto& context = core->context;
   if (context.config.defects.has(Defect::no_redrive)) co_return;  // the defect
   const int limit = context.config.policy.redrive_limit;
-  int& done = core->redrives[attempt.id];
+  // Re-drives that committed: a write the store failed or refused does not count.
+  const int done = core->redrives[attempt.id];
   if (done >= limit) co_return;
-  ++done;
   // Built before the update, not inside its initializer: g++ 12 frees such temporaries twice in
   // a coroutine.
   std::string reason = "re-driven (";
-  reason += std::to_string(done);
+  reason += std::to_string(done + 1);
   reason += " of ";
   reason += std::to_string(limit);
   reason += "): ";
@@ -71,7 +71,8 @@ Async<void> redrive(CorePtr core, Attempt attempt) {
                        .at = context.clock.now()};
   Settlement settlement(context);
   const Writer me{kName, attempt.lease_token};  // a local: see above
-  co_await settlement.transition(std::move(update), me);
+  const auto result = co_await settlement.transition(std::move(update), me);
+  if (result.outcome == UpdateAttemptResult::Outcome::applied) ++core->redrives[attempt.id];
 }
 
 Async<void> resolve_unknown(CorePtr core, Attempt attempt) {

@@ -146,9 +146,12 @@ Async<void> Settlement::failed(const Attempt& attempt, const std::string& reason
   if (result.outcome == UpdateAttemptResult::Outcome::applied) {
     co_await fail_over(attempt.job_id, *result.attempt);
   } else if (result.outcome == UpdateAttemptResult::Outcome::state_mismatch &&
-             result.attempt->state == AttemptState::failed) {
-    // Already FAILED: a retry of this very write whose first try committed before its reply was
-    // lost, with the failover after it cut short. Resume it, unless it already ran.
+             result.attempt->state == AttemptState::failed &&
+             result.attempt->outcome_reason == reason &&
+             result.attempt->lease_token == writer.fence.value_or(-1)) {
+    // Already FAILED, for this reason and under this writer's lease: a retry of this very write
+    // whose first try committed before its reply was lost, with the failover after it cut short.
+    // Resume it, unless it already ran. (Another writer's FAILED is that writer's to fail over.)
     co_await resume_fail_over(attempt.job_id, *result.attempt);
   }
 }

@@ -18,7 +18,9 @@ struct WorkerCore {
   std::string name;
   bool alive = true;
   int in_flight = 0;
-  std::set<AttemptId> running;  // the attempts run_attempt is running
+  // The attempts run_attempt is running (a multiset: a re-driven attempt can be run again by
+  // this worker while its stale run is still finishing).
+  std::multiset<AttemptId> running;
   // A claim's reply was lost: it may have committed, leaving an attempt leased to this worker
   // that it does not know it holds.
   bool claim_maybe_held = false;
@@ -60,8 +62,7 @@ std::vector<AttemptState> reply_from(const WorkerCore& core, bool late) {
   return {AttemptState::running, AttemptState::unknown, AttemptState::cancelled};
 }
 
-// A store error the worker met, reported with the wait before its next try (0: none; a claim is
-// simply tried again at the next poll).
+// A store error the worker met, reported with the wait before its next try.
 void report_store_error(WorkerCore& core, const StoreError& error, AttemptId attempt,
                         Duration retry_in = Duration::zero()) {
   events::emit(core.context.events,
@@ -76,7 +77,8 @@ void report_store_error(WorkerCore& core, const StoreError& error, AttemptId att
 
 // Runs `operation` (which returns an Async) until it completes without a StoreError, waiting
 // a capped, jittered backoff between tries, while the worker lives. Returns whether it completed.
-// Every operation retried here is safe to repeat: a read, or a write guarded by state and lease
+// A rejected value (StoreError::Kind::rejected) is not retried: it propagates. Every operation
+// retried here is safe to repeat: a read, or a write guarded by state and lease
 // token, so one that committed before its reply was lost is refused the second time. REQUIRES: what
 // `operation`'s coroutines take by reference outlives the retrying (never a temporary made inside
 // `operation`: it would die when the call returns, before the coroutine runs).
@@ -90,6 +92,8 @@ Async<bool> retry_store(CorePtr core, AttemptId attempt, Operation operation) {
       co_await operation();
       co_return true;
     } catch (const StoreError& error) {
+      // A value the store cannot hold is refused however often it is sent.
+      if (error.kind() == StoreError::Kind::rejected) throw;
       if (!core->alive) co_return false;
       wait = backoff.next(context.random);
       report_store_error(*core, error, attempt, wait);
@@ -241,7 +245,7 @@ Async<void> run_attempt_guarded(CorePtr core, Attempt attempt, Slot slot) {
   struct Running {
     CorePtr core;
     AttemptId id;
-    ~Running() { core->running.erase(id); }
+    ~Running() { core->running.erase(core->running.find(id)); }
   } running{core, id};
   core->running.insert(id);
   try {
@@ -351,7 +355,8 @@ Async<void> run_loop(CorePtr core) {
 }  // namespace
 
 Worker::Worker(SystemContext& context, std::string name)
-    : core_(std::make_shared<WorkerCore>(WorkerCore{context, std::move(name), true, 0, {}, false})) {}
+    : core_(
+          std::make_shared<WorkerCore>(WorkerCore{context, std::move(name), true, 0, {}, false})) {}
 
 Worker::~Worker() { core_->alive = false; }
 

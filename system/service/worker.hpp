@@ -20,8 +20,9 @@ struct WorkerCore;
 //     compare-and-swap path.
 // An answer the worker holds is never dropped for a store error or for the race between the
 // deadline's write and the answer's: it is written from RUNNING or UNKNOWN alike, and retried
-// until the store takes or refuses it. Before the call, a store error is retried while the lease
-// lasts; after that the reconciler re-drives the never-sent attempt.
+// until the store takes or refuses it. Before the call, a store error is retried too; if the
+// lease expires meanwhile, the reconciler re-drives the never-sent attempt, and this worker's
+// writes are fenced out. A worker whose claim's reply was lost looks for the attempt it may hold.
 // Every write carries the lease token, so once the lease has been taken over (the worker was
 // presumed lost), nothing this worker writes lands.
 class Worker {
