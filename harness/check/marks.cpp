@@ -163,8 +163,9 @@ void reach_deadline_races(const HistoryModel& model, Tally& tally) {
   for (const auto& refused : model.refusals) {
     if (!refused.what.attempt_id) continue;
     const Write write{*refused.what.attempt_id, refused.what.by, refused.at};
-    if (refused.what.operation == "update_attempt") to_unknown.insert(write);
-    if (refused.what.operation == "complete_attempt") settling.insert(write);
+    const auto wanted = refused.what.wanted;
+    if (wanted == AttemptState::unknown) to_unknown.insert(write);
+    if (wanted == AttemptState::succeeded || wanted == AttemptState::failed) settling.insert(write);
   }
   for (const auto& write : to_unknown) {
     if (settling.contains(write)) tally.add(Mark::deadline_race);

@@ -142,6 +142,7 @@ struct StoreRefused {
   std::string refusal;
   std::optional<std::int64_t> job_id{};
   std::optional<std::int64_t> attempt_id{};
+  std::optional<AttemptState> wanted{};  // an attempt write: the state it would have set
   std::string by;
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
@@ -149,6 +150,7 @@ struct StoreRefused {
     field("refusal", self.refusal);
     field("job_id", self.job_id);
     field("attempt_id", self.attempt_id);
+    field("wanted", self.wanted);
     field("by", self.by);
   }
 };

@@ -45,11 +45,13 @@ void CommitLogStore::transition(const Attempt& row, AttemptState before,
 }
 
 void CommitLogStore::refused(const char* operation, std::string_view refusal,
-                             std::optional<JobId> job, std::optional<AttemptId> attempt) {
+                             std::optional<JobId> job, std::optional<AttemptId> attempt,
+                             std::optional<AttemptState> wanted) {
   log_.append(events::to_event(events::StoreRefused{.operation = operation,
                                                     .refusal = std::string(refusal),
                                                     .job_id = job,
                                                     .attempt_id = attempt,
+                                                    .wanted = wanted,
                                                     .by = node_}));
 }
 
@@ -112,6 +114,7 @@ Async<std::optional<Attempt>> CommitLogStore::claim_next_attempt(std::string wor
 
 Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) {
   const auto fence = update.fence;
+  const AttemptState wanted = update.to;
   const bool takeover = update.take_over_as.has_value();
   auto result = co_await target().update_attempt(std::move(update));
   using Outcome = UpdateAttemptResult::Outcome;
@@ -122,7 +125,7 @@ Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) 
   } else if (result.attempt) {
     refused("update_attempt",
             result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,
-            result.attempt->job_id, result.attempt->id);
+            result.attempt->job_id, result.attempt->id, wanted);
   }
   co_return result;
 }
@@ -152,7 +155,7 @@ Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt co
   } else if (result.attempt) {
     refused("complete_attempt",
             result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,
-            result.attempt->job_id, result.attempt->id);
+            result.attempt->job_id, result.attempt->id, AttemptState::succeeded);
   }
   co_return result;
 }

@@ -47,7 +47,7 @@ class CommitLogStore final : public StoreWrapper {
   void transition(const Attempt& row, AttemptState before, std::optional<std::int64_t> fence,
                   bool claim, bool takeover);
   void refused(const char* operation, std::string_view refusal, std::optional<JobId> job,
-               std::optional<AttemptId> attempt);
+               std::optional<AttemptId> attempt, std::optional<AttemptState> wanted = std::nullopt);
 
   CommitLog& log_;
   std::string node_;

@@ -325,16 +325,19 @@ inline events::StoreRefused live_refused(std::int64_t job_id, std::int64_t block
                               .refusal = std::string(events::kRefusedLiveAttempt),
                               .job_id = job_id,
                               .attempt_id = blocking,
+                              .wanted = std::nullopt,
                               .by = std::move(by)};
 }
 
 // The store refused a write whose lease token was stale (nothing committed).
 inline events::StoreRefused fenced_out(std::int64_t job_id, std::int64_t attempt_id,
-                                       std::string by = "worker-1") {
+                                       std::string by = "worker-1",
+                                       AttemptState wanted = AttemptState::failed) {
   return events::StoreRefused{.operation = "update_attempt",
                               .refusal = std::string(events::kRefusedFenced),
                               .job_id = job_id,
                               .attempt_id = attempt_id,
+                              .wanted = wanted,
                               .by = std::move(by)};
 }
 
