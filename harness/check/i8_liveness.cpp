@@ -38,7 +38,6 @@
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
-namespace {}  // namespace
 
 // The longest the rules give the system to settle an attempt after the faults end: its lease
 // runs out (lease), a sweep takes it over (reconcile_period), the next asks its provider
@@ -110,8 +109,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
                                 subject + ": " + delivery.node + " received its provider's " +
                                     delivery.delivered.what.call + " \"" +
                                     delivery.delivered.what.outcome +
-                                    "\" and stayed up, but it "
-                                    "was never recorded",
+                                    "\" and stayed up, but it was never recorded",
                                 end_seq, {delivery.delivered.seq}));
         return;
       }
