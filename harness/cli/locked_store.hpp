@@ -13,8 +13,7 @@ namespace onejob::cli {
 
 // The memory store shared by nodes on several threads: one operation at a time. MemoryStore's
 // operations never suspend, so each lock is taken and released on one thread, with nothing
-// else run on that thread in between. (Not a sim::StoreWrapper: `StoreWrapper(locked)` would
-// then pick StoreWrapper's copy constructor, and forward past the lock.)
+// else run on that thread in between.
 class LockedStore final : public Store {
  public:
   // REQUIRES: `target` outlives the store, and no operation of it suspends.

@@ -1,36 +1,10 @@
 #include "harness/sim/networked_providers.hpp"
 
-#include "system/events/worker_events.hpp"
 #include "system/service/deadline.hpp"
 
 #include "harness/events/provider_events.hpp"
 
 namespace onejob::sim {
-namespace {
-
-std::string_view outcome_name(const ProviderReply& reply) {
-  static constexpr std::string_view kNames[] = {events::kReplyAnswered, events::kReplyRejected,
-                                                events::kReplyMaybeDelivered};
-  return kNames[static_cast<int>(reply.kind)];
-}
-
-std::string_view outcome_name(const ProviderStatus& status) {
-  switch (status.kind) {
-    case ProviderStatus::Kind::completed:
-      return "completed";
-    case ProviderStatus::Kind::failed:
-      return "failed";
-    case ProviderStatus::Kind::running:
-      return "running";
-    case ProviderStatus::Kind::not_found:
-      return "not_found";
-    case ProviderStatus::Kind::unreachable:
-      break;
-  }
-  return "unreachable";
-}
-
-}  // namespace
 
 struct NetworkedProviders::PendingReply {
   std::optional<ProviderReply> value;
@@ -79,7 +53,7 @@ Async<ProviderReply> NetworkedProviders::call(ProviderCall call) {
     link_.send(Direction::response, provider->name(), node_, what + key,
                [this, provider, key, pending, reply] {
                  if (pending->value) return;  // a duplicate of the reply
-                 delivered(events::kDeliveredReply, provider->name(), key, outcome_name(reply));
+                 delivered(events::kDeliveredReply, provider->name(), key, to_string(reply.kind));
                  pending->value = reply;
                  pending->done.set();
                });
@@ -121,7 +95,7 @@ Async<ProviderStatus> NetworkedProviders::status(std::string provider_name,
                           [this, provider, provider_key, pending, answer] {
                             if (pending->value) return;
                             delivered(events::kDeliveredStatus, provider->name(), provider_key,
-                                      outcome_name(answer));
+                                      to_string(answer.kind));
                             pending->value = answer;
                             pending->done.set();
                           });

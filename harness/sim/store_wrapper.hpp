@@ -10,6 +10,10 @@ class StoreWrapper : public Store {
  public:
   // REQUIRES: `target` outlives the wrapper.
   explicit StoreWrapper(Store& target) : target_(target) {}
+  // Not copyable: `StoreWrapper(other_wrapper)` must wrap `other_wrapper`, not copy its target
+  // (a copy would forward past whatever `other_wrapper` adds).
+  StoreWrapper(const StoreWrapper&) = delete;
+  StoreWrapper& operator=(const StoreWrapper&) = delete;
 
   Async<InsertJobResult> insert_job(NewJob job) override { return target_.insert_job(job); }
   Async<std::optional<Job>> find_job_by_key(std::string owner_id, std::string key) override {

@@ -26,10 +26,7 @@ struct ProviderCalled {
   }
 };
 
-// `reply` is one of the kReply* values; `late`: after the attempt's deadline had passed.
-inline constexpr std::string_view kReplyAnswered = "answered";
-inline constexpr std::string_view kReplyRejected = "rejected";
-inline constexpr std::string_view kReplyMaybeDelivered = "maybe_delivered";
+// `reply`: to_string(ProviderReply::Kind); `late`: after the attempt's deadline had passed.
 
 struct ProviderReplied {
   static constexpr std::string_view kind = "provider.reply";

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <iterator>
 #include <string>
+#include <string_view>
 
+#include "system/domain/names.hpp"
 #include "system/domain/time.hpp"
 #include "system/ports/async.hpp"
 
@@ -47,6 +50,27 @@ struct ProviderStatus {
   std::string output;
   std::string reason;
 };
+
+// The names replies and statuses are written as (events, traces).
+inline std::string_view to_string(ProviderReply::Kind kind) {
+  using K = ProviderReply::Kind;
+  static constexpr Named<K> kNames[] = {{K::answered, "answered"},
+                                        {K::rejected, "rejected"},
+                                        {K::maybe_delivered, "maybe_delivered"}};
+  static_assert(names_cover(kNames) &&
+                std::size(kNames) == 1 + static_cast<int>(K::maybe_delivered));
+  return name_of(kNames, kind);
+}
+inline std::string_view to_string(ProviderStatus::Kind kind) {
+  using K = ProviderStatus::Kind;
+  static constexpr Named<K> kNames[] = {{K::completed, "completed"},
+                                        {K::failed, "failed"},
+                                        {K::running, "running"},
+                                        {K::not_found, "not_found"},
+                                        {K::unreachable, "unreachable"}};
+  static_assert(names_cover(kNames) && std::size(kNames) == 1 + static_cast<int>(K::unreachable));
+  return name_of(kNames, kind);
+}
 
 // The model providers. A call that never answers simply never completes; callers bound it
 // with a deadline of their own.

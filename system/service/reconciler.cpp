@@ -22,22 +22,6 @@ constexpr const char* kName = "reconciler";
 
 using CorePtr = std::shared_ptr<ReconcilerCore>;
 
-const char* status_name(ProviderStatus::Kind kind) {
-  switch (kind) {
-    case ProviderStatus::Kind::completed:
-      return "completed";
-    case ProviderStatus::Kind::failed:
-      return "failed";
-    case ProviderStatus::Kind::running:
-      return "running";
-    case ProviderStatus::Kind::not_found:
-      return "not_found";
-    case ProviderStatus::Kind::unreachable:
-      break;
-  }
-  return "unreachable";
-}
-
 // The provider has no record of the attempt's key: the call never reached it (the worker lost the
 // store before sending, its claim reply was lost, the request was dropped), or it has not reached
 // it yet. Waiting cannot tell, so the attempt goes back to STARTING and a worker sends it again
@@ -85,7 +69,7 @@ Async<void> resolve_unknown(CorePtr core, Attempt attempt) {
   events::emit(context.events, events::ReconcilerStatus{.job_id = attempt.job_id,
                                                         .attempt_id = attempt.id,
                                                         .provider = attempt.provider,
-                                                        .status = status_name(kind)});
+                                                        .status = std::string(to_string(kind))});
   Settlement settlement(context);
   const Writer me{kName, attempt.lease_token};
   // Locals, not braced lists inside co_await: g++ 12 miscompiles initializer_list temporaries

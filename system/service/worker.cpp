@@ -30,9 +30,9 @@ namespace {
 
 using CorePtr = std::shared_ptr<WorkerCore>;
 
-// One unit of the worker's capacity: taken before a claim, given back when the claimed attempt's
-// outcome is decided or when nothing was claimed, on every path (early returns and exceptions
-// included), since only its destructor gives it back.
+// One unit of the worker's capacity: taken for each attempt the worker starts running, given
+// back when its outcome is decided, on every path (early returns and exceptions included),
+// since only its destructor gives it back.
 class Slot {
  public:
   explicit Slot(CorePtr core) : core_(std::move(core)) { ++core_->in_flight; }
@@ -137,13 +137,11 @@ Async<void> settle_reply_retrying(CorePtr core, Attempt attempt, Job job, Provid
 }
 
 void emit_reply(WorkerCore& core, const Attempt& attempt, const ProviderReply& reply, bool late) {
-  static constexpr std::string_view kKinds[] = {events::kReplyAnswered, events::kReplyRejected,
-                                                events::kReplyMaybeDelivered};
   events::emit(core.context.events,
                events::ProviderReplied{.job_id = attempt.job_id,
                                        .attempt_id = attempt.id,
                                        .provider = attempt.provider,
-                                       .reply = std::string(kKinds[static_cast<int>(reply.kind)]),
+                                       .reply = std::string(to_string(reply.kind)),
                                        .late = late});
 }
 
@@ -290,6 +288,32 @@ Async<std::vector<Attempt>> held_but_not_running(const CorePtr& core) {
   co_return held;
 }
 
+// What to run next. After a claim whose reply was lost, the attempts that claim may have left
+// leased to this worker (`adopted`); otherwise the one it claims, if any. Throws StoreError.
+struct Work {
+  std::vector<Attempt> attempts;
+  bool adopted = false;
+};
+
+Async<Work> next_work(const CorePtr& core) {
+  if (core->claim_maybe_held && !core->context.config.defects.has(Defect::forget_lost_claims)) {
+    Work held;
+    held.attempts = co_await held_but_not_running(core);
+    held.adopted = true;
+    core->claim_maybe_held = false;
+    co_return held;
+  }
+  Work claimed;
+  try {
+    if (auto attempt = co_await claim(core)) claimed.attempts.push_back(std::move(*attempt));
+  } catch (const StoreError& error) {
+    // The claim may have committed: look for what this worker holds before claiming again.
+    if (error.kind() == StoreError::Kind::maybe_committed) core->claim_maybe_held = true;
+    throw;
+  }
+  co_return claimed;
+}
+
 Async<void> run_loop(CorePtr core) {
   auto executor = co_await boost::asio::this_coro::executor;
   const Policy& policy = core->context.config.policy;
@@ -297,56 +321,34 @@ Async<void> run_loop(CorePtr core) {
   while (core->alive) {
     ONEJOB_ASSERT(core->in_flight >= 0, core->name + ": attempts in flight went negative");
     Duration wait = policy.worker_poll;
-    if (core->in_flight < policy.worker_capacity && core->claim_maybe_held &&
-        !core->context.config.defects.has(Defect::forget_lost_claims)) {
-      std::optional<std::vector<Attempt>> held;
+    if (core->in_flight < policy.worker_capacity) {
+      Work work;
       try {
-        held = co_await held_but_not_running(core);
+        work = co_await next_work(core);
         backoff.reset();
       } catch (const StoreError& error) {
+        // The store is failing: wait longer each time, with jitter, up to the cap.
         wait = backoff.next(core->context.random);
         if (core->alive) report_store_error(*core, error, 0, wait);
       }
-      if (held && core->alive) {
-        core->claim_maybe_held = false;
-        for (auto& attempt : *held) {
-          if (core->in_flight >= policy.worker_capacity) {
-            core->claim_maybe_held = true;  // the rest once capacity frees up
-            break;
-          }
-          Slot slot(core);
+      for (auto& attempt : work.attempts) {
+        if (!core->alive) break;
+        if (core->in_flight >= policy.worker_capacity) {
+          core->claim_maybe_held = true;  // the rest once capacity frees up
+          break;
+        }
+        Slot slot(core);
+        if (work.adopted) {
           events::emit(core->context.events, events::WorkerAdopted{.worker = core->name,
                                                                    .job_id = attempt.job_id,
                                                                    .attempt_id = attempt.id,
                                                                    .token = attempt.lease_token});
-          boost::asio::co_spawn(executor,
-                                run_attempt_guarded(core, std::move(attempt), std::move(slot)),
-                                rethrow_error);
         }
-        continue;
-      }
-    } else if (core->in_flight < policy.worker_capacity) {
-      Slot slot(core);
-      std::optional<Attempt> attempt;
-      try {
-        attempt = co_await claim(core);
-        backoff.reset();
-      } catch (const StoreError& error) {
-        // A claim whose reply was lost may have committed: the worker then looks for what it
-        // holds before it claims anything else. The store is failing: wait longer each time,
-        // with jitter, up to the cap.
-        wait = backoff.next(core->context.random);
-        if (error.kind() == StoreError::Kind::maybe_committed) core->claim_maybe_held = true;
-        if (core->alive) report_store_error(*core, error, 0, wait);
-      }
-      if (attempt) {
-        ONEJOB_ASSERT(core->in_flight <= policy.worker_capacity,
-                      core->name + " runs more attempts than its capacity");
         boost::asio::co_spawn(executor,
-                              run_attempt_guarded(core, std::move(*attempt), std::move(slot)),
+                              run_attempt_guarded(core, std::move(attempt), std::move(slot)),
                               rethrow_error);
-        continue;
       }
+      if (!work.attempts.empty() || work.adopted) continue;
     }
     co_await core->context.timer.sleep_for(wait);
   }
@@ -367,10 +369,9 @@ const std::string& Worker::name() const { return core_->name; }
 Async<void> Worker::run() { return run_loop(core_); }
 
 Async<bool> Worker::run_once() {
-  Slot slot(core_);
   auto attempt = co_await claim(core_);
   if (!attempt) co_return false;
-  co_await run_attempt_guarded(core_, std::move(*attempt), std::move(slot));
+  co_await run_attempt_guarded(core_, std::move(*attempt), Slot(core_));
   co_return true;
 }
 
