@@ -7,9 +7,11 @@
 //   - every attempt the store moves to FAILED after a provider call was made for it has such an
 //     answer from its provider by then (no answer yet is a timeout: UNKNOWN);
 //   - no job fails while one of its attempts is UNKNOWN.
+//   - an attempt failed before any provider call (an unconfigured provider, a prompt over the
+//     provider's limit) belongs to a job with no winner yet: an attempt of a job another attempt
+//     already won is CANCELLED, not FAILED (failed_not_cancelled).
 // Does not check:
-//   - attempts that failed before any provider call (an unconfigured provider, a prompt over
-//     the provider's limit): nothing could time out;
+//   - why an attempt failed before any provider call: nothing could time out;
 //   - that UNKNOWN attempts are resolved in the end (I8).
 #include "harness/check/invariant.hpp"
 
@@ -29,7 +31,20 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
     const auto calls = model.calls.find(id);
     for (const auto& step : attempt.steps) {
       if (step.what.to != AttemptState::failed) continue;
-      if (calls == model.calls.end() || calls->second.front().seq > step.seq) continue;
+      if (calls == model.calls.end() || calls->second.front().seq > step.seq) {
+        const JobRecord* job = model.job(attempt.job_id());
+        const auto* won = job == nullptr ? nullptr : job->won();
+        if (won != nullptr && won->seq < step.seq) {
+          out.push_back(violation("I4.failed_not_cancelled",
+                                  "the store moved " + attempt_ref(id) + " of " +
+                                      job_ref(attempt.job_id()) +
+                                      " to FAILED before any provider call, after " +
+                                      attempt_ref(won->what.attempt_id) +
+                                      " had won the job: it is cancelled, not failed",
+                                  step.seq, {won->seq}));
+        }
+        continue;
+      }
       const Execution* execution = model.execution_of(id);
       const bool evidence =
           execution != nullptr && definitive_failure(execution->executed.what.outcome) &&

@@ -29,6 +29,17 @@ const std::vector<Invariant>& all_invariants() {
       {"I9", "a provider runs a job again only after an explicit cancel, never after a timeout",
        check_side_effects},
       {"I10", "no write by a lease holder commits after its lease was taken over", check_fencing},
+      {"I11",
+       "an operator's retry or cancel is idempotent: one action per key, every success backed by "
+       "it and answered alike, a key never shared across requests",
+       check_operator_actions},
+      {"I12", "the policy in force holds: no failover past attempt_limit, no worker past capacity",
+       check_policy},
+      {"I13",
+       "answers keep the API contract: 503 with Retry-After (never 500) for store failures, "
+       "limits judged at their exact boundaries, refusals that tell the truth",
+       check_api_contract},
+      {"I14", "what a node reports about its own writes matches the commit log", check_reports},
   };
   return invariants;
 }

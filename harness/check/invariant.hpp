@@ -24,7 +24,7 @@ std::string_view to_string(Category category);
 // offending event and the events that show it; the message explains it to people. Tests and
 // tools match on `clause`, never on the message's words.
 struct Violation {
-  std::string rule;    // "I1".."I10", "log", "expect", "availability", "run", "determinism", ...
+  std::string rule;    // "I1".."I14", "log", "expect", "availability", "run", "determinism", ...
   std::string clause;  // "<rule>.<name>", e.g. "I5.two_winners": stable across wording changes
   Category category = Category::safety;
   std::string message;
@@ -74,6 +74,10 @@ std::vector<Violation> check_liveness(const HistoryModel& model);
 Duration settle_horizon(const events::RunPolicy& policy);
 std::vector<Violation> check_side_effects(const HistoryModel& model);
 std::vector<Violation> check_fencing(const HistoryModel& model);
+std::vector<Violation> check_operator_actions(const HistoryModel& model);
+std::vector<Violation> check_policy(const HistoryModel& model);
+std::vector<Violation> check_api_contract(const HistoryModel& model);
+std::vector<Violation> check_reports(const HistoryModel& model);
 
 // The store's final rows agree with its commit log: every committed job and attempt is there, in
 // the state the log left it (violations of "log"; a store whose answers lie shows here).

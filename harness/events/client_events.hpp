@@ -32,7 +32,8 @@ inline std::string forwarded_request_id(std::int64_t request, std::int64_t send,
 }
 
 // `action`: create_job, get_job, retry, cancel. `body` is recorded on a create's first send (its
-// resends send the same bytes).
+// resends send the same bytes) and on every send of a retry that names a provider; `path` on every
+// send of an operator's retry or cancel (the cancel's path names the attempt the console found).
 struct ClientSent {
   static constexpr std::string_view kind = "client.send";
   std::int64_t request = 0;
@@ -43,6 +44,7 @@ struct ClientSent {
   std::optional<std::string> body{};
   std::optional<std::int64_t> job_id{};
   std::optional<std::int64_t> attempt_no{};
+  std::optional<std::string> path{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -53,6 +55,7 @@ struct ClientSent {
     field("body", self.body);
     field("job_id", self.job_id);
     field("attempt_no", self.attempt_no);
+    field("path", self.path);
   }
 };
 
@@ -69,7 +72,9 @@ struct ClientSkipped {
 
 // A response reached the client. The client reads the body itself: `job_id` when it names one;
 // for a job read, the job status it shows, its completed_by and a digest of its result (16 hex
-// digits of FNV-1a 64 over the result re-serialized by the client's own JSON library).
+// digits of FNV-1a 64 over the result re-serialized by the client's own JSON library); for an
+// operator's action, the attempt it names and the state it shows; for a refusal, its "error"
+// code. From the headers: `replayed` when Idempotent-Replayed is "true", `retry_after` as sent.
 struct ClientReceived {
   static constexpr std::string_view kind = "client.receive";
   std::int64_t request = 0;
@@ -81,6 +86,11 @@ struct ClientReceived {
   std::optional<std::int64_t> shown_winner{};
   std::optional<std::string> result_digest{};
   bool duplicate = false;
+  std::optional<std::int64_t> attempt_id{};
+  std::optional<std::string> shown_state{};
+  std::optional<std::string> error{};
+  std::optional<bool> replayed{};
+  std::optional<std::string> retry_after{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -92,6 +102,11 @@ struct ClientReceived {
     field("shown_winner", self.shown_winner);
     field("result_digest", self.result_digest);
     field("duplicate", self.duplicate);
+    field("attempt_id", self.attempt_id);
+    field("shown_state", self.shown_state);
+    field("error", self.error);
+    field("replayed", self.replayed);
+    field("retry_after", self.retry_after);
   }
 };
 

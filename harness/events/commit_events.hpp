@@ -35,20 +35,26 @@ struct CommitJobInserted {
   }
 };
 
-// The same fields as the inserting node's attempt.created, plus who ran the insert.
+// The same fields as the inserting node's attempt.created, plus who ran the insert and, for an
+// operator's retry, the Idempotency-Key recorded with it (`action_owner`, `action_key`).
 struct CommitAttemptInserted : AttemptCreated {
   static constexpr std::string_view kind = "commit.attempt_inserted";
   std::string by;
+  std::optional<std::string> action_owner{};
+  std::optional<std::string> action_key{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     AttemptCreated::fields(self, field);
     field("by", self.by);
+    field("action_owner", self.action_owner);
+    field("action_key", self.action_key);
   }
 };
 
 // One attempt transition. `fence`: the lease token the writer presented (none for an out-of-band
 // write); `token`: the attempt's lease token after the write (a claim or a takeover bumps it);
-// `lease_owner`: who holds the lease after the write.
+// `lease_owner`: who holds the lease after the write. `action_owner`, `action_key`: the operator
+// action's Idempotency-Key recorded with the write (a cancel).
 struct CommitAttemptTransition {
   static constexpr std::string_view kind = "commit.attempt";
   std::int64_t job_id = 0;
@@ -61,6 +67,8 @@ struct CommitAttemptTransition {
   std::string lease_owner;
   bool claim = false;
   bool takeover = false;
+  std::optional<std::string> action_owner{};
+  std::optional<std::string> action_key{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("job_id", self.job_id);
@@ -73,6 +81,8 @@ struct CommitAttemptTransition {
     field("lease_owner", self.lease_owner);
     field("claim", self.claim);
     field("takeover", self.takeover);
+    field("action_owner", self.action_owner);
+    field("action_key", self.action_key);
   }
 };
 

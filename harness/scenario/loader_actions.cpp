@@ -46,10 +46,11 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
   const bool cancel = entry.kind == TimelineEntry::Kind::cancel;
   const bool retry = entry.kind == TimelineEntry::Kind::retry;
   const std::string what(name_of(kTimelineActions, entry.kind));
-  YamlMap action(reader, node, what,
-                 cancel  ? std::initializer_list<std::string_view>{"client", "request", "attempt"}
-                 : retry ? std::initializer_list<std::string_view>{"client", "request", "provider"}
-                         : std::initializer_list<std::string_view>{"client", "request"});
+  YamlMap action(
+      reader, node, what,
+      cancel  ? std::initializer_list<std::string_view>{"client", "request", "attempt", "key"}
+      : retry ? std::initializer_list<std::string_view>{"client", "request", "provider", "key"}
+              : std::initializer_list<std::string_view>{"client", "request"});
   const auto client = action.require("client");
   entry.client = reader.string(client, "client");
   if (std::ranges::find(spec.clients, entry.client, &ClientSpec::name) == spec.clients.end()) {
@@ -61,6 +62,9 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
   if (retry) {
     if (auto provider = action.get("provider"))
       entry.provider = reader.string(*provider, "provider");
+  }
+  if (cancel || retry) {
+    if (auto key = action.get("key")) entry.action_key = reader.string(*key, "key");
   }
 }
 

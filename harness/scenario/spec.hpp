@@ -137,6 +137,9 @@ struct TimelineEntry {
   int target_request = 0;      // for the others: the create_job request whose job is acted on
   int attempt_no = 0;          // for cancel
   std::optional<std::string> provider;  // for retry
+  // For retry and cancel: the action's Idempotency-Key (default "op-r<request>"); several actions
+  // may share one on purpose.
+  std::optional<std::string> action_key;
   int request = 0;  // 1-based number of the request this entry sends, in file order
   SourcePos pos;
 };

@@ -79,7 +79,8 @@ class World {
   // The balancer's try `lb_try` failed (a timeout, or a reset when `reset`): the next API node,
   // while its retries last; after a reset with none left, 502.
   void lb_retry(int number, int send, const Request& request, int lb_try, bool reset);
-  static Async<void> cancel_attempt(World* world, int number, int send, JobId job, Request request);
+  static Async<void> cancel_attempt(World* world, int number, int send, JobId job, Request request,
+                                    events::ClientSent sent);
   void lb_receive(int number, int send, const Request& request, int lb_try);
   void api_receive(const std::string& api, int number, int send, int lb_try, Request request);
   void lb_respond(int number, int send, const std::string& client, const Response& response);

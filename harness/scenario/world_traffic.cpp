@@ -65,40 +65,49 @@ void World::client_send(int number, int send) {
   }
   const std::string job = std::to_string(*created->job_id);
   sent.job_id = *created->job_id;
-  // An operator's action carries its own Idempotency-Key, the same on every resend: a resend
-  // whose first reply was lost gets the first outcome again.
-  if (entry.kind != TimelineEntry::Kind::get_job) {
-    request.headers.emplace_back("Idempotency-Key", "op-r" + std::to_string(number));
-  }
   if (entry.kind == TimelineEntry::Kind::get_job) {
     request.method = "GET";
     request.path = "/jobs/" + job;
-  } else if (entry.kind == TimelineEntry::Kind::retry) {
-    request.path = "/jobs/" + job + "/attempts";
-    if (entry.provider)
-      request.body = nlohmann::json{{"provider", *entry.provider}}.dump(
-          -1, ' ', false, nlohmann::json::error_handler_t::replace);
-  } else {
-    sent.attempt_no = entry.attempt_no;
     trace_.record(client.name, events::to_event(sent));
-    boost::asio::co_spawn(loop_.io(),
-                          cancel_attempt(this, number, send, *created->job_id, std::move(request)),
-                          rethrow_error);
+    transmit(number, send, std::move(request));
     return;
   }
-  trace_.record(client.name, events::to_event(sent));
-  transmit(number, send, std::move(request));
+  // An operator's action carries an Idempotency-Key, the same on every resend: a resend whose
+  // first reply was lost gets the first outcome again. A scenario may give several actions one key.
+  const std::string key = entry.action_key.value_or("op-r" + std::to_string(number));
+  request.headers.emplace_back("Idempotency-Key", key);
+  sent.key = key;
+  if (entry.kind == TimelineEntry::Kind::retry) {
+    request.path = "/jobs/" + job + "/attempts";
+    if (entry.provider) {
+      request.body = nlohmann::json{{"provider", *entry.provider}}.dump(
+          -1, ' ', false, nlohmann::json::error_handler_t::replace);
+      sent.body = request.body;
+    }
+    sent.path = request.path;
+    trace_.record(client.name, events::to_event(sent));
+    transmit(number, send, std::move(request));
+    return;
+  }
+  sent.attempt_no = entry.attempt_no;
+  boost::asio::co_spawn(
+      loop_.io(),
+      cancel_attempt(this, number, send, *created->job_id, std::move(request), std::move(sent)),
+      rethrow_error);
 }
 
 // An operator's cancel: the operator console looks the attempt up (an omniscient read of the
 // store, as a dashboard would show it) and sends POST /attempts/{id}/cancel.
-Async<void> World::cancel_attempt(World* world, int number, int send, JobId job, Request request) {
+Async<void> World::cancel_attempt(World* world, int number, int send, JobId job, Request request,
+                                  events::ClientSent sent) {
   const int attempt_no = world->spec_.timeline[number - 1].attempt_no;
   const auto attempts = co_await world->store_->list_attempts(job);
   const auto found = std::ranges::find(attempts, attempt_no, &Attempt::attempt_no);
   request.path = "/attempts/" +
                  (found == attempts.end() ? std::string("0") : std::to_string(found->id)) +
                  "/cancel";
+  sent.path = request.path;
+  world->trace_.record(world->spec_.timeline[number - 1].client, events::to_event(sent));
   world->transmit(number, send, std::move(request));
 }
 
@@ -243,6 +252,20 @@ void read_body(const std::string& text, events::ClientReceived& received) {
     received.result_digest =
         digest(body["result"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
+  if (body.contains("attempt_id") && body["attempt_id"].is_number_integer()) {
+    received.attempt_id = body["attempt_id"].get<std::int64_t>();
+  }
+  if (body.contains("state") && body["state"].is_string()) {
+    received.shown_state = body["state"].get<std::string>();
+  }
+  if (body.contains("error") && body["error"].is_string()) {
+    received.error = body["error"].get<std::string>();
+  }
+}
+
+void read_headers(const Headers& headers, events::ClientReceived& received) {
+  if (find_header(headers, "Idempotent-Replayed") == "true") received.replayed = true;
+  received.retry_after = find_header(headers, "Retry-After");
 }
 
 }  // namespace
@@ -256,6 +279,7 @@ void World::client_receive(int number, int send, const std::string& client,
                                   .body_digest = digest(response.body),
                                   .duplicate = slot.has_value()};
   read_body(response.body, received);
+  read_headers(response.headers, received);
   const auto& recorded = trace_.record(client, events::to_event(received));
   if (slot) return;
   // A 502 or 503 is not an answer while the client may still retry: its timeout resends the same

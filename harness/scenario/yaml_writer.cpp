@@ -113,12 +113,14 @@ void write_timeline(std::string& out, const std::vector<TimelineEntry>& timeline
       case TimelineEntry::Kind::retry:
         out += "    retry: {client: " + e.client +
                ", request: " + std::to_string(e.target_request) +
-               (e.provider ? ", provider: " + *e.provider : std::string()) + "}\n";
+               (e.provider ? ", provider: " + *e.provider : std::string()) +
+               (e.action_key ? ", key: " + quoted(*e.action_key) : std::string()) + "}\n";
         break;
       case TimelineEntry::Kind::cancel:
         out += "    cancel: {client: " + e.client +
                ", request: " + std::to_string(e.target_request) +
-               ", attempt: " + std::to_string(e.attempt_no) + "}\n";
+               ", attempt: " + std::to_string(e.attempt_no) +
+               (e.action_key ? ", key: " + quoted(*e.action_key) : std::string()) + "}\n";
         break;
     }
   }

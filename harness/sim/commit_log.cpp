@@ -16,7 +16,7 @@ void CommitLog::append(Event event) {
   ++entries_;
 }
 
-void CommitLogStore::attempt_inserted(const Attempt& attempt) {
+void CommitLogStore::attempt_inserted(const Attempt& attempt, const std::optional<ActionKey>& key) {
   events::CommitAttemptInserted inserted;
   static_cast<events::AttemptCreated&>(inserted) = {.job_id = attempt.job_id,
                                                     .attempt_id = attempt.id,
@@ -25,11 +25,16 @@ void CommitLogStore::attempt_inserted(const Attempt& attempt) {
                                                     .provider_key = attempt.provider_key,
                                                     .origin = attempt.origin};
   inserted.by = node_;
+  if (key) {
+    inserted.action_owner = key->owner_id;
+    inserted.action_key = key->idempotency_key;
+  }
   log_.append(events::to_event(inserted));
 }
 
 void CommitLogStore::transition(const Attempt& row, AttemptState before,
-                                std::optional<std::int64_t> fence, bool claim, bool takeover) {
+                                std::optional<std::int64_t> fence, bool claim, bool takeover,
+                                const std::optional<ActionKey>& key) {
   log_.append(events::to_event(events::CommitAttemptTransition{
       .job_id = row.job_id,
       .attempt_id = row.id,
@@ -41,6 +46,8 @@ void CommitLogStore::transition(const Attempt& row, AttemptState before,
       .lease_owner = row.lease_owner,
       .claim = claim,
       .takeover = takeover,
+      .action_owner = key ? std::optional(key->owner_id) : std::nullopt,
+      .action_key = key ? std::optional(key->idempotency_key) : std::nullopt,
   }));
 }
 
@@ -90,11 +97,12 @@ Async<bool> CommitLogStore::fail_job(JobId id, std::string reason, Instant at) {
 
 Async<InsertAttemptResult> CommitLogStore::insert_attempt(NewAttempt attempt) {
   const JobId job = attempt.job_id;
+  const auto key = attempt.key;
   auto result = co_await target().insert_attempt(std::move(attempt));
   using Outcome = InsertAttemptResult::Outcome;
   if (result.outcome == Outcome::inserted) {
     ONEJOB_ASSERT(result.attempt.has_value(), "an inserted attempt comes back with its row");
-    attempt_inserted(*result.attempt);
+    attempt_inserted(*result.attempt, key);
   } else if (result.outcome == Outcome::live_attempt_exists) {
     refused("insert_attempt", events::kRefusedLiveAttempt, job, result.blocking);
   } else if (result.outcome == Outcome::job_completed) {
@@ -116,12 +124,13 @@ Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) 
   const auto fence = update.fence;
   const AttemptState wanted = update.to;
   const bool takeover = update.take_over_as.has_value();
+  const auto key = update.key;
   auto result = co_await target().update_attempt(std::move(update));
   using Outcome = UpdateAttemptResult::Outcome;
   if (result.outcome == Outcome::applied) {
     ONEJOB_ASSERT(result.attempt && result.before,
                   "an applied update comes back with its row and the state it left");
-    transition(*result.attempt, *result.before, fence, false, takeover);
+    transition(*result.attempt, *result.before, fence, false, takeover, key);
   } else if (result.attempt) {
     refused("update_attempt",
             result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,

@@ -43,9 +43,10 @@ class CommitLogStore final : public StoreWrapper {
   Async<void> record_certification(Certification certification) override;
 
  private:
-  void attempt_inserted(const Attempt& attempt);
+  // `key`: the operator action's Idempotency-Key the write recorded, if any.
+  void attempt_inserted(const Attempt& attempt, const std::optional<ActionKey>& key = {});
   void transition(const Attempt& row, AttemptState before, std::optional<std::int64_t> fence,
-                  bool claim, bool takeover);
+                  bool claim, bool takeover, const std::optional<ActionKey>& key = {});
   void refused(const char* operation, std::string_view refusal, std::optional<JobId> job,
                std::optional<AttemptId> attempt, std::optional<AttemptState> wanted = std::nullopt);
 

@@ -29,12 +29,21 @@ std::variant<std::string, ApiAnswer> requested_provider(const Request& request,
   return body["provider"].get<std::string>();
 }
 
-json attempt_body(const Attempt& attempt) {
+// The answers of the two actions. A replay repeats its first answer byte for byte, so neither
+// shows the attempt's state now (GET /jobs/{id} does): a retry answers the STARTING attempt it
+// created, a cancel the attempt it cancelled.
+json retry_body(const Attempt& attempt) {
   return json{{"attempt_id", attempt.id},
               {"attempt_no", attempt.attempt_no},
               {"job_id", attempt.job_id},
               {"provider", attempt.provider},
-              {"state", to_string(attempt.state)}};
+              {"state", to_string(AttemptState::starting)}};
+}
+
+json cancel_body(const Attempt& attempt) {
+  return json{{"attempt_id", attempt.id},
+              {"job_id", attempt.job_id},
+              {"state", to_string(AttemptState::cancelled)}};
 }
 
 }  // namespace
@@ -68,11 +77,8 @@ Async<ApiAnswer> replay_action(SystemContext& context, const ActionRecord& recor
   }
   auto attempt = co_await context.store.find_attempt(recorded.attempt_id);
   if (!attempt) co_return ApiAnswer::failure(500, "internal", "the recorded attempt is missing");
-  auto body = cancel ? json{{"attempt_id", attempt->id},
-                            {"job_id", attempt->job_id},
-                            {"state", to_string(AttemptState::cancelled)}}
-                     : attempt_body(*attempt);
-  auto answer = ApiAnswer::json(status, body.dump());
+  auto answer =
+      ApiAnswer::json(status, (cancel ? cancel_body(*attempt) : retry_body(*attempt)).dump());
   answer.response.headers.emplace_back("Idempotent-Replayed", "true");
   answer.job_id = attempt->job_id;
   answer.attempt_id = attempt->id;
@@ -158,7 +164,7 @@ Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, 
   }
   const Attempt& attempt = *inserted.attempt;
   emit_attempt_created(context.events, attempt);
-  auto answer = ApiAnswer::json(201, attempt_body(attempt).dump());
+  auto answer = ApiAnswer::json(201, retry_body(attempt).dump());
   answer.job_id = id;
   answer.attempt_id = attempt.id;
   co_return answer;
@@ -201,10 +207,7 @@ Async<ApiAnswer> cancel_attempt(SystemContext& context, const Request& request, 
     answer.attempt_id = id;
     co_return answer;
   }
-  auto answer = ApiAnswer::json(200, json{{"attempt_id", id},
-                                          {"job_id", attempt->job_id},
-                                          {"state", to_string(AttemptState::cancelled)}}
-                                         .dump());
+  auto answer = ApiAnswer::json(200, cancel_body(*attempt).dump());
   answer.job_id = attempt->job_id;
   answer.attempt_id = id;
   co_return answer;

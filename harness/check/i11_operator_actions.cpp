@@ -1,0 +1,249 @@
+// I11 — an operator's action (a retry, a cancel) is idempotent under its Idempotency-Key.
+//
+// Stated on what the store committed and what clients were answered:
+//   - one committed action per (owner, key) (key_committed_twice);
+//   - a success is backed by its effect in the commit log: a retry's 2xx names an attempt the
+//     store inserted as an explicit retry of the job the request named (on the provider its body
+//     named), a cancel's 2xx names the attempt of its path and the store moved that attempt to
+//     CANCELLED; with a key, that very commit recorded the key (unbacked_success). A refused
+//     action that recorded its key anyway shows the moment it is replayed as a success;
+//   - a success says what the action did, not what happened since: a retry's shows the attempt it
+//     created, STARTING; a cancel's shows CANCELLED; both name the attempt's job
+//     (answer_misstates);
+//   - every success under one key is one answer: the status and body bytes of the first one a
+//     client received (replay_differs), to requests with the same action, path and body
+//     (key_shared: a key reused with another request, job or action must be refused);
+//   - a success received by any client request other than the one whose exchange recorded the key
+//     carries `Idempotent-Replayed: true` (replay_unmarked).
+// Does not check: refusals' codes (I13 judges what a refusal claims), job creates' keys (I1, I2).
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/check/invariant.hpp"
+
+namespace onejob::check {
+namespace {
+
+// A commit that recorded an action key: an attempt inserted by a retry, or a cancel's transition.
+struct Binding {
+  bool retry = false;
+  std::int64_t attempt_id = 0;
+  std::string by;
+  std::uint64_t seq = 0;
+};
+
+using OwnerKey = std::pair<std::string, std::string>;
+
+std::map<OwnerKey, std::vector<Binding>> bindings(const HistoryModel& model) {
+  std::map<OwnerKey, std::vector<Binding>> out;
+  for (const auto& [id, attempt] : model.attempts) {
+    const auto& inserted = attempt.inserted.what;
+    if (inserted.action_key) {
+      out[{inserted.action_owner.value_or(""), *inserted.action_key}].push_back(
+          {true, id, inserted.by, attempt.inserted.seq});
+    }
+    for (const auto& step : attempt.steps) {
+      if (!step.what.action_key) continue;
+      out[{step.what.action_owner.value_or(""), *step.what.action_key}].push_back(
+          {false, id, step.what.by, step.seq});
+    }
+  }
+  for (auto& [key, list] : out) std::ranges::sort(list, {}, &Binding::seq);
+  return out;
+}
+
+// One success a client received for an operator action, with the send it answered.
+struct Success {
+  std::int64_t request = 0;
+  events::ClientSent sent;
+  const At<events::ClientReceived>* received = nullptr;
+};
+
+bool is_success(std::int64_t status) { return status >= 200 && status < 300; }
+
+// The request as the client sent it: what one key must never be shared across.
+std::string signature(const events::ClientSent& sent) {
+  return sent.action + " " + sent.path.value_or("") + "\n" + sent.body.value_or("");
+}
+
+// The provider a retry's body names, read by this checker's own parser.
+std::optional<std::string> named_provider(const events::ClientSent& sent) {
+  if (!sent.body || sent.body->empty()) return std::nullopt;
+  const auto body = nlohmann::json::parse(*sent.body, nullptr, false);
+  if (!body.is_object() || !body.contains("provider") || !body["provider"].is_string()) {
+    return std::nullopt;
+  }
+  return body["provider"].get<std::string>();
+}
+
+// The attempt id a cancel's path names (/attempts/{id}/cancel), 0 when none.
+std::int64_t cancelled_in_path(const events::ClientSent& sent) {
+  constexpr std::string_view kPrefix = "/attempts/";
+  const std::string path = sent.path.value_or("");
+  if (!path.starts_with(kPrefix)) return 0;
+  try {
+    return std::stoll(path.substr(kPrefix.size()));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::vector<Success> successes(const HistoryModel& model) {
+  std::vector<Success> out;
+  for (const auto& [number, request] : model.requests) {
+    if (request.first.action != "retry" && request.first.action != "cancel") continue;
+    for (const auto& received : request.received) {
+      if (!is_success(received.what.status)) continue;
+      const auto send = static_cast<std::size_t>(received.what.send);
+      if (send == 0 || send > request.send_seqs.size()) continue;
+      auto sent = events::from_event<events::ClientSent>(
+          (*model.history)[request.send_seqs[send - 1] - 1].event);
+      if (!sent) continue;
+      out.push_back(Success{number, std::move(*sent), &received});
+    }
+  }
+  return out;
+}
+
+// What the success claims the action did, checked against the commit log; empty when it holds.
+std::string misbacked(const HistoryModel& model, const Success& success, const Binding* binding) {
+  const auto& got = success.received->what;
+  const bool retry = success.sent.action == "retry";
+  const std::int64_t named = got.attempt_id.value_or(0);
+  const AttemptRecord* attempt = model.attempt(named);
+  const std::string what = retry ? "retry" : "cancel";
+  if (attempt == nullptr || attempt->inserted.seq > success.received->seq) {
+    return "names " + attempt_ref(named) + ", which the store had not inserted";
+  }
+  if (retry) {
+    if (attempt->inserted.what.origin != AttemptOrigin::explicit_retry ||
+        attempt->job_id() != success.sent.job_id.value_or(0)) {
+      return "names " + attempt_ref(named) + ", which is not an explicit retry of " +
+             job_ref(success.sent.job_id.value_or(0));
+    }
+    if (auto provider = named_provider(success.sent);
+        provider && *provider != attempt->inserted.what.provider) {
+      return "names " + attempt_ref(named) + " on " + attempt->inserted.what.provider +
+             ", but the request asked for " + *provider;
+    }
+  } else {
+    if (named != cancelled_in_path(success.sent)) {
+      return "names " + attempt_ref(named) + ", not the attempt its path " +
+             success.sent.path.value_or("") + " cancels";
+    }
+    const bool cancelled = std::ranges::any_of(attempt->steps, [&](const auto& step) {
+      return step.what.to == AttemptState::cancelled && step.seq < success.received->seq;
+    });
+    if (!cancelled) return "but the store never moved " + attempt_ref(named) + " to CANCELLED";
+  }
+  if (success.sent.key) {
+    if (binding == nullptr || binding->seq > success.received->seq) {
+      return "but the store recorded no " + what + " under key \"" + *success.sent.key + "\"";
+    }
+    if (binding->retry != retry || binding->attempt_id != named) {
+      return "but key \"" + *success.sent.key + "\" recorded a " +
+             (binding->retry ? "retry creating " : "cancel of ") + attempt_ref(binding->attempt_id);
+    }
+  }
+  return {};
+}
+
+// The client request and send whose API exchange committed `binding`, when one did.
+std::optional<std::pair<std::int64_t, std::int64_t>> committer(const HistoryModel& model,
+                                                               const OwnerKey& key,
+                                                               const Binding& binding) {
+  for (const auto& exchange : model.exchanges) {
+    if (exchange.node != binding.by || exchange.request.seq > binding.seq) continue;
+    if (exchange.response && exchange.response->seq < binding.seq) continue;
+    if (exchange.request.what.owner != key.first || exchange.request.what.key != key.second) {
+      continue;
+    }
+    return std::pair{exchange.client_request, exchange.client_send};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<Violation> check_operator_actions(const HistoryModel& model) {
+  std::vector<Violation> out;
+  const auto bound = bindings(model);
+  for (const auto& [key, list] : bound) {
+    if (list.size() < 2) continue;
+    out.push_back(violation("I11.key_committed_twice",
+                            "the store recorded owner " + key.first + "'s action key \"" +
+                                key.second + "\" twice: with " + attempt_ref(list[0].attempt_id) +
+                                " and again with " + attempt_ref(list[1].attempt_id),
+                            list[1].seq, {list[0].seq}));
+  }
+  std::map<OwnerKey, const Success*> first_success;
+  const auto all = successes(model);
+  for (const auto& success : all) {
+    const auto& got = success.received->what;
+    const std::string head = "request " + std::to_string(success.request) + " (" +
+                             success.sent.action + " " + success.sent.path.value_or("") +
+                             ") was answered " + std::to_string(got.status) + " ";
+    const Binding* binding = nullptr;
+    std::optional<OwnerKey> key;
+    if (success.sent.key) {
+      key = OwnerKey{success.sent.owner, *success.sent.key};
+      if (auto it = bound.find(*key); it != bound.end()) binding = &it->second.front();
+    }
+    const std::vector<std::uint64_t> evidence =
+        binding ? std::vector<std::uint64_t>{binding->seq} : std::vector<std::uint64_t>{};
+    if (auto wrong = misbacked(model, success, binding); !wrong.empty()) {
+      out.push_back(
+          violation("I11.unbacked_success", head + wrong, success.received->seq, evidence));
+      continue;
+    }
+    const bool retry = success.sent.action == "retry";
+    const AttemptRecord& attempt = *model.attempt(*got.attempt_id);
+    const std::string state(to_string(retry ? AttemptState::starting : AttemptState::cancelled));
+    if (got.shown_state != state || got.job_id != attempt.job_id()) {
+      out.push_back(violation("I11.answer_misstates",
+                              head + "showing " + attempt_ref(attempt.id()) + " as " +
+                                  got.shown_state.value_or("(no state)") + " of " +
+                                  job_ref(got.job_id.value_or(0)) + "; the " + success.sent.action +
+                                  " left it " + state + " in " + job_ref(attempt.job_id()) +
+                                  ", and a replay repeats that first answer",
+                              success.received->seq, evidence));
+      continue;
+    }
+    if (!key) continue;
+    auto [first, inserted] = first_success.try_emplace(*key, &success);
+    if (!inserted) {
+      const Success& earlier = *first->second;
+      if (signature(earlier.sent) != signature(success.sent)) {
+        out.push_back(violation("I11.key_shared",
+                                head + "under key \"" + key->second + "\", which request " +
+                                    std::to_string(earlier.request) + " used for " +
+                                    earlier.sent.action + " " + earlier.sent.path.value_or("") +
+                                    ": a key reused with another request is refused",
+                                success.received->seq, {earlier.received->seq}));
+        continue;
+      }
+      if (earlier.received->what.status != got.status ||
+          earlier.received->what.body_digest != got.body_digest) {
+        out.push_back(violation("I11.replay_differs",
+                                head + "under key \"" + key->second +
+                                    "\" with another answer than the first one (request " +
+                                    std::to_string(earlier.request) + ", status " +
+                                    std::to_string(earlier.received->what.status) + ")",
+                                success.received->seq, {earlier.received->seq}));
+        continue;
+      }
+    }
+    if (binding == nullptr || got.replayed.value_or(false)) continue;
+    const auto made_by = committer(model, *key, *binding);
+    if (made_by && (made_by->first != success.request || made_by->second != got.send)) {
+      out.push_back(violation("I11.replay_unmarked",
+                              head + "repeating request " + std::to_string(made_by->first) +
+                                  "'s action without Idempotent-Replayed: true",
+                              success.received->seq, evidence));
+    }
+  }
+  return out;
+}
+
+}  // namespace onejob::check

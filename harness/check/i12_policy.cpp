@@ -1,0 +1,103 @@
+// I12 — the policy in force holds: the limits the run was configured with (run.policy) bound what
+// the system did.
+//
+// Checks, against the store's commit log and the recorded policy:
+//   - no automatic attempt (a failover) takes a job past attempt_limit attempts: its attempt_no
+//     is at most the limit (attempt_limit). Operators' explicit retries are not bound by it;
+//   - a worker never holds more claimed attempts at once than worker_capacity (over_capacity):
+//     an attempt counts from the claim the worker's current incarnation committed until the
+//     attempt leaves RUNNING or another writer takes its lease over.
+// Does not check: that capacity is used (an idle worker beside waiting work is I8's
+// `unclaimed`), re-drive counts (bounded per reconciler; a runaway re-drive is I9's and I8's).
+#include <algorithm>
+
+#include "harness/check/invariant.hpp"
+
+namespace onejob::check {
+namespace {
+
+bool crashed_between(const HistoryModel& model, const std::string& node, std::uint64_t from,
+                     std::uint64_t to) {
+  auto life = model.node_life.find(node);
+  if (life == model.node_life.end()) return false;
+  return std::ranges::any_of(life->second, [&](const At<bool>& change) {
+    return !change.what && change.seq > from && change.seq < to;
+  });
+}
+
+void check_attempt_limit(const HistoryModel& model, const events::RunPolicy& policy,
+                         std::vector<Violation>& out) {
+  for (const auto& [id, attempt] : model.attempts) {
+    const auto& inserted = attempt.inserted.what;
+    if (inserted.origin != AttemptOrigin::failover || inserted.attempt_no <= policy.attempt_limit) {
+      continue;
+    }
+    out.push_back(violation("I12.attempt_limit",
+                            "the store inserted failover " + attempt_ref(id) + " as attempt " +
+                                std::to_string(inserted.attempt_no) + " of " +
+                                job_ref(inserted.job_id) + ", past the attempt_limit of " +
+                                std::to_string(policy.attempt_limit),
+                            attempt.inserted.seq, {}));
+  }
+}
+
+void check_capacity(const HistoryModel& model, const events::RunPolicy& policy,
+                    std::vector<Violation>& out) {
+  // Every claim and every move out of a claim, in commit order.
+  struct Change {
+    std::uint64_t seq;
+    const AttemptRecord* attempt;
+    const At<events::CommitAttemptTransition>* step;
+  };
+  std::vector<Change> changes;
+  for (const auto& [id, attempt] : model.attempts) {
+    for (const auto& step : attempt.steps) changes.push_back({step.seq, &attempt, &step});
+  }
+  std::ranges::sort(changes, {}, &Change::seq);
+  // worker -> the attempts it holds, each with the seq of the claim that gave it.
+  std::map<std::string, std::map<std::int64_t, std::uint64_t>> held;
+  std::map<std::int64_t, std::string> holder;  // attempt -> worker
+  std::set<std::string> reported;
+  for (const auto& change : changes) {
+    const auto& step = change.step->what;
+    const std::int64_t id = change.attempt->id();
+    if (auto was = holder.find(id); was != holder.end()) {
+      const bool released = step.to != AttemptState::running || step.lease_owner != was->second;
+      if (released) {
+        held[was->second].erase(id);
+        holder.erase(was);
+      }
+    }
+    if (!step.claim) continue;
+    // Claims of a worker's earlier incarnation do not count against its current one.
+    auto& mine = held[step.lease_owner];
+    std::erase_if(mine, [&](const auto& entry) {
+      const bool stale = crashed_between(model, step.lease_owner, entry.second, change.seq);
+      if (stale) holder.erase(entry.first);
+      return stale;
+    });
+    mine[id] = change.seq;
+    holder[id] = step.lease_owner;
+    if (static_cast<int>(mine.size()) > policy.worker_capacity &&
+        reported.insert(step.lease_owner).second) {
+      out.push_back(violation("I12.over_capacity",
+                              step.lease_owner + " claimed " + attempt_ref(id) + " while holding " +
+                                  std::to_string(mine.size() - 1) +
+                                  " claimed attempts, over its worker_capacity of " +
+                                  std::to_string(policy.worker_capacity),
+                              change.seq, {}));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Violation> check_policy(const HistoryModel& model) {
+  std::vector<Violation> out;
+  if (!model.policy) return out;  // a history without run.policy has no policy to judge
+  check_attempt_limit(model, model.policy->what, out);
+  check_capacity(model, model.policy->what, out);
+  return out;
+}
+
+}  // namespace onejob::check

@@ -1,0 +1,209 @@
+// I13 — every answer keeps the API contract: status codes, limits at their exact boundaries, and
+// refusals that tell the truth.
+//
+// The contract is stated here, not taken from system/ (a checker must not share a bug with the
+// code it judges):
+//   - no answer is a 500 or another 5xx than 503 (the load balancer's own 502 aside): a store
+//     failure is 503 with Retry-After, a bug is a bug (internal_error, judged on every answer an
+//     API node gave, delivered or not); every 503 a client receives carries Retry-After
+//     (no_retry_after);
+//   - limits, judged from the bytes the client sent (limit_misjudged): a body over 1 MiB is 413 and
+//     one at or under it never is; an Idempotency-Key is 1-255 bytes of 0x20-0x7e: a create with
+//     a valid key is never refused for its key, one with an invalid or missing key (and a body
+//     within the limit) is refused 400; JSON nested deeper than 64 levels is refused 400, and JSON
+//     at or under 64 levels that this checker's own parser reads (no duplicate key) is never
+//     refused as invalid JSON;
+//   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
+//     cancel refused as attempt_not_live names an attempt that was not live at some point of the
+//     exchange; a retry refused as attempt_in_flight names an attempt live at some point of it; a
+//     retry refused as job_completed is for a job the store had completed by the answer.
+// Does not check: what a success says (I1, I5, I11), owner scope (I7).
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/check/invariant.hpp"
+
+namespace onejob::check {
+namespace {
+
+constexpr std::size_t kBodyLimit = 1024 * 1024;
+constexpr std::size_t kKeyLimit = 255;
+constexpr std::size_t kDepthLimit = 64;
+
+bool valid_key(const std::string& key) {
+  return !key.empty() && key.size() <= kKeyLimit &&
+         std::ranges::all_of(key, [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
+// The deepest nesting of arrays and objects, strings (and their escapes) skipped.
+std::size_t depth_of(const std::string& text) {
+  std::size_t depth = 0;
+  std::size_t deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Whether this checker's parser reads `text` as one JSON value with no object repeating a key
+// and no number beyond a double.
+bool readable_json(const std::string& text) {
+  std::vector<std::set<std::string>> keys;
+  bool clean = true;
+  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& value) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) keys.emplace_back();
+    if (event == Event::object_end && !keys.empty()) keys.pop_back();
+    if (event == Event::key && !keys.empty() &&
+        !keys.back().insert(value.get<std::string>()).second) {
+      clean = false;
+    }
+    if (event == Event::value && value.is_number_float() && !std::isfinite(value.get<double>())) {
+      clean = false;
+    }
+    return true;
+  };
+  const auto parsed = nlohmann::json::parse(text, callback, false);
+  return clean && !parsed.is_discarded();
+}
+
+std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
+                         const std::string& body) {
+  const std::string error = got.error.value_or("");
+  const bool too_big = body.size() > kBodyLimit;
+  if (too_big != (got.status == 413)) {
+    return too_big ? "a " + std::to_string(body.size()) + "-byte body was not refused 413"
+                   : "a " + std::to_string(body.size()) + "-byte body (the limit is " +
+                         std::to_string(kBodyLimit) + ") was refused 413";
+  }
+  if (too_big) return {};
+  const bool create = sent.action == "create_job";
+  const bool key_ok = sent.key && valid_key(*sent.key);
+  if (sent.key && key_ok && error == "idempotency_key_invalid") {
+    return "a valid " + std::to_string(sent.key->size()) + "-byte Idempotency-Key was refused";
+  }
+  if ((sent.key && !key_ok) || (create && !sent.key)) {
+    if (got.status != 400) {
+      return sent.key ? "an invalid Idempotency-Key (" + std::to_string(sent.key->size()) +
+                            " bytes) was not refused 400"
+                      : "a create without an Idempotency-Key was not refused 400";
+    }
+    return {};
+  }
+  if (body.empty() || (!create && sent.action != "retry")) return {};
+  const std::size_t depth = depth_of(body);
+  if (depth > kDepthLimit && got.status != 400) {
+    return "JSON nested " + std::to_string(depth) + " levels deep was not refused 400";
+  }
+  if (depth <= kDepthLimit && error == "invalid_json" && readable_json(body)) {
+    return "JSON nested " + std::to_string(depth) + " levels deep was refused as invalid";
+  }
+  return {};
+}
+
+// Whether `attempt` was in a live state at any point from trace event `from` to `to`.
+bool live_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t to) {
+  if (attempt.inserted.seq > to) return false;
+  if (is_live_state(attempt.state_before(from))) return true;
+  return std::ranges::any_of(attempt.steps, [&](const auto& step) {
+    return step.seq >= from && step.seq <= to && is_live_state(step.what.to);
+  });
+}
+
+// Whether `attempt` was out of a live state at any point from `from` to `to`.
+bool idle_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t to) {
+  if (!is_live_state(attempt.state_before(from))) return true;
+  return std::ranges::any_of(attempt.steps, [&](const auto& step) {
+    return step.seq >= from && step.seq <= to && !is_live_state(step.what.to);
+  });
+}
+
+std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange) {
+  const auto& answer = exchange.response->what;
+  if (answer.status != 409 || !answer.error) return {};
+  const std::uint64_t from = exchange.request.seq;
+  const std::uint64_t to = exchange.response->seq;
+  const AttemptRecord* attempt = answer.attempt_id ? model.attempt(*answer.attempt_id) : nullptr;
+  const auto& route = exchange.request.what.route;
+  if (route == "cancel_attempt" && *answer.error == "attempt_not_live" && attempt != nullptr &&
+      !idle_during(*attempt, from, to)) {
+    return "refused to cancel " + attempt_ref(attempt->id()) + " as not live, but it was " +
+           std::string(to_string(attempt->state_before(from))) + " throughout";
+  }
+  if (route == "create_attempt" && *answer.error == "attempt_in_flight" &&
+      (attempt == nullptr || !live_during(*attempt, from, to))) {
+    return "refused a retry because " + attempt_ref(answer.attempt_id.value_or(0)) +
+           " was in flight, but it was not live then";
+  }
+  if (route == "create_attempt" && *answer.error == "job_completed" && answer.job_id) {
+    const JobRecord* job = model.job(*answer.job_id);
+    const auto* won = job != nullptr ? job->won() : nullptr;
+    if (won == nullptr || won->seq > to) {
+      return "refused a retry of " + job_ref(*answer.job_id) +
+             " as completed, but the store had not completed it";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<Violation> check_api_contract(const HistoryModel& model) {
+  std::vector<Violation> out;
+  for (const auto& exchange : model.exchanges) {
+    if (!exchange.response) continue;
+    const auto& answer = exchange.response->what;
+    const std::string head = exchange.node + " answered " + exchange.request.what.route + " " +
+                             std::to_string(answer.status) + ": ";
+    if (answer.status >= 500 && answer.status != 503) {
+      out.push_back(violation("I13.internal_error",
+                              head + "no answer but 503 (with Retry-After) may say the server "
+                                     "failed, and a store failure is a 503",
+                              exchange.response->seq, {exchange.request.seq}));
+    } else if (auto untrue = untrue_refusal(model, exchange); !untrue.empty()) {
+      out.push_back(violation("I13.refusal_untrue", head + untrue, exchange.response->seq,
+                              {exchange.request.seq}));
+    }
+  }
+  for (const auto& [number, request] : model.requests) {
+    for (const auto& received : request.received) {
+      const auto& got = received.what;
+      const auto send = static_cast<std::size_t>(got.send);
+      if (send == 0 || send > request.send_seqs.size()) continue;
+      auto sent = events::from_event<events::ClientSent>(
+          (*model.history)[request.send_seqs[send - 1] - 1].event);
+      if (!sent) continue;
+      const std::string head = "request " + std::to_string(number) + " (" + sent->action +
+                               ") was answered " + std::to_string(got.status) + ": ";
+      if (got.status == 503 && !got.retry_after) {
+        out.push_back(violation("I13.no_retry_after", head + "a 503 without Retry-After",
+                                received.seq, {request.send_seqs[send - 1]}));
+        continue;
+      }
+      // A create's resends carry the bytes of its first send.
+      const std::string body = sent->body.value_or(request.first.body.value_or(""));
+      if (auto breach = limit_breach(*sent, got, body); !breach.empty()) {
+        out.push_back(violation("I13.limit_misjudged", head + breach, received.seq,
+                                {request.send_seqs[send - 1]}));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace onejob::check
