@@ -114,22 +114,22 @@ std::string misbacked(const HistoryModel& model, const Success& success, const B
   const AttemptRecord* attempt = model.attempt(named);
   const std::string what = retry ? "retry" : "cancel";
   if (attempt == nullptr || attempt->inserted.seq > success.received->seq) {
-    return "names " + attempt_ref(named) + ", which the store had not inserted";
+    return "naming " + attempt_ref(named) + ", which the store had not inserted";
   }
   if (retry) {
     if (attempt->inserted.what.origin != AttemptOrigin::explicit_retry ||
         attempt->job_id() != success.sent.job_id.value_or(0)) {
-      return "names " + attempt_ref(named) + ", which is not an explicit retry of " +
+      return "naming " + attempt_ref(named) + ", which is not an explicit retry of " +
              job_ref(success.sent.job_id.value_or(0));
     }
     if (auto provider = named_provider(success.sent);
         provider && *provider != attempt->inserted.what.provider) {
-      return "names " + attempt_ref(named) + " on " + attempt->inserted.what.provider +
+      return "naming " + attempt_ref(named) + " on " + attempt->inserted.what.provider +
              ", but the request asked for " + *provider;
     }
   } else {
     if (named != cancelled_in_path(success.sent)) {
-      return "names " + attempt_ref(named) + ", not the attempt its path " +
+      return "naming " + attempt_ref(named) + ", not the attempt its path " +
              success.sent.path.value_or("") + " cancels";
     }
     const bool cancelled = std::ranges::any_of(attempt->steps, [&](const auto& step) {
@@ -238,8 +238,9 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
     const auto made_by = committer(model, *key, *binding);
     if (made_by && (made_by->first != success.request || made_by->second != got.send)) {
       out.push_back(violation("I11.replay_unmarked",
-                              head + "repeating request " + std::to_string(made_by->first) +
-                                  "'s action without Idempotent-Replayed: true",
+                              head + "replaying what request " + std::to_string(made_by->first) +
+                                  " (send " + std::to_string(made_by->second) +
+                                  ") recorded, without Idempotent-Replayed: true",
                               success.received->seq, evidence));
     }
   }

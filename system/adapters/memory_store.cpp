@@ -231,6 +231,11 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
     co_return UpdateAttemptResult{Outcome::fenced, attempt, attempt.state};
   }
   if (!contains(update.from, attempt.state)) {
+    // Defect record-refused-action: the refused action's key is recorded all the same.
+    if (update.key && defects_.has(Defect::record_refused_action)) {
+      actions_.emplace(std::make_pair(update.key->owner_id, update.key->idempotency_key),
+                       ActionRecord{update.key->request_fingerprint, attempt.id});
+    }
     co_return UpdateAttemptResult{Outcome::state_mismatch, attempt, attempt.state};
   }
   const AttemptState before = attempt.state;

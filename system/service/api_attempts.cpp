@@ -71,15 +71,23 @@ std::variant<std::optional<ActionKey>, ApiAnswer> action_key(const Request& requ
 
 Async<ApiAnswer> replay_action(SystemContext& context, const ActionRecord& recorded,
                                const ActionKey& key, int status, bool cancel) {
-  if (recorded.request_fingerprint != key.request_fingerprint) {
+  const Defects& defects = context.config.defects;
+  // Defect action-key-ignores-request: any request replays the key's outcome.
+  if (recorded.request_fingerprint != key.request_fingerprint &&
+      !defects.has(Defect::action_key_ignores_request)) {
     co_return ApiAnswer::failure(422, "idempotency_key_reused",
                                  "this Idempotency-Key was used with a different request");
   }
   auto attempt = co_await context.store.find_attempt(recorded.attempt_id);
   if (!attempt) co_return ApiAnswer::failure(500, "internal", "the recorded attempt is missing");
-  auto answer =
-      ApiAnswer::json(status, (cancel ? cancel_body(*attempt) : retry_body(*attempt)).dump());
-  answer.response.headers.emplace_back("Idempotent-Replayed", "true");
+  auto body = cancel ? cancel_body(*attempt) : retry_body(*attempt);
+  if (!cancel && defects.has(Defect::replay_current_state)) {  // the defect
+    body["state"] = to_string(attempt->state);
+  }
+  auto answer = ApiAnswer::json(status, body.dump());
+  if (!defects.has(Defect::replay_unmarked)) {
+    answer.response.headers.emplace_back("Idempotent-Replayed", "true");
+  }
   answer.job_id = attempt->job_id;
   answer.attempt_id = attempt->id;
   co_return answer;
@@ -184,15 +192,18 @@ Async<ApiAnswer> cancel_attempt(SystemContext& context, const Request& request, 
   const auto& key = keyed.key;
   Settlement settlement(context);
   const Writer operator_writer{"api", std::nullopt};
-  AttemptUpdate cancel{
-      .attempt_id = id,
-      .from = {AttemptState::starting, AttemptState::running, AttemptState::unknown},
-      .to = AttemptState::cancelled,
-      .fence = {},
-      .take_over_as = {},
-      .reason = "cancelled by " + request.principal,
-      .at = context.clock.now(),
-      .key = key};
+  std::vector<AttemptState> live{AttemptState::starting, AttemptState::running,
+                                 AttemptState::unknown};
+  // Defect cancel-skips-unknown: an UNKNOWN attempt is not cancelled.
+  if (context.config.defects.has(Defect::cancel_skips_unknown)) live.pop_back();
+  AttemptUpdate cancel{.attempt_id = id,
+                       .from = live,
+                       .to = AttemptState::cancelled,
+                       .fence = {},
+                       .take_over_as = {},
+                       .reason = "cancelled by " + request.principal,
+                       .at = context.clock.now(),
+                       .key = key};
   auto result = co_await settlement.transition(std::move(cancel), operator_writer);
   if (result.outcome == UpdateAttemptResult::Outcome::key_exists && result.recorded) {
     co_return co_await replay_action(context, *result.recorded, *key, 200, true);

@@ -101,7 +101,9 @@ Async<Response> ApiHandler::handle(Request request) {
       answer = co_await route_request(context_, request, route);
     }
   } catch (const StoreError& error) {
-    if (error.kind() == StoreError::Kind::rejected) {
+    if (context_.config.defects.has(Defect::store_error_500)) {  // the defect
+      answer = ApiAnswer::failure(500, "internal", error.what());
+    } else if (error.kind() == StoreError::Kind::rejected) {
       // Retrying cannot help: the store cannot hold a value of this request.
       answer = ApiAnswer::failure(400, "unstorable_value", error.what());
     } else {

@@ -93,7 +93,9 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     co_return ApiAnswer::failure(400, "idempotency_key_missing",
                                  "POST /jobs requires an Idempotency-Key header");
   }
-  if (!is_valid_idempotency_key(*key)) {
+  // Defect key-limit-off-by-one: a limit of 254.
+  if (!is_valid_idempotency_key(*key) ||
+      (context.config.defects.has(Defect::key_limit_off_by_one) && key->size() == 255)) {
     co_return ApiAnswer::failure(400, "idempotency_key_invalid",
                                  "Idempotency-Key must be 1-255 printable ASCII characters");
   }

@@ -68,10 +68,39 @@ constexpr DefectInfo kDefects[] = {
     {Defect::forget_lost_claims, "forget-lost-claims",
      "a worker whose claim's reply was lost never looks for the attempt it may hold: the attempt "
      "waits for its lease to expire, and without a reconciler stays RUNNING forever"},
+    {Defect::replay_current_state, "replay-current-state",
+     "a replayed retry answers with the attempt's state now instead of repeating its first answer"},
+    {Defect::record_refused_action, "record-refused-action",
+     "a cancel the store refuses (the attempt is not live) still records its Idempotency-Key: the "
+     "same request again is replayed as a successful cancel",
+     true},
+    {Defect::action_key_ignores_request, "action-key-ignores-request",
+     "an operator action's key replays its recorded outcome whatever the request it comes with "
+     "(no 422 for another action, job or body)"},
+    {Defect::replay_unmarked, "replay-unmarked",
+     "a replayed operator action leaves out the Idempotent-Replayed header"},
+    {Defect::failover_past_limit, "failover-past-limit",
+     "failover stops only after attempt_limit + 1 attempts (an off-by-one in the limit)"},
+    {Defect::claim_past_capacity, "claim-past-capacity",
+     "a worker claims while it runs worker_capacity attempts (an off-by-one in the capacity "
+     "check)"},
+    {Defect::fail_won_job_attempt, "fail-won-job-attempt",
+     "a claimed attempt of a job another attempt already won is marked FAILED instead of "
+     "CANCELLED"},
+    {Defect::store_error_500, "store-error-500",
+     "a store failure reaches the client as 500 instead of 503 with Retry-After"},
+    {Defect::key_limit_off_by_one, "key-limit-off-by-one",
+     "an Idempotency-Key of exactly 255 characters is refused as invalid"},
+    {Defect::cancel_skips_unknown, "cancel-skips-unknown",
+     "an operator's cancel of an UNKNOWN attempt is refused as not live (it cancels only STARTING "
+     "and RUNNING), so a blocked job cannot be unblocked"},
+    {Defect::discard_reports_winner, "discard-reports-winner",
+     "result.discarded reports the winner's result bytes instead of the discarded ones"},
 };
 
 static_assert(lists_in_order(kDefects, &DefectInfo::defect) &&
-                  std::size(kDefects) == static_cast<std::size_t>(Defect::forget_lost_claims) + 1,
+                  std::size(kDefects) ==
+                      static_cast<std::size_t>(Defect::discard_reports_winner) + 1,
               "kDefects lists every Defect once, in declaration order");
 
 }  // namespace

@@ -32,6 +32,17 @@ enum class Defect {
   no_redrive,
   capacity_leak,
   forget_lost_claims,
+  replay_current_state,
+  record_refused_action,
+  action_key_ignores_request,
+  replay_unmarked,
+  failover_past_limit,
+  claim_past_capacity,
+  fail_won_job_attempt,
+  store_error_500,
+  key_limit_off_by_one,
+  cancel_skips_unknown,
+  discard_reports_winner,
 };
 
 struct DefectInfo {
@@ -59,7 +70,7 @@ class Defects {
   bool any() const { return on_.any(); }
 
  private:
-  std::bitset<static_cast<std::size_t>(Defect::forget_lost_claims) + 1> on_;
+  std::bitset<static_cast<std::size_t>(Defect::discard_reports_winner) + 1> on_;
 };
 
 }  // namespace onejob

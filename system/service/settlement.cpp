@@ -125,10 +125,14 @@ Async<void> Settlement::answered(const Attempt& attempt, const Job& job, const s
                                                        .result = result.job->result});
   } else {
     events::emit(context_.events,
-                 events::ResultDiscarded{.job_id = job.id,
-                                         .attempt_id = attempt.id,
-                                         .winner = result.job->completed_by.value_or(0),
-                                         .result = result.attempt->result});
+                 events::ResultDiscarded{
+                     .job_id = job.id,
+                     .attempt_id = attempt.id,
+                     .winner = result.job->completed_by.value_or(0),
+                     // Defect discard-reports-winner: the job's bytes.
+                     .result = context_.config.defects.has(Defect::discard_reports_winner)
+                                   ? result.job->result
+                                   : result.attempt->result});
   }
 }
 
@@ -192,7 +196,10 @@ Async<void> Settlement::fail_over(JobId job_id, const Attempt& failed_attempt) {
   const auto attempts = co_await context_.store.list_attempts(job_id);
   std::string reason;
   std::optional<std::string> next;
-  if (static_cast<int>(attempts.size()) >= context_.config.policy.attempt_limit) {
+  // Defect failover-past-limit: one attempt more than the limit.
+  const int limit = context_.config.policy.attempt_limit +
+                    (context_.config.defects.has(Defect::failover_past_limit) ? 1 : 0);
+  if (static_cast<int>(attempts.size()) >= limit) {
     reason =
         "attempt limit of " + std::to_string(context_.config.policy.attempt_limit) + " reached";
   } else {

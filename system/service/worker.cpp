@@ -177,6 +177,12 @@ Async<void> run_attempt(CorePtr core, Attempt attempt, Slot slot) {
   const std::vector<AttemptState> only_running{AttemptState::running};
   if (job->completed_by) {
     if (leaks) slot.leak();
+    if (context.config.defects.has(Defect::fail_won_job_attempt)) {  // the defect: FAILED
+      const std::string reason = "job already completed";
+      co_await retry_store(core, attempt.id,
+                           [&] { return settlement.failed(attempt, reason, only_running, me); });
+      co_return;
+    }
     AttemptUpdate update{
         .attempt_id = attempt.id,
         .from = only_running,
@@ -321,7 +327,10 @@ Async<void> run_loop(CorePtr core) {
   while (core->alive) {
     ONEJOB_ASSERT(core->in_flight >= 0, core->name + ": attempts in flight went negative");
     Duration wait = policy.worker_poll;
-    if (core->in_flight < policy.worker_capacity) {
+    // Defect claim-past-capacity: one attempt more than the capacity.
+    const int capacity = policy.worker_capacity +
+                         (core->context.config.defects.has(Defect::claim_past_capacity) ? 1 : 0);
+    if (core->in_flight < capacity) {
       Work work;
       try {
         work = co_await next_work(core);
@@ -333,7 +342,7 @@ Async<void> run_loop(CorePtr core) {
       }
       for (auto& attempt : work.attempts) {
         if (!core->alive) break;
-        if (core->in_flight >= policy.worker_capacity) {
+        if (core->in_flight >= capacity) {
           core->claim_maybe_held = true;  // the rest once capacity frees up
           break;
         }
