@@ -149,19 +149,22 @@ std::string misbacked(const HistoryModel& model, const Success& success, const B
   return {};
 }
 
-// The client request and send whose API exchange committed `binding`, when one did.
-std::optional<std::pair<std::int64_t, std::int64_t>> committer(const HistoryModel& model,
-                                                               const OwnerKey& key,
-                                                               const Binding& binding) {
+// The client requests and sends whose API exchanges may have committed `binding`: every exchange
+// of that key on the committing node open at the commit (two sends of one request can be in
+// flight on one node at once; either may have made the write).
+std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& model,
+                                                           const OwnerKey& key,
+                                                           const Binding& binding) {
+  std::set<std::pair<std::int64_t, std::int64_t>> out;
   for (const auto& exchange : model.exchanges) {
     if (exchange.node != binding.by || exchange.request.seq > binding.seq) continue;
     if (exchange.response && exchange.response->seq < binding.seq) continue;
     if (exchange.request.what.owner != key.first || exchange.request.what.key != key.second) {
       continue;
     }
-    return std::pair{exchange.client_request, exchange.client_send};
+    out.emplace(exchange.client_request, exchange.client_send);
   }
-  return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -235,11 +238,13 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
       }
     }
     if (binding == nullptr || got.replayed.value_or(false)) continue;
-    const auto made_by = committer(model, *key, *binding);
-    if (made_by && (made_by->first != success.request || made_by->second != got.send)) {
+    const auto made_by = committers(model, *key, *binding);
+    if (!made_by.empty() && !made_by.contains({success.request, got.send})) {
+      const auto& [request, send] = *made_by.begin();
       out.push_back(violation("I11.replay_unmarked",
-                              head + "replaying what request " + std::to_string(made_by->first) +
-                                  " (send " + std::to_string(made_by->second) +
+                              head + "to send " + std::to_string(got.send) +
+                                  ", replaying what request " + std::to_string(request) +
+                                  " (send " + std::to_string(send) +
                                   ") recorded, without Idempotent-Replayed: true",
                               success.received->seq, evidence));
     }

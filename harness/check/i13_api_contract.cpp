@@ -84,6 +84,7 @@ bool readable_json(const std::string& text) {
 
 std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
                          const std::string& body) {
+  if (got.status == 502) return {};  // the load balancer's, not the API's
   const std::string error = got.error.value_or("");
   const bool too_big = body.size() > kBodyLimit;
   if (too_big != (got.status == 413)) {

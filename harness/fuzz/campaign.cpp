@@ -52,7 +52,7 @@ rc::Gen<RawCase> raw_case() {
                     *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
               }));
           provider.at_deadline = *rc::gen::element(false, false, false, true);
-          provider.tiny = *rc::gen::element(false, false, false, false, false, true);
+          provider.prompt_limit = *rc::gen::element(0, 0, 0, 0, 0, 0, 1, 2);
           return provider;
         }));
     raw.links = *list<RawLink>(kLinkCount, rc::gen::exec([] {
@@ -67,15 +67,24 @@ rc::Gen<RawCase> raw_case() {
                                        *rc::gen::inRange(0, 30'000), *rc::gen::inRange(0, 20'000),
                                        *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 3)};
                                  }));
-    raw.steps =
-        *list<RawStep>(kMaxSteps, rc::gen::exec([] {
-                         return RawStep{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 20'000),
-                                        *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 3),
-                                        *rc::gen::inRange(0, 6), *rc::gen::inRange(0, 4),
-                                        *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4)};
-                       }));
+    raw.steps = *list<RawStep>(
+        kMaxSteps, rc::gen::exec([] {
+          return RawStep{*rc::gen::inRange(0, 6),
+                         *rc::gen::inRange(0, 20'000),
+                         *rc::gen::inRange(0, 3),
+                         *rc::gen::inRange(0, 3),
+                         *rc::gen::inRange(0, 6),
+                         *rc::gen::inRange(0, 4),
+                         *rc::gen::inRange(0, 3),
+                         *rc::gen::inRange(0, 4),
+                         *rc::gen::element(0, 0, 0, 1, 2),
+                         *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6),
+                         *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2)};
+        }));
     raw.reconciler = *rc::gen::element(1, 1, 0);
-    raw.capacity = *rc::gen::element(3, 3, 0, 1);
+    raw.capacity = *rc::gen::element(3, 3, 0, 1, 2);
+    raw.attempt_limit = *rc::gen::element(4, 4, 4, 0, 1, 2);
+    raw.edge = *rc::gen::element(0, 0, 0, 0, 1);
     return raw;
   });
 }

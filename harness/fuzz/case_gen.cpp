@@ -17,6 +17,11 @@ using scenario::ProviderOutcome;
 
 constexpr const char* kProviders[] = {"alpha", "beta", "gamma"};
 constexpr const char* kKeys[] = {"k1", "k2", "k3"};
+constexpr const char* kActionKeys[] = {"op-x", "op-y"};
+// Idempotency-Keys at the edges of the rule (1-255 characters of 0x20-0x7e): valid ones first.
+const std::string kOddKeys[] = {
+    std::string(255, 'k'), " ~", std::string(256, 'k'), "", "k\x1f", "k\x7f"};
+constexpr std::size_t kPromptLimits[] = {4096, 8, 24};
 constexpr Ppm kRates[] = {0, 10'000, 50'000, 200'000};  // 0, 1%, 5%, 20%
 constexpr ProviderOutcome kOutcomes[] = {
     ProviderOutcome::ok,
@@ -72,6 +77,14 @@ constexpr std::string_view kBodies[] = {
     R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
     R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
 };
+
+// A classify request whose input carries a list nested so that the whole body is `depth` levels
+// deep (the body and its input are two).
+std::string nested_body(std::size_t depth, const std::string& provider) {
+  const std::size_t lists = depth - 2;
+  return R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":"deep","n":)" +
+         std::string(lists, '[') + std::string(lists, ']') + "}}";
+}
 
 // Body `index`; one past the last is the first request on another provider.
 std::string body(int index, const std::vector<std::string>& providers) {
@@ -211,8 +224,9 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       scenario::TimelineEntry create = entry;
       create.kind = scenario::TimelineEntry::Kind::create_job;
       create.create_job.client = create.client;
-      create.create_job.key = pick(kKeys, s.key);
-      create.create_job.body = body(s.body, providers);
+      create.create_job.key = s.odd_key > 0 ? pick(kOddKeys, s.odd_key - 1) : pick(kKeys, s.key);
+      create.create_job.body =
+          s.deep > 0 ? nested_body(s.deep == 1 ? 64 : 65, providers[0]) : body(s.body, providers);
       create.request = static_cast<int>(spec.timeline.size()) + 1;
       creates.push_back({create.request, at, body_provider(s.body, providers)});
       spec.timeline.push_back(std::move(create));
@@ -234,6 +248,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     } else {
       entry.kind = scenario::TimelineEntry::Kind::retry;
     }
+    if (s.action_key > 0) entry.action_key = pick(kActionKeys, s.action_key - 1);
     if (kind == retry && s.provider % 4 != 0) {
       entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
     }
@@ -277,10 +292,13 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   auto& policy = spec.policy;
   policy.attempt_deadline = std::chrono::seconds(2 + std::max(raw.deadline_s, 0) % 20);
   policy.lease =
-      policy.attempt_deadline + std::chrono::seconds(1 + std::max(raw.lease_extra_s, 0) % 20);
+      policy.attempt_deadline +
+      (raw.edge % 2 == 1 ? Duration(1ms)
+                         : std::chrono::seconds(1 + std::max(raw.lease_extra_s, 0) % 20));
   policy.reconcile_period = std::chrono::seconds(1 + std::max(raw.reconcile_s, 0) % 10);
   policy.worker_poll = 250ms;  // idle polling is most of a run's loop events
   policy.worker_capacity = 1 + std::max(raw.capacity, 0) % 4;
+  policy.attempt_limit = 1 + std::max(raw.attempt_limit, 0) % 5;
   policy.client_timeout = 2s;
   policy.client_retries = std::max(raw.client_retries, 0) % 4;
   policy.lb_timeout = 1s;
@@ -299,7 +317,7 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     const Duration own = grid(raw, std::chrono::milliseconds(1 + p.latency_ms % 3'000));
     provider.latency = {own, own};
     provider.certify = p.certify;
-    if (p.tiny) provider.max_prompt_tokens = 8;
+    provider.max_prompt_tokens = pick(kPromptLimits, p.prompt_limit);
     if (p.behaviour % 2 == 1) provider.default_call.outcome = ProviderOutcome::plausible;
     for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {
       scenario::ProviderCallSpec call{pick(kOutcomes, p.script[k].outcome), std::nullopt};

@@ -38,6 +38,15 @@ struct RawStep {
   int target = 0;    // action: which earlier create
   int attempt = 0;   // cancel: attempt number - 1
   int provider = 0;  // retry: 0 none, else providers[provider - 1]
+  // retry, cancel: 0 the action's own key; else one of a small pool shared by every action (keys
+  // reused across actions and jobs on purpose).
+  int action_key = 0;
+  // create: 0 a key from the pool; else one at a boundary of the key rules (255 and 256
+  // characters, empty, space and tilde, 0x1f, 0x7f).
+  int odd_key = 0;
+  // create: 0 the body `body` names; 1 and 2 JSON nested exactly at the depth limit (64) and one
+  // level past it.
+  int deep = 0;
 };
 
 struct RawCall {
@@ -53,9 +62,9 @@ struct RawProvider {
   // Its own latency makes answers reach the worker at the very instant the attempt's deadline
   // fires (the deadline and the answer race).
   bool at_deadline = false;
-  // It takes prompts of 8 tokens at most: attempts on it fail before any call (a worker's
-  // early return).
-  bool tiny = false;
+  // Its prompt limit: 0 the default (4096 tokens); 1 8 tokens (every attempt on it fails before
+  // any call: a worker's early return); 2 24 tokens (short inputs fit, long ones do not).
+  int prompt_limit = 0;
 };
 
 struct RawLink {
@@ -96,8 +105,11 @@ struct RawCase {
   // workers' 250 ms poll), so that answers of two attempts can reach the store at one instant
   // (the seed then orders them). 3: "race": a 1 s grid, and providers set up for kind 5 steps.
   int profile = 0;
-  int reconciler = 1;  // 0: the topology has no reconciler
-  int capacity = 3;    // worker_capacity - 1
+  int reconciler = 1;     // 0: the topology has no reconciler
+  int capacity = 3;       // worker_capacity - 1
+  int attempt_limit = 4;  // attempt_limit - 1
+  // 1: edges of time: the lease is the attempt deadline plus 1 ms.
+  int edge = 0;
   std::vector<RawProvider> providers;
   std::vector<RawLink> links;  // in scenario::kLinks order
   std::vector<RawFault> faults;

@@ -1,5 +1,6 @@
 #include "harness/scenario/yaml_writer.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "harness/scenario/yaml_reader.hpp"
@@ -7,11 +8,32 @@
 namespace onejob::scenario {
 namespace {
 
-// A YAML single-quoted scalar: every byte kept, quotes doubled.
+// A YAML scalar keeping every byte: single-quoted (quotes doubled), or double-quoted with \xNN
+// escapes when the text holds a control character (0x00-0x1f, 0x7f), which YAML cannot carry
+// unescaped.
 std::string quoted(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+  const bool control = std::ranges::any_of(
+      text, [](char c) { return (static_cast<unsigned char>(c) < 0x20) || c == 0x7f; });
+  if (!control) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+  }
+  std::string out = "\"";
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\x%02x", byte);
+      out += escape;
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 std::string duration(Duration value) { return format_duration(value); }
