@@ -38,7 +38,7 @@ rc::Gen<RawCase> raw_case() {
     raw.lb_retries = *rc::gen::inRange(0, 3);
     raw.clients = *rc::gen::inRange(0, 3);
     raw.owners = *rc::gen::inRange(0, 2);
-    raw.profile = *rc::gen::element(0, 0, 0, 1, 2, 3);
+    raw.profile = *rc::gen::element(0, 0, 0, 1, 2, 3, 4);
     raw.providers = *list<RawProvider>(
         kMaxProviders, rc::gen::exec([] {
           RawProvider provider;

@@ -40,9 +40,9 @@ const T& pick(const T (&options)[N], int index) {
 
 // In the "ties" profiles, a duration rounded up to a grid of whole seconds (a multiple of the
 // workers' 250 ms poll): few distinct instants, so answers of two attempts often meet at one.
-// Profile 0 has no grid; 3 is "race" (see build_scenario).
+// Profile 0 has no grid; 3 is "race" and 4 "busy" (see build_scenario).
 constexpr Duration kGrids[] = {Duration(1), std::chrono::seconds(1), std::chrono::seconds(5),
-                               std::chrono::seconds(1)};
+                               std::chrono::seconds(1), std::chrono::seconds(1)};
 Duration grid(const RawCase& raw, Duration value) {
   const Duration step = pick(kGrids, raw.profile);
   return (value + step - Duration(1)) / step * step;
@@ -306,8 +306,16 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   // The "race" profile sets the stage for kind 5 steps: a second provider that passes
   // certification, and a first provider whose first answer is slow enough to be raced.
   const bool race = raw.profile == 3;
+  // The "busy" profile: one worker with one slot, and a first provider slow to answer its first
+  // call, so an operator's retry after a cancel waits for the slot while the cancelled attempt
+  // may still win: the worker then claims an attempt whose job is already won.
+  const bool busy = raw.profile == 4;
+  if (busy) {
+    spec.topology.workers = 1;
+    policy.worker_capacity = 1;
+  }
   const std::size_t provider_count =
-      std::clamp<std::size_t>(raw.providers.size(), race ? 2 : 1, kMaxProviders);
+      std::clamp<std::size_t>(raw.providers.size(), race || busy ? 2 : 1, kMaxProviders);
   std::vector<std::string> provider_names;
   for (std::size_t i = 0; i < provider_count; ++i) {
     const RawProvider fallback;
@@ -327,7 +335,7 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
       }
       provider.script.push_back(call);
     }
-    if (race && i == 0) {
+    if ((race || busy) && i == 0) {
       const Duration slow = grid(raw, std::chrono::milliseconds(3'000 + p.latency_ms % 10'000));
       scenario::ProviderCallSpec first{ProviderOutcome::ok, scenario::LatencySpec{slow, slow}};
       if (provider.script.empty()) {
@@ -336,7 +344,7 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
         provider.script[0] = first;
       }
     }
-    if (race && i == 1) provider.certify = true;
+    if ((race || busy) && i == 1) provider.certify = true;
     provider_names.push_back(provider.name);
     spec.providers.push_back(std::move(provider));
   }

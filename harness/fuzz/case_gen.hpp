@@ -104,6 +104,7 @@ struct RawCase {
   // 1 and 2: "ties": instant links and every time on a grid of 1 s or 5 s (multiples of the
   // workers' 250 ms poll), so that answers of two attempts can reach the store at one instant
   // (the seed then orders them). 3: "race": a 1 s grid, and providers set up for kind 5 steps.
+  // 4: "busy": a 1 s grid, one worker with one slot, the first provider slow to answer first.
   int profile = 0;
   int reconciler = 1;     // 0: the topology has no reconciler
   int capacity = 3;       // worker_capacity - 1
