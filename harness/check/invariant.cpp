@@ -44,6 +44,80 @@ const std::vector<Invariant>& all_invariants() {
   return invariants;
 }
 
+const std::vector<std::string_view>& all_safety_clauses() {
+  static const std::vector<std::string_view> clauses = {
+      "I1.second_job_for_key",
+      "I1.job_nobody_sent",
+      "I1.answered_key_has_no_job",
+      "I1.answered_another_job",
+      "I2.reuse_accepted",
+      "I2.conflict_names_a_job",
+      "I2.conflict_for_a_free_key",
+      "I2.replay_refused",
+      "I3.two_live",
+      "I3.attempt_of_unknown_job",
+      "I3.moved_never_inserted",
+      "I3.moved_from_another_state",
+      "I3.refused_without_live",
+      "I4.timeout_failed",
+      "I4.job_failed_while_unknown",
+      "I4.failed_not_cancelled",
+      "I5.two_winners",
+      "I5.version_not_bumped_once",
+      "I5.result_not_offered",
+      "I5.loser_reached_job",
+      "I5.lost_without_winner",
+      "I5.settled_without_cas",
+      "I5.state_after_cas",
+      "I5.read_after_win_not_won",
+      "I5.read_wrong_winner",
+      "I5.read_winner_unknown_to_store",
+      "I5.read_wrong_result",
+      "I6.uncertified_provider",
+      "I6.certified_without_call",
+      "I6.certified_on_failed_call",
+      "I6.failover_before_failure",
+      "I6.failover_out_of_order",
+      "I6.invalid_output_won",
+      "I6.result_never_produced",
+      "I6.result_not_answered",
+      "I7.job_without_attempt",
+      "I7.read_across_owners",
+      "I7.job_hidden_from_owner",
+      "I8.answer_dropped",
+      "I8.truth_not_learned",
+      "I8.never_sent",
+      "I8.unclaimed",
+      "I8.still_running",
+      "I8.stuck",
+      "I9.executed_twice",
+      "I9.executed_beside_earlier",
+      "I10.write_after_takeover",
+      "I11.key_committed_twice",
+      "I11.unbacked_success",
+      "I11.answer_misstates",
+      "I11.replay_differs",
+      "I11.key_shared",
+      "I11.replay_unmarked",
+      "I12.attempt_limit",
+      "I12.over_capacity",
+      "I13.internal_error",
+      "I13.no_retry_after",
+      "I13.limit_misjudged",
+      "I13.refusal_untrue",
+      "I14.report_untrue",
+      "log.job_row_missing",
+      "log.job_row_differs",
+      "log.attempt_row_missing",
+      "log.attempt_state_differs",
+  };
+  return clauses;
+}
+
+bool is_safety_clause(std::string_view clause) {
+  return std::ranges::find(all_safety_clauses(), clause) != all_safety_clauses().end();
+}
+
 const Invariant* find_invariant(std::string_view id) {
   const auto& invariants = all_invariants();
   auto it = std::ranges::find(invariants, id, &Invariant::id);
@@ -84,6 +158,8 @@ Violation violation(std::string_view clause, std::string message,
   const auto known = std::ranges::find(rules, rule, &RuleInfo::id);
   ONEJOB_ASSERT(known != rules.end() && dot != std::string_view::npos && dot + 1 < clause.size(),
                 "a violation's clause is <rule>.<name> of a known rule: " + std::string(clause));
+  ONEJOB_ASSERT(known->category != Category::safety || is_safety_clause(clause),
+                "a safety clause is registered in all_safety_clauses: " + std::string(clause));
   return Violation{std::string(rule),  std::string(clause), known->category,
                    std::move(message), event_seq,           std::move(evidence)};
 }

@@ -58,6 +58,12 @@ struct Invariant {
 
 // Every invariant checker, in id order.
 const std::vector<Invariant>& all_invariants();
+
+// Every clause a safety rule (I1..I14, log) can break, "<rule>.<name>", in rule order: the
+// promise table (harness/README.md) gives each a promise, an oracle and the scenarios that
+// require it, and violation() refuses a safety clause missing here.
+const std::vector<std::string_view>& all_safety_clauses();
+bool is_safety_clause(std::string_view clause);
 // nullptr when no checker has this id.
 const Invariant* find_invariant(std::string_view id);
 

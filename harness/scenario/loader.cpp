@@ -72,6 +72,7 @@ class Loader {
   void load_expectations(const YAML::Node& node);
   int request_number(const YAML::Node& node);
   void load_invariants(const YAML::Node& node);
+  void load_requires(const YAML::Node& node);
 
   YamlReader reader_;
   ScenarioSpec spec_;
@@ -80,7 +81,8 @@ class Loader {
 ScenarioSpec Loader::load(const YAML::Node& root) {
   YamlMap top(reader_, root, "scenario",
               {"name", "description", "seed", "duration", "quiet", "swarm", "topology", "policy",
-               "providers", "clients", "network", "faults", "timeline", "expect", "invariants"});
+               "providers", "clients", "network", "faults", "timeline", "expect", "invariants",
+               "requires"});
   spec_.file = reader_.file();
   const auto name = top.require("name");
   spec_.name = reader_.string(name, "name");
@@ -114,6 +116,7 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
       spec_.invariants.emplace_back(invariant.id);
     }
   }
+  if (auto required = top.get("requires")) load_requires(*required);
   check_run_size(top.get("duration") ? *top.get("duration") : top.require("timeline"));
   return std::move(spec_);
 }
@@ -449,6 +452,27 @@ void Loader::load_invariants(const YAML::Node& node) {
       reader_.fail(item, "invariant \"" + id + "\" is listed twice");
     }
     spec_.invariants.push_back(std::move(id));
+  }
+}
+
+// The safety clauses whose promise the scenario's story is about (the promise table's "scenarios
+// that require it"): registered clauses of rules the scenario checks.
+void Loader::load_requires(const YAML::Node& node) {
+  reader_.expect_sequence(node, "requires (a list of clauses such as I5.two_winners)");
+  for (const auto& item : node) {
+    auto clause = reader_.string(item, "clause");
+    if (!check::is_safety_clause(clause)) {
+      reader_.fail(item, "unknown clause \"" + clause +
+                             "\" (the promise table in harness/README.md lists every clause)");
+    }
+    const std::string rule = clause.substr(0, clause.find('.'));
+    if (rule != "log" && std::ranges::find(spec_.invariants, rule) == spec_.invariants.end()) {
+      reader_.fail(item, "requires " + clause + ", but the scenario does not check " + rule);
+    }
+    if (std::ranges::find(spec_.required, clause) != spec_.required.end()) {
+      reader_.fail(item, "clause \"" + clause + "\" is listed twice");
+    }
+    spec_.required.push_back(std::move(clause));
   }
 }
 

@@ -221,6 +221,9 @@ struct ScenarioSpec {
   std::vector<TimelineEntry> timeline;
   Expectations expect;
   std::vector<std::string> invariants;  // ids of the invariant checkers that apply
+  // `requires`: the safety clauses this scenario's story is about (declared, for the promise
+  // table; every clause of the checked rules judges every run regardless).
+  std::vector<std::string> required;
 };
 
 // ---- the topology's node names ----------------------------------------------------------------

@@ -1,0 +1,177 @@
+// I11-I14 on hand-made histories: the clauses no named defect reaches in the catalogue, each shown
+// failing on the history that breaks it and passing on the one that keeps it.
+#include <boost/test/unit_test.hpp>
+
+#include "harness/check/invariant.hpp"
+
+#include "tests/support/histories.hpp"
+
+namespace onejob::check {
+namespace {
+
+using namespace onejob::test;
+using S = AttemptState;
+
+// Job 1 whose attempt 1 failed; the operator's retry (request 2 of `owner`, key `key`) then
+// inserted attempt 2 and recorded the key.
+void retried(HistoryBuilder& h, const std::string& key = "op-1") {
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  auto retry = attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1");
+  retry.action_owner = "alice";
+  retry.action_key = key;
+  h.add(kStore, retry);
+}
+
+events::ClientSent retry_sent(std::int64_t request, std::int64_t send, std::string key,
+                              std::int64_t job = 1) {
+  return events::ClientSent{.request = request,
+                            .send = send,
+                            .action = "retry",
+                            .owner = "alice",
+                            .key = std::move(key),
+                            .job_id = job,
+                            .path = "/jobs/" + std::to_string(job) + "/attempts"};
+}
+
+// The 201 a retry's client reads: attempt 2 of job 1, STARTING, with `digest` as the body's.
+events::ClientReceived retry_answer(std::int64_t request, std::int64_t send, std::string digest,
+                                    bool replayed) {
+  events::ClientReceived got{.request = request,
+                             .send = send,
+                             .status = 201,
+                             .body_digest = std::move(digest),
+                             .job_id = 1,
+                             .attempt_id = 2,
+                             .shown_state = "STARTING"};
+  if (replayed) got.replayed = true;
+  return got;
+}
+
+BOOST_AUTO_TEST_SUITE(new_rules)
+
+BOOST_AUTO_TEST_CASE(i11_a_replay_repeating_the_first_answer_passes) {
+  HistoryBuilder h;
+  retried(h);
+  h.add("ops", retry_sent(2, 1, "op-1")).add("ops", retry_answer(2, 1, "aa", false));
+  h.add("ops", retry_sent(2, 2, "op-1")).add("ops", retry_answer(2, 2, "aa", true));
+  require_none(check_operator_actions(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(i11_a_replay_with_other_bytes_is_a_violation) {
+  HistoryBuilder h;
+  retried(h);
+  h.add("ops", retry_sent(2, 1, "op-1")).add("ops", retry_answer(2, 1, "aa", false));
+  h.add("ops", retry_sent(2, 2, "op-1"));
+  const auto seq = h.add("ops", retry_answer(2, 2, "bb", true)).last_seq();
+  require_one(check_operator_actions(h.model()), "I11.replay_differs", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i11_one_key_recorded_twice_is_a_violation) {
+  HistoryBuilder h;
+  retried(h);
+  auto again = attempt_inserted(1, 3, 3, "alpha", AttemptOrigin::explicit_retry, "api-1");
+  again.action_owner = "alice";
+  again.action_key = "op-1";
+  const auto seq = h.add(kStore, again).last_seq();
+  require_one(check_operator_actions(h.model()), "I11.key_committed_twice", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i11_one_key_answered_to_two_requests_is_a_violation) {
+  HistoryBuilder h;
+  retried(h);
+  h.add("ops", retry_sent(2, 1, "op-1")).add("ops", retry_answer(2, 1, "aa", false));
+  // Another request under the same key: the same job, but with a body naming a provider.
+  auto other = retry_sent(3, 1, "op-1");
+  other.body = R"({"provider":"alpha"})";
+  h.add("ops", other);
+  const auto seq = h.add("ops", retry_answer(3, 1, "aa", true)).last_seq();
+  require_one(check_operator_actions(h.model()), "I11.key_shared", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i13_a_503_without_retry_after_is_a_violation) {
+  HistoryBuilder h;
+  h.add("browser", create_sent(1, "alice", "k1", kBody));
+  auto unavailable = received(1, 503, std::nullopt);
+  unavailable.error = "store_unavailable";
+  const auto seq = h.add("browser", unavailable).last_seq();
+  require_one(check_api_contract(h.model()), "I13.no_retry_after", seq);
+  unavailable.retry_after = "1";
+  HistoryBuilder ok;
+  ok.add("browser", create_sent(1, "alice", "k1", kBody)).add("browser", unavailable);
+  require_none(check_api_contract(ok.model()));
+}
+
+BOOST_AUTO_TEST_CASE(i13_the_body_limit_is_judged_at_its_exact_boundary) {
+  const std::string padding(1024 * 1024 - kBody.size(), ' ');
+  for (const bool over : {false, true}) {
+    BOOST_TEST_CONTEXT("over the limit: " << over) {
+      const std::string body = kBody + padding + (over ? " " : "");
+      HistoryBuilder refused;
+      refused.add("browser", create_sent(1, "alice", "k1", body));
+      const auto seq = refused.add("browser", received(1, 413, std::nullopt)).last_seq();
+      HistoryBuilder accepted;
+      accepted.add("browser", create_sent(1, "alice", "k1", body));
+      accepted.add("browser", received(1, 201, 1));
+      if (over) {
+        require_none(check_api_contract(refused.model()));
+        require_one(check_api_contract(accepted.model()), "I13.limit_misjudged", 2);
+      } else {
+        require_one(check_api_contract(refused.model()), "I13.limit_misjudged", seq);
+        require_none(check_api_contract(accepted.model()));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(i13_json_depth_is_judged_at_its_exact_boundary) {
+  auto nested = [](std::size_t depth) {
+    return R"({"input":{"n":)" + std::string(depth - 2, '[') + std::string(depth - 2, ']') +
+           R"(},"operation":"classify","provider":"alpha"})";
+  };
+  auto refused_as_invalid = [](std::int64_t request) {
+    auto got = received(request, 400, std::nullopt);
+    got.error = "invalid_json";
+    return got;
+  };
+  HistoryBuilder at_limit;
+  at_limit.add("browser", create_sent(1, "alice", "k1", nested(64)));
+  const auto seq = at_limit.add("browser", refused_as_invalid(1)).last_seq();
+  require_one(check_api_contract(at_limit.model()), "I13.limit_misjudged", seq);
+  HistoryBuilder past_limit;
+  past_limit.add("browser", create_sent(1, "alice", "k1", nested(65)));
+  past_limit.add("browser", refused_as_invalid(1));
+  require_none(check_api_contract(past_limit.model()));
+  HistoryBuilder accepted_past;
+  accepted_past.add("browser", create_sent(1, "alice", "k1", nested(65)));
+  accepted_past.add("browser", received(1, 201, 1));
+  require_one(check_api_contract(accepted_past.model()), "I13.limit_misjudged", 2);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1));
+  h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                .attempt_id = 1,
+                                                .from = S::starting,
+                                                .to = S::running,
+                                                .reason = "claimed",
+                                                .by = "worker-1",
+                                                .token = 1});
+  require_none(check_reports(h.model()));
+  const auto seq = h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                                 .attempt_id = 1,
+                                                                 .from = S::running,
+                                                                 .to = S::failed,
+                                                                 .reason = "provider refused",
+                                                                 .by = "worker-1"})
+                       .last_seq();
+  require_one(check_reports(h.model()), "I14.report_untrue", seq);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace onejob::check
