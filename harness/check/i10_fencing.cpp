@@ -8,7 +8,10 @@
 //     other node moved the attempt RUNNING -> UNKNOWN (taking the expired lease over), whether
 //     or not that takeover changed the token (a completion is reported at its compare-and-swap,
 //     the first write it commits);
-//   - every committed write that names a token (its fence) names the attempt's token.
+//   - every committed write that names a token (its fence) names the attempt's token;
+//   - a takeover hands the lease to its writer: the lease owner becomes the node that took the
+//     attempt over, under a new token (takeover_not_taken: otherwise the ousted holder would still
+//     look like the holder).
 // Does not check:
 //   - writes by nodes that never held the lease (an operator's cancel, the reconciler before
 //     taking over): they are out of band, guarded by state alone;
@@ -52,6 +55,14 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
                 std::string(to_string(s.to)) + " after its lease (token " + std::to_string(held) +
                 ") was taken over (token now " + std::to_string(token) + ")",
             seq, std::move(evidence)));
+      }
+      if (s.takeover && (s.lease_owner != s.by || s.token <= token)) {
+        out.push_back(violation("I10.takeover_not_taken",
+                                s.by + " took " + attempt_ref(id) +
+                                    " over, but the store left its " + "lease with \"" +
+                                    s.lease_owner + "\" under token " + std::to_string(s.token) +
+                                    " (it was " + std::to_string(token) + ")",
+                                step.seq, {}));
       }
       if (s.claim) {
         // A new claim (a re-driven attempt can come back to the worker that lost it) gives the

@@ -37,8 +37,8 @@ std::vector<std::string> cells(const std::string& line) {
 std::vector<std::string> backticked(const std::string& text) {
   static const std::regex kTick("`([^`]+)`");
   std::vector<std::string> out;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kTick); it != std::sregex_iterator();
-       ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kTick);
+       it != std::sregex_iterator(); ++it) {
     out.push_back((*it)[1]);
   }
   return out;
@@ -70,9 +70,9 @@ std::vector<Row> read_table(const std::string& readme) {
 }
 
 // What is wrong with the table, given each scenario's name and the clauses it requires.
-std::vector<std::string> table_problems(const std::vector<Row>& rows,
-                                        const std::map<std::string, std::vector<std::string>>&
-                                            required_by_scenario) {
+std::vector<std::string> table_problems(
+    const std::vector<Row>& rows,
+    const std::map<std::string, std::vector<std::string>>& required_by_scenario) {
   std::vector<std::string> problems;
   if (rows.empty()) problems.push_back("no promise table found");
   std::map<std::string, std::set<std::string>> scenarios_of_clause;  // from the scenarios

@@ -35,7 +35,9 @@ DEFAULT_FILES = [
     "system/domain/*.cpp",
     "system/adapters/memory_store.cpp",
 ]
-ALWAYS_EXCLUDED = {"system/service/defects.cpp"}  # the defect table: off by default
+# The defect table (off by default), and the always-on assertions' message formatting (it runs
+# only once an assertion has failed, which already fails the run).
+ALWAYS_EXCLUDED = {"system/service/defects.cpp", "system/domain/check.cpp"}
 RULES = ["relational", "boundary", "logical", "negate", "boolean", "delete", "enum", "return"]
 OUTCOMES = ["stillborn", "equivalent", "killed-catalogue", "killed-fuzz", "survived", "not-run"]
 
@@ -763,10 +765,10 @@ def source_files(repo: Path, rev: str | None) -> dict[str, tuple[bytes, bool]]:
     return files
 
 
-def sync_tree(files: dict[str, tuple[bytes, bool]], work: Path) -> int:
+def sync_tree(files: dict[str, tuple[bytes, bool]], work: Path, keep: Path | None = None) -> int:
     """Makes `work` hold exactly `files`. Rewrites only files whose bytes differ (with a fresh
-    mtime, so the build sees them), so an unchanged tree costs no rebuild. Returns how many files
-    changed."""
+    mtime, so the build sees them), so an unchanged tree costs no rebuild. `keep`, a directory
+    inside `work` (the build directory), is left alone. Returns how many files changed."""
     changed = 0
     work.mkdir(parents=True, exist_ok=True)
     for rel, (data, executable) in files.items():
@@ -780,12 +782,14 @@ def sync_tree(files: dict[str, tuple[bytes, bool]], work: Path) -> int:
         dst.chmod(0o755 if executable else 0o644)
         changed += 1
     for dirpath, dirnames, filenames in os.walk(work, topdown=False):
+        if keep is not None and (Path(dirpath) == keep or keep in Path(dirpath).parents):
+            continue
         for name in filenames:
             full = Path(dirpath) / name
             if full.relative_to(work).as_posix() not in files:
                 full.unlink()
                 changed += 1
-        if Path(dirpath) != work and not os.listdir(dirpath):
+        if Path(dirpath) != work and Path(dirpath) != keep and not os.listdir(dirpath):
             os.rmdir(dirpath)
     return changed
 
@@ -1039,7 +1043,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rev", metavar="REV", help="mutate the files of this commit (e.g. HEAD) instead of the working "
                    "tree with its uncommitted edits")
     p.add_argument("--files", nargs="+", metavar="GLOB", help="files to mutate, globs relative to the repository "
-                   f"(default: {' '.join(DEFAULT_FILES)}); system/service/defects.cpp is always left out")
+                   f"(default: {' '.join(DEFAULT_FILES)}); system/service/defects.cpp and system/domain/check.cpp are always left out")
     p.add_argument("--list", action="store_true", help="print the selected mutants and counts per rule and file; run nothing")
     p.add_argument("--only", action="append", default=[], metavar="ID_OR_SUBSTRING",
                    help="run only mutants whose id contains this, or whose hash is this (repeatable)")
@@ -1123,7 +1127,7 @@ def main(argv: list[str]) -> int:
     work, build_dir = args.work_dir.resolve(), args.build_dir.resolve()
     if work == repo or repo in work.parents:
         raise SetupError("--work-dir must be outside the repository")
-    changed = sync_tree(source_files(repo, args.rev), work)
+    changed = sync_tree(source_files(repo, args.rev), work, keep=build_dir if work in build_dir.parents else None)
     log(f"scratch copy {work} ({'working tree' if args.rev is None else source['head'][:12]}): {changed} files refreshed")
     files = expand_files(work, args.files or DEFAULT_FILES)
     mutants = generate(work, files)

@@ -286,11 +286,11 @@ BOOST_AUTO_TEST_CASE(a_committed_attempt_the_store_no_longer_holds_is_reported) 
 BOOST_AUTO_TEST_CASE(every_invariant_is_registered_under_its_id_in_order) {
   using Check = std::vector<Violation> (*)(const HistoryModel&);
   const std::vector<std::pair<std::string, Check>> expected = {
-      {"I1", &check_one_job_per_key},  {"I2", &check_key_reuse_conflict},
-      {"I3", &check_one_live_attempt}, {"I4", &check_timeout_is_unknown},
-      {"I5", &check_one_winner},       {"I6", &check_certified_failover},
-      {"I7", &check_nothing_lost},     {"I8", &check_liveness},
-      {"I9", &check_side_effects},     {"I10", &check_fencing},
+      {"I1", &check_one_job_per_key},   {"I2", &check_key_reuse_conflict},
+      {"I3", &check_one_live_attempt},  {"I4", &check_timeout_is_unknown},
+      {"I5", &check_one_winner},        {"I6", &check_certified_failover},
+      {"I7", &check_nothing_lost},      {"I8", &check_liveness},
+      {"I9", &check_side_effects},      {"I10", &check_fencing},
       {"I11", &check_operator_actions}, {"I12", &check_policy},
       {"I13", &check_api_contract},     {"I14", &check_reports},
   };
