@@ -9,9 +9,9 @@
 //     or not that takeover changed the token (a completion is reported at its compare-and-swap,
 //     the first write it commits);
 //   - every committed write that names a token (its fence) names the attempt's token;
-//   - a takeover hands the lease to its writer: the lease owner becomes the node that took the
-//     attempt over, under a new token (takeover_not_taken: otherwise the ousted holder would still
-//     look like the holder).
+//   - a claim or a takeover hands the lease to its writer: the lease owner becomes the node that
+//     wrote it, under a new token (lease_not_handed_over: otherwise the previous holder's writes
+//     would still carry a valid token).
 // Does not check:
 //   - writes by nodes that never held the lease (an operator's cancel, the reconciler before
 //     taking over): they are out of band, guarded by state alone;
@@ -56,12 +56,12 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
                 ") was taken over (token now " + std::to_string(token) + ")",
             seq, std::move(evidence)));
       }
-      if (s.takeover && (s.lease_owner != s.by || s.token <= token)) {
-        out.push_back(violation("I10.takeover_not_taken",
-                                s.by + " took " + attempt_ref(id) +
-                                    " over, but the store left its " + "lease with \"" +
-                                    s.lease_owner + "\" under token " + std::to_string(s.token) +
-                                    " (it was " + std::to_string(token) + ")",
+      if ((s.claim || s.takeover) && (s.lease_owner != s.by || s.token <= token)) {
+        out.push_back(violation("I10.lease_not_handed_over",
+                                s.by + (s.claim ? " claimed " : " took over ") + attempt_ref(id) +
+                                    ", but the store left its lease with \"" + s.lease_owner +
+                                    "\" under token " + std::to_string(s.token) + " (it was " +
+                                    std::to_string(token) + ")",
                                 step.seq, {}));
       }
       if (s.claim) {

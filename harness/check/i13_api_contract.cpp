@@ -134,6 +134,17 @@ bool idle_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t
   });
 }
 
+// The job id in a path /jobs/{id}/..., 0 when there is none.
+std::int64_t job_in_path(const std::string& path) {
+  constexpr std::string_view kPrefix = "/jobs/";
+  if (!path.starts_with(kPrefix)) return 0;
+  try {
+    return std::stoll(path.substr(kPrefix.size()));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange) {
   const auto& answer = exchange.response->what;
   if (answer.status != 409 || !answer.error) return {};
@@ -151,11 +162,13 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
     return "refused a retry because " + attempt_ref(answer.attempt_id.value_or(0)) +
            " was in flight, but it was not live then";
   }
-  if (route == "create_attempt" && *answer.error == "job_completed" && answer.job_id) {
-    const JobRecord* job = model.job(*answer.job_id);
+  if (route == "create_attempt" && *answer.error == "job_completed") {
+    // The job the request's path names (/jobs/{id}/attempts): the answer itself names none.
+    const auto id = job_in_path(exchange.request.what.path);
+    const JobRecord* job = model.job(id);
     const auto* won = job != nullptr ? job->won() : nullptr;
-    if (won == nullptr || won->seq > to) {
-      return "refused a retry of " + job_ref(*answer.job_id) +
+    if (job != nullptr && (won == nullptr || won->seq > to)) {
+      return "refused a retry of " + job_ref(id) +
              " as completed, but the store had not completed it";
     }
   }

@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(a_write_after_a_takeover_that_kept_the_token_is_a_violation
       h.add(kStore, fenced_write(1, 1, S::unknown, S::failed, "worker-1", 1)).last_seq();
   const auto violations = check_fencing(h.model());
   BOOST_TEST_REQUIRE(violations.size() == 2u, describe(violations));
-  BOOST_TEST(violations[0].clause == "I10.takeover_not_taken");
+  BOOST_TEST(violations[0].clause == "I10.lease_not_handed_over");
   BOOST_TEST(violations[0].event_seq.value_or(0) == takeover);
   BOOST_TEST(violations[1].clause == "I10.write_after_takeover");
   BOOST_TEST(violations[1].event_seq.value_or(0) == late);
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(a_takeover_that_leaves_the_lease_with_its_holder_is_a_viola
   auto kept = taken_over(1, 1, 2);
   kept.lease_owner = "worker-1";  // the store forgot to hand the lease over
   const auto seq = h.add(kStore, kept).last_seq();
-  require_one(check_fencing(h.model()), "I10.takeover_not_taken", seq);
+  require_one(check_fencing(h.model()), "I10.lease_not_handed_over", seq);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
