@@ -7,7 +7,8 @@
 //     failure is 503 with Retry-After, a bug is a bug (internal_error, judged on every answer an
 //     API node gave, delivered or not); every 503 a client receives carries Retry-After
 //     (no_retry_after);
-//   - limits, judged from the bytes the client sent (limit_misjudged): a body over 1 MiB is 413 and
+//   - limits, judged from the bytes the client sent (limit_misjudged): a retry's body other than
+//     exactly {"provider": a string} is never accepted; a body over 1 MiB is 413 and
 //     one at or under it never is; an Idempotency-Key is 1-255 bytes of 0x20-0x7e: a create with
 //     a valid key is never refused for its key, one with an invalid or missing key (and a body
 //     within the limit) is refused 400; JSON nested deeper than 64 levels is refused 400, and JSON
@@ -82,6 +83,15 @@ bool readable_json(const std::string& text) {
   return clean && !parsed.is_discarded();
 }
 
+bool is_success(std::int64_t status) { return status >= 200 && status < 300; }
+
+// A retry's body, when it has one, is exactly {"provider": a string}.
+bool retry_body_ok(const std::string& body) {
+  const auto parsed = nlohmann::json::parse(body, nullptr, false);
+  return parsed.is_object() && parsed.size() == 1 && parsed.contains("provider") &&
+         parsed["provider"].is_string();
+}
+
 std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
                          const std::string& body) {
   if (got.status == 502) return {};  // the load balancer's, not the API's
@@ -107,6 +117,9 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
     return {};
   }
   if (body.empty() || (!create && sent.action != "retry")) return {};
+  if (!create && is_success(got.status) && !retry_body_ok(body)) {
+    return "a retry body the contract refuses (" + body + ") was accepted";
+  }
   const std::size_t depth = depth_of(body);
   if (depth > kDepthLimit && got.status != 400) {
     return "JSON nested " + std::to_string(depth) + " levels deep was not refused 400";

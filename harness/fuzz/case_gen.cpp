@@ -249,7 +249,10 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       entry.kind = scenario::TimelineEntry::Kind::retry;
     }
     if (s.action_key > 0) entry.action_key = pick(kActionKeys, s.action_key - 1);
-    if (kind == retry && s.provider % 4 != 0) {
+    if (kind == retry && s.deep > 0) {
+      entry.retry_body = s.deep == 1 ? R"({"provider":")" + providers[0] + R"(","note":1})"
+                                     : std::string(R"({"provider":7})");
+    } else if (kind == retry && s.provider % 4 != 0) {
       entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
     }
     entry.request = static_cast<int>(spec.timeline.size()) + 1;

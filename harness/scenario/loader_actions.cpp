@@ -49,7 +49,8 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
   YamlMap action(
       reader, node, what,
       cancel  ? std::initializer_list<std::string_view>{"client", "request", "attempt", "key"}
-      : retry ? std::initializer_list<std::string_view>{"client", "request", "provider", "key"}
+      : retry ? std::initializer_list<std::string_view>{"client", "request", "provider", "key",
+                                                        "raw_body"}
               : std::initializer_list<std::string_view>{"client", "request"});
   const auto client = action.require("client");
   entry.client = reader.string(client, "client");
@@ -62,6 +63,10 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
   if (retry) {
     if (auto provider = action.get("provider"))
       entry.provider = reader.string(*provider, "provider");
+    if (auto raw = action.get("raw_body")) {
+      if (entry.provider) reader.fail(node, "retry: give either provider or raw_body, not both");
+      entry.retry_body = reader.string(*raw, "raw_body");
+    }
   }
   if (cancel || retry) {
     if (auto key = action.get("key")) entry.action_key = reader.string(*key, "key");

@@ -136,7 +136,8 @@ struct TimelineEntry {
   CreateJobAction create_job;  // for create_job
   int target_request = 0;      // for the others: the create_job request whose job is acted on
   int attempt_no = 0;          // for cancel
-  std::optional<std::string> provider;  // for retry
+  std::optional<std::string> provider;    // for retry
+  std::optional<std::string> retry_body;  // for retry: the body's bytes as sent (not with provider)
   // For retry and cancel: the action's Idempotency-Key (default "op-r<request>"); several actions
   // may share one on purpose.
   std::optional<std::string> action_key;

@@ -82,8 +82,10 @@ void World::client_send(int number, int send) {
     if (entry.provider) {
       request.body = nlohmann::json{{"provider", *entry.provider}}.dump(
           -1, ' ', false, nlohmann::json::error_handler_t::replace);
-      sent.body = request.body;
+    } else if (entry.retry_body) {
+      request.body = *entry.retry_body;
     }
+    if (!request.body.empty()) sent.body = request.body;
     sent.path = request.path;
     trace_.record(client.name, events::to_event(sent));
     transmit(number, send, std::move(request));

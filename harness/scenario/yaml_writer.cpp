@@ -136,6 +136,7 @@ void write_timeline(std::string& out, const std::vector<TimelineEntry>& timeline
         out += "    retry: {client: " + e.client +
                ", request: " + std::to_string(e.target_request) +
                (e.provider ? ", provider: " + *e.provider : std::string()) +
+               (e.retry_body ? ", raw_body: " + quoted(*e.retry_body) : std::string()) +
                (e.action_key ? ", key: " + quoted(*e.action_key) : std::string()) + "}\n";
         break;
       case TimelineEntry::Kind::cancel:
