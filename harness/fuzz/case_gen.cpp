@@ -248,7 +248,12 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     } else {
       entry.kind = scenario::TimelineEntry::Kind::retry;
     }
-    if (s.action_key > 0) entry.action_key = pick(kActionKeys, s.action_key - 1);
+    // 1, 2: a key from the shared pool; 3: the same action sent twice at one instant under one
+    // key of its own (a double click on an operator's button: the store's key decides).
+    const bool doubled = s.action_key == 3 && kind != get_job;
+    if (s.action_key == 1 || s.action_key == 2) {
+      entry.action_key = pick(kActionKeys, s.action_key - 1);
+    }
     if (kind == retry && s.deep > 0) {
       entry.retry_body = s.deep == 1 ? R"({"provider":")" + providers[0] + R"(","note":1})"
                                      : std::string(R"({"provider":7})");
@@ -256,12 +261,19 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
     }
     entry.request = static_cast<int>(spec.timeline.size()) + 1;
+    if (doubled) entry.action_key = "op-d" + std::to_string(entry.request);
     // Then retry: an operator's usual story, cancel the stuck attempt and start one on another
     // provider (the cancelled one may still answer late and race it).
     scenario::TimelineEntry then = entry;
-    spec.timeline.push_back(std::move(entry));
+    spec.timeline.push_back(entry);
+    if (doubled) {
+      entry.request = static_cast<int>(spec.timeline.size()) + 1;
+      spec.timeline.push_back(std::move(entry));
+    }
     if (!then_retry) continue;
     then.kind = scenario::TimelineEntry::Kind::retry;
+    then.action_key.reset();  // its own key: the story is the retry running
+    then.retry_body.reset();
     then.provider =
         racer ? *racer
               : providers[static_cast<std::size_t>(wrap(s.provider + 1, providers.size()))];
