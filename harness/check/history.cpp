@@ -259,6 +259,17 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
   return JobEnd::stuck;
 }
 
+std::optional<events::ClientSent> HistoryModel::client_send(std::int64_t request,
+                                                            std::int64_t send) const {
+  const auto found = requests.find(request);
+  if (found == requests.end() || history == nullptr || send < 1 ||
+      static_cast<std::size_t>(send) > found->second.send_seqs.size()) {
+    return std::nullopt;
+  }
+  const auto seq = found->second.send_seqs[static_cast<std::size_t>(send) - 1];
+  return events::from_event<events::ClientSent>((*history)[seq - 1].event);
+}
+
 bool HistoryModel::up_at_end(const std::string& node) const {
   auto life = node_life.find(node);
   return life != node_life.end() && !life->second.empty() && life->second.back().what;

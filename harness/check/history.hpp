@@ -151,6 +151,8 @@ struct HistoryModel {
   const AttemptRecord* attempt(std::int64_t id) const;
   const Execution* execution_of(std::int64_t attempt_id) const;
   JobEnd end_of(const JobRecord& job) const;
+  // Send `send` (1-based) of timeline request `request`, as its client recorded it.
+  std::optional<events::ClientSent> client_send(std::int64_t request, std::int64_t send) const;
   // Whether `node` was up when the run ended (started, and not crashed since).
   bool up_at_end(const std::string& node) const;
   // Whether `node` crashed after trace event `seq`.

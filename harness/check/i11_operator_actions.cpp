@@ -14,7 +14,10 @@
 //     client received (replay_differs), to requests with the same action, path and body
 //     (key_shared: a key reused with another request, job or action must be refused);
 //   - a success received by any client request other than the one whose exchange recorded the key
-//     carries `Idempotent-Replayed: true` (replay_unmarked).
+//     carries `Idempotent-Replayed: true` (replay_unmarked);
+//   - the same request again under a recorded key is that success again: an API node that answers
+//     it 409 after the key was recorded refused a replay (replay_refused: a double click on
+//     cancel whose twin lost the race must still get the 200).
 // Does not check: refusals' codes (I13 judges what a refusal claims), job creates' keys (I1, I2).
 #include <algorithm>
 
@@ -95,10 +98,7 @@ std::vector<Success> successes(const HistoryModel& model) {
     if (request.first.action != "retry" && request.first.action != "cancel") continue;
     for (const auto& received : request.received) {
       if (!is_success(received.what.status)) continue;
-      const auto send = static_cast<std::size_t>(received.what.send);
-      if (send == 0 || send > request.send_seqs.size()) continue;
-      auto sent = events::from_event<events::ClientSent>(
-          (*model.history)[request.send_seqs[send - 1] - 1].event);
+      auto sent = model.client_send(number, received.what.send);
       if (!sent) continue;
       out.push_back(Success{number, std::move(*sent), &received});
     }
@@ -167,6 +167,33 @@ std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& m
   return out;
 }
 
+void check_refused_replays(const HistoryModel& model,
+                           const std::map<OwnerKey, std::vector<Binding>>& bound,
+                           std::vector<Violation>& out) {
+  for (const auto& exchange : model.exchanges) {
+    if (!exchange.response || exchange.response->what.status != 409) continue;
+    const auto& request = exchange.request.what;
+    if (request.route != "create_attempt" && request.route != "cancel_attempt") continue;
+    const auto found = bound.find({request.owner, request.key});
+    if (found == bound.end()) continue;
+    const Binding& binding = found->second.front();
+    if (binding.seq > exchange.response->seq) continue;
+    const auto sent = model.client_send(exchange.client_request, exchange.client_send);
+    const auto recorders = committers(model, found->first, binding);
+    if (!sent || recorders.empty()) continue;
+    const auto& [number, send] = *recorders.begin();
+    const auto first = model.client_send(number, send);
+    if (!first || signature(*first) != signature(*sent)) continue;
+    out.push_back(violation("I11.replay_refused",
+                            exchange.node + " answered request " +
+                                std::to_string(exchange.client_request) + " (" + sent->action +
+                                " " + sent->path.value_or("") + ") 409 under key \"" + request.key +
+                                "\", which had already recorded request " + std::to_string(number) +
+                                "'s identical action: the replay of its success was due",
+                            exchange.response->seq, {binding.seq}));
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> check_operator_actions(const HistoryModel& model) {
@@ -180,6 +207,7 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
                                 " and again with " + attempt_ref(list[1].attempt_id),
                             list[1].seq, {list[0].seq}));
   }
+  check_refused_replays(model, bound, out);
   std::map<OwnerKey, const Success*> first_success;
   const auto all = successes(model);
   for (const auto& success : all) {

@@ -210,23 +210,20 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
   for (const auto& [number, request] : model.requests) {
     for (const auto& received : request.received) {
       const auto& got = received.what;
-      const auto send = static_cast<std::size_t>(got.send);
-      if (send == 0 || send > request.send_seqs.size()) continue;
-      auto sent = events::from_event<events::ClientSent>(
-          (*model.history)[request.send_seqs[send - 1] - 1].event);
+      const auto sent = model.client_send(number, got.send);
       if (!sent) continue;
+      const auto send_seq = request.send_seqs[static_cast<std::size_t>(got.send) - 1];
       const std::string head = "request " + std::to_string(number) + " (" + sent->action +
                                ") was answered " + std::to_string(got.status) + ": ";
       if (got.status == 503 && !got.retry_after) {
         out.push_back(violation("I13.no_retry_after", head + "a 503 without Retry-After",
-                                received.seq, {request.send_seqs[send - 1]}));
+                                received.seq, {send_seq}));
         continue;
       }
       // A create's resends carry the bytes of its first send.
       const std::string body = sent->body.value_or(request.first.body.value_or(""));
       if (auto breach = limit_breach(*sent, got, body); !breach.empty()) {
-        out.push_back(violation("I13.limit_misjudged", head + breach, received.seq,
-                                {request.send_seqs[send - 1]}));
+        out.push_back(violation("I13.limit_misjudged", head + breach, received.seq, {send_seq}));
       }
     }
   }

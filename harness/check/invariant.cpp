@@ -100,6 +100,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I11.replay_differs",
       "I11.key_shared",
       "I11.replay_unmarked",
+      "I11.replay_refused",
       "I12.attempt_limit",
       "I12.over_capacity",
       "I13.internal_error",

@@ -77,7 +77,7 @@ rc::Gen<RawCase> raw_case() {
                          *rc::gen::inRange(0, 4),
                          *rc::gen::inRange(0, 3),
                          *rc::gen::inRange(0, 4),
-                         *rc::gen::element(0, 0, 0, 0, 1, 2, 3),
+                         *rc::gen::element(0, 0, 0, 0, 0, 1, 2, 3, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6),
                          *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2)};
         }));

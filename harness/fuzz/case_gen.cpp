@@ -249,8 +249,9 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       entry.kind = scenario::TimelineEntry::Kind::retry;
     }
     // 1, 2: a key from the shared pool; 3: the same action sent twice at one instant under one
-    // key of its own (a double click on an operator's button: the store's key decides).
-    const bool doubled = s.action_key == 3 && kind != get_job;
+    // key of its own (a double click on an operator's button: the store's key decides); 4: the
+    // same, but a retry's twin names another provider (one key, two requests: one is refused).
+    const bool doubled = s.action_key >= 3 && kind != get_job;
     if (s.action_key == 1 || s.action_key == 2) {
       entry.action_key = pick(kActionKeys, s.action_key - 1);
     }
@@ -268,6 +269,15 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     spec.timeline.push_back(entry);
     if (doubled) {
       entry.request = static_cast<int>(spec.timeline.size()) + 1;
+      if (s.action_key == 4 && kind == retry) {
+        entry.retry_body.reset();
+        const std::string named = entry.provider.value_or("");
+        entry.provider = providers[static_cast<std::size_t>(wrap(s.provider, providers.size()))];
+        if (*entry.provider == named) {
+          entry.provider =
+              providers[static_cast<std::size_t>(wrap(s.provider + 1, providers.size()))];
+        }
+      }
       spec.timeline.push_back(std::move(entry));
     }
     if (!then_retry) continue;

@@ -39,7 +39,8 @@ struct RawStep {
   int attempt = 0;   // cancel: attempt number - 1
   int provider = 0;  // retry: 0 none, else providers[provider - 1]
   // retry, cancel: 0 the action's own key; 1, 2 one of a small pool shared by every action (keys
-  // reused across actions and jobs on purpose); 3 the action twice at one instant under one key.
+  // reused across actions and jobs on purpose); 3 the action twice at one instant under one key;
+  // 4 the same, a retry's twin naming another provider.
   int action_key = 0;
   // create: 0 a key from the pool; else one at a boundary of the key rules (255 and 256
   // characters, empty, space and tilde, 0x1f, 0x7f).
