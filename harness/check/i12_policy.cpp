@@ -6,9 +6,11 @@
 //     is at most the limit (attempt_limit). Operators' explicit retries are not bound by it;
 //   - a worker never holds more claimed attempts at once than worker_capacity (over_capacity):
 //     an attempt counts from the claim the worker's current incarnation committed until the
-//     attempt leaves RUNNING or another writer takes its lease over.
+//     attempt leaves RUNNING or another writer takes its lease over;
+//   - one reconciler incarnation re-drives an attempt (UNKNOWN -> STARTING) at most redrive_limit
+//     times (redrive_limit): past it the attempt waits for an operator.
 // Does not check: that capacity is used (an idle worker beside waiting work is I8's
-// `unclaimed`), re-drive counts (bounded per reconciler; a runaway re-drive is I9's and I8's).
+// `unclaimed`).
 #include <algorithm>
 
 #include "harness/check/invariant.hpp"
@@ -90,6 +92,27 @@ void check_capacity(const HistoryModel& model, const events::RunPolicy& policy,
   }
 }
 
+void check_redrive_limit(const HistoryModel& model, const events::RunPolicy& policy,
+                         std::vector<Violation>& out) {
+  for (const auto& [id, attempt] : model.attempts) {
+    std::map<std::string, std::vector<std::uint64_t>> redrives;  // by writer, this incarnation
+    for (const auto& step : attempt.steps) {
+      const auto& s = step.what;
+      if (s.from != AttemptState::unknown || s.to != AttemptState::starting) continue;
+      auto& mine = redrives[s.by];
+      if (!mine.empty() && crashed_between(model, s.by, mine.back(), step.seq)) mine.clear();
+      mine.push_back(step.seq);
+      if (static_cast<std::int64_t>(mine.size()) == policy.redrive_limit + 1) {
+        out.push_back(violation(
+            "I12.redrive_limit",
+            s.by + " re-drove " + attempt_ref(id) + " a " + std::to_string(mine.size()) +
+                "th time, past its redrive_limit of " + std::to_string(policy.redrive_limit),
+            step.seq, {mine.front()}));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> check_policy(const HistoryModel& model) {
@@ -97,6 +120,7 @@ std::vector<Violation> check_policy(const HistoryModel& model) {
   if (!model.policy) return out;  // a history without run.policy has no policy to judge
   check_attempt_limit(model, model.policy->what, out);
   check_capacity(model, model.policy->what, out);
+  check_redrive_limit(model, model.policy->what, out);
   return out;
 }
 

@@ -8,7 +8,8 @@
 //     API node gave, delivered or not); every 503 a client receives carries Retry-After
 //     (no_retry_after);
 //   - limits, judged from the bytes the client sent (limit_misjudged): a retry's body other than
-//     exactly {"provider": a string} is never accepted; a body over 1 MiB is 413 and
+//     exactly {"provider": a string} is never accepted, nor a create whose input has an empty or
+//     missing "text" or a member besides "text" and "fields"; a body over 1 MiB is 413 and
 //     one at or under it never is; an Idempotency-Key is 1-255 bytes of 0x20-0x7e: a create with
 //     a valid key is never refused for its key, one with an invalid or missing key (and a body
 //     within the limit) is refused 400; JSON nested deeper than 64 levels is refused 400, and JSON
@@ -92,6 +93,21 @@ bool retry_body_ok(const std::string& body) {
          parsed["provider"].is_string();
 }
 
+// A create's input, as far as this checker states the contract: an object whose "text" is a
+// non-empty string and whose other members are only "fields" (extract's list). Bodies that are
+// not JSON objects are judged elsewhere.
+bool create_input_ok(const std::string& body) {
+  const auto parsed = nlohmann::json::parse(body, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("input")) return true;
+  const auto& input = parsed["input"];
+  if (!input.is_object()) return false;
+  for (const auto& [name, value] : input.items()) {
+    if (name != "text" && name != "fields") return false;
+  }
+  return input.contains("text") && input["text"].is_string() &&
+         !input["text"].get<std::string>().empty();
+}
+
 std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
                          const std::string& body) {
   if (got.status == 502) return {};  // the load balancer's, not the API's
@@ -119,6 +135,9 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
   if (body.empty() || (!create && sent.action != "retry")) return {};
   if (!create && is_success(got.status) && !retry_body_ok(body)) {
     return "a retry body the contract refuses (" + body + ") was accepted";
+  }
+  if (create && is_success(got.status) && !create_input_ok(body)) {
+    return "a create whose input the contract refuses (" + body + ") was accepted";
   }
   const std::size_t depth = depth_of(body);
   if (depth > kDepthLimit && got.status != 400) {

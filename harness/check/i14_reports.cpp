@@ -14,7 +14,11 @@
 //     the result bytes the job took;
 //   - result.discarded: the losing compare-and-swap of that attempt, naming the winner it found and
 //     the result bytes the attempt offered (not the winner's);
-//   - job.failed: the job's failure.
+//   - job.failed: the job's failure;
+//   - attempt.write_refused: a refusal the store recorded for that node's write of that attempt,
+//     fenced or for its state as the report says, of the state the write wanted.
+// And a node that reports a compare-and-swap reports its consequence: job.cas won is followed by
+// its job.completed, job.cas lost by its result.discarded (report_incomplete).
 // Does not check: writes a node never reported (a lost reply leaves a write unreported), nor the
 // providers' and API's own events (I5, I9, I13 judge those against their own truths).
 #include <algorithm>
@@ -87,6 +91,14 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded)
                     });
     return ok ? "" : "result.discarded of " + attempt_ref(discarded->attempt_id);
   }
+  if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
+    const bool ok = any_before(model.refusals, seq, [&](const events::StoreRefused& write) {
+      return write.by == node && write.attempt_id == refused->attempt_id &&
+             write.refusal == (refused->fenced ? events::kRefusedFenced : events::kRefusedState) &&
+             write.wanted == refused->wanted;
+    });
+    return ok ? "" : "attempt.write_refused of " + attempt_ref(refused->attempt_id);
+  }
   if (auto failed = events::from_event<events::JobFailed>(event)) {
     const JobRecord* job = model.job(failed->job_id);
     const bool ok = job != nullptr && any_before(job->failures, seq, [&](const auto& write) {
@@ -102,13 +114,31 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded)
 std::vector<Violation> check_reports(const HistoryModel& model) {
   std::vector<Violation> out;
   if (model.history == nullptr) return out;
+  // Compare-and-swaps a node reported, awaiting their consequence: (node, attempt) -> the job.cas.
+  std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, bool>> awaiting;
   for (const auto& recorded : *model.history) {
     if (auto wrong = mismatch(model, recorded); !wrong.empty()) {
-      out.push_back(violation("I14.report_untrue",
-                              recorded.node.str() + " reported " + wrong +
-                                  ", but the store committed no such write on its connection",
-                              recorded.seq, {}));
+      out.push_back(
+          violation("I14.report_untrue",
+                    recorded.node.str() + " reported " + wrong +
+                        ", but the store has no such write (or refusal) on its connection",
+                    recorded.seq, {}));
     }
+    const Event& event = recorded.event;
+    if (auto cas = events::from_event<events::JobCas>(event)) {
+      awaiting[{recorded.node.str(), cas->attempt_id}] = {recorded.seq, cas->won};
+    } else if (auto completed = events::from_event<events::JobCompleted>(event)) {
+      awaiting.erase({recorded.node.str(), completed->attempt_id});
+    } else if (auto discarded = events::from_event<events::ResultDiscarded>(event)) {
+      awaiting.erase({recorded.node.str(), discarded->attempt_id});
+    }
+  }
+  for (const auto& [who, cas] : awaiting) {
+    out.push_back(violation("I14.report_incomplete",
+                            who.first + " reported the " + (cas.second ? "won" : "lost") +
+                                " compare-and-swap of " + attempt_ref(who.second) + " but never " +
+                                (cas.second ? "job.completed" : "result.discarded"),
+                            cas.first, {}));
   }
   return out;
 }

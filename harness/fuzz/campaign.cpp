@@ -79,7 +79,8 @@ rc::Gen<RawCase> raw_case() {
                          *rc::gen::inRange(0, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 1, 2, 3, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6),
-                         *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2)};
+                         *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                           1, 2, 3, 4)};
         }));
     raw.reconciler = *rc::gen::element(1, 1, 0);
     raw.capacity = *rc::gen::element(3, 3, 0, 1, 2);

@@ -86,6 +86,15 @@ std::string nested_body(std::size_t depth, const std::string& provider) {
          std::string(lists, '[') + std::string(lists, ']') + "}}";
 }
 
+// Bodies the input contract refuses: 3 an empty text, 4 an input member the operation does not
+// take.
+std::string refused_body(int kind, const std::string& provider) {
+  return kind == 3
+             ? R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":""}})"
+             : R"({"operation":"summarize","provider":")" + provider +
+                   R"(","input":{"text":"Notes","lang":"en"}})";
+}
+
 // Body `index`; one past the last is the first request on another provider.
 std::string body(int index, const std::vector<std::string>& providers) {
   const std::string& first = providers[0];
@@ -225,8 +234,10 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       create.kind = scenario::TimelineEntry::Kind::create_job;
       create.create_job.client = create.client;
       create.create_job.key = s.odd_key > 0 ? pick(kOddKeys, s.odd_key - 1) : pick(kKeys, s.key);
-      create.create_job.body =
-          s.deep > 0 ? nested_body(s.deep == 1 ? 64 : 65, providers[0]) : body(s.body, providers);
+      create.create_job.body = s.deep == 1 || s.deep == 2
+                                   ? nested_body(s.deep == 1 ? 64 : 65, providers[0])
+                               : s.deep > 2 ? refused_body(s.deep, providers[0])
+                                            : body(s.body, providers);
       create.request = static_cast<int>(spec.timeline.size()) + 1;
       creates.push_back({create.request, at, body_provider(s.body, providers)});
       spec.timeline.push_back(std::move(create));

@@ -46,8 +46,9 @@ struct RawStep {
   // characters, empty, space and tilde, 0x1f, 0x7f).
   int odd_key = 0;
   // create: 0 the body `body` names; 1 and 2 JSON nested exactly at the depth limit (64) and one
-  // level past it. retry: 0 the usual body; 1 and 2 bodies the contract refuses (an extra member,
-  // a provider that is not a string).
+  // level past it; 3 and 4 inputs the contract refuses (an empty text, an unknown member). retry: 0
+  // the usual body; 1 and 2 bodies the contract refuses (an extra member, a provider that is not a
+  // string).
   int deep = 0;
 };
 

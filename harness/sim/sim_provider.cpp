@@ -23,7 +23,11 @@ std::string correct_output(const std::string& operation, const json& input, std:
     } else if (text.find("crash") != std::string::npos) {
       label = "support";
     }
-    const double confidence = 0.5 + static_cast<double>(variant % 4999) / 10000.0;
+    // Now and then exactly at the contract's bounds (0 and 1 are valid confidences).
+    const double confidence = variant % 8 == 0 ? 1.0
+                              : variant % 8 == 1
+                                  ? 0.0
+                                  : 0.5 + static_cast<double>(variant % 4999) / 10000.0;
     return json{{"label", label}, {"confidence", confidence}}.dump();
   }
   if (operation == "summarize") {
@@ -56,6 +60,11 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
   const std::uint64_t variant = fnv1a64(identity);
   switch (outcome) {
     case ProviderOutcome::malformed:
+      // Prose, or for a classification now and then the right shape with a confidence out of
+      // its range.
+      if (operation == "classify" && variant % 2 == 1) {
+        return json{{"label", "billing"}, {"confidence", 1.5}}.dump();
+      }
       return "Sure! Here is what I found: it looks like a billing question.";
     case ProviderOutcome::hallucinated_key: {
       auto answer = json::parse(correct_output(operation, input, variant));
