@@ -12,9 +12,11 @@
 //     missing "text" or a member besides "text" and "fields"; a body over 1 MiB is 413 and
 //     one at or under it never is; an Idempotency-Key is 1-255 bytes of 0x20-0x7e: a create with
 //     a valid key is never refused for its key, one with an invalid or missing key (and a body
-//     within the limit) is refused 400; JSON nested deeper than 64 levels is refused 400, and JSON
-//     at or under 64 levels that this checker's own parser reads (no duplicate key) is never
-//     refused as invalid JSON;
+//     within the limit) is refused 400; JSON nested deeper than 64 levels is refused as
+//     invalid_json (400), and JSON at or under 64 levels that this checker's own parser reads (no
+//     duplicate key) is never refused as invalid JSON;
+//   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
+//     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
 //     cancel refused as attempt_not_live names an attempt that was not live at some point of the
 //     exchange; a retry refused as attempt_in_flight names an attempt live at some point of it; a
@@ -140,8 +142,8 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
     return "a create whose input the contract refuses (" + body + ") was accepted";
   }
   const std::size_t depth = depth_of(body);
-  if (depth > kDepthLimit && got.status != 400) {
-    return "JSON nested " + std::to_string(depth) + " levels deep was not refused 400";
+  if (depth > kDepthLimit && error != "invalid_json" && got.status != 404) {
+    return "JSON nested " + std::to_string(depth) + " levels deep was not refused as invalid JSON";
   }
   if (depth <= kDepthLimit && error == "invalid_json" && readable_json(body)) {
     return "JSON nested " + std::to_string(depth) + " levels deep was refused as invalid";
@@ -207,10 +209,71 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   return {};
 }
 
+std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_id,
+                                   std::uint64_t from, std::uint64_t to);
+
+// The read's "blocked", as the client that received this exchange's answer read it.
+// How many API answers each client send got (request, send) -> count.
+using AnswerCounts = std::map<std::pair<std::int64_t, std::int64_t>, int>;
+
+void check_read(const HistoryModel& model, const ApiExchange& exchange, const AnswerCounts& answers,
+                std::vector<Violation>& out) {
+  const auto request = model.requests.find(exchange.client_request);
+  if (request == model.requests.end()) return;
+  // Only a send that one API node answered: with two, the client may hold the other's answer.
+  if (answers.at({exchange.client_request, exchange.client_send}) != 1) return;
+  const auto due = blocked_during(model, *exchange.response->what.job_id, exchange.request.seq,
+                                  exchange.response->seq);
+  if (!due) return;
+  for (const auto& received : request->second.received) {
+    if (received.what.send != exchange.client_send || received.what.status != 200) continue;
+    if (!received.what.shown_blocked || *received.what.shown_blocked == *due) continue;
+    out.push_back(violation(
+        "I13.read_misstates",
+        "request " + std::to_string(exchange.client_request) + " read " +
+            job_ref(*exchange.response->what.job_id) + " as " +
+            (*due ? "not blocked while an attempt was UNKNOWN" : "blocked with no UNKNOWN attempt"),
+        received.seq, {exchange.response->seq}));
+    return;
+  }
+}
+
+// What a job read's "blocked" should have been, judged over the exchange [from, to]: true or false
+// when the job's UNKNOWN attempts say so throughout, nothing when they changed during it.
+std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_id,
+                                   std::uint64_t from, std::uint64_t to) {
+  const JobRecord* job = model.job(job_id);
+  if (job == nullptr) return std::nullopt;
+  bool throughout = false;
+  bool ever = false;
+  for (const auto id : job->attempts) {
+    const AttemptRecord& attempt = model.attempts.at(id);
+    if (attempt.inserted.seq > to) continue;
+    const bool at_start =
+        attempt.inserted.seq < from && attempt.state_before(from) == AttemptState::unknown;
+    bool left = false;
+    bool entered = false;
+    for (const auto& step : attempt.steps) {
+      if (step.seq < from || step.seq > to) continue;
+      if (step.what.to == AttemptState::unknown) entered = true;
+      if (step.what.from == AttemptState::unknown) left = true;
+    }
+    throughout = throughout || (at_start && !left);
+    ever = ever || at_start || entered;
+  }
+  if (throughout) return true;
+  if (!ever) return false;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Violation> check_api_contract(const HistoryModel& model) {
   std::vector<Violation> out;
+  AnswerCounts answers;
+  for (const auto& exchange : model.exchanges) {
+    if (exchange.response) ++answers[{exchange.client_request, exchange.client_send}];
+  }
   for (const auto& exchange : model.exchanges) {
     if (!exchange.response) continue;
     const auto& answer = exchange.response->what;
@@ -224,6 +287,8 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
     } else if (auto untrue = untrue_refusal(model, exchange); !untrue.empty()) {
       out.push_back(violation("I13.refusal_untrue", head + untrue, exchange.response->seq,
                               {exchange.request.seq}));
+    } else if (answer.status == 200 && exchange.request.what.route == "get_job" && answer.job_id) {
+      check_read(model, exchange, answers, out);
     }
   }
   for (const auto& [number, request] : model.requests) {

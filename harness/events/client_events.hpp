@@ -91,6 +91,7 @@ struct ClientReceived {
   std::optional<std::string> error{};
   std::optional<bool> replayed{};
   std::optional<std::string> retry_after{};
+  std::optional<bool> shown_blocked{};  // a job read's "blocked"
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -107,6 +108,7 @@ struct ClientReceived {
     field("error", self.error);
     field("replayed", self.replayed);
     field("retry_after", self.retry_after);
+    field("shown_blocked", self.shown_blocked);
   }
 };
 

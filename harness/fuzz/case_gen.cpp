@@ -79,11 +79,14 @@ constexpr std::string_view kBodies[] = {
 };
 
 // A classify request whose input carries a list nested so that the whole body is `depth` levels
-// deep (the body and its input are two).
+// deep (the body and its input are two). Its text holds a bracket and an escaped quote that a
+// depth count must skip as string content: "[" in the body exactly at the limit, "]" in the one
+// past it, so a count that reads strings as structure misjudges both.
 std::string nested_body(std::size_t depth, const std::string& provider) {
   const std::size_t lists = depth - 2;
-  return R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":"deep","n":)" +
-         std::string(lists, '[') + std::string(lists, ']') + "}}";
+  const std::string text = depth > 64 ? R"(deep ] "])" : R"(deep [ "[)";
+  return R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":")" + text +
+         R"(","n":)" + std::string(lists, '[') + std::string(lists, ']') + "}}";
 }
 
 // Bodies the input contract refuses: 3 an empty text, 4 an input member the operation does not

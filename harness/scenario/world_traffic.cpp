@@ -260,6 +260,9 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("state") && body["state"].is_string()) {
     received.shown_state = body["state"].get<std::string>();
   }
+  if (body.contains("blocked") && body["blocked"].is_boolean()) {
+    received.shown_blocked = body["blocked"].get<bool>();
+  }
   if (body.contains("error") && body["error"].is_string()) {
     received.error = body["error"].get<std::string>();
   }
