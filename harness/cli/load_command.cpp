@@ -333,12 +333,27 @@ void stop_nodes(std::vector<std::unique_ptr<Node>>& nodes, Clock::duration grace
 }
 
 // Clients, then the drain, then everyone stops. A client finishes the create it is on when its
-// time is up (200 tries at most); false when one has not a minute after `drain_until`.
-bool wait_for_clients(Clock::time_point drain_until, const std::atomic<int>& clients_done,
-                      int clients) {
-  while (Clock::now() < drain_until || clients_done < clients) {
+// time is up (200 tries at most); false when one has not a minute after `drain_until`. The drain
+// lasts until `settled` (nothing is left to move) or `drain_until`, whichever comes first: how
+// long the workers need to work off the backlog depends on the machine, not on the promises.
+bool wait_for_clients(Clock::time_point clients_until, Clock::time_point drain_until,
+                      const std::atomic<int>& clients_done, int clients,
+                      const std::function<bool()>& settled) {
+  while (Clock::now() < clients_until || clients_done < clients) {
     if (Clock::now() > drain_until + std::chrono::minutes(1)) return false;
     std::this_thread::sleep_for(milliseconds(50));
+  }
+  while (Clock::now() < drain_until && !settled()) std::this_thread::sleep_for(milliseconds(200));
+  return true;
+}
+
+// Whether no attempt is STARTING, RUNNING or UNKNOWN on `reader`: nothing left for the workers or
+// the reconciler to move.
+bool nothing_live(Store& reader) {
+  boost::asio::io_context io;
+  for (const auto state : {AttemptState::starting, AttemptState::running, AttemptState::unknown}) {
+    const auto live = read_patiently(io, [&] { return reader.find_attempts_in_state(state); });
+    if (!live.empty()) return false;
   }
   return true;
 }
@@ -429,7 +444,7 @@ void print_summary(const LoadFlags& flags, const StoreChoice& choice, const Tall
   for (const auto& [status, n] : verdict.jobs) {
     std::printf(" %s=%lld", status.c_str(), static_cast<long long>(n));
   }
-  std::printf("\nstranded: %lld (acknowledged, not succeeded after a %.1f s drain)\n",
+  std::printf("\nstranded: %lld (acknowledged, not succeeded after the drain, at most %.1f s)\n",
               static_cast<long long>(verdict.stranded), flags.drain_seconds);
   std::printf(
       "store errors survived: workers %lld, reconciler %lld; exceptions out of the API:"
@@ -481,8 +496,10 @@ int load_command(const LoadFlags& flags) {
   const auto until = started + seconds_of(flags.seconds);
   std::atomic<int> clients_done = 0;
   auto nodes = start_nodes(flags, shared, until, clients_done);
+  const auto watcher = shared.own_store();
   const bool clients_stuck =
-      !wait_for_clients(until + seconds_of(flags.drain_seconds), clients_done, flags.clients);
+      !wait_for_clients(until, until + seconds_of(flags.drain_seconds), clients_done, flags.clients,
+                        [&] { return nothing_live(*watcher); });
   stop_nodes(nodes, 2 * shared.config.policy.reconcile_period);
 
   Tally tally;
@@ -522,8 +539,8 @@ Command add_load_command(CLI::App& app) {
   load->add_option("--seconds", flags->seconds, "How long the clients keep creating")
       ->capture_default_str();
   load->add_option("--drain", flags->drain_seconds,
-                   "Seconds the workers and the reconciler go on after the clients stop, before "
-                   "the jobs are judged")
+                   "Longest the workers and the reconciler go on after the clients stop, before "
+                   "the jobs are judged (the drain ends earlier once no attempt is live)")
       ->capture_default_str();
   load->add_option("--clients", flags->clients,
                    "Clients, each with its own API node, thread and store connection")

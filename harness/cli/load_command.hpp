@@ -13,7 +13,7 @@ struct LoadFlags {
   // slowest settling of the run's policy: a worker backing off the failing store up to its cap
   // (5 s) before it claims again, or a claim whose worker lost the store waiting out its lease
   // (4 s), then a reconcile period (1 s) to take it over and one to ask the provider.
-  double drain_seconds = 12;
+  double drain_seconds = 60;
   int clients = 8;   // each with its own API node, thread and store connection
   int workers = 2;   // each with its own thread and store connection
   int keys = 20000;  // distinct idempotency keys the clients draw from

@@ -720,9 +720,9 @@ def select(mutants: list[Mutant], only: list[str], sample: int | None, seed: str
     if only:
         chosen = [m for m in chosen if any(o == m.hash or o in m.id for o in only)]
     if sample is not None and sample < len(chosen):
+        # In the sample's own pseudo-random order, so a time budget cuts an unbiased part of it.
         keyed = sorted(chosen, key=lambda m: hashlib.sha256(f"{seed}\n{m.hash}".encode()).hexdigest())
-        picked = {id(m) for m in keyed[:sample]}
-        chosen = [m for m in chosen if id(m) in picked]
+        chosen = keyed[:sample]
     return chosen
 
 
@@ -807,7 +807,10 @@ def configure(src: Path, build: Path, log) -> None:
             raise SetupError(f"{build} was configured for {home.group(1)}, not {src}: use another --build-dir")
         return
     cmd = ["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_TESTING=OFF"]
-    if shutil.which("ninja"):
+    generator = os.environ.get("ONEJOB_MUTATION_GENERATOR")
+    if generator:
+        cmd += ["-G", generator]
+    elif shutil.which("ninja"):
         cmd += ["-G", "Ninja"]
     if not uses_ccache(src) and shutil.which("ccache"):
         cmd.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
