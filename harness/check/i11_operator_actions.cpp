@@ -63,8 +63,6 @@ struct Success {
   const At<events::ClientReceived>* received = nullptr;
 };
 
-bool is_success(std::int64_t status) { return status >= 200 && status < 300; }
-
 // The request as the client sent it: what one key must never be shared across.
 std::string signature(const events::ClientSent& sent) {
   return sent.action + " " + sent.path.value_or("") + "\n" + sent.body.value_or("");

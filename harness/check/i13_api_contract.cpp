@@ -86,8 +86,6 @@ bool readable_json(const std::string& text) {
   return clean && !parsed.is_discarded();
 }
 
-bool is_success(std::int64_t status) { return status >= 200 && status < 300; }
-
 // A retry's body, when it has one, is exactly {"provider": a string}.
 bool retry_body_ok(const std::string& body) {
   const auto parsed = nlohmann::json::parse(body, nullptr, false);

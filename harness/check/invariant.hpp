@@ -89,6 +89,9 @@ std::vector<Violation> check_reports(const HistoryModel& model);
 // the state the log left it (violations of "log"; a store whose answers lie shows here).
 std::vector<Violation> check_store_agrees(const HistoryModel& model, const StoreRows& rows);
 
+// Whether an HTTP status is a success (2xx).
+inline bool is_success(std::int64_t status) { return status >= 200 && status < 300; }
+
 // Small helpers shared by the checkers' messages.
 std::string job_ref(std::int64_t job_id);
 std::string attempt_ref(std::int64_t attempt_id);
