@@ -16,14 +16,36 @@
 //     the result bytes the attempt offered (not the winner's);
 //   - job.failed: the job's failure;
 //   - attempt.write_refused: a refusal the store recorded for that node's write of that attempt,
-//     fenced or for its state as the report says, of the state the write wanted.
+//     fenced or for its state as the report says, of the state the write wanted;
+//   - worker.store_error naming an injected fault ("store <fault> during <operation>", the text the
+//     simulated connection gives): such a fault on that node's connection before it, with the same
+//     maybe_committed (only a write's lost reply may have committed).
 // And a node that reports a compare-and-swap reports its consequence: job.cas won is followed by
 // its job.completed, job.cas lost by its result.discarded (report_incomplete).
-// Does not check: writes a node never reported (a lost reply leaves a write unreported), nor the
-// providers' and API's own events (I5, I9, I13 judge those against their own truths).
+// report_missing — a node reports what reached it, joined from the truth to the report:
+//   - every write the store committed on a node's connection (commit.attempt_inserted,
+//     commit.attempt, commit.cas, commit.job_failed) is followed by that node's report of it
+//     (attempt.created, attempt.state with the same from and to, job.cas, job.failed);
+//   - every provider reply the transport delivered to a node for a call that node reported
+//     (provider.call of that key) is followed by its provider.reply for that attempt, naming the
+//     outcome delivered;
+//   - a worker calls a provider for an attempt once per claim (attempt.state STARTING -> RUNNING)
+//     or adoption (worker.adopted) of that attempt it reported before.
+//   Excused: the node crashed after the write or the delivery, or was paused when the run ended;
+//   the run ended (not quiescent) within the settle horizon; for a write, the node's connection
+//   lost a reply to an operation that makes such a write after it (store.fault, maybe_committed:
+//   the node never learned the write happened).
+// acted_while_down — a crashed node records nothing (no report, no answer, no call) until it starts
+// again: its incarnation is gone, and anything it seemed to do would be a ghost's.
+// Does not check the providers' and API's own events (I5, I9, I13 judge those against their own
+// truths), nor which of several same-operation round trips a lost reply belonged to.
 #include <algorithm>
+#include <deque>
+#include <set>
+#include <tuple>
 
 #include "system/events/attempt_events.hpp"
+#include "system/events/worker_events.hpp"
 
 #include "harness/check/invariant.hpp"
 
@@ -109,6 +131,166 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded)
   return {};
 }
 
+// What a node owes a report of, and the key its report is filed under.
+struct Owed {
+  std::string node;
+  std::string report;  // the report's key, see report_key
+  std::uint64_t seq = 0;
+  Instant at{};
+  std::vector<std::string_view> operations;  // store operations whose lost reply excuses it
+};
+
+std::string transition_key(std::int64_t attempt, AttemptState from, AttemptState to) {
+  return "attempt.state of " + attempt_ref(attempt) + " " + std::string(to_string(from)) + " -> " +
+         std::string(to_string(to));
+}
+
+// The key a node's report is filed under, or nothing for events that are not such reports.
+std::optional<std::string> report_key(const Event& event) {
+  if (auto created = events::from_event<events::AttemptCreated>(event)) {
+    return "attempt.created of " + attempt_ref(created->attempt_id);
+  }
+  if (auto changed = events::from_event<events::AttemptStateChanged>(event)) {
+    return transition_key(changed->attempt_id, changed->from, changed->to);
+  }
+  if (auto cas = events::from_event<events::JobCas>(event)) {
+    return "job.cas of " + attempt_ref(cas->attempt_id);
+  }
+  if (auto failed = events::from_event<events::JobFailed>(event)) {
+    return "job.failed of " + job_ref(failed->job_id);
+  }
+  if (auto replied = events::from_event<events::ProviderReplied>(event)) {
+    return "provider.reply " + replied->reply + " for " + attempt_ref(replied->attempt_id);
+  }
+  return std::nullopt;
+}
+
+// The report a commit owes its writer, if any.
+std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded) {
+  const Event& event = recorded.event;
+  if (auto inserted = events::from_event<events::CommitAttemptInserted>(event)) {
+    return Owed{inserted->by,
+                "attempt.created of " + attempt_ref(inserted->attempt_id),
+                recorded.seq,
+                recorded.at,
+                {"insert_job", "insert_attempt"}};
+  }
+  if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
+    return Owed{step->by,
+                transition_key(step->attempt_id, step->from, step->to),
+                recorded.seq,
+                recorded.at,
+                {"claim_next_attempt", "update_attempt", "complete_attempt"}};
+  }
+  if (auto cas = events::from_event<events::CommitCas>(event)) {
+    return Owed{cas->by,
+                "job.cas of " + attempt_ref(cas->attempt_id),
+                recorded.seq,
+                recorded.at,
+                {"complete_attempt"}};
+  }
+  if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
+    return Owed{failed->by,
+                "job.failed of " + job_ref(failed->job_id),
+                recorded.seq,
+                recorded.at,
+                {"fail_job"}};
+  }
+  return std::nullopt;
+}
+
+void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
+  const sim::History& history = *model.history;
+  std::vector<Owed> owed;
+  // Reports by (node, key): their positions, each consumed by at most one thing owed.
+  std::map<std::pair<std::string, std::string>, std::deque<std::uint64_t>> reports;
+  std::vector<At<events::StoreFault>> lost_replies;
+  std::map<std::string, bool> paused;  // by node: paused as things stand
+  std::set<std::string> down;          // nodes crashed and not started again
+  // Provider calls each worker reported, by (node, provider key): the attempt called.
+  std::map<std::pair<std::string, std::string>, std::int64_t> called;
+  // (node, attempt) -> how many claims and adoptions the node reported and has not yet called on.
+  std::map<std::pair<std::string, std::int64_t>, int> may_call;
+  for (const auto& recorded : history) {
+    const Event& event = recorded.event;
+    const std::string node = recorded.node.str();
+    if (events::from_event<events::NodeCrashed>(event)) {
+      down.insert(node);
+    } else if (events::from_event<events::NodeStarted>(event)) {
+      down.erase(node);
+    } else if (events::from_event<events::NodePaused>(event)) {
+      paused[node] = true;
+    } else if (events::from_event<events::NodeResumed>(event)) {
+      paused[node] = false;
+    } else if (down.contains(node)) {
+      out.push_back(violation(
+          "I14.acted_while_down",
+          node + " recorded " + event.kind() + " after it crashed and before it started again",
+          recorded.seq, {}));
+    }
+    if (auto commit = owed_for_commit(recorded)) {
+      owed.push_back(std::move(*commit));
+    } else if (auto key = report_key(event)) {
+      reports[{node, *key}].push_back(recorded.seq);
+    } else if (auto fault = events::from_event<events::StoreFault>(event)) {
+      if (fault->maybe_committed) lost_replies.push_back({*fault, recorded.seq, recorded.at});
+    } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
+      auto call = called.find({node, delivered->provider_key});
+      if (delivered->call == events::kDeliveredReply && call != called.end()) {
+        owed.push_back(
+            Owed{node,
+                 "provider.reply " + delivered->outcome + " for " + attempt_ref(call->second),
+                 recorded.seq,
+                 recorded.at,
+                 {}});
+      }
+    } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
+      ++may_call[{node, adopted->attempt_id}];
+    }
+    if (auto changed = events::from_event<events::AttemptStateChanged>(event);
+        changed && changed->from == AttemptState::starting &&
+        changed->to == AttemptState::running) {
+      ++may_call[{node, changed->attempt_id}];
+    }
+    if (auto call = events::from_event<events::ProviderCalled>(event)) {
+      called[{node, call->provider_key}] = call->attempt_id;
+      if (int& left = may_call[{node, call->attempt_id}]; left > 0) {
+        --left;
+      } else {
+        out.push_back(violation("I14.report_missing",
+                                node + " called " + call->provider + " for " +
+                                    attempt_ref(call->attempt_id) +
+                                    " without reporting a claim or an adoption of it first",
+                                recorded.seq, {}));
+      }
+    }
+  }
+  const auto end = model.end_at();
+  const auto horizon = model.policy ? settle_horizon(model.policy->what) : Duration::zero();
+  // Latest first, each taking the earliest report after it: a report answers the nearest thing
+  // owed before it (a write whose reply was lost must not take the report of the write after it).
+  for (auto it = owed.rbegin(); it != owed.rend(); ++it) {
+    const Owed& due = *it;
+    auto& filed = reports[{due.node, due.report}];
+    auto report = std::ranges::find_if(filed, [&](std::uint64_t seq) { return seq > due.seq; });
+    if (report != filed.end()) {
+      filed.erase(report);
+      continue;
+    }
+    const bool reply_lost = std::ranges::any_of(lost_replies, [&](const auto& lost) {
+      return lost.seq > due.seq && lost.what.node == due.node &&
+             std::ranges::find(due.operations, lost.what.operation) != due.operations.end();
+    });
+    const bool cut_short = !end || (!model.quiescent_end && *end < due.at + horizon);
+    if (reply_lost || cut_short || paused[due.node] || model.crashed_after(due.node, due.seq)) {
+      continue;
+    }
+    out.push_back(violation("I14.report_missing",
+                            due.node + " never reported " + due.report + " that reached it",
+                            due.seq, {}));
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> check_reports(const HistoryModel& model) {
@@ -116,6 +298,8 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
   if (model.history == nullptr) return out;
   // Compare-and-swaps a node reported, awaiting their consequence: (node, attempt) -> the job.cas.
   std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, bool>> awaiting;
+  // Store faults met so far: (node, the error text the faulty connection gives, maybe_committed).
+  std::set<std::tuple<std::string, std::string, bool>> faults;
   for (const auto& recorded : *model.history) {
     if (auto wrong = mismatch(model, recorded); !wrong.empty()) {
       out.push_back(
@@ -125,6 +309,20 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
                     recorded.seq, {}));
     }
     const Event& event = recorded.event;
+    if (auto fault = events::from_event<events::StoreFault>(event)) {
+      faults.insert({fault->node, "store " + fault->fault + " during " + fault->operation,
+                     fault->maybe_committed});
+    } else if (auto error = events::from_event<events::WorkerStoreError>(event);
+               error && error->message.starts_with("store ") &&
+               !faults.contains({recorded.node.str(), error->message, error->maybe_committed})) {
+      out.push_back(violation(
+          "I14.report_untrue",
+          recorded.node.str() + " reported \"" + error->message + "\" with maybe_committed " +
+              (error->maybe_committed ? "true" : "false") +
+              ", but its connection had no such fault (a lost reply to a write is the only fault "
+              "that may have committed)",
+          recorded.seq, {}));
+    }
     if (auto cas = events::from_event<events::JobCas>(event)) {
       awaiting[{recorded.node.str(), cas->attempt_id}] = {recorded.seq, cas->won};
     } else if (auto completed = events::from_event<events::JobCompleted>(event)) {
@@ -140,6 +338,7 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
                                 (cas.second ? "job.completed" : "result.discarded"),
                             cas.first, {}));
   }
+  check_missing(model, out);
   return out;
 }
 

@@ -111,6 +111,8 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I13.read_misstates",
       "I14.report_untrue",
       "I14.report_incomplete",
+      "I14.report_missing",
+      "I14.acted_while_down",
       "log.job_row_missing",
       "log.job_row_differs",
       "log.attempt_row_missing",

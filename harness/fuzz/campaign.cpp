@@ -80,7 +80,7 @@ rc::Gen<RawCase> raw_case() {
                          *rc::gen::element(0, 0, 0, 0, 0, 1, 2, 3, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6),
                          *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                           1, 2, 3, 4)};
+                                           0, 1, 2, 3, 4, 5, 6, 7)};
         }));
     raw.reconciler = *rc::gen::element(1, 1, 0);
     raw.capacity = *rc::gen::element(3, 3, 0, 1, 2);

@@ -89,13 +89,29 @@ std::string nested_body(std::size_t depth, const std::string& provider) {
          R"(","n":)" + std::string(lists, '[') + std::string(lists, ']') + "}}";
 }
 
-// Bodies the input contract refuses: 3 an empty text, 4 an input member the operation does not
-// take.
+// Bodies the input contract refuses, each readable JSON no deeper than the limit: 3 an empty
+// text, 4 an input member the operation does not take, 5 that member a list of 70 empty lists and
+// objects side by side (a depth count that never closes a bracket reads it as 70 deep), 6 a name
+// used both inside the input and after it in the body (one set of names per object: no duplicate),
+// 7 an operation that is not a string.
 std::string refused_body(int kind, const std::string& provider) {
-  return kind == 3
-             ? R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":""}})"
-             : R"({"operation":"summarize","provider":")" + provider +
-                   R"(","input":{"text":"Notes","lang":"en"}})";
+  const std::string head = R"({"operation":"summarize","provider":")" + provider + '"';
+  switch (kind) {
+    case 3:
+      return R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":""}})";
+    case 5: {
+      std::string siblings;
+      for (int i = 0; i < 70; ++i) siblings += i == 0 ? "[]" : i % 2 == 0 ? ",[]" : ",{}";
+      return head + R"(,"input":{"text":"Notes","n":[)" + siblings + "]}}";
+    }
+    case 6:
+      return R"({"input":{"text":"Notes","operation":"classify"},"operation":"summarize","provider":")" +
+             provider + "\"}";
+    case 7:
+      return R"({"operation":7,"provider":")" + provider + R"(","input":{"text":"Notes"}})";
+    default:
+      return head + R"(,"input":{"text":"Notes","lang":"en"}})";
+  }
 }
 
 // Body `index`; one past the last is the first request on another provider.

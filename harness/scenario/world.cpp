@@ -170,6 +170,7 @@ void World::crash(Node& node) {
   life.up = false;
   life.store->close();
   life.providers->close();
+  if (life.api) life.api->stop();
   if (life.worker) life.worker->stop();
   if (life.reconciler) life.reconciler->stop();
   trace_.record(node.name, events::to_event(events::NodeCrashed{}), /*injected=*/true);

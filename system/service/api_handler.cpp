@@ -117,6 +117,7 @@ Async<Response> ApiHandler::handle(Request request) {
     // A bug, not the client's fault: the request still gets an answer.
     answer = ApiAnswer::failure(500, "internal", error.what());
   }
+  if (stopped_) co_return std::move(answer.response);  // nobody is left to answer
   events::emit(context_.events,
                events::ApiResponse{
                    .request_id = request.request_id,

@@ -30,8 +30,13 @@ class ApiHandler {
 
   Async<Response> handle(Request request);
 
+  // The node stops (a crash, a shutdown): requests in flight finish without recording or
+  // answering anything more; what they return is meant to be dropped.
+  void stop() { stopped_ = true; }
+
  private:
   SystemContext& context_;
+  bool stopped_ = false;
 };
 
 }  // namespace onejob

@@ -171,6 +171,127 @@ BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_viol
   require_one(check_reports(h.model()), "I14.report_untrue", seq);
 }
 
+// Job 1 inserted by api-1 and reported; worker-1's claim of attempt 1, committed and reported; its
+// call to alpha under key 1:1.
+void claimed_and_called(HistoryBuilder& h) {
+  insert_job(h, {});
+  h.add("api-1", events::AttemptCreated{.job_id = 1,
+                                        .attempt_id = 1,
+                                        .attempt_no = 1,
+                                        .provider = "alpha",
+                                        .provider_key = provider_key(1, 1)});
+  h.add(kStore, claimed(1, 1, "worker-1", 1));
+  h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                .attempt_id = 1,
+                                                .from = S::starting,
+                                                .to = S::running,
+                                                .reason = "claimed",
+                                                .by = "worker-1",
+                                                .token = 1});
+  h.add("worker-1", provider_called(1, 1));
+}
+
+events::ProviderDelivered reply_delivered(std::string outcome) {
+  return events::ProviderDelivered{.call = std::string(events::kDeliveredReply),
+                                   .provider = "alpha",
+                                   .provider_key = provider_key(1, 1),
+                                   .outcome = std::move(outcome)};
+}
+
+std::uint64_t end_quiescent(HistoryBuilder& h) {
+  return h.add("world", events::RunEnded{.quiescent = true}).last_seq();
+}
+
+BOOST_AUTO_TEST_CASE(i14_every_write_and_reply_reported_passes) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add("worker-1", reply_delivered("answered"));
+  h.add("worker-1", events::ProviderReplied{
+                        .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "answered"});
+  end_quiescent(h);
+  require_none(check_reports(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_committed_write_its_writer_never_reports_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  const auto seq = h.add(kStore, job_failed(1, "worker-1")).last_seq();
+  end_quiescent(h);
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_write_whose_reply_was_lost_need_not_be_reported) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add(kStore, job_failed(1, "worker-1"));
+  h.add("net.node_store", events::StoreFault{.node = "worker-1",
+                                             .operation = "fail_job",
+                                             .fault = "drop_response",
+                                             .maybe_committed = true});
+  end_quiescent(h);
+  require_none(check_reports(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_delivered_reply_never_reported_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  const auto seq = h.add("worker-1", reply_delivered("answered")).last_seq();
+  // A report of another outcome is not the report of this one.
+  h.add("worker-1", events::ProviderReplied{
+                        .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "rejected"});
+  end_quiescent(h);
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_call_without_a_reported_claim_or_adoption_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  // A second call under the one claim: nothing reported gave the worker the attempt again.
+  const auto seq = h.add("worker-1", provider_called(1, 1)).last_seq();
+  end_quiescent(h);
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+  h.add("worker-1",
+        events::WorkerAdopted{.worker = "worker-1", .job_id = 1, .attempt_id = 1, .token = 1});
+  h.add("worker-1", provider_called(1, 1));
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_store_error_report_must_name_a_fault_with_its_maybe_committed) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add("net.node_store", events::StoreFault{.node = "worker-1",
+                                             .operation = "load_job",
+                                             .fault = "partition",
+                                             .maybe_committed = false});
+  h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                             .attempt_id = 1,
+                                             .maybe_committed = false,
+                                             .message = "store partition during load_job"});
+  require_none(check_reports(h.model()));
+  const auto seq =
+      h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                                 .attempt_id = 1,
+                                                 .maybe_committed = true,
+                                                 .message = "store partition during load_job"})
+          .last_seq();
+  require_one(check_reports(h.model()), "I14.report_untrue", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_crashed_node_that_records_anything_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add("worker-1", events::NodeCrashed{});
+  const auto seq = h.add("worker-1", reply_delivered("answered")).last_seq();
+  require_one(check_reports(h.model()), "I14.acted_while_down", seq);
+  h.add("worker-1", events::NodeStarted{.incarnation = 2});
+  h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                             .attempt_id = 0,
+                                             .maybe_committed = false,
+                                             .message = "",
+                                             .retry_in_us = 0});
+  require_one(check_reports(h.model()), "I14.acted_while_down", seq);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
