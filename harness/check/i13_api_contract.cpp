@@ -15,6 +15,10 @@
 //     within the limit) is refused 400; JSON nested deeper than 64 levels is refused as
 //     invalid_json (400), and JSON at or under 64 levels that this checker's own parser reads (no
 //     duplicate key) is never refused as invalid JSON;
+//   - routes, judged from the method and path the client sent (route_misjudged): a path that fits
+//     none of POST /jobs, GET /jobs/{id}, POST /jobs/{id}/attempts, POST /attempts/{id}/cancel
+//     (an id: a positive decimal number, digits only) is answered 404, one that fits with another
+//     method 405, and one that fits with its method never 405;
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
@@ -108,6 +112,75 @@ bool create_input_ok(const std::string& body) {
          !input["text"].get<std::string>().empty();
 }
 
+// The API's routes, as DESIGN.md states them: POST /jobs, GET /jobs/{id},
+// POST /jobs/{id}/attempts, POST /attempts/{id}/cancel, where an id is a positive decimal number
+// (digits only, leading zeros allowed, at most 2^63-1). A path split at "/" that fits none names
+// no resource (404); one that fits with another method is refused 405.
+enum class RouteFit { resource, other_method, none };
+
+bool decimal_id(std::string_view text) {
+  const auto digits = text.find_first_not_of('0');
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos ||
+      digits == std::string_view::npos) {
+    return false;
+  }
+  const std::string_view value = text.substr(digits);
+  return value.size() < 19 || (value.size() == 19 && value <= "9223372036854775807");
+}
+
+RouteFit route_fit(const std::pair<std::string, std::string>& request) {
+  const std::string_view method = request.first;
+  const std::string_view path = request.second;
+  if (!path.starts_with('/')) return RouteFit::none;
+  std::vector<std::string_view> parts;
+  for (std::size_t from = 1;;) {
+    const auto slash = path.find('/', from);
+    parts.push_back(path.substr(from, slash == std::string_view::npos ? slash : slash - from));
+    if (slash == std::string_view::npos) break;
+    from = slash + 1;
+  }
+  std::string_view wants;
+  if (parts.size() == 1 && parts[0] == "jobs") {
+    wants = "POST";
+  } else if (parts.size() == 2 && parts[0] == "jobs" && decimal_id(parts[1])) {
+    wants = "GET";
+  } else if (parts.size() == 3 && decimal_id(parts[1]) &&
+             ((parts[0] == "jobs" && parts[2] == "attempts") ||
+              (parts[0] == "attempts" && parts[2] == "cancel"))) {
+    wants = "POST";
+  } else {
+    return RouteFit::none;
+  }
+  return method == wants ? RouteFit::resource : RouteFit::other_method;
+}
+
+// The method and path a client sent: a route probe records them; otherwise the action's own.
+std::pair<std::string, std::string> method_and_path(const events::ClientSent& sent) {
+  std::string method = sent.method.value_or(sent.action == "get_job" ? "GET" : "POST");
+  std::string path = sent.path.value_or(
+      sent.action == "get_job" ? "/jobs/" + std::to_string(sent.job_id.value_or(0)) : "/jobs");
+  return {std::move(method), std::move(path)};
+}
+
+// What a request's status says about its route, wrong: a path naming no resource must be 404, one
+// naming a resource with another method 405, and one naming a resource with its method never 405.
+std::string route_breach(const events::ClientSent& sent, const events::ClientReceived& got,
+                         const std::string& body) {
+  if (got.status == 502 || body.size() > kBodyLimit) return {};  // the balancer's; too big first
+  const auto request = method_and_path(sent);
+  const std::string named = request.first + " " + request.second;
+  switch (route_fit(request)) {
+    case RouteFit::none:
+      return got.status == 404 ? "" : named + " names no resource but was not answered 404";
+    case RouteFit::other_method:
+      return got.status == 405 ? "" : named + " (a resource, another method) was not refused 405";
+    case RouteFit::resource:
+      return got.status == 405 ? named + " was refused 405, but it names a resource and its method"
+                               : "";
+  }
+  return {};
+}
+
 std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
                          const std::string& body) {
   if (got.status == 502) return {};  // the load balancer's, not the API's
@@ -118,7 +191,7 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
                    : "a " + std::to_string(body.size()) + "-byte body (the limit is " +
                          std::to_string(kBodyLimit) + ") was refused 413";
   }
-  if (too_big) return {};
+  if (too_big || route_fit(method_and_path(sent)) != RouteFit::resource) return {};
   const bool create = sent.action == "create_job";
   const bool key_ok = sent.key && valid_key(*sent.key);
   if (sent.key && key_ok && error == "idempotency_key_invalid") {
@@ -304,7 +377,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
       }
       // A create's resends carry the bytes of its first send.
       const std::string body = sent->body.value_or(request.first.body.value_or(""));
-      if (auto breach = limit_breach(*sent, got, body); !breach.empty()) {
+      if (auto wrong = route_breach(*sent, got, body); !wrong.empty()) {
+        out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
+      } else if (auto breach = limit_breach(*sent, got, body); !breach.empty()) {
         out.push_back(violation("I13.limit_misjudged", head + breach, received.seq, {send_seq}));
       }
     }

@@ -45,6 +45,7 @@ struct ClientSent {
   std::optional<std::int64_t> job_id{};
   std::optional<std::int64_t> attempt_no{};
   std::optional<std::string> path{};
+  std::optional<std::string> method{};  // when not the action's own (a route probe)
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -56,6 +57,7 @@ struct ClientSent {
     field("job_id", self.job_id);
     field("attempt_no", self.attempt_no);
     field("path", self.path);
+    field("method", self.method);
   }
 };
 

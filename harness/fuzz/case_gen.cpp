@@ -19,6 +19,22 @@ constexpr const char* kProviders[] = {"alpha", "beta", "gamma"};
 constexpr const char* kKeys[] = {"k1", "k2", "k3"};
 constexpr const char* kActionKeys[] = {"op-x", "op-y"};
 // Idempotency-Keys at the edges of the rule (1-255 characters of 0x20-0x7e): valid ones first.
+// Requests a read step may send instead, to probe the routes: paths that name no resource (404)
+// and resources asked for with another method (405).
+struct RouteProbe {
+  const char* method;
+  const char* path;
+};
+const RouteProbe kRouteProbes[] = {
+    {"GET", "/jobs/{job}/attempts/x"},  // one segment too many
+    {"GET", "/attempts"},               // one segment short
+    {"GET", "/"},                       // none
+    {"POST", "/jobs/{job}"},            // a read's path, another method
+    {"GET", "/jobs/{job}/"},            // an empty last segment
+    {"POST", "/jobs/{job}/attempts/1/cancel"},
+    {"GET", "/jobs/0{job}x"},  // not digits only
+};
+
 const std::string kOddKeys[] = {
     std::string(255, 'k'), " ~", std::string(256, 'k'), "", "k\x1f", "k\x7f"};
 constexpr std::size_t kPromptLimits[] = {4096, 8, 24};
@@ -273,6 +289,11 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     const bool then_retry = kind == cancel_then_retry || race;
     if (kind == get_job) {
       entry.kind = scenario::TimelineEntry::Kind::get_job;
+      if (s.deep > 0) {  // a route probe
+        const RouteProbe& probe = pick(kRouteProbes, s.deep - 1);
+        if (probe.method != std::string_view("GET")) entry.method = probe.method;
+        entry.path = probe.path;
+      }
     } else if (kind == cancel || then_retry) {
       entry.kind = scenario::TimelineEntry::Kind::cancel;
     } else {

@@ -49,7 +49,8 @@ struct RawStep {
   // level past it; 3 and 4 inputs the contract refuses (an empty text, an unknown member); 5 one
   // shallow list of 70 empty lists and objects side by side (more brackets than the depth limit,
   // none deeper than 4); 6 a member name repeated in an object and in the object it contains (not
-  // a duplicate key); 7 an operation that is not a string. retry: 0
+  // a duplicate key); 7 an operation that is not a string. get_job: 0 GET /jobs/{id}; 1-7 a probe
+  // of the routes (kRouteProbes: no such resource, or another method). retry: 0
   // the usual body; 1 and 2 bodies the contract refuses (an extra member, a provider that is not a
   // string).
   int deep = 0;

@@ -39,6 +39,9 @@ std::string one_of(const YamlReader& reader, const YAML::Node& node, std::string
   return value;
 }
 
+// The methods a route probe may send.
+constexpr const char* kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+
 }  // namespace
 
 void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineEntry& entry,
@@ -51,7 +54,7 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
       cancel  ? std::initializer_list<std::string_view>{"client", "request", "attempt", "key"}
       : retry ? std::initializer_list<std::string_view>{"client", "request", "provider", "key",
                                                         "raw_body"}
-              : std::initializer_list<std::string_view>{"client", "request"});
+              : std::initializer_list<std::string_view>{"client", "request", "method", "path"});
   const auto client = action.require("client");
   entry.client = reader.string(client, "client");
   if (std::ranges::find(spec.clients, entry.client, &ClientSpec::name) == spec.clients.end()) {
@@ -70,6 +73,17 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
   }
   if (cancel || retry) {
     if (auto key = action.get("key")) entry.action_key = reader.string(*key, "key");
+  }
+  if (auto method = action.get("method"))
+    entry.method = one_of(reader, *method, "method", kMethods);
+  if (auto path = action.get("path")) {
+    entry.path = reader.string(*path, "path");
+    const bool printable =
+        std::ranges::all_of(*entry.path, [](char c) { return c > 0x20 && c < 0x7f; });
+    if (!entry.path->starts_with('/') || entry.path->size() > 2048 || !printable) {
+      reader.fail(*path,
+                  "path: expected \"/\" then at most 2047 printable ASCII characters, no spaces");
+    }
   }
 }
 

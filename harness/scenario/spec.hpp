@@ -125,7 +125,8 @@ struct CreateJobAction {
 
 // One step of the timeline. Besides creating jobs, a client can act on the job an earlier
 // create_job request produced (found through that request's response):
-//   get_job   GET /jobs/{id} (for another owner: the probe must look like a missing job)
+//   get_job   GET /jobs/{id} (for another owner: the probe must look like a missing job); or,
+//             probing the routes, another `method` and `path` (`{job}` in it stands for the id)
 //   retry     POST /jobs/{id}/attempts, optionally naming the provider
 //   cancel    POST /attempts/{id}/cancel of the job's attempt number `attempt_no` (an operator)
 struct TimelineEntry {
@@ -138,6 +139,8 @@ struct TimelineEntry {
   int attempt_no = 0;          // for cancel
   std::optional<std::string> provider;    // for retry
   std::optional<std::string> retry_body;  // for retry: the body's bytes as sent (not with provider)
+  std::optional<std::string> method;      // for get_job: another method than GET
+  std::optional<std::string> path;        // for get_job: another path, `{job}` for the job's id
   // For retry and cancel: the action's Idempotency-Key (default "op-r<request>"); several actions
   // may share one on purpose.
   std::optional<std::string> action_key;

@@ -68,6 +68,15 @@ void World::client_send(int number, int send) {
   if (entry.kind == TimelineEntry::Kind::get_job) {
     request.method = "GET";
     request.path = "/jobs/" + job;
+    if (entry.method) request.method = *(sent.method = *entry.method);
+    if (entry.path) {
+      request.path = *entry.path;
+      for (auto at = request.path.find("{job}"); at != std::string::npos;
+           at = request.path.find("{job}", at + job.size())) {
+        request.path.replace(at, 5, job);
+      }
+      sent.path = request.path;
+    }
     trace_.record(client.name, events::to_event(sent));
     transmit(number, send, std::move(request));
     return;

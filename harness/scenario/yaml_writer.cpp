@@ -130,7 +130,9 @@ void write_timeline(std::string& out, const std::vector<TimelineEntry>& timeline
         break;
       case TimelineEntry::Kind::get_job:
         out += "    get_job: {client: " + e.client +
-               ", request: " + std::to_string(e.target_request) + "}\n";
+               ", request: " + std::to_string(e.target_request) +
+               (e.method ? ", method: " + *e.method : std::string()) +
+               (e.path ? ", path: " + quoted(*e.path) : std::string()) + "}\n";
         break;
       case TimelineEntry::Kind::retry:
         out += "    retry: {client: " + e.client +

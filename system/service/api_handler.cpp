@@ -11,11 +11,13 @@
 namespace onejob {
 namespace {
 
+// The segments between slashes, empty ones included: "/jobs/1/" is three segments, the last
+// empty, so it names no resource (one resource, one spelling).
 std::vector<std::string_view> split_path(std::string_view path) {
   std::vector<std::string_view> segments;
   if (!path.starts_with('/')) return segments;
   path.remove_prefix(1);
-  while (!path.empty()) {
+  for (;;) {
     const auto slash = path.find('/');
     segments.push_back(path.substr(0, slash));
     if (slash == std::string_view::npos) break;

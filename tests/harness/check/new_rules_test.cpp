@@ -103,6 +103,31 @@ BOOST_AUTO_TEST_CASE(i13_a_503_without_retry_after_is_a_violation) {
   require_none(check_api_contract(ok.model()));
 }
 
+// Each request is (method, path, status); a route probe records its method and path.
+std::vector<check::Violation> probed(std::string method, std::string path, std::int64_t status) {
+  HistoryBuilder h;
+  auto sent = get_sent(1, "alice", 1);
+  sent.method = std::move(method);
+  sent.path = std::move(path);
+  h.add("browser", sent).add("browser", received(1, status, std::nullopt));
+  return check_api_contract(h.model());
+}
+
+BOOST_AUTO_TEST_CASE(i13_routes_are_judged_segment_by_segment) {
+  require_none(probed("GET", "/jobs/7", 200));
+  require_none(probed("GET", "/jobs/007", 404));  // a job the owner cannot see: still 404
+  require_none(probed("GET", "/jobs/7/", 404));
+  require_none(probed("GET", "/jobs/9223372036854775808", 404));
+  require_none(probed("POST", "/jobs/7", 405));
+  require_none(probed("POST", "/attempts/3/cancel", 409));
+  require_one(probed("GET", "/jobs/7/", 200), "I13.route_misjudged", 2);
+  require_one(probed("POST", "/jobs/7/attempts/x", 201), "I13.route_misjudged", 2);
+  require_one(probed("GET", "/attempts", 500), "I13.route_misjudged", 2);
+  require_one(probed("GET", "/jobs/0", 400), "I13.route_misjudged", 2);
+  require_one(probed("DELETE", "/jobs/7", 404), "I13.route_misjudged", 2);
+  require_one(probed("GET", "/jobs/7", 405), "I13.route_misjudged", 2);
+}
+
 BOOST_AUTO_TEST_CASE(i13_the_body_limit_is_judged_at_its_exact_boundary) {
   const std::string padding(1024 * 1024 - kBody.size(), ' ');
   for (const bool over : {false, true}) {
