@@ -62,6 +62,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I4.timeout_failed",
       "I4.job_failed_while_unknown",
       "I4.failed_not_cancelled",
+      "I4.unknown_not_recorded",
       "I5.two_winners",
       "I5.version_not_bumped_once",
       "I5.result_not_offered",

@@ -317,6 +317,38 @@ BOOST_AUTO_TEST_CASE(i14_a_crashed_node_that_records_anything_is_a_violation) {
   require_one(check_reports(h.model()), "I14.acted_while_down", seq);
 }
 
+BOOST_AUTO_TEST_CASE(i4_a_call_whose_end_its_caller_never_records_is_a_violation) {
+  const auto policy = [](HistoryBuilder& h) {
+    h.add("world", events::RunPolicy{.attempt_deadline_us = 30'000'000,
+                                     .lease_us = 60'000'000,
+                                     .reconcile_period_us = 5'000'000,
+                                     .status_timeout_us = 1'000'000,
+                                     .worker_poll_us = 1'000'000,
+                                     .store_backoff_cap_us = 1'000'000,
+                                     .worker_capacity = 4,
+                                     .attempt_limit = 5,
+                                     .redrive_limit = 3,
+                                     .workers = 1,
+                                     .reconciler = true,
+                                     .faults_over = Instant{}});
+  };
+  // The call's deadline (30 s) passes; the worker writes UNKNOWN: recorded.
+  HistoryBuilder ok;
+  policy(ok);
+  claimed_and_called(ok);
+  ok.at(std::chrono::seconds(30)).add(kStore, fenced_write(1, 1, S::running, S::unknown));
+  end_quiescent(ok);
+  require_none(check_timeout_is_unknown(ok.model()));
+  // The worker never writes it; the reconciler takes the lease over once it expires (60 s).
+  HistoryBuilder h;
+  policy(h);
+  claimed_and_called(h);
+  const auto call = h.last_seq();
+  h.at(std::chrono::seconds(61)).add(kStore, taken_over(1, 1));
+  end_quiescent(h);
+  require_one(check_timeout_is_unknown(h.model()), "I4.unknown_not_recorded", call);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
