@@ -19,6 +19,8 @@
 //     none of POST /jobs, GET /jobs/{id}, POST /jobs/{id}/attempts, POST /attempts/{id}/cancel
 //     (an id: a positive decimal number, digits only) is answered 404, one that fits with another
 //     method 405, and one that fits with its method never 405;
+//   - a job read shows a result exactly when it shows "succeeded" and a failure_reason exactly
+//     when it shows "failed" (read_misstates);
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
@@ -283,6 +285,22 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
 std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_id,
                                    std::uint64_t from, std::uint64_t to);
 
+// A job read shows a result exactly when it shows the job succeeded, and a failure reason exactly
+// when it shows it failed (as the client read the body).
+std::string read_shape(const events::ClientSent& sent, const events::ClientReceived& got) {
+  if (sent.action != "get_job" || got.status != 200 || !got.shown_status) return {};
+  const bool succeeded = got.shown_status == "succeeded";
+  const bool failed = got.shown_status == "failed";
+  if (got.result_digest.has_value() != succeeded) {
+    return "a " + *got.shown_status + " job read " + (succeeded ? "without" : "with") + " a result";
+  }
+  if (got.shows_failure_reason.has_value() != failed) {
+    return "a " + *got.shown_status + " job read " + (failed ? "without" : "with") +
+           " a failure_reason";
+  }
+  return {};
+}
+
 // The read's "blocked", as the client that received this exchange's answer read it.
 // How many API answers each client send got (request, send) -> count.
 using AnswerCounts = std::map<std::pair<std::int64_t, std::int64_t>, int>;
@@ -381,6 +399,8 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
         out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
       } else if (auto breach = limit_breach(*sent, got, body); !breach.empty()) {
         out.push_back(violation("I13.limit_misjudged", head + breach, received.seq, {send_seq}));
+      } else if (auto misshapen = read_shape(*sent, got); !misshapen.empty()) {
+        out.push_back(violation("I13.read_misstates", head + misshapen, received.seq, {send_seq}));
       }
     }
   }

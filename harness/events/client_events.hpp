@@ -93,7 +93,8 @@ struct ClientReceived {
   std::optional<std::string> error{};
   std::optional<bool> replayed{};
   std::optional<std::string> retry_after{};
-  std::optional<bool> shown_blocked{};  // a job read's "blocked"
+  std::optional<bool> shown_blocked{};         // a job read's "blocked"
+  std::optional<bool> shows_failure_reason{};  // true when the body has "failure_reason"
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -111,6 +112,7 @@ struct ClientReceived {
     field("replayed", self.replayed);
     field("retry_after", self.retry_after);
     field("shown_blocked", self.shown_blocked);
+    field("shows_failure_reason", self.shows_failure_reason);
   }
 };
 

@@ -272,6 +272,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("blocked") && body["blocked"].is_boolean()) {
     received.shown_blocked = body["blocked"].get<bool>();
   }
+  if (body.contains("failure_reason")) received.shows_failure_reason = true;
   if (body.contains("error") && body["error"].is_string()) {
     received.error = body["error"].get<std::string>();
   }

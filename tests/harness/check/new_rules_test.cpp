@@ -349,6 +349,20 @@ BOOST_AUTO_TEST_CASE(i4_a_call_whose_end_its_caller_never_records_is_a_violation
   require_one(check_timeout_is_unknown(h.model()), "I4.unknown_not_recorded", call);
 }
 
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_failure_reason_only_for_a_failed_job) {
+  const auto read = [](std::string status, bool reason) {
+    HistoryBuilder h;
+    auto got = read_received(1, 1, std::move(status), std::nullopt, std::nullopt);
+    if (reason) got.shows_failure_reason = true;
+    h.add("browser", get_sent(1, "alice", 1)).add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_none(read("failed", true));
+  require_none(read("pending", false));
+  require_one(read("pending", true), "I13.read_misstates", 2);
+  require_one(read("failed", false), "I13.read_misstates", 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
