@@ -78,18 +78,6 @@ std::optional<std::string> named_provider(const events::ClientSent& sent) {
   return body["provider"].get<std::string>();
 }
 
-// The attempt id a cancel's path names (/attempts/{id}/cancel), 0 when none.
-std::int64_t cancelled_in_path(const events::ClientSent& sent) {
-  constexpr std::string_view kPrefix = "/attempts/";
-  const std::string path = sent.path.value_or("");
-  if (!path.starts_with(kPrefix)) return 0;
-  try {
-    return std::stoll(path.substr(kPrefix.size()));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 std::vector<Success> successes(const HistoryModel& model) {
   std::vector<Success> out;
   for (const auto& [number, request] : model.requests) {
@@ -126,7 +114,7 @@ std::string misbacked(const HistoryModel& model, const Success& success, const B
              ", but the request asked for " + *provider;
     }
   } else {
-    if (named != cancelled_in_path(success.sent)) {
+    if (named != id_in_path(success.sent.path.value_or(""), "/attempts/")) {
       return "naming " + attempt_ref(named) + ", not the attempt its path " +
              success.sent.path.value_or("") + " cancels";
     }

@@ -241,17 +241,6 @@ bool idle_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t
   });
 }
 
-// The job id in a path /jobs/{id}/..., 0 when there is none.
-std::int64_t job_in_path(const std::string& path) {
-  constexpr std::string_view kPrefix = "/jobs/";
-  if (!path.starts_with(kPrefix)) return 0;
-  try {
-    return std::stoll(path.substr(kPrefix.size()));
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange) {
   const auto& answer = exchange.response->what;
   if (answer.status != 409 || !answer.error) return {};
@@ -271,7 +260,7 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   }
   if (route == "create_attempt" && *answer.error == "job_completed") {
     // The job the request's path names (/jobs/{id}/attempts): the answer itself names none.
-    const auto id = job_in_path(exchange.request.what.path);
+    const auto id = id_in_path(exchange.request.what.path, "/jobs/");
     const JobRecord* job = model.job(id);
     const auto* won = job != nullptr ? job->won() : nullptr;
     if (job != nullptr && (won == nullptr || won->seq > to)) {

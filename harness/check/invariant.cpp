@@ -1,6 +1,7 @@
 #include "harness/check/invariant.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "system/domain/check.hpp"
 #include "system/domain/names.hpp"
@@ -177,5 +178,14 @@ bool is_safety(const Violation& violation) { return violation.category == Catego
 
 std::string job_ref(std::int64_t job_id) { return "job " + std::to_string(job_id); }
 std::string attempt_ref(std::int64_t attempt_id) { return "attempt " + std::to_string(attempt_id); }
+
+std::int64_t id_in_path(std::string_view path, std::string_view prefix) {
+  if (!path.starts_with(prefix)) return 0;
+  path.remove_prefix(prefix.size());
+  path = path.substr(0, path.find('/'));
+  std::int64_t id = 0;
+  const auto [end, error] = std::from_chars(path.data(), path.data() + path.size(), id);
+  return error == std::errc{} && end == path.data() + path.size() ? id : 0;
+}
 
 }  // namespace onejob::check

@@ -92,6 +92,10 @@ std::vector<Violation> check_store_agrees(const HistoryModel& model, const Store
 // Whether an HTTP status is a success (2xx).
 inline bool is_success(std::int64_t status) { return status >= 200 && status < 300; }
 
+// The id a request path names right after `prefix` ("/jobs/" in "/jobs/7/attempts": 7), read as
+// decimal digits up to the next "/" or the end; 0 when there are none.
+std::int64_t id_in_path(std::string_view path, std::string_view prefix);
+
 // Small helpers shared by the checkers' messages.
 std::string job_ref(std::int64_t job_id);
 std::string attempt_ref(std::int64_t attempt_id);

@@ -12,7 +12,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "harness/check/invariant.hpp"
-#include "harness/check/marks.hpp"
 #include "harness/scenario/loader_sections.hpp"
 #include "harness/scenario/parse_budget.hpp"
 #include "harness/scenario/yaml_reader.hpp"
@@ -22,7 +21,6 @@ namespace {
 
 // A run's size limits, so that the largest valid scenario still runs in seconds and well under
 // 256 MB: timeline steps, and periodic wake-ups of workers and the reconciler over the run.
-constexpr int kMaxRequests = 5'000;
 constexpr std::int64_t kMaxWakeups = 20'000'000;
 // The file itself: its size, and its values once aliases are expanded, and their nesting.
 constexpr std::size_t kMaxScenarioBytes = 1 << 20;  // 1 MiB
@@ -69,10 +67,6 @@ class Loader {
   void load_clients(const YAML::Node& node);
   void load_timeline(const YAML::Node& node);
   CreateJobAction load_create_job(const YAML::Node& node);
-  void load_expectations(const YAML::Node& node);
-  int request_number(const YAML::Node& node);
-  void load_invariants(const YAML::Node& node);
-  void load_requires(const YAML::Node& node);
 
   YamlReader reader_;
   ScenarioSpec spec_;
@@ -108,15 +102,15 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
   if (auto network = top.get("network")) spec_.network = loading::read_network(reader_, *network);
   if (auto faults = top.get("faults")) loading::read_faults(reader_, *faults, spec_);
   load_timeline(top.require("timeline"));
-  if (auto expect = top.get("expect")) load_expectations(*expect);
+  if (auto expect = top.get("expect")) loading::read_expectations(reader_, *expect, spec_);
   if (auto invariants = top.get("invariants")) {
-    load_invariants(*invariants);
+    loading::read_invariants(reader_, *invariants, spec_);
   } else {
     for (const auto& invariant : check::all_invariants()) {
       spec_.invariants.emplace_back(invariant.id);
     }
   }
-  if (auto required = top.get("requires")) load_requires(*required);
+  if (auto required = top.get("requires")) loading::read_requires(reader_, *required, spec_);
   check_run_size(top.get("duration") ? *top.get("duration") : top.require("timeline"));
   return std::move(spec_);
 }
@@ -321,8 +315,8 @@ void Loader::load_timeline(const YAML::Node& node) {
       reader_.fail(item, "timeline entry: expected one of create_job, get_job, retry, cancel");
     }
     timeline_entry.request = static_cast<int>(spec_.timeline.size()) + 1;
-    if (timeline_entry.request > kMaxRequests) {
-      reader_.fail(item, "timeline: more than " + std::to_string(kMaxRequests) +
+    if (timeline_entry.request > loading::kMaxRequests) {
+      reader_.fail(item, "timeline: more than " + std::to_string(loading::kMaxRequests) +
                              " steps, the most a scenario may have");
     }
     spec_.timeline.push_back(std::move(timeline_entry));
@@ -353,127 +347,6 @@ CreateJobAction Loader::load_create_job(const YAML::Node& node) {
     action.body = reader_.string(*raw_body, "raw_body");
   }
   return action;
-}
-
-int Loader::request_number(const YAML::Node& node) {
-  const int count = static_cast<int>(spec_.timeline.size());
-  const int request = reader_.small_integer(node, "request", 1, kMaxRequests);
-  if (request > count) {
-    reader_.fail(node, "request " + std::to_string(request) +
-                           " does not exist (the timeline sends " + std::to_string(count) + ")");
-  }
-  return request;
-}
-
-void Loader::load_expectations(const YAML::Node& node) {
-  YamlMap expect(reader_, node, "expect",
-                 {"responses", "same_job_id", "jobs", "final", "attempts", "discarded",
-                  "executions", "marks"});
-  if (auto marks = expect.get("marks")) {
-    reader_.expect_sequence(*marks, "expect.marks");
-    for (const auto& item : *marks) {
-      auto name = reader_.string(item, "mark");
-      if (!check::is_mark(name)) {
-        std::string known;
-        for (const auto& mark : check::all_marks()) {
-          known += (known.empty() ? "" : ", ") + std::string(mark.name);
-        }
-        reader_.fail(item, "unknown mark \"" + name + "\" (known: " + known + ")");
-      }
-      spec_.expect.marks.push_back({std::move(name), reader_.pos(item)});
-    }
-  }
-  if (auto final_jobs = expect.get("final")) {
-    spec_.expect.final_jobs = loading::read_final_jobs(reader_, *final_jobs, spec_);
-  }
-  const std::pair<const char*, std::optional<CountExpectation>*> counts[] = {
-      {"attempts", &spec_.expect.attempts},
-      {"discarded", &spec_.expect.discarded},
-      {"executions", &spec_.expect.executions}};
-  for (const auto& [key, slot] : counts) {
-    if (auto value = expect.get(key)) {
-      *slot = CountExpectation{reader_.small_integer(*value, key, 0, kMaxRequests),
-                               reader_.pos(*value)};
-    }
-  }
-  if (auto responses = expect.get("responses")) {
-    reader_.expect_sequence(*responses, "expect.responses");
-    for (const auto& item : *responses) {
-      YamlMap response(reader_, item, "expected response", {"request", "status"});
-      ResponseExpectation expectation{
-          request_number(response.require("request")), {}, reader_.pos(item)};
-      const auto status = response.require("status");
-      if (status.IsSequence()) {
-        for (const auto& code : status) {
-          expectation.statuses.push_back(reader_.small_integer(code, "status", 100, 599));
-        }
-        if (expectation.statuses.empty())
-          reader_.fail(status, "status: expected at least one code");
-      } else {
-        expectation.statuses.push_back(reader_.small_integer(status, "status", 100, 599));
-      }
-      spec_.expect.responses.push_back(std::move(expectation));
-    }
-  }
-  if (auto groups = expect.get("same_job_id")) {
-    reader_.expect_sequence(*groups, "expect.same_job_id");
-    for (const auto& group : *groups) {
-      reader_.expect_sequence(group, "same_job_id group");
-      if (group.size() < 2)
-        reader_.fail(group, "same_job_id group: expected at least two requests");
-      SameJobExpectation expectation{{}, reader_.pos(group)};
-      for (const auto& request : group) expectation.requests.push_back(request_number(request));
-      spec_.expect.same_job_id.push_back(std::move(expectation));
-    }
-  }
-  if (auto jobs = expect.get("jobs")) {
-    spec_.expect.jobs = reader_.small_integer(*jobs, "jobs", 0, kMaxRequests);
-    spec_.expect.jobs_pos = reader_.pos(*jobs);
-  }
-}
-
-void Loader::load_invariants(const YAML::Node& node) {
-  if (node.IsScalar() && node.Scalar() == "all") {
-    for (const auto& invariant : check::all_invariants())
-      spec_.invariants.emplace_back(invariant.id);
-    return;
-  }
-  reader_.expect_sequence(node, "invariants (a list of ids, or all)");
-  for (const auto& item : node) {
-    auto id = reader_.string(item, "invariant");
-    if (check::find_invariant(id) == nullptr) {
-      std::string known;
-      for (const auto& invariant : check::all_invariants()) {
-        known += (known.empty() ? "" : ", ") + std::string(invariant.id);
-      }
-      reader_.fail(item, "unknown invariant \"" + id + "\" (known: " + known + ")");
-    }
-    if (std::ranges::find(spec_.invariants, id) != spec_.invariants.end()) {
-      reader_.fail(item, "invariant \"" + id + "\" is listed twice");
-    }
-    spec_.invariants.push_back(std::move(id));
-  }
-}
-
-// The safety clauses whose promise the scenario's story is about (the promise table's "scenarios
-// that require it"): registered clauses of rules the scenario checks.
-void Loader::load_requires(const YAML::Node& node) {
-  reader_.expect_sequence(node, "requires (a list of clauses such as I5.two_winners)");
-  for (const auto& item : node) {
-    auto clause = reader_.string(item, "clause");
-    if (!check::is_safety_clause(clause)) {
-      reader_.fail(item, "unknown clause \"" + clause +
-                             "\" (the promise table in harness/README.md lists every clause)");
-    }
-    const std::string rule = clause.substr(0, clause.find('.'));
-    if (rule != "log" && std::ranges::find(spec_.invariants, rule) == spec_.invariants.end()) {
-      reader_.fail(item, "requires " + clause + ", but the scenario does not check " + rule);
-    }
-    if (std::ranges::find(spec_.required, clause) != spec_.required.end()) {
-      reader_.fail(item, "clause \"" + clause + "\" is listed twice");
-    }
-    spec_.required.push_back(std::move(clause));
-  }
 }
 
 }  // namespace

@@ -13,6 +13,9 @@
 
 namespace onejob::scenario::loading {
 
+// The most requests a timeline may send (a run must stay within seconds and memory).
+inline constexpr int kMaxRequests = 5'000;
+
 // The `network:` mapping: one optional entry per link, each key optional.
 NetworkSpec read_network(const YamlReader& reader, const YAML::Node& node);
 
@@ -29,5 +32,15 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
 // expect.final: the end state of the jobs of create_job requests.
 std::vector<FinalJobExpectation> read_final_jobs(const YamlReader& reader, const YAML::Node& node,
                                                  const ScenarioSpec& spec);
+
+// `expect:` into spec.expect. REQUIRES: spec.timeline already read.
+void read_expectations(const YamlReader& reader, const YAML::Node& node, ScenarioSpec& spec);
+
+// `invariants:` (a list of ids, or all) into spec.invariants.
+void read_invariants(const YamlReader& reader, const YAML::Node& node, ScenarioSpec& spec);
+
+// `requires:` into spec.required: registered safety clauses of rules the scenario checks.
+// REQUIRES: spec.invariants already read.
+void read_requires(const YamlReader& reader, const YAML::Node& node, ScenarioSpec& spec);
 
 }  // namespace onejob::scenario::loading
