@@ -147,6 +147,8 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     model_.node_life[recorded.node.str()].push_back(At<bool>{false, recorded.seq, recorded.at});
   } else if (auto policy = events::from_event<events::RunPolicy>(event)) {
     model_.policy = at(std::move(*policy), recorded);
+  } else if (auto provider = events::from_event<events::RunProvider>(event)) {
+    model_.providers[provider->name] = std::move(*provider);
   } else if (event.kind() == events::QuietStarted::kind) {
     model_.quiet_seq = recorded.seq;
   } else if (auto ended = events::from_event<events::RunEnded>(event)) {

@@ -137,7 +137,8 @@ struct HistoryModel {
   std::map<std::string, std::vector<Delivery>> deliveries;  // by provider key, in order
   // Every node's starts (true) and crashes (false), in order.
   std::map<std::string, std::vector<At<bool>>> node_life;
-  std::optional<At<events::RunPolicy>> policy;  // run.policy: what the run used
+  std::optional<At<events::RunPolicy>> policy;           // run.policy: what the run used
+  std::map<std::string, events::RunProvider> providers;  // run.provider, by name
 
   std::optional<std::uint64_t> quiet_seq;  // world.quiet
   std::optional<std::uint64_t> end_seq;    // run.end

@@ -19,10 +19,16 @@
 //     the attempt out of RUNNING by then, the worker crashed or was paused after the call, or the
 //     run ended within the settle horizon of the call's end and of the faults. A timeout left
 //     RUNNING until the lease runs out shows clients a live attempt the system knows is unknown.
+//   - prompts, sized by this checker from the run's provider profiles (run.provider) and the job's
+//     stored input: an attempt moved to FAILED before any provider call had a reason to be (its
+//     provider is not configured, its template has no {{input}}, or the prompt is over the
+//     provider's token limit; failed_without_reason), and no call is made with a prompt over the
+//     limit (prompt_over_limit). A prompt of B bytes is ceil(B / bytes_per_token) tokens.
 // Does not check:
-//   - why an attempt failed before any provider call: nothing could time out;
 //   - that UNKNOWN attempts are resolved in the end (I8).
 #include <algorithm>
+
+#include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
 
@@ -32,6 +38,81 @@ namespace {
 bool definitive_failure(const std::string& outcome) {
   return outcome == "error" || outcome == "malformed" || outcome == "hallucinated_key" ||
          outcome == "wrong_operation";
+}
+
+// The tokens of the prompt `provider` is sent for `job`, or nothing when the checker cannot size it
+// (the provider is not configured, or the stored payload has no input).
+struct PromptSize {
+  std::size_t tokens = 0;
+  std::size_t limit = 0;
+  bool has_input = false;  // the template has the {{input}} placeholder
+};
+
+std::optional<PromptSize> prompt_size(const HistoryModel& model, const JobRecord& job,
+                                      const std::string& provider) {
+  const auto profile = model.providers.find(provider);
+  if (profile == model.providers.end()) return std::nullopt;
+  const auto payload = nlohmann::json::parse(job.inserted.what.payload, nullptr, false);
+  if (!payload.is_object() || !payload.contains("input")) return std::nullopt;
+  const std::string input = payload["input"].dump();
+  const std::string& operation = job.inserted.what.operation;
+  const std::string& text = profile->second.prompt_template;
+  constexpr std::string_view kOperation = "{{operation}}";
+  constexpr std::string_view kInput = "{{input}}";
+  PromptSize size{0, static_cast<std::size_t>(profile->second.max_prompt_tokens), false};
+  std::size_t bytes = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::string_view rest = std::string_view(text).substr(at);
+    if (rest.starts_with(kOperation)) {
+      bytes += operation.size();
+      at += kOperation.size();
+    } else if (rest.starts_with(kInput)) {
+      bytes += input.size();
+      at += kInput.size();
+      size.has_input = true;
+    } else {
+      ++bytes;
+      ++at;
+    }
+  }
+  const auto per_token =
+      static_cast<std::size_t>(std::max<std::int64_t>(profile->second.bytes_per_token, 1));
+  size.tokens = bytes / per_token + (bytes % per_token == 0 ? 0 : 1);
+  return size;
+}
+
+void check_prompts(const HistoryModel& model, std::vector<Violation>& out) {
+  if (model.providers.empty()) return;  // a history that recorded no provider profiles
+  for (const auto& [id, attempt] : model.attempts) {
+    const JobRecord* job = model.job(attempt.job_id());
+    if (job == nullptr) continue;
+    const std::string& provider = attempt.inserted.what.provider;
+    const auto size = prompt_size(model, *job, provider);
+    const auto calls = model.calls.find(id);
+    const bool called = calls != model.calls.end() && !calls->second.empty();
+    if (called && size && size->tokens > size->limit) {
+      out.push_back(violation("I4.prompt_over_limit",
+                              provider + " was called for " + attempt_ref(id) +
+                                  " with a prompt of " + std::to_string(size->tokens) +
+                                  " tokens, over its limit of " + std::to_string(size->limit),
+                              calls->second.front().seq, {}));
+    }
+    if (!size || !size->has_input || size->tokens > size->limit) continue;  // a reason to fail
+    const auto first_call = called ? calls->second.front().seq : ~std::uint64_t{0};
+    for (const auto& step : attempt.steps) {
+      if (step.what.to != AttemptState::failed || step.seq > first_call) continue;
+      const auto* won = job->won();
+      if (won != nullptr && won->seq < step.seq) break;  // failed_not_cancelled says it
+      out.push_back(violation(
+          "I4.failed_without_reason",
+          "the store moved " + attempt_ref(id) + " to FAILED before any call to " + provider +
+              ", but nothing stood in the way of one: the provider is configured and the prompt (" +
+              std::to_string(size->tokens) + " tokens, limit " + std::to_string(size->limit) +
+              ") fits",
+          step.seq, {}));
+      break;
+    }
+  }
 }
 
 void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>& out) {
@@ -102,6 +183,7 @@ void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>&
 std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
   std::vector<Violation> out;
   check_call_ends_recorded(model, out);
+  check_prompts(model, out);
   for (const auto& [id, attempt] : model.attempts) {
     const auto calls = model.calls.find(id);
     for (const auto& step : attempt.steps) {

@@ -64,6 +64,8 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I4.job_failed_while_unknown",
       "I4.failed_not_cancelled",
       "I4.unknown_not_recorded",
+      "I4.failed_without_reason",
+      "I4.prompt_over_limit",
       "I5.two_winners",
       "I5.version_not_bumped_once",
       "I5.result_not_offered",

@@ -154,6 +154,24 @@ struct RunPolicy {
   }
 };
 
+// A provider as the run configured it, recorded when it starts (after run.policy), so the rules
+// can size a prompt themselves: "{{operation}}" and "{{input}}" in the template stand for the
+// operation and the input JSON; a prompt of B bytes is ceil(B / bytes_per_token) tokens.
+struct RunProvider {
+  static constexpr std::string_view kind = "run.provider";
+  std::string name;
+  std::string prompt_template;
+  std::int64_t max_prompt_tokens = 0;
+  std::int64_t bytes_per_token = 0;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("name", self.name);
+    field("prompt_template", self.prompt_template);
+    field("max_prompt_tokens", self.max_prompt_tokens);
+    field("bytes_per_token", self.bytes_per_token);
+  }
+};
+
 // The run ended: at its scheduled end, or earlier, once quiescent (nothing left that would
 // move: no request unanswered, no provider working, no work any node would take up).
 struct RunEnded {

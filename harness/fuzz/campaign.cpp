@@ -52,7 +52,7 @@ rc::Gen<RawCase> raw_case() {
                     *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
               }));
           provider.at_deadline = *rc::gen::element(false, false, false, true);
-          provider.prompt_limit = *rc::gen::element(0, 0, 0, 0, 0, 0, 1, 2);
+          provider.prompt_limit = *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4);
           return provider;
         }));
     raw.links = *list<RawLink>(kLinkCount, rc::gen::exec([] {

@@ -4,6 +4,8 @@
 #include <array>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/spec.hpp"
 
@@ -68,6 +70,9 @@ int wrap(int index, std::size_t count) {
   return static_cast<int>(static_cast<std::size_t>(std::max(index, 0)) % count);
 }
 
+// The size of the first body's input as JSON (as the store keeps it: compact).
+std::size_t first_body_input_bytes();
+
 // `text` with every "@P" replaced by `provider` and "@F" by `failover`.
 std::string fill(std::string_view text, const std::string& provider, const std::string& failover) {
   std::string out;
@@ -93,6 +98,10 @@ constexpr std::string_view kBodies[] = {
     R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
     R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
 };
+
+std::size_t first_body_input_bytes() {
+  return nlohmann::json::parse(fill(kBodies[0], "p", ""))["input"].dump().size();
+}
 
 // A classify request whose input carries a list nested so that the whole body is `depth` levels
 // deep (the body and its input are two). Its text holds a bracket and an escaped quote that a
@@ -401,7 +410,16 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     const Duration own = grid(raw, std::chrono::milliseconds(1 + p.latency_ms % 3'000));
     provider.latency = {own, own};
     provider.certify = p.certify;
-    provider.max_prompt_tokens = pick(kPromptLimits, p.prompt_limit);
+    if (p.prompt_limit >= 3) {
+      // At the boundary (4 bytes a token, rounded up): the prompt is the first body's input
+      // padded to a whole number of tokens, which is the limit (3); or one byte more (4).
+      const std::size_t input = first_body_input_bytes();
+      const std::size_t pad = (4 - input % 4) % 4 + (p.prompt_limit == 4 ? 1 : 0);
+      provider.prompt_template = "{{input}}" + std::string(pad, ' ');
+      provider.max_prompt_tokens = (input + 3) / 4;
+    } else {
+      provider.max_prompt_tokens = pick(kPromptLimits, p.prompt_limit);
+    }
     if (p.behaviour % 2 == 1) provider.default_call.outcome = ProviderOutcome::plausible;
     for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {
       scenario::ProviderCallSpec call{pick(kOutcomes, p.script[k].outcome), std::nullopt};

@@ -70,7 +70,9 @@ struct RawProvider {
   // fires (the deadline and the answer race).
   bool at_deadline = false;
   // Its prompt limit: 0 the default (4096 tokens); 1 8 tokens (every attempt on it fails before
-  // any call: a worker's early return); 2 24 tokens (short inputs fit, long ones do not).
+  // any call: a worker's early return); 2 24 tokens (short inputs fit, long ones do not); 3 and 4
+  // the template "{{input}}" padded so that the first body's prompt is exactly the limit in tokens,
+  // or one byte over it.
   int prompt_limit = 0;
 };
 

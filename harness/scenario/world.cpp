@@ -194,6 +194,14 @@ void World::run(bool stop_when_quiescent) {
       .faults_over = Instant(faults_end(spec_)),
   };
   trace_.record("world", events::to_event(recorded_policy));
+  for (const auto& provider : config_.providers) {
+    trace_.record("world",
+                  events::to_event(events::RunProvider{
+                      .name = provider.name,
+                      .prompt_template = provider.prompt_template,
+                      .max_prompt_tokens = static_cast<std::int64_t>(provider.max_prompt_tokens),
+                      .bytes_per_token = static_cast<std::int64_t>(provider.bytes_per_token)}));
+  }
   for (const auto& [name, node] : nodes_) start(*node, false);
   for (const auto& provider : spec_.providers) {
     if (!provider.certify) continue;

@@ -363,6 +363,32 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_failure_reason_only_for_a_failed_job) {
   require_one(read("failed", false), "I13.read_misstates", 2);
 }
 
+BOOST_AUTO_TEST_CASE(i4_prompts_are_sized_by_the_checker_at_the_exact_token_boundary) {
+  // Job 1's input {"text":"please refund me"} is 27 bytes: 7 tokens of 4 bytes, rounded up.
+  const auto run = [](std::int64_t limit, bool called) {
+    HistoryBuilder h;
+    h.add("world", events::RunProvider{.name = "alpha",
+                                       .prompt_template = "{{input}}",
+                                       .max_prompt_tokens = limit,
+                                       .bytes_per_token = 4});
+    insert_job(h, {});
+    h.add(kStore, claimed(1, 1, "worker-1", 1));
+    if (called) {
+      h.add("worker-1", provider_called(1, 1));
+      h.add(kStore, fenced_write(1, 1, S::running, S::unknown, "worker-1", 1));
+    } else {
+      h.add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+    }
+    return std::pair{check_timeout_is_unknown(h.model()), h.last_seq()};
+  };
+  require_none(run(7, true).first);   // fits exactly: called
+  require_none(run(6, false).first);  // one token over: failed before any call
+  const auto [refused, failed_seq] = run(7, false);
+  require_one(refused, "I4.failed_without_reason", failed_seq);
+  const auto [sent, write_seq] = run(6, true);
+  require_one(sent, "I4.prompt_over_limit", write_seq - 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
