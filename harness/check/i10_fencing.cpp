@@ -12,6 +12,9 @@
 //   - a claim or a takeover hands the lease to its writer: the lease owner becomes the node that
 //     wrote it, under a new token (lease_not_handed_over: otherwise the previous holder's writes
 //     would still carry a valid token).
+//   - a refused attempt write was refused for the right reason (refusal_misjudged): fenced
+//     exactly when the token it carried was not the attempt's, else for a state it may not be
+//     written from.
 // Does not check:
 //   - writes by nodes that never held the lease (an operator's cancel, the reconciler before
 //     taking over): they are out of band, guarded by state alone;
@@ -21,6 +24,49 @@
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
+namespace {
+
+// Why the store refused an attempt write, judged from the commit log: a write carrying a token
+// other than the attempt's current one is refused as fenced; one carrying the current token (or
+// none) is never refused as fenced, and is refused for its state only when the attempt's state is
+// not one it may be written from.
+void check_refusals(const HistoryModel& model, std::vector<Violation>& out) {
+  for (const auto& refusal : model.refusals) {
+    const auto& r = refusal.what;
+    const bool judged = r.refusal == events::kRefusedFenced || r.refusal == events::kRefusedState;
+    const AttemptRecord* attempt = r.attempt_id ? model.attempt(*r.attempt_id) : nullptr;
+    if (!judged || attempt == nullptr || !r.from) continue;
+    std::int64_t token = 0;
+    for (const auto& step : attempt->steps) {
+      if (step.seq < refusal.seq) token = step.what.token;
+    }
+    const AttemptState state = attempt->state_before(refusal.seq);
+    const bool stale = r.fence && *r.fence != token;
+    bool allowed = false;  // the state is one of the comma-separated names in `from`
+    for (std::string_view rest = *r.from; !allowed && !rest.empty();) {
+      const auto comma = rest.find(',');
+      allowed = rest.substr(0, comma) == to_string(state);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    std::string wrong;
+    if (stale && r.refusal != events::kRefusedFenced) {
+      wrong = "refused for its state a write carrying lease token " + std::to_string(*r.fence) +
+              " while the attempt's token was " + std::to_string(token) + ": it is fenced";
+    } else if (!stale && r.refusal == events::kRefusedFenced) {
+      wrong = "refused as fenced a write carrying the attempt's current lease token (or none)";
+    } else if (!stale && allowed) {
+      wrong = "refused a write from " + *r.from + " while the attempt was " +
+              std::string(to_string(state)) + ", a state it may be written from";
+    }
+    if (wrong.empty()) continue;
+    out.push_back(violation("I10.refusal_misjudged",
+                            "the store " + wrong + " (" + r.operation + " of " +
+                                attempt_ref(attempt->id()) + " by " + r.by + ")",
+                            refusal.seq, {}));
+  }
+}
+
+}  // namespace
 
 std::vector<Violation> check_fencing(const HistoryModel& model) {
   std::vector<Violation> out;
@@ -77,6 +123,7 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
       token = s.token;
     }
   }
+  check_refusals(model, out);
   return out;
 }
 

@@ -98,6 +98,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I9.executed_beside_earlier",
       "I10.write_after_takeover",
       "I10.lease_not_handed_over",
+      "I10.refusal_misjudged",
       "I11.key_committed_twice",
       "I11.unbacked_success",
       "I11.answer_misstates",

@@ -154,6 +154,10 @@ struct StoreRefused {
   std::optional<std::int64_t> attempt_id{};
   std::optional<AttemptState> wanted{};  // an attempt write: the state it would have set
   std::string by;
+  // An attempt write: the lease token it carried (none: an out-of-band write), and the states it
+  // could be written from, comma-separated.
+  std::optional<std::int64_t> fence{};
+  std::optional<std::string> from{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("operation", self.operation);
@@ -162,6 +166,8 @@ struct StoreRefused {
     field("attempt_id", self.attempt_id);
     field("wanted", self.wanted);
     field("by", self.by);
+    field("fence", self.fence);
+    field("from", self.from);
   }
 };
 

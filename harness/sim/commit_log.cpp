@@ -53,13 +53,23 @@ void CommitLogStore::transition(const Attempt& row, AttemptState before,
 
 void CommitLogStore::refused(const char* operation, std::string_view refusal,
                              std::optional<JobId> job, std::optional<AttemptId> attempt,
-                             std::optional<AttemptState> wanted) {
+                             std::optional<AttemptState> wanted, const AttemptWrite& write) {
+  std::optional<std::string> from;
+  if (write.from) {
+    from.emplace();
+    for (const AttemptState state : *write.from) {
+      if (!from->empty()) from->push_back(',');
+      from->append(to_string(state));
+    }
+  }
   log_.append(events::to_event(events::StoreRefused{.operation = operation,
                                                     .refusal = std::string(refusal),
                                                     .job_id = job,
                                                     .attempt_id = attempt,
                                                     .wanted = wanted,
-                                                    .by = node_}));
+                                                    .by = node_,
+                                                    .fence = write.fence,
+                                                    .from = std::move(from)}));
 }
 
 Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
@@ -122,6 +132,7 @@ Async<std::optional<Attempt>> CommitLogStore::claim_next_attempt(std::string wor
 
 Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) {
   const auto fence = update.fence;
+  const AttemptWrite write{update.fence, update.from};
   const AttemptState wanted = update.to;
   const bool takeover = update.take_over_as.has_value();
   const auto key = update.key;
@@ -134,13 +145,14 @@ Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) 
   } else if (result.attempt) {
     refused("update_attempt",
             result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,
-            result.attempt->job_id, result.attempt->id, wanted);
+            result.attempt->job_id, result.attempt->id, wanted, write);
   }
   co_return result;
 }
 
 Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt completion) {
   const auto fence = completion.fence;
+  const AttemptWrite write{completion.fence, completion.from};
   const auto expected_version = completion.expected_version;
   auto result = co_await target().complete_attempt(std::move(completion));
   using Outcome = CompleteAttemptResult::Outcome;
@@ -164,7 +176,7 @@ Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt co
   } else if (result.attempt) {
     refused("complete_attempt",
             result.outcome == Outcome::fenced ? events::kRefusedFenced : events::kRefusedState,
-            result.attempt->job_id, result.attempt->id, AttemptState::succeeded);
+            result.attempt->job_id, result.attempt->id, AttemptState::succeeded, write);
   }
   co_return result;
 }

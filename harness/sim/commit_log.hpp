@@ -47,8 +47,14 @@ class CommitLogStore final : public StoreWrapper {
   void attempt_inserted(const Attempt& attempt, const std::optional<ActionKey>& key = {});
   void transition(const Attempt& row, AttemptState before, std::optional<std::int64_t> fence,
                   bool claim, bool takeover, const std::optional<ActionKey>& key = {});
+  // An attempt write, as a refusal records it: the token it carried and the states it allowed.
+  struct AttemptWrite {
+    std::optional<std::int64_t> fence;
+    std::optional<std::vector<AttemptState>> from;
+  };
   void refused(const char* operation, std::string_view refusal, std::optional<JobId> job,
-               std::optional<AttemptId> attempt, std::optional<AttemptState> wanted = std::nullopt);
+               std::optional<AttemptId> attempt, std::optional<AttemptState> wanted = std::nullopt,
+               const AttemptWrite& write = {});
 
   CommitLog& log_;
   std::string node_;

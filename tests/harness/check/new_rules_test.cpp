@@ -389,6 +389,32 @@ BOOST_AUTO_TEST_CASE(i4_prompts_are_sized_by_the_checker_at_the_exact_token_boun
   require_one(sent, "I4.prompt_over_limit", write_seq - 1);
 }
 
+BOOST_AUTO_TEST_CASE(i10_a_refusal_for_the_wrong_reason_is_a_violation) {
+  // worker-1 claimed attempt 1 under token 1; the reconciler took the lease over (token 2).
+  const auto refused = [](std::string refusal, std::int64_t fence, std::string from) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    h.add(kStore, claimed(1, 1, "worker-1", 1)).add(kStore, taken_over(1, 1));
+    h.add(kStore, events::StoreRefused{.operation = "update_attempt",
+                                       .refusal = std::move(refusal),
+                                       .job_id = 1,
+                                       .attempt_id = 1,
+                                       .wanted = S::unknown,
+                                       .by = "worker-1",
+                                       .fence = fence,
+                                       .from = std::move(from)});
+    return std::pair{check_fencing(h.model()), h.last_seq()};
+  };
+  require_none(refused("fenced", 1, "RUNNING").first);
+  require_none(refused("state", 2, "RUNNING").first);  // UNKNOWN now: not a state it allows
+  for (const auto& [refusal, fence, from] :
+       {std::tuple{"state", 1, "RUNNING"}, std::tuple{"fenced", 2, "RUNNING"},
+        std::tuple{"state", 2, "RUNNING,UNKNOWN"}}) {
+    const auto [violations, seq] = refused(refusal, fence, from);
+    require_one(violations, "I10.refusal_misjudged", seq);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
