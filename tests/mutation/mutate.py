@@ -1063,6 +1063,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--build-jobs", type=int, default=2, help="parallel compile jobs (default: 2)")
     p.add_argument("--timeout-factor", type=float, default=10.0, help="a step's timeout, as a multiple of the unmutated run's time (default: 10)")
     p.add_argument("--min-timeout", type=float, default=30.0, help="the least timeout of a catalogue or fuzz step, seconds (default: 30)")
+    p.add_argument("--merge", nargs="+", type=Path, metavar="MUTATION_JSON",
+                   help="run nothing: merge these reports (shards, or a later re-run of some mutants, "
+                        "whose results replace the earlier ones) into one in --report-dir, judging "
+                        "equivalence by the equivalents file as it is now")
     p.add_argument("--min-score", type=float, metavar="PERCENT", help="exit 1 when the catalogue+fuzz score is below this (0-100)")
     args = p.parse_args(argv)
     if args.sample is not None and args.sample < 1:
@@ -1105,12 +1109,60 @@ def print_list(mutants: list[Mutant], selected: list[Mutant], equivalents: dict)
         print(f"equivalent.txt: {len(stale)} entries match no mutant: {', '.join(stale)}")
 
 
+def merge_reports(paths: list[Path], equivalents: dict, report_dir: Path) -> int:
+    """One report from several: a mutant run in a later report replaces its earlier result; each
+    result is judged equivalent or not by `equivalents` as it is now."""
+    docs = []
+    for path in paths:
+        try:
+            docs.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as error:
+            raise SetupError(f"{path}: not a mutation report ({error})")
+    by_hash: dict[str, dict] = {}
+    for doc in docs:
+        for r in doc["mutants"]:
+            if r["outcome"] == "not-run" and r["hash"] in by_hash:
+                continue
+            by_hash[r["hash"]] = dict(r)
+    results = list(by_hash.values())
+    for r in results:
+        if r["outcome"] in ("stillborn", "not-run"):
+            continue
+        observed = r.get("observed", r["outcome"])
+        if r["hash"] in equivalents:
+            r["outcome"], r["equivalent_reason"] = "equivalent", equivalents[r["hash"]][1]
+        else:
+            r["outcome"] = observed
+            r.pop("equivalent_reason", None)
+    heads = list(dict.fromkeys(d["source"]["head"][:12] for d in docs))
+    first = docs[0]
+    meta = {
+        "source": {"head": " + ".join(heads), "dirty": any(d["source"].get("dirty") for d in docs)},
+        "settings": dict(first["settings"], sample=None, merged=[str(p) for p in paths]),
+        "generated": len(results),
+        "selected": len(results),
+        "baseline": first.get("baseline"),
+        "stale_equivalents": [],
+        "seconds": round(sum(d.get("seconds", 0) for d in docs), 1),
+    }
+    write_reports(report_dir, meta, results)
+    total = tally(results)
+    print(text_table(table_rows(results)))
+    print(f"\nmerged {len(paths)} reports ({', '.join(heads)}): score: catalogue "
+          f"{pct(total['score_catalogue'])}, catalogue+fuzz {pct(total['score_total'])} of "
+          f"{total['scored']} compiled non-equivalent mutants; {total['survived']} survivors")
+    print(f"reports: {report_dir / 'mutation.md'}, {report_dir / 'mutation.json'}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     repo = args.repo.resolve()
     if not (repo / "system").is_dir():
         raise SetupError(f"{repo} has no system/: not the onejob repository (use --repo)")
     equivalents = read_equivalents(args.equivalent)
+    if args.merge:
+        return merge_reports(args.merge, equivalents, args.report_dir)
     source = describe_source(repo, args.rev)
     if args.list:
         if args.rev is None:
