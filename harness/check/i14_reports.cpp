@@ -25,7 +25,8 @@
 // report_missing — a node reports what reached it, joined from the truth to the report:
 //   - every write the store committed on a node's connection (commit.attempt_inserted,
 //     commit.attempt, commit.cas, commit.job_failed) is followed by that node's report of it
-//     (attempt.created, attempt.state with the same from and to, job.cas, job.failed);
+//     (attempt.created, attempt.state with the same from and to, job.cas, job.failed), and every
+//     attempt write it refused (fenced, or for its state) by attempt.write_refused;
 //   - every provider reply the transport delivered to a node for a call that node reported
 //     (provider.call of that key) is followed by its provider.reply for that attempt, naming the
 //     outcome delivered;
@@ -159,6 +160,9 @@ std::optional<std::string> report_key(const Event& event) {
   if (auto failed = events::from_event<events::JobFailed>(event)) {
     return "job.failed of " + job_ref(failed->job_id);
   }
+  if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
+    return "attempt.write_refused of " + attempt_ref(refused->attempt_id);
+  }
   if (auto replied = events::from_event<events::ProviderReplied>(event)) {
     return "provider.reply " + replied->reply + " for " + attempt_ref(replied->attempt_id);
   }
@@ -195,6 +199,15 @@ std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded) {
                 recorded.seq,
                 recorded.at,
                 {"fail_job"}};
+  }
+  if (auto refused = events::from_event<events::StoreRefused>(event);
+      refused && refused->attempt_id &&
+      (refused->refusal == events::kRefusedFenced || refused->refusal == events::kRefusedState)) {
+    return Owed{refused->by,
+                "attempt.write_refused of " + attempt_ref(*refused->attempt_id),
+                recorded.seq,
+                recorded.at,
+                {"update_attempt", "complete_attempt"}};
   }
   return std::nullopt;
 }
