@@ -344,6 +344,39 @@ std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_i
   return std::nullopt;
 }
 
+// An API node's record of its answer (api.response) is the answer its client received: the same
+// status, and the job id, attempt id and error code the client read in the body. Judged for a
+// client send only one API node answered, on the client's first receipt of it.
+void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchange,
+                           std::vector<Violation>& out) {
+  const auto request = model.requests.find(exchange.client_request);
+  if (request == model.requests.end()) return;
+  const auto& answer = exchange.response->what;
+  for (const auto& received : request->second.received) {
+    const auto& got = received.what;
+    if (got.send != exchange.client_send || got.status == 502) continue;
+    std::string differs;
+    if (got.status != answer.status) {
+      differs = "status " + std::to_string(answer.status) + ", the client got " +
+                std::to_string(got.status);
+    } else if (got.job_id && got.job_id != answer.job_id) {
+      differs = "no job id or another than the body's " + job_ref(*got.job_id);
+    } else if (got.attempt_id && got.attempt_id != answer.attempt_id) {
+      differs = "no attempt id or another than the body's " + attempt_ref(*got.attempt_id);
+    } else if (got.error != answer.error) {
+      differs = "error " + answer.error.value_or("(none)") + ", the body's is " +
+                got.error.value_or("(none)");
+    }
+    if (!differs.empty()) {
+      out.push_back(violation("I13.answer_misrecorded",
+                              exchange.node + " recorded its answer to request " +
+                                  std::to_string(exchange.client_request) + " with " + differs,
+                              exchange.response->seq, {received.seq}));
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> check_api_contract(const HistoryModel& model) {
@@ -367,6 +400,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                               {exchange.request.seq}));
     } else if (answer.status == 200 && exchange.request.what.route == "get_job" && answer.job_id) {
       check_read(model, exchange, answers, out);
+    }
+    if (answers[{exchange.client_request, exchange.client_send}] == 1) {
+      check_recorded_answer(model, exchange, out);
     }
   }
   for (const auto& [number, request] : model.requests) {

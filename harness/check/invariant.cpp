@@ -113,6 +113,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I13.no_retry_after",
       "I13.limit_misjudged",
       "I13.route_misjudged",
+      "I13.answer_misrecorded",
       "I13.refusal_untrue",
       "I13.read_misstates",
       "I14.report_untrue",

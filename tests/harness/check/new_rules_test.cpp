@@ -415,6 +415,22 @@ BOOST_AUTO_TEST_CASE(i10_a_refusal_for_the_wrong_reason_is_a_violation) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(i13_an_api_node_records_the_answer_its_client_received) {
+  const auto answered = [](std::optional<std::int64_t> recorded_job) {
+    HistoryBuilder h;
+    h.add("browser", create_sent(1, "alice", "k1", kBody));
+    ApiCall call{.request = 1, .status = 201, .job_id = recorded_job};
+    api_exchange(h, call);
+    h.add("browser", received(1, 201, 1));
+    return std::pair{check_api_contract(h.model()), h.last_seq()};
+  };
+  require_none(answered(1).first);
+  const auto [violations, seq] = answered(std::nullopt);
+  BOOST_TEST(std::ranges::count(violations, std::string("I13.answer_misrecorded"),
+                                &Violation::clause) == 1);
+  (void)seq;
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
