@@ -143,6 +143,10 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
     model_.deliveries[key].push_back(Delivery{recorded.node, at(std::move(*delivered), recorded)});
   } else if (event.kind() == events::NodeStarted::kind) {
     model_.node_life[recorded.node.str()].push_back(At<bool>{true, recorded.seq, recorded.at});
+  } else if (event.kind() == events::NodePaused::kind ||
+             event.kind() == events::NodeResumed::kind) {
+    model_.node_pauses[recorded.node.str()].push_back(
+        At<bool>{event.kind() == events::NodePaused::kind, recorded.seq, recorded.at});
   } else if (event.kind() == events::NodeCrashed::kind) {
     model_.node_life[recorded.node.str()].push_back(At<bool>{false, recorded.seq, recorded.at});
   } else if (auto policy = events::from_event<events::RunPolicy>(event)) {
@@ -282,6 +286,19 @@ bool HistoryModel::crashed_after(const std::string& node, std::uint64_t seq) con
   if (life == node_life.end()) return false;
   return std::ranges::any_of(
       life->second, [seq](const At<bool>& change) { return !change.what && change.seq > seq; });
+}
+
+bool HistoryModel::paused_after(const std::string& node, std::uint64_t seq) const {
+  auto pauses = node_pauses.find(node);
+  return pauses != node_pauses.end() &&
+         std::ranges::any_of(pauses->second, [seq](const At<bool>& change) {
+           return change.what && change.seq > seq;
+         });
+}
+
+bool HistoryModel::paused_at_end(const std::string& node) const {
+  auto pauses = node_pauses.find(node);
+  return pauses != node_pauses.end() && !pauses->second.empty() && pauses->second.back().what;
 }
 
 std::optional<Instant> HistoryModel::end_at() const {

@@ -137,6 +137,8 @@ struct HistoryModel {
   std::map<std::string, std::vector<Delivery>> deliveries;  // by provider key, in order
   // Every node's starts (true) and crashes (false), in order.
   std::map<std::string, std::vector<At<bool>>> node_life;
+  // Every node's pauses (true) and resumes (false), in order.
+  std::map<std::string, std::vector<At<bool>>> node_pauses;
   std::optional<At<events::RunPolicy>> policy;           // run.policy: what the run used
   std::map<std::string, events::RunProvider> providers;  // run.provider, by name
 
@@ -158,6 +160,9 @@ struct HistoryModel {
   bool up_at_end(const std::string& node) const;
   // Whether `node` crashed after trace event `seq`.
   bool crashed_after(const std::string& node, std::uint64_t seq) const;
+  // Whether `node` was paused after trace event `seq`; whether it was paused when the run ended.
+  bool paused_after(const std::string& node, std::uint64_t seq) const;
+  bool paused_at_end(const std::string& node) const;
   // When the run ended (run.end), or nothing.
   std::optional<Instant> end_at() const;
   // Whether the attempt's latest move to CANCELLED before trace event `seq` was an operator's.

@@ -218,8 +218,7 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
   // Reports by (node, key): their positions, each consumed by at most one thing owed.
   std::map<std::pair<std::string, std::string>, std::deque<std::uint64_t>> reports;
   std::vector<At<events::StoreFault>> lost_replies;
-  std::map<std::string, bool> paused;  // by node: paused as things stand
-  std::set<std::string> down;          // nodes crashed and not started again
+  std::set<std::string> down;  // nodes crashed and not started again
   // Provider calls each worker reported, by (node, provider key): the attempt called.
   std::map<std::pair<std::string, std::string>, std::int64_t> called;
   // (node, attempt) -> how many claims and adoptions the node reported and has not yet called on.
@@ -231,10 +230,9 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
       down.insert(node);
     } else if (events::from_event<events::NodeStarted>(event)) {
       down.erase(node);
-    } else if (events::from_event<events::NodePaused>(event)) {
-      paused[node] = true;
-    } else if (events::from_event<events::NodeResumed>(event)) {
-      paused[node] = false;
+    } else if (event.kind() == events::NodePaused::kind ||
+               event.kind() == events::NodeResumed::kind) {
+      // The world records these for a node, not the node itself.
     } else if (down.contains(node)) {
       out.push_back(violation(
           "I14.acted_while_down",
@@ -295,7 +293,8 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
              std::ranges::find(due.operations, lost.what.operation) != due.operations.end();
     });
     const bool cut_short = !end || (!model.quiescent_end && *end < due.at + horizon);
-    if (reply_lost || cut_short || paused[due.node] || model.crashed_after(due.node, due.seq)) {
+    if (reply_lost || cut_short || model.paused_at_end(due.node) ||
+        model.crashed_after(due.node, due.seq)) {
       continue;
     }
     out.push_back(violation("I14.report_missing",

@@ -120,14 +120,11 @@ void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>&
   if (model.history == nullptr || !model.policy || !end) return;
   const Duration horizon = settle_horizon(model.policy->what);
   const Instant faults_over = model.policy->what.faults_over;
-  std::map<std::string, std::vector<std::uint64_t>> pauses;  // by node
   std::vector<std::pair<std::string, At<events::ProviderCalled>>> calls;
   for (const auto& recorded : *model.history) {
     if (auto call = events::from_event<events::ProviderCalled>(recorded.event)) {
       calls.emplace_back(recorded.node.str(),
                          At<events::ProviderCalled>{*call, recorded.seq, recorded.at});
-    } else if (events::from_event<events::NodePaused>(recorded.event)) {
-      pauses[recorded.node.str()].push_back(recorded.seq);
     }
   }
   for (const auto& [node, call] : calls) {
@@ -163,11 +160,9 @@ void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>&
                             return refused.seq > call.seq && refused.what.by == node &&
                                    refused.what.attempt_id == attempt->id();
                           });
-    const auto& paused = pauses[node];
-    const bool excused =
-        model.crashed_after(node, call.seq) ||
-        std::ranges::any_of(paused, [&](std::uint64_t seq) { return seq > call.seq; }) ||
-        (!model.quiescent_end && *end < std::max(ended, faults_over) + horizon);
+    const bool excused = model.crashed_after(node, call.seq) ||
+                         model.paused_after(node, call.seq) ||
+                         (!model.quiescent_end && *end < std::max(ended, faults_over) + horizon);
     if (recorded || excused) continue;
     out.push_back(violation("I4.unknown_not_recorded",
                             node + "'s call for " + attempt_ref(attempt->id()) + " ended (" + how +
