@@ -174,28 +174,6 @@ BOOST_AUTO_TEST_CASE(i13_json_depth_is_judged_at_its_exact_boundary) {
   require_one(check_api_contract(accepted_past.model()), "I13.limit_misjudged", 2);
 }
 
-BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_violation) {
-  HistoryBuilder h;
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1, "worker-1", 1));
-  h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
-                                                .attempt_id = 1,
-                                                .from = S::starting,
-                                                .to = S::running,
-                                                .reason = "claimed",
-                                                .by = "worker-1",
-                                                .token = 1});
-  require_none(check_reports(h.model()));
-  const auto seq = h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
-                                                                 .attempt_id = 1,
-                                                                 .from = S::running,
-                                                                 .to = S::failed,
-                                                                 .reason = "provider refused",
-                                                                 .by = "worker-1"})
-                       .last_seq();
-  require_one(check_reports(h.model()), "I14.report_untrue", seq);
-}
-
 // Job 1 inserted by api-1 and reported; worker-1's claim of attempt 1, committed and reported; its
 // call to alpha under key 1:1.
 void claimed_and_called(HistoryBuilder& h) {
@@ -214,6 +192,20 @@ void claimed_and_called(HistoryBuilder& h) {
                                                 .by = "worker-1",
                                                 .token = 1});
   h.add("worker-1", provider_called(1, 1));
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  require_none(check_reports(h.model()));
+  const auto seq = h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                                 .attempt_id = 1,
+                                                                 .from = S::running,
+                                                                 .to = S::failed,
+                                                                 .reason = "provider refused",
+                                                                 .by = "worker-1"})
+                       .last_seq();
+  require_one(check_reports(h.model()), "I14.report_untrue", seq);
 }
 
 events::ProviderDelivered reply_delivered(std::string outcome) {
