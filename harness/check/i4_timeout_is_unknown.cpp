@@ -127,7 +127,10 @@ void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>&
                          At<events::ProviderCalled>{*call, recorded.seq, recorded.at});
     }
   }
-  for (const auto& [node, call] : calls) {
+  for (const auto& entry : calls) {
+    // Named references, not structured bindings: lambdas below capture them.
+    const auto& node = entry.first;
+    const auto& call = entry.second;
     const AttemptRecord* attempt = model.attempt(call.what.attempt_id);
     if (attempt == nullptr || attempt->state_before(call.seq) != AttemptState::running) continue;
     // When the call ended for its caller, and how.
