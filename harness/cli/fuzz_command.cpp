@@ -104,6 +104,10 @@ int fuzz_command(const FuzzFlags& flags) {
     return bad_input(*problem);
   }
   StoreChoice store;
+  if (auto problem =
+          flags.pg_timeouts.empty() ? std::nullopt : parse_pg_timeouts(flags.pg_timeouts, store)) {
+    return bad_input(*problem);
+  }
   if (auto problem = parse_store(flags.store, store)) {
     return bad_input(*problem);
   }
@@ -291,6 +295,8 @@ Command add_fuzz_command(CLI::App& app) {
                  "With --case or --reproduce: print that case as a scenario file (YAML) instead "
                  "of running it");
   add_defect_option(*fuzz, flags->defects);
+  fuzz->add_option("--pg-timeouts", flags->pg_timeouts, kPgTimeoutsHelp)
+      ->type_name("CONNECT,STATEMENT,REPLY");
   fuzz->add_option("--store", flags->store,
                    "memory, postgres or postgres=URI: the store every case runs on (on "
                    "PostgreSQL a fresh schema per case)")

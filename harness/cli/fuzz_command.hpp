@@ -21,6 +21,7 @@ struct FuzzFlags {
   int jobs = 1;                      // processes; each runs an equal share of the cases
   std::vector<std::string> defects;  // named defects the system runs with
   std::string store = "memory";      // memory, postgres or postgres=URI (see store_flag.hpp)
+  std::string pg_timeouts;           // --pg-timeouts, empty for the defaults
   // Set in a job's own process: prefix its progress lines, print no final report.
   std::optional<int> job_number;
 };

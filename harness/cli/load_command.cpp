@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -107,12 +108,17 @@ struct Answer {
 // What one node saw; merged into the run's when every thread has been joined.
 struct Tally {
   std::vector<Answer> answers;
-  std::int64_t sent = 0;                 // requests, retries included
-  std::int64_t unavailable = 0;          // 503s along the way
-  std::int64_t escaped = 0;              // exceptions out of ApiHandler::handle (must stay 0)
-  std::vector<std::string> loops_ended;  // loops that ended on their own, and why
+  std::int64_t sent = 0;                    // requests, retries included
+  std::int64_t unavailable = 0;             // 503s along the way
+  std::int64_t escaped = 0;                 // exceptions out of ApiHandler::handle (must stay 0)
+  std::vector<std::string> loops_ended;     // loops that ended on their own, and why
+  double slowest_answer = 0;                // seconds, the longest one handle() call took
+  std::vector<std::string> failure_bodies;  // every 5xx body
 
   void merge(Tally other) {
+    slowest_answer = std::max(slowest_answer, other.slowest_answer);
+    failure_bodies.insert(failure_bodies.end(), other.failure_bodies.begin(),
+                          other.failure_bodies.end());
     answers.insert(answers.end(), other.answers.begin(), other.answers.end());
     sent += other.sent;
     unavailable += other.unavailable;
@@ -208,12 +214,16 @@ Async<void> client(Node& node, int index, const LoadFlags& flags, Clock::time_po
     for (int tries = 0; tries < 200; ++tries) {
       ++tally.sent;
       Response response;
+      const auto asked = Clock::now();
       try {
         response = co_await node.api->handle(create);
       } catch (const std::exception&) {
         ++tally.escaped;
         response.status = 0;
       }
+      tally.slowest_answer = std::max(tally.slowest_answer,
+                                      std::chrono::duration<double>(Clock::now() - asked).count());
+      if (response.status >= 500) tally.failure_bodies.push_back(response.body);
       answer.status = response.status;
       answer.job_id = job_id_of(response);
       if (response.status != 503) break;
@@ -452,6 +462,10 @@ void print_summary(const LoadFlags& flags, const StoreChoice& choice, const Tall
       count(events, std::string("worker.store_error")),
       count(events, std::string("reconciler.store_error")), static_cast<long long>(tally.escaped),
       tally.loops_ended.size(), wall_seconds);
+  std::printf("slowest answer: %.2f s", tally.slowest_answer);
+  if (flags.max_answer_seconds > 0)
+    std::printf(" (promised within %.2f s)", flags.max_answer_seconds);
+  std::printf("\n");
   for (const auto& ended : tally.loops_ended) std::cout << "ENDED " << ended << "\n";
   std::fflush(stdout);
 }
@@ -460,16 +474,21 @@ void print_summary(const LoadFlags& flags, const StoreChoice& choice, const Tall
 
 int load_command(const LoadFlags& flags) {
   StoreChoice choice;
+  if (auto problem =
+          flags.pg_timeouts.empty() ? std::nullopt : parse_pg_timeouts(flags.pg_timeouts, choice)) {
+    return bad_input(*problem);
+  }
   if (auto problem = parse_store(flags.store, choice)) {
     return bad_input(*problem);
   }
   // Written so that NaN fails them too.
   if (!(flags.seconds > 0 && flags.seconds <= 86400) ||
       !(flags.drain_seconds >= 0 && flags.drain_seconds <= 86400) || flags.clients < 1 ||
-      flags.clients > 256 || flags.workers < 1 || flags.workers > 256 || flags.keys < 1) {
+      flags.clients > 256 || flags.workers < 1 || flags.workers > 256 || flags.keys < 1 ||
+      !(flags.max_answer_seconds >= 0 && flags.max_answer_seconds <= 86400)) {
     return bad_input(
         "load: --seconds must be in (0, 86400], --drain in [0, 86400], --clients and --workers "
-        "from 1 to 256, --keys at least 1");
+        "from 1 to 256, --keys at least 1, --max-answer in [0, 86400]");
   }
   // One schema for the whole run, shared by every connection (the memory store: one store,
   // behind one lock).
@@ -515,9 +534,16 @@ int load_command(const LoadFlags& flags) {
   judge(*shared.own_store(), verdict);
   const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   print_summary(flags, choice, tally, verdict, events, nodes.size(), elapsed);
-  const bool held = verdict.bad_status == 0 && verdict.lost == 0 && verdict.split == 0 &&
-                    verdict.stranded == 0 && tally.escaped == 0 && tally.loops_ended.empty() &&
-                    !tally.answers.empty();
+  if (!flags.bodies_file.empty()) {
+    std::ofstream bodies{flags.bodies_file};
+    for (const auto& body : tally.failure_bodies) bodies << body << "\n";
+    if (!bodies) std::cerr << "load: could not write " << flags.bodies_file << "\n";
+  }
+  const bool answered_in_time =
+      flags.max_answer_seconds <= 0 || tally.slowest_answer <= flags.max_answer_seconds;
+  const bool held = answered_in_time && verdict.bad_status == 0 && verdict.lost == 0 &&
+                    verdict.split == 0 && verdict.stranded == 0 && tally.escaped == 0 &&
+                    tally.loops_ended.empty() && !tally.answers.empty();
   std::cout << (held ? "load: every promise held\n" : "load: a promise was broken\n");
   return held ? kExitPass : kExitFail;
 }
@@ -536,6 +562,8 @@ Command add_load_command(CLI::App& app) {
       "broken (CI kills backends and restarts PostgreSQL during it).");
   load->add_option("--store", flags->store, "memory, postgres or postgres=URI")
       ->capture_default_str();
+  load->add_option("--pg-timeouts", flags->pg_timeouts, kPgTimeoutsHelp)
+      ->type_name("CONNECT,STATEMENT,REPLY");
   load->add_option("--seconds", flags->seconds, "How long the clients keep creating")
       ->capture_default_str();
   load->add_option("--drain", flags->drain_seconds,
@@ -550,6 +578,12 @@ Command add_load_command(CLI::App& app) {
       ->capture_default_str();
   load->add_option("--keys", flags->keys, "Distinct idempotency keys the clients draw from")
       ->capture_default_str();
+  load->add_option("--max-answer", flags->max_answer_seconds,
+                   "Also promise that every answer, a 503 included, comes within this many "
+                   "seconds (0: no such promise)")
+      ->capture_default_str();
+  load->add_option("--bodies", flags->bodies_file,
+                   "Write every 5xx body the clients received to FILE, one per line");
   load->footer(
       "Exit codes: 0 every promise held; 1 one was broken (a job lost or stranded among them); "
       "2 bad flags or store.");

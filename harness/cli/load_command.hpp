@@ -8,6 +8,7 @@ namespace onejob::cli {
 
 struct LoadFlags {
   std::string store = "memory";  // memory, postgres or postgres=URI (see store_flag.hpp)
+  std::string pg_timeouts;       // --pg-timeouts, empty for the defaults
   double seconds = 10;           // how long clients keep creating
   // How long workers and the reconciler go on after the clients stop. The default covers the
   // slowest settling of the run's policy: a worker backing off the failing store up to its cap
@@ -17,6 +18,11 @@ struct LoadFlags {
   int clients = 8;   // each with its own API node, thread and store connection
   int workers = 2;   // each with its own thread and store connection
   int keys = 20000;  // distinct idempotency keys the clients draw from
+  // When above 0, also promised: every answer (a 503 included) came within this many seconds.
+  double max_answer_seconds = 0;
+  // When set, every 5xx body is written there, one per line, for whoever checks what clients
+  // were told.
+  std::string bodies_file;
 };
 
 // `onejob load`: the reference system for real (real time; every client with its API node,

@@ -39,6 +39,7 @@ struct RunFlags {
   std::string report_dir = "reports/latest";
   bool check_determinism = false;
   std::string store_text = "memory";
+  std::string pg_timeouts;
   StoreChoice store;
   bool compare_memory = false;
   bool html = false;
@@ -90,6 +91,11 @@ void print_store_hashes(const std::vector<scenario::RunResult>& results,
 
 int run_command(RunFlags flags) {
   if (auto problem = parse_defects(flags.defect_names, flags.defects)) {
+    return bad_input(*problem);
+  }
+  if (auto problem = flags.pg_timeouts.empty()
+                         ? std::nullopt
+                         : parse_pg_timeouts(flags.pg_timeouts, flags.store)) {
     return bad_input(*problem);
   }
   if (auto problem = parse_store(flags.store_text, flags.store)) {
@@ -229,6 +235,8 @@ Command add_run_command(CLI::App& app) {
   add_defect_option(*run, flags->defect_names);
   run->add_flag("--check-determinism", flags->check_determinism,
                 "Run every scenario twice in this process; differing traces fail the scenario");
+  run->add_option("--pg-timeouts", flags->pg_timeouts, kPgTimeoutsHelp)
+      ->type_name("CONNECT,STATEMENT,REPLY");
   run->add_option("--store", flags->store_text,
                   "memory, postgres or postgres=URI (libpq string or URI; plain 'postgres' uses "
                   "libpq's defaults and PG* variables). On PostgreSQL each scenario gets a fresh "

@@ -1,11 +1,16 @@
 #include "harness/cli/store_flag.hpp"
 
 #include <atomic>
+#include <mutex>
 #include <string_view>
+#include <vector>
 
 #include <unistd.h>
 
 #include "system/adapters/pg_store.hpp"
+
+#include "harness/scenario/yaml_reader.hpp"
+#include "harness/sim/store_wrapper.hpp"
 
 namespace onejob::cli {
 namespace {
@@ -17,9 +22,12 @@ std::string next_schema_name() {
   return "onejob_run_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
 }
 
-std::unique_ptr<PgStore> open_pg(const std::string& uri, const std::string& schema, bool owner) {
+std::unique_ptr<PgStore> open_pg(const StoreChoice& choice, const std::string& schema, bool owner) {
   PgStoreOptions options;
-  options.connection_string = uri;
+  options.connection_string = choice.uri;
+  options.connect_timeout = choice.connect_timeout;
+  options.statement_timeout = choice.statement_timeout;
+  options.reply_timeout = choice.reply_timeout;
   options.schema = schema;
   options.drop_schema_on_close = owner;
   auto store = std::make_unique<PgStore>(std::move(options));
@@ -27,8 +35,74 @@ std::unique_ptr<PgStore> open_pg(const std::string& uri, const std::string& sche
   return store;
 }
 
-std::unique_ptr<PgStore> open_scratch(const std::string& uri) {
-  return open_pg(uri, next_schema_name(), true);
+std::unique_ptr<PgStore> open_scratch(const StoreChoice& choice) {
+  return open_pg(choice, next_schema_name(), true);
+}
+
+// The scratch stores of one process: each a migrated schema of its own, lent to one run at a
+// time and emptied (rows deleted, ids back to 1) before each loan, so every scenario and fuzz
+// case still starts from empty tables and ids from 1 as the memory store does, without paying
+// for a new schema each time. Stores are only ever used by the process that opened them: after
+// a fork, the child leaves its parent's alone (closing one would end the parent's connection).
+class ScratchPool : public std::enable_shared_from_this<ScratchPool> {
+ public:
+  explicit ScratchPool(StoreChoice choice) : choice_{std::move(choice)} {}
+  ~ScratchPool() {
+    if (::getpid() != pid_) {
+      for (auto& store : idle_) (void)store.release();
+    }
+  }
+  ScratchPool(const ScratchPool&) = delete;
+  ScratchPool& operator=(const ScratchPool&) = delete;
+
+  std::unique_ptr<Store> lend();
+
+ private:
+  class Loan;
+  void give_back(std::unique_ptr<PgStore> store) {
+    const std::lock_guard lock{mutex_};
+    if (::getpid() == pid_) {
+      idle_.push_back(std::move(store));
+    } else {
+      (void)store.release();
+    }
+  }
+
+  const StoreChoice choice_;
+  const pid_t pid_ = ::getpid();
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PgStore>> idle_;
+};
+
+// One run's use of a pooled store; returns it to the pool when the run lets go of it.
+class ScratchPool::Loan final : public sim::StoreWrapper {
+ public:
+  Loan(std::shared_ptr<ScratchPool> pool, std::unique_ptr<PgStore> store)
+      : sim::StoreWrapper{*store}, pool_{std::move(pool)}, store_{std::move(store)} {}
+  ~Loan() override { pool_->give_back(std::move(store_)); }
+  Loan(const Loan&) = delete;
+  Loan& operator=(const Loan&) = delete;
+
+ private:
+  std::shared_ptr<ScratchPool> pool_;
+  std::unique_ptr<PgStore> store_;
+};
+
+std::unique_ptr<Store> ScratchPool::lend() {
+  std::unique_ptr<PgStore> store;
+  {
+    const std::lock_guard lock{mutex_};
+    if (::getpid() == pid_ && !idle_.empty()) {
+      store = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (store) {
+    store->clear();
+  } else {
+    store = open_scratch(choice_);
+  }
+  return std::make_unique<Loan>(shared_from_this(), std::move(store));
 }
 
 }  // namespace
@@ -41,14 +115,47 @@ std::string StoreChoice::describe() const {
 std::optional<std::string> parse_store(const std::string& text, StoreChoice& out) {
   constexpr std::string_view kPrefix = "postgres=";
   if (text == "memory") {
-    out = StoreChoice{};
+    out.postgres = false;
+    out.uri.clear();
   } else if (text == "postgres") {
-    out = StoreChoice{.postgres = true, .uri = {}};
+    out.postgres = true;
+    out.uri.clear();
   } else if (text.starts_with(kPrefix) && text.size() > kPrefix.size()) {
-    out = StoreChoice{.postgres = true, .uri = text.substr(kPrefix.size())};
+    out.postgres = true;
+    out.uri = text.substr(kPrefix.size());
   } else {
     return "--store: expected memory, postgres or postgres=URI, found \"" + text + "\"";
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_pg_timeouts(const std::string& text, StoreChoice& out) {
+  std::vector<std::chrono::milliseconds> bounds;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    std::optional<Duration> bound;
+    if (part == "0") {
+      bound = Duration{0};
+    } else {
+      bound = scenario::parse_duration(part);
+    }
+    if (!bound || *bound < Duration{0} || *bound > std::chrono::hours{1}) {
+      return "--pg-timeouts: expected CONNECT,STATEMENT,REPLY as durations from 0 to 1h (such as "
+             "3s,5s,6s), found \"" +
+             text + "\"";
+    }
+    bounds.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(*bound));
+    start = comma + 1;
+  }
+  if (bounds.size() != 3) {
+    return "--pg-timeouts: expected three durations, CONNECT,STATEMENT,REPLY, found \"" + text +
+           "\"";
+  }
+  out.connect_timeout = bounds[0];
+  out.statement_timeout = bounds[1];
+  out.reply_timeout = bounds[2];
   return std::nullopt;
 }
 
@@ -67,7 +174,7 @@ std::optional<std::string> store_defect_problem(const StoreChoice& store, const 
 std::optional<std::string> check_store(const StoreChoice& store) {
   if (!store.postgres) return std::nullopt;
   try {
-    open_scratch(store.uri);
+    open_scratch(store);
   } catch (const StoreError& error) {
     return "--store " + store.describe() + ": " + error.what();
   }
@@ -76,15 +183,17 @@ std::optional<std::string> check_store(const StoreChoice& store) {
 
 std::function<std::unique_ptr<Store>()> store_factory(const StoreChoice& store) {
   if (!store.postgres) return {};
-  return [uri = store.uri]() -> std::unique_ptr<Store> { return open_scratch(uri); };
+  return [pool = std::make_shared<ScratchPool>(store)]() -> std::unique_ptr<Store> {
+    return pool->lend();
+  };
 }
 
 SharedSchema open_shared_schema(const StoreChoice& store) {
   SharedSchema shared;
   shared.schema = next_schema_name();
-  shared.owner = open_pg(store.uri, shared.schema, true);
-  shared.connect = [uri = store.uri, schema = shared.schema]() -> std::unique_ptr<Store> {
-    return open_pg(uri, schema, false);
+  shared.owner = open_pg(store, shared.schema, true);
+  shared.connect = [store, schema = shared.schema]() -> std::unique_ptr<Store> {
+    return open_pg(store, schema, false);
   };
   return shared;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,9 +16,21 @@ struct StoreChoice {
   bool postgres = false;
   // libpq connection string or URI; empty: libpq's defaults and the PG* environment variables.
   std::string uri;
+  // PgStore's bounds on a wait (PgStoreOptions): connect, statement, reply.
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds{3}};
+  std::chrono::milliseconds statement_timeout{std::chrono::seconds{5}};
+  std::chrono::milliseconds reply_timeout{std::chrono::seconds{6}};
 
   std::string describe() const;
 };
+
+// `--pg-timeouts CONNECT,STATEMENT,REPLY` (durations: 2s, 500ms, 0 for none): the problem with
+// `text`, or nothing after setting the bounds of `out`.
+std::optional<std::string> parse_pg_timeouts(const std::string& text, StoreChoice& out);
+inline constexpr const char* kPgTimeoutsHelp =
+    "PostgreSQL's bounds on a wait: connecting, one statement (the server cancels it), one "
+    "reply (the client closes the connection); a call on a frozen server fails within "
+    "CONNECT + REPLY. Durations such as 2s or 500ms; 0 turns one off";
 
 // The problem with `text`, or nothing when it is a store.
 std::optional<std::string> parse_store(const std::string& text, StoreChoice& out);
@@ -30,9 +43,10 @@ std::optional<std::string> store_defect_problem(const StoreChoice& store, const 
 std::optional<std::string> check_store(const StoreChoice& store);
 
 // What RunOptions::make_store takes: empty for the memory store (the runner's default). For
-// PostgreSQL each call opens a PgStore on a fresh schema of its own (migrated, dropped with
-// everything in it when the store is destroyed), so every scenario and fuzz case starts from
-// empty tables and sequences at 1, as the memory store does.
+// PostgreSQL each call lends a PgStore on a migrated schema of its own, emptied with its ids
+// restarted at 1, so every scenario and fuzz case starts from empty tables as the memory store
+// does; the schema returns to the process's pool when the store is destroyed, and is dropped
+// with everything in it when the process's last run lets go of the factory.
 std::function<std::unique_ptr<Store>()> store_factory(const StoreChoice& store);
 
 // One fresh schema shared by the connections of a run whose components each need their own:

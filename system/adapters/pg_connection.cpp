@@ -2,9 +2,13 @@
 
 #include <utility>
 
+#include <algorithm>
+#include <map>
 #include <string_view>
 
+#include <libpq-fe.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 namespace onejob::pg {
 namespace {
@@ -35,19 +39,170 @@ bool connection_lost(std::string_view sqlstate) {
          sqlstate == "57P03";
 }
 
+// A libpq conninfo value, quoted: single quotes and backslashes escaped.
+std::string quoted(std::string_view value) {
+  std::string out = "'";
+  for (const char c : value) {
+    if (c == '\\' || c == '\'') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "'";
+}
+
+// The connection string with the options' bounds added where it sets none of its own: either
+// form libpq accepts (key=value or a URI) is parsed by libpq itself and written back as
+// key=value. A string libpq cannot parse is passed on as it is, for libpq to refuse.
+std::string bounded_conninfo(const PgStoreOptions& options) {
+  char* problem = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(options.connection_string.c_str(), &problem);
+  if (parsed == nullptr) {
+    PQfreemem(problem);
+    return options.connection_string;
+  }
+  std::map<std::string, std::string> given;
+  for (const PQconninfoOption* option = parsed; option->keyword != nullptr; ++option) {
+    if (option->val != nullptr) given.emplace(option->keyword, option->val);
+  }
+  PQconninfoFree(parsed);
+  const auto whole_seconds = [](std::chrono::milliseconds bound) {
+    return std::to_string(std::max<long long>(
+        2, std::chrono::duration_cast<std::chrono::seconds>(bound + std::chrono::milliseconds{999})
+               .count()));
+  };
+  if (options.connect_timeout.count() > 0) {
+    given.emplace("connect_timeout", whole_seconds(options.connect_timeout));
+  }
+  // Keepalives notice a peer that vanished while the connection is idle; tcp_user_timeout
+  // bounds how long sent data may stay unacknowledged. Both only apply to TCP.
+  given.emplace("keepalives", "1");
+  given.emplace("keepalives_idle", "10");
+  given.emplace("keepalives_interval", "5");
+  given.emplace("keepalives_count", "3");
+  if (options.reply_timeout.count() > 0) {
+    given.emplace("tcp_user_timeout", std::to_string(options.reply_timeout.count()));
+  }
+  given.emplace("application_name", "onejob");
+  std::string conninfo;
+  for (const auto& [keyword, value] : given) {
+    if (!conninfo.empty()) conninfo.push_back(' ');
+    conninfo.append(keyword).append("=").append(quoted(value));
+  }
+  return conninfo;
+}
+
 }  // namespace
+
+ReplyWatchdog::ReplyWatchdog() : thread_{[this] { watch(); }} {}
+
+ReplyWatchdog::~ReplyWatchdog() {
+  {
+    const std::lock_guard lock{mutex_};
+    stopping_ = true;
+  }
+  changed_.notify_one();
+  thread_.join();
+}
+
+void ReplyWatchdog::arm(int socket, std::chrono::milliseconds bound) {
+  if (bound.count() <= 0 || socket < 0) return;
+  const std::lock_guard lock{mutex_};
+  socket_ = socket;
+  deadline_ = std::chrono::steady_clock::now() + bound;
+  fired_ = false;
+  // Woken only when it would otherwise sleep past the new deadline: calls a few milliseconds
+  // apart then cost no context switch each, the watchdog waking about once per bound.
+  if (deadline_ < wake_at_) changed_.notify_one();
+}
+
+bool ReplyWatchdog::disarm() {
+  const std::lock_guard lock{mutex_};
+  socket_ = -1;
+  return std::exchange(fired_, false);
+}
+
+void ReplyWatchdog::watch() {
+  using Clock = std::chrono::steady_clock;
+  std::unique_lock lock{mutex_};
+  while (!stopping_) {
+    const auto now = Clock::now();
+    if (socket_ >= 0 && now >= deadline_) {
+      // Under the lock, so the socket is still the armed operation's: disarm() waits for it.
+      ::shutdown(socket_, SHUT_RDWR);
+      socket_ = -1;
+      fired_ = true;
+      continue;
+    }
+    if (socket_ >= 0) {
+      wake_at_ = deadline_;
+    } else if (wake_at_ <= now) {
+      wake_at_ = Clock::time_point::max();
+    }
+    if (wake_at_ == Clock::time_point::max()) {
+      changed_.wait(lock);
+    } else {
+      changed_.wait_until(lock, wake_at_);
+    }
+  }
+}
+
+// Hands every message the server sends outside a reply (a WARNING, a FATAL before it closes an
+// idle connection) to the options' on_notice, and to nothing else: returning false keeps
+// libpqxx's default (stderr) from seeing it.
+class Connection::NoticeHandler final : public pqxx::errorhandler {
+ public:
+  NoticeHandler(pqxx::connection& connection, std::function<void(std::string_view)> sink)
+      : pqxx::errorhandler{connection}, sink_{std::move(sink)} {}
+  bool operator()(const char message[]) noexcept override {
+    if (!sink_) return false;
+    try {
+      std::string_view text{message};
+      while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+      sink_(text);
+    } catch (...) {
+      // A sink that fails must not take the call with it.
+    }
+    return false;
+  }
+
+ private:
+  std::function<void(std::string_view)> sink_;
+};
+
+Connection::Armed::Armed(Connection& owner_, pqxx::connection& connection,
+                         std::chrono::milliseconds bound, bool& timed_out_)
+    : owner{owner_}, timed_out{timed_out_} {
+  owner.watchdog_.arm(connection.sock(), owner.reply_bound_or_default(bound));
+}
+
+Connection::Armed::~Armed() { timed_out = owner.watchdog_.disarm(); }
+
+std::chrono::milliseconds Connection::reply_bound_or_default(
+    std::chrono::milliseconds bound) const {
+  return bound.count() > 0 ? bound : options_.reply_timeout;
+}
 
 Connection::Connection(PgStoreOptions options, std::function<void(pqxx::connection&)> prepare)
     : options_{std::move(options)}, prepare_{std::move(prepare)} {
   if (options_.conflict_tries < 1) options_.conflict_tries = 1;
-  run("connect", Effect::read, [this](pqxx::connection& connection) {
-    if (options_.schema.empty()) return 0;
-    // The schema may not exist yet. open() already named it in the search_path, which
-    // PostgreSQL resolves at each lookup, so creating it is enough.
-    pqxx::nontransaction tx{connection};
-    tx.exec("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name(options_.schema));
-    return 0;
-  });
+  run(
+      "connect", Effect::read,
+      [this](pqxx::connection& connection) {
+        if (options_.schema.empty()) return 0;
+        // The schema may not exist yet. open() already named it in the search_path, which
+        // PostgreSQL resolves at each lookup, so creating it is enough. Under the schema lock:
+        // two processes creating it at once would otherwise both see it absent, and one
+        // would fail on pg_namespace's unique index. Checked first, so that a fleet
+        // connecting to a schema that exists does not queue on the lock.
+        pqxx::work tx{connection};
+        if (tx.exec_params("SELECT 1 FROM pg_namespace WHERE nspname = $1", options_.schema)
+                .empty()) {
+          wait_for_schema_lock(tx);
+          tx.exec("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name(options_.schema));
+        }
+        tx.commit();
+        return 0;
+      },
+      PgStore::kMigrateReplyTimeout);
 }
 
 Connection::~Connection() {
@@ -76,7 +231,10 @@ pqxx::connection& Connection::ready(const char* operation) {
 }
 
 void Connection::open() {
-  connection_ = std::make_unique<pqxx::connection>(options_.connection_string);
+  connection_ = std::make_unique<pqxx::connection>(bounded_conninfo(options_));
+  notices_ = std::make_unique<NoticeHandler>(*connection_, options_.on_notice);
+  bool timed_out = false;
+  const Armed armed{*this, *connection_, {}, timed_out};
   pqxx::nontransaction tx{*connection_};
   // Every transaction on this connection, autocommit statements included, is READ COMMITTED
   // whatever the database's default: the compare-and-swap and the live-attempt check rely on
@@ -85,16 +243,27 @@ void Connection::open() {
   if (!options_.schema.empty()) {
     setup.append("; SET search_path TO ").append(tx.quote_name(options_.schema));
   }
+  setup.append("; SET client_min_messages TO warning");
+  setup.append("; SET statement_timeout TO ")
+      .append(std::to_string(std::max<long long>(0, options_.statement_timeout.count())));
   tx.exec(setup);
   prepare_(*connection_);
 }
 
-void Connection::drop() noexcept { connection_.reset(); }
+void Connection::drop() noexcept {
+  notices_.reset();
+  connection_.reset();
+}
 
 void Connection::settle_failure(const char* operation, Effect effect,
-                                const pqxx::pqxx_exception& error, int tries) {
+                                const pqxx::pqxx_exception& error, int tries,
+                                std::chrono::milliseconds timed_out) {
   using Kind = StoreError::Kind;
-  const std::string what = describe(operation, error);
+  const std::string what = timed_out.count() > 0
+                               ? std::string{"postgres: "} + operation + ": no reply within " +
+                                     std::to_string(timed_out.count()) +
+                                     " ms, so the connection was closed"
+                               : describe(operation, error);
   const auto lost = [&](const std::string& note) {
     drop();
     if (effect == Effect::statement) {
@@ -140,6 +309,12 @@ void Connection::settle_failure(const char* operation, Effect effect,
   // the connection in a state nobody can vouch for.
   drop();
   throw StoreError(Kind::unavailable, what);
+}
+
+void wait_for_schema_lock(pqxx::transaction_base& tx) {
+  tx.exec("SET LOCAL statement_timeout TO " +
+          std::to_string(PgStore::kMigrateReplyTimeout.count()));
+  tx.exec_params("SELECT pg_advisory_xact_lock($1)", kSchemaLockId);
 }
 
 void require_no_nul(const char* statement, const std::string& value) {

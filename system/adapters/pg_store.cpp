@@ -25,10 +25,6 @@ namespace {
 using pg::Effect;
 using namespace pg::statement;  // the prepared statements' names
 
-// Serializes concurrent migrate() calls (two processes starting together): concurrent
-// CREATE TABLE IF NOT EXISTS can both see "absent" and one then fails on a catalog unique index.
-constexpr std::int64_t kSchemaLockId = 0x6f6e656a6f62;  // "onejob"
-
 constexpr std::string_view kOneLiveAttemptIndex = "attempts_one_live_per_job";
 
 // A refused insert_attempt reads its blocker afterwards; if that attempt left the live states in
@@ -115,34 +111,37 @@ class PgStore::Session {
 
   void migrate() {
     const std::lock_guard lock{mutex_};
-    connection_.run("migrate", Effect::transaction, [](pqxx::connection& c) {
-      {
-        pqxx::work tx{c};
-        tx.exec_params("SELECT pg_advisory_xact_lock($1)", kSchemaLockId);
-        tx.exec(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version integer PRIMARY KEY, name text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())");
-        tx.commit();
-      }
-      for (const PgMigration& step : pg_migrations()) {
-        pqxx::work tx{c};
-        tx.exec_params("SELECT pg_advisory_xact_lock($1)", kSchemaLockId);
-        const int applied = recorded_version(tx);
-        if (applied > static_cast<int>(pg_migrations().size())) {
-          throw StoreError(StoreError::Kind::unavailable,
-                           "postgres: the database is at schema version " +
-                               std::to_string(applied) + ", newer than this build's " +
-                               std::to_string(pg_migrations().size()));
-        }
-        if (step.version <= applied) continue;
-        tx.exec(std::string{step.sql});
-        tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-                       step.version, std::string{step.name});
-        tx.commit();
-      }
-      return 0;
-    });
+    connection_.run(
+        "migrate", Effect::transaction,
+        [](pqxx::connection& c) {
+          {
+            pqxx::work tx{c};
+            pg::wait_for_schema_lock(tx);
+            tx.exec(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())");
+            tx.commit();
+          }
+          for (const PgMigration& step : pg_migrations()) {
+            pqxx::work tx{c};
+            pg::wait_for_schema_lock(tx);
+            const int applied = recorded_version(tx);
+            if (applied > static_cast<int>(pg_migrations().size())) {
+              throw StoreError(StoreError::Kind::unavailable,
+                               "postgres: the database is at schema version " +
+                                   std::to_string(applied) + ", newer than this build's " +
+                                   std::to_string(pg_migrations().size()));
+            }
+            if (step.version <= applied) continue;
+            tx.exec(std::string{step.sql});
+            tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                           step.version, std::string{step.name});
+            tx.commit();
+          }
+          return 0;
+        },
+        PgStore::kMigrateReplyTimeout);
   }
 
   int schema_version() {
@@ -151,6 +150,16 @@ class PgStore::Session {
       pqxx::nontransaction tx{c};
       if (tx.exec("SELECT to_regclass('schema_migrations')")[0][0].is_null()) return 0;
       return recorded_version(tx);
+    });
+  }
+
+  void clear() {
+    const std::lock_guard lock{mutex_};
+    connection_.run("clear", Effect::transaction, [](pqxx::connection& c) {
+      pqxx::work tx{c};
+      tx.exec("TRUNCATE action_keys, attempts, jobs, certifications RESTART IDENTITY");
+      tx.commit();
+      return 0;
     });
   }
 
@@ -521,6 +530,7 @@ PgStore::~PgStore() = default;
 void PgStore::migrate() { session_->migrate(); }
 
 int PgStore::schema_version() { return session_->schema_version(); }
+void PgStore::clear() { session_->clear(); }
 Async<InsertJobResult> PgStore::insert_job(NewJob job) {
   co_return session_->insert_job(std::move(job));
 }

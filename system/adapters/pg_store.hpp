@@ -1,8 +1,11 @@
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "system/ports/store.hpp"
@@ -22,14 +25,38 @@ struct PgStoreOptions {
   // How often one operation is tried when PostgreSQL aborts it for a concurrent transaction
   // (serialization failure, deadlock) before it fails with StoreError::Kind::conflict.
   int conflict_tries = 5;
+  // Bounds on every wait, so that a server that stops answering (a frozen host, a network
+  // black hole) costs one call a bounded time, after which the call fails as the port says
+  // (unavailable, or maybe_committed for a write that was under way), instead of holding its
+  // thread forever. Zero turns one off.
+  //   connect_timeout    opening a connection, its start-up included (libpq's connect_timeout:
+  //                      whole seconds, at least 2)
+  //   statement_timeout  the server cancels a statement that runs longer, lock waits included
+  //   reply_timeout      the client stops waiting for the server's reply to an operation
+  //                      (a whole transaction) and closes the connection: the bound when the
+  //                      server itself is frozen. Longer than statement_timeout, so that a
+  //                      slow statement is cancelled by the server first.
+  // So one call on a frozen server fails within connect_timeout + reply_timeout (the first
+  // only when it has to connect). Migrations wait up to kMigrateReplyTimeout for the schema
+  // lock and their DDL instead. TCP connections also get keepalives and a tcp_user_timeout of
+  // reply_timeout, unless the connection string sets those itself.
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds{3}};
+  std::chrono::milliseconds statement_timeout{std::chrono::seconds{5}};
+  std::chrono::milliseconds reply_timeout{std::chrono::seconds{6}};
+  // The server's notices and warnings (and a FATAL it sends while the connection is idle), one
+  // message each, for the caller's event sink; never written to stderr. Dropped when empty.
+  // Called on the thread making the call. NOTICE-level chatter ("already exists, skipping")
+  // is not sent at all (client_min_messages = warning).
+  std::function<void(std::string_view)> on_notice;
 };
 
 // The durable store on PostgreSQL (libpqxx), with the schema of pg_migrations(). It gives the
 // semantics MemoryStore models, with the database's constraints doing the refusing.
 //
 // Every call does its database round trips synchronously and only then completes: it never
-// suspends, so it blocks the thread running the io_context for that long, and to the caller
-// (and to the simulator) each call is one atomic step. One connection, serialized by a mutex,
+// suspends, so it blocks the thread running the io_context for that long (never longer than
+// the options' bounds: connect_timeout + reply_timeout), and to the caller (and to the
+// simulator) each call is one atomic step. One connection, serialized by a mutex,
 // so calls from several threads are safe but do not run in parallel. Several PgStores (several
 // processes) may share one database.
 //
@@ -52,7 +79,11 @@ struct PgStoreOptions {
 //                    the string at, or invalid UTF-8); nothing was sent or written.
 class PgStore final : public Store {
  public:
-  // Connects immediately; throws StoreError (unavailable) if it cannot.
+  static constexpr std::chrono::milliseconds kMigrateReplyTimeout{std::chrono::seconds{60}};
+
+  // Connects immediately, and creates the options' schema if it is missing (under the schema
+  // lock, so any number of processes may start on one fresh schema at once); throws
+  // StoreError (unavailable) if it cannot.
   explicit PgStore(const std::string& connection_string);
   explicit PgStore(PgStoreOptions options);
   ~PgStore() override;
@@ -66,6 +97,10 @@ class PgStore final : public Store {
   void migrate();
   // The highest step the database records; 0 before any.
   int schema_version();
+  // Deletes every row of every table and restarts the ids at 1, in one transaction: the store
+  // is then as a freshly migrated one, without the cost of a new schema (a scratch store that
+  // serves one run after another). Never on a database anyone else is using.
+  void clear();
 
   Async<InsertJobResult> insert_job(NewJob job) override;
   Async<std::optional<Job>> find_job_by_key(std::string owner_id,

@@ -42,6 +42,9 @@ struct ApiResponse {
   std::optional<std::int64_t> job_id{};
   std::optional<std::int64_t> attempt_id{};
   std::optional<std::string> error{};
+  // What went wrong inside (the store's or the program's own words), for whoever reads the
+  // node's events; never part of the answer.
+  std::optional<std::string> detail{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request_id", self.request_id);
@@ -52,6 +55,7 @@ struct ApiResponse {
     field("job_id", self.job_id);
     field("attempt_id", self.attempt_id);
     field("error", self.error);
+    field("detail", self.detail);
   }
 };
 

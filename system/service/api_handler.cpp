@@ -84,6 +84,27 @@ ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view mes
   return answer;
 }
 
+namespace {
+
+// A failure body that names the request, so that a client's report can be matched with the
+// node's api.response event, which carries the detail.
+ApiAnswer with_request_id(ApiAnswer answer, const Request& request) {
+  if (request.request_id.empty()) return answer;
+  auto body = nlohmann::json::parse(answer.response.body);
+  body["request_id"] = request.request_id;
+  answer.response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return answer;
+}
+
+ApiAnswer internal_failure(const Request& request) {
+  return with_request_id(
+      ApiAnswer::failure(500, "internal",
+                         "the server failed to answer (request id " + request.request_id + ")"),
+      request);
+}
+
+}  // namespace
+
 Async<Response> ApiHandler::handle(Request request) {
   const auto key = find_header(request.headers, "Idempotency-Key").value_or("");
   const Route route = match(request.path);
@@ -94,6 +115,9 @@ Async<Response> ApiHandler::handle(Request request) {
                                                    .owner = request.principal,
                                                    .key = key});
   ApiAnswer answer;
+  // What went wrong inside, for the node's own api.response event only: a client is told what
+  // to do, never the store's or the program's internals (socket paths, SQL, server text).
+  std::optional<std::string> detail;
   try {
     if (request.body.size() > kMaxBodyBytes) {
       answer = ApiAnswer::failure(413, "payload_too_large",
@@ -103,21 +127,33 @@ Async<Response> ApiHandler::handle(Request request) {
       answer = co_await route_request(context_, request, route);
     }
   } catch (const StoreError& error) {
+    detail = error.what();
     if (context_.config.defects.has(Defect::store_error_500)) {  // the defect
-      answer = ApiAnswer::failure(500, "internal", error.what());
+      answer = internal_failure(request);
     } else if (error.kind() == StoreError::Kind::rejected) {
       // Retrying cannot help: the store cannot hold a value of this request.
-      answer = ApiAnswer::failure(400, "unstorable_value", error.what());
+      answer = with_request_id(
+          ApiAnswer::failure(400, "unstorable_value",
+                             "the store cannot hold a value of this request (request id " +
+                                 request.request_id + ")"),
+          request);
     } else {
-      // The create may have committed; the same request with the same key will say so (200).
-      answer = ApiAnswer::failure(
-          503, "store_unavailable",
-          std::string(error.what()) + "; retry the same request with the same Idempotency-Key");
+      // A read is simply asked again. A write may have committed: the same request with the
+      // same key will say so (200).
+      const bool read = request.method == "GET";
+      answer = with_request_id(
+          ApiAnswer::failure(503, "store_unavailable",
+                             std::string("the store is unavailable (request id ") +
+                                 request.request_id + "); " +
+                                 (read ? "retry the request"
+                                       : "retry the same request with the same Idempotency-Key")),
+          request);
       answer.response.headers.emplace_back("Retry-After", kStoreRetryAfterSeconds);
     }
   } catch (const std::exception& error) {
     // A bug, not the client's fault: the request still gets an answer.
-    answer = ApiAnswer::failure(500, "internal", error.what());
+    detail = error.what();
+    answer = internal_failure(request);
   }
   if (stopped_) co_return std::move(answer.response);  // nobody is left to answer
   events::emit(context_.events,
@@ -130,6 +166,7 @@ Async<Response> ApiHandler::handle(Request request) {
                    .job_id = answer.job_id,
                    .attempt_id = answer.attempt_id,
                    .error = answer.error.empty() ? std::nullopt : std::optional(answer.error),
+                   .detail = std::move(detail),
                });
   co_return std::move(answer.response);
 }

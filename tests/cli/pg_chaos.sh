@@ -8,7 +8,8 @@
 # session running one bounded loop (a restart would end a longer one); the clients' last second
 # and the drain run undisturbed, so the reconciler can settle. Passes when the load run exits 0:
 # every create answered 201/200/422/503, no exception out of the API, no loop ended, no
-# acknowledged job lost, and none stranded (not succeeded after the drain).
+# acknowledged job lost, and none stranded (not succeeded after the drain); and no 5xx body
+# carries the store's internals (tests/cli/answers_clean.sh).
 # Run under .ci/with-postgres (it needs .ci/pg-restart), and alone: it kills every backend.
 set -euo pipefail
 onejob=$1
@@ -21,11 +22,12 @@ if [[ ! $seconds =~ ^[0-9]+$ ]] || ((seconds < 4)); then
 fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$(mktemp)
+bodies=$(mktemp)
 load=
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   if [[ -n $load ]]; then kill "$load" 2>/dev/null || true; fi
-  rm -f "$out"
+  rm -f "$out" "$bodies"
 }
 trap cleanup EXIT
 
@@ -76,7 +78,8 @@ kill_phase() {
 }
 
 started=$(now_ms)
-"$onejob" load --store "postgres=$ONEJOB_PG_URL" --seconds "$seconds" "$@" >"$out" 2>&1 &
+"$onejob" load --store "postgres=$ONEJOB_PG_URL" --seconds "$seconds" --bodies "$bodies" "$@" \
+  >"$out" 2>&1 &
 load=$!
 
 kill_from=$((started + 1000))
@@ -99,4 +102,6 @@ cat "$out"
 wall_ms=$(($(now_ms) - started))
 printf 'pg_chaos: %d backends terminated in %d rounds, %d restarts; load exited %d; wall %d.%d s\n' \
   "$kills" "$rounds" "$restarts" "$status" $((wall_ms / 1000)) $((wall_ms % 1000 / 100))
+# What the clients were told: never the store's internals.
+bash "$root/tests/cli/answers_clean.sh" "$bodies" || status=1
 exit "$status"

@@ -189,7 +189,9 @@ PgFixture::PgFixture() : schema_{next_schema_name()}, admin_{pg_url()} {
     tx.exec("DROP SCHEMA IF EXISTS " + name + " CASCADE");
     tx.exec("CREATE SCHEMA " + name);
   }
-  ::setenv("PGOPTIONS", ("-c search_path=" + schema_).c_str(), 1);
+  // The test's own raw statements are bounded too (PgStore bounds its own): a statement stuck
+  // on a lock a bug left held fails the case, naming the statement, instead of hanging it.
+  ::setenv("PGOPTIONS", ("-c search_path=" + schema_ + " -c statement_timeout=20000").c_str(), 1);
   raw_ = std::make_unique<pqxx::connection>(pg_url());
   require_own_schema();
   store_ = std::make_unique<PgStore>(pg_url());

@@ -8,6 +8,8 @@
 #include "system/service/certifier.hpp"
 #include "system/service/deadline.hpp"
 
+#include "harness/sim/store_wrapper.hpp"
+
 #include "tests/support/latent_store.hpp"
 #include "tests/support/scenarios.hpp"
 #include "tests/support/system_fixture.hpp"
@@ -359,6 +361,65 @@ BOOST_AUTO_TEST_CASE(cancel_is_owner_scoped_and_only_for_live_attempts) {
   BOOST_TEST(again.status == 409);
   BOOST_TEST(json_string(again, "error") == "attempt_not_live");
   BOOST_TEST(request("POST", "/jobs/1/attempts", "", "bob").status == 404);
+}
+
+// A store that fails every call with the words a real database uses: a socket path, SQL and
+// the server's own text.
+class BrokenStore final : public sim::StoreWrapper {
+ public:
+  BrokenStore(Store& target, StoreError::Kind kind) : sim::StoreWrapper(target), kind_(kind) {}
+  Async<InsertJobResult> insert_job(NewJob) override { throw error(); }
+  Async<std::optional<Job>> find_job(std::string, JobId) override { throw error(); }
+
+ private:
+  StoreError error() const {
+    return StoreError(kind_,
+                      "postgres: insert_job: connection to server on socket "
+                      "\"/tmp/onejob-pg.x/.s.PGSQL.54329\" failed: FATAL:  the database system "
+                      "is shutting down; INSERT INTO jobs");
+  }
+  StoreError::Kind kind_;
+};
+
+// What a failing store said stays in the node's api.response event (detail), keyed by the
+// request id the body names; the body tells the client what to do, in words that fit the
+// method, and nothing of the store.
+BOOST_AUTO_TEST_CASE(store_failures_answer_without_internals_and_log_the_detail) {
+  for (const auto kind : {StoreError::Kind::unavailable, StoreError::Kind::maybe_committed,
+                          StoreError::Kind::rejected}) {
+    BrokenStore broken{store, kind};
+    SystemContext failing{broken, providers, loop, loop, events, config, random};
+    ApiHandler handler{failing};
+    events.events.clear();
+    auto create = test::make_request("POST", "/jobs", test::classify_body("hi"), "alice", "key-9");
+    create.request_id = "req-7";
+    const Response created = run(handler.handle(create));
+    auto read = test::make_request("GET", "/jobs/1", "", "alice", std::nullopt);
+    read.request_id = "req-8";
+    const Response got = run(handler.handle(read));
+    for (const Response* answer : {&created, &got}) {
+      BOOST_TEST(answer->body.find("PGSQL") == std::string::npos, answer->body);
+      BOOST_TEST(answer->body.find("postgres") == std::string::npos, answer->body);
+      BOOST_TEST(answer->body.find("INSERT") == std::string::npos, answer->body);
+      BOOST_TEST(answer->body.find("FATAL") == std::string::npos, answer->body);
+    }
+    BOOST_TEST(json_string(created, "request_id") == "req-7");
+    BOOST_TEST(json_string(got, "request_id") == "req-8");
+    if (kind == StoreError::Kind::rejected) {
+      BOOST_TEST(created.status == 400);
+    } else {
+      BOOST_TEST(created.status == 503);
+      BOOST_TEST(got.status == 503);
+      BOOST_TEST(find_header(created.headers, "Retry-After").has_value());
+      BOOST_TEST(json_string(created, "message").find("same Idempotency-Key") != std::string::npos);
+      BOOST_TEST(json_string(got, "message").find("Idempotency-Key") == std::string::npos,
+                 json_string(got, "message"));
+    }
+    const auto responses = test::typed<events::ApiResponse>(events.events);
+    BOOST_REQUIRE(responses.size() == 2u);
+    BOOST_TEST(responses[0].request_id == "req-7");
+    BOOST_TEST(responses[0].detail.value_or("").find("PGSQL") != std::string::npos);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
