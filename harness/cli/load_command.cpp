@@ -168,7 +168,9 @@ struct Shared {
   SteadyClock clock;
   SystemConfig config = load_config();
   AnsweredKeys answered;
-  std::function<std::unique_ptr<Store>()> own_store;  // called on the main thread only
+  // A connection of its own; the store's notices go to `events` when given. Called on the main
+  // thread only.
+  std::function<std::unique_ptr<Store>(EventSink*)> own_store;
 };
 
 std::string owner() { return "load"; }
@@ -263,7 +265,7 @@ auto read_patiently(boost::asio::io_context& io, Read read) {
 
 std::unique_ptr<Node> make_node(std::string name, Shared& shared) {
   auto node = std::make_unique<Node>(std::move(name), shared.answered);
-  node->store = shared.own_store();
+  node->store = shared.own_store(&node->events);
   node->context = std::make_unique<SystemContext>(
       SystemContext{*node->store, node->provider, shared.clock, node->timer, node->events,
                     shared.config, node->random});
@@ -458,10 +460,10 @@ void print_summary(const LoadFlags& flags, const StoreChoice& choice, const Tall
               static_cast<long long>(verdict.stranded), flags.drain_seconds);
   std::printf(
       "store errors survived: workers %lld, reconciler %lld; exceptions out of the API:"
-      " %lld; loops ended early: %zu; wall %.1f s\n",
+      " %lld; loops ended early: %zu; server notices: %lld; wall %.1f s\n",
       count(events, std::string("worker.store_error")),
       count(events, std::string("reconciler.store_error")), static_cast<long long>(tally.escaped),
-      tally.loops_ended.size(), wall_seconds);
+      tally.loops_ended.size(), count(events, std::string("store.notice")), wall_seconds);
   std::printf("slowest answer: %.2f s", tally.slowest_answer);
   if (flags.max_answer_seconds > 0)
     std::printf(" (promised within %.2f s)", flags.max_answer_seconds);
@@ -499,11 +501,13 @@ int load_command(const LoadFlags& flags) {
     if (choice.postgres) {
       auto schema = open_shared_schema(choice);
       owned = std::move(schema.owner);
-      shared.own_store = [connect = std::move(schema.connect)] { return reopen(connect); };
+      shared.own_store = [connect = std::move(schema.connect_reporting)](EventSink* events) {
+        return reopen([&] { return connect(events); });
+      };
     } else {
       owned = std::make_unique<MemoryStore>();
       locked = std::make_unique<LockedStore>(*owned);
-      shared.own_store = [&locked]() -> std::unique_ptr<Store> {
+      shared.own_store = [&locked](EventSink*) -> std::unique_ptr<Store> {
         return std::make_unique<sim::StoreWrapper>(*locked);
       };
     }
@@ -515,7 +519,7 @@ int load_command(const LoadFlags& flags) {
   const auto until = started + seconds_of(flags.seconds);
   std::atomic<int> clients_done = 0;
   auto nodes = start_nodes(flags, shared, until, clients_done);
-  const auto watcher = shared.own_store();
+  const auto watcher = shared.own_store(nullptr);
   const bool clients_stuck =
       !wait_for_clients(until, until + seconds_of(flags.drain_seconds), clients_done, flags.clients,
                         [&] { return nothing_live(*watcher); });
@@ -531,7 +535,7 @@ int load_command(const LoadFlags& flags) {
     tally.loops_ended.push_back("clients: still creating a minute after the drain");
   Verdict verdict;
   tally_answers(tally.answers, verdict);
-  judge(*shared.own_store(), verdict);
+  judge(*shared.own_store(nullptr), verdict);
   const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
   print_summary(flags, choice, tally, verdict, events, nodes.size(), elapsed);
   if (!flags.bodies_file.empty()) {

@@ -22,8 +22,10 @@ std::string next_schema_name() {
   return "onejob_run_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
 }
 
-std::unique_ptr<PgStore> open_pg(const StoreChoice& choice, const std::string& schema, bool owner) {
+std::unique_ptr<PgStore> open_pg(const StoreChoice& choice, const std::string& schema, bool owner,
+                                 EventSink* events = nullptr) {
   PgStoreOptions options;
+  options.events = events;
   options.connection_string = choice.uri;
   options.connect_timeout = choice.connect_timeout;
   options.statement_timeout = choice.statement_timeout;
@@ -192,9 +194,11 @@ SharedSchema open_shared_schema(const StoreChoice& store) {
   SharedSchema shared;
   shared.schema = next_schema_name();
   shared.owner = open_pg(store, shared.schema, true);
-  shared.connect = [store, schema = shared.schema]() -> std::unique_ptr<Store> {
-    return open_pg(store, schema, false);
+  shared.connect_reporting = [store,
+                              schema = shared.schema](EventSink* events) -> std::unique_ptr<Store> {
+    return open_pg(store, schema, false, events);
   };
+  shared.connect = [reporting = shared.connect_reporting] { return reporting(nullptr); };
   return shared;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "system/ports/event_sink.hpp"
 #include "system/ports/store.hpp"
 #include "system/service/defects.hpp"
 
@@ -51,10 +52,12 @@ std::function<std::unique_ptr<Store>()> store_factory(const StoreChoice& store);
 
 // One fresh schema shared by the connections of a run whose components each need their own:
 // `owner` created and migrated it and drops it when destroyed; connect() opens another PgStore
-// on it. REQUIRES: store.postgres. Throws StoreError when the database cannot be used.
+// on it, and connect_reporting(sink) one whose server notices go to `sink` as store.notice.
+// REQUIRES: store.postgres. Throws StoreError when the database cannot be used.
 struct SharedSchema {
   std::unique_ptr<Store> owner;
   std::string schema;
+  std::function<std::unique_ptr<Store>(EventSink*)> connect_reporting;
   std::function<std::unique_ptr<Store>()> connect;
 };
 SharedSchema open_shared_schema(const StoreChoice& store);

@@ -10,6 +10,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "system/events/store_events.hpp"
+
 namespace onejob::pg {
 namespace {
 
@@ -146,18 +148,18 @@ void ReplyWatchdog::watch() {
 }
 
 // Hands every message the server sends outside a reply (a WARNING, a FATAL before it closes an
-// idle connection) to the options' on_notice, and to nothing else: returning false keeps
-// libpqxx's default (stderr) from seeing it.
+// idle connection) to the options' event sink as store.notice, and to nothing else: returning
+// false keeps libpqxx's default (stderr) from seeing it.
 class Connection::NoticeHandler final : public pqxx::errorhandler {
  public:
-  NoticeHandler(pqxx::connection& connection, std::function<void(std::string_view)> sink)
-      : pqxx::errorhandler{connection}, sink_{std::move(sink)} {}
+  NoticeHandler(pqxx::connection& connection, EventSink* sink)
+      : pqxx::errorhandler{connection}, sink_{sink} {}
   bool operator()(const char message[]) noexcept override {
-    if (!sink_) return false;
+    if (sink_ == nullptr) return false;
     try {
       std::string_view text{message};
       while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-      sink_(text);
+      events::emit(*sink_, events::StoreNotice{.store = "postgres", .text = std::string{text}});
     } catch (...) {
       // A sink that fails must not take the call with it.
     }
@@ -165,7 +167,7 @@ class Connection::NoticeHandler final : public pqxx::errorhandler {
   }
 
  private:
-  std::function<void(std::string_view)> sink_;
+  EventSink* sink_;
 };
 
 Connection::Armed::Armed(Connection& owner_, pqxx::connection& connection,
@@ -232,7 +234,7 @@ pqxx::connection& Connection::ready(const char* operation) {
 
 void Connection::open() {
   connection_ = std::make_unique<pqxx::connection>(bounded_conninfo(options_));
-  notices_ = std::make_unique<NoticeHandler>(*connection_, options_.on_notice);
+  notices_ = std::make_unique<NoticeHandler>(*connection_, options_.events);
   bool timed_out = false;
   const Armed armed{*this, *connection_, {}, timed_out};
   pqxx::nontransaction tx{*connection_};

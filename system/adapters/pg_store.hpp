@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "system/ports/event_sink.hpp"
 #include "system/ports/store.hpp"
 
 namespace onejob {
@@ -43,11 +44,11 @@ struct PgStoreOptions {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds{3}};
   std::chrono::milliseconds statement_timeout{std::chrono::seconds{5}};
   std::chrono::milliseconds reply_timeout{std::chrono::seconds{6}};
-  // The server's notices and warnings (and a FATAL it sends while the connection is idle), one
-  // message each, for the caller's event sink; never written to stderr. Dropped when empty.
-  // Called on the thread making the call. NOTICE-level chatter ("already exists, skipping")
-  // is not sent at all (client_min_messages = warning).
-  std::function<void(std::string_view)> on_notice;
+  // Where the server's warnings (and a FATAL it sends while the connection is idle) go, one
+  // store.notice event each (system/events/store_events.hpp), emitted on the thread making the
+  // call; never to stderr. Dropped when null. NOTICE-level chatter ("already exists,
+  // skipping") is not sent at all (client_min_messages = warning).
+  EventSink* events = nullptr;
 };
 
 // The durable store on PostgreSQL (libpqxx), with the schema of pg_migrations(). It gives the

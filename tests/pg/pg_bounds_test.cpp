@@ -28,6 +28,7 @@
 #include "system/adapters/pg_schema.hpp"
 
 #include "tests/pg/pg_fixture.hpp"
+#include "tests/support/recording_sink.hpp"
 
 namespace onejob::pg_test {
 namespace {
@@ -293,8 +294,8 @@ BOOST_AUTO_TEST_CASE(a_statement_stuck_on_a_lock_is_cancelled_and_named) {
   BOOST_CHECK_NO_THROW(run(bounded.fail_job(created.job.id, "unstuck", at_us(950))));
 }
 
-// What the server says outside a reply goes to on_notice, never to stderr: a WARNING raised by
-// a statement the store runs (here one it is made to run by a trigger).
+// What the server says outside a reply goes to the event sink as store.notice, never to stderr: a
+// WARNING raised by a statement the store runs (here one it is made to run by a trigger).
 BOOST_AUTO_TEST_CASE(server_warnings_reach_the_notice_sink) {
   {
     pqxx::nontransaction tx{raw()};
@@ -304,18 +305,16 @@ BOOST_AUTO_TEST_CASE(server_warnings_reach_the_notice_sink) {
         "CREATE TRIGGER warn_on_job BEFORE INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION "
         "warn_on_job()");
   }
-  std::mutex mutex;
-  std::vector<std::string> notices;
+  test::RecordingSink sink;
   PgStoreOptions options;
   options.connection_string = pg_url();
-  options.on_notice = [&](std::string_view text) {
-    const std::lock_guard lock{mutex};
-    notices.emplace_back(text);
-  };
+  options.events = &sink;
   PgStore noticed{options};
   create_job(noticed, "warned");
-  BOOST_REQUIRE(notices.size() == 1U);
-  BOOST_TEST(notices[0].find("onejob test warning") != std::string::npos, notices[0]);
+  BOOST_REQUIRE(sink.events.size() == 1U);
+  BOOST_TEST(sink.events[0].kind() == "store.notice");
+  const std::string text = sink.events[0].string_field("text").value_or("");
+  BOOST_TEST(text.find("onejob test warning") != std::string::npos, text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
