@@ -413,6 +413,13 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
       const auto send_seq = request.send_seqs[static_cast<std::size_t>(got.send) - 1];
       const std::string head = "request " + std::to_string(number) + " (" + sent->action +
                                ") was answered " + std::to_string(got.status) + ": ";
+      if (got.quotes_store.value_or(false)) {
+        out.push_back(violation("I13.answer_leaks_internals",
+                                head + "the body quotes the store's own words about its failure; "
+                                       "an answer says what to do, and the detail stays in the "
+                                       "node's own record",
+                                received.seq, {send_seq}));
+      }
       if (got.status == 503 && !got.retry_after) {
         out.push_back(violation("I13.no_retry_after", head + "a 503 without Retry-After",
                                 received.seq, {send_seq}));

@@ -111,6 +111,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I12.redrive_limit",
       "I13.internal_error",
       "I13.no_retry_after",
+      "I13.answer_leaks_internals",
       "I13.limit_misjudged",
       "I13.route_misjudged",
       "I13.answer_misrecorded",

@@ -95,6 +95,7 @@ struct ClientReceived {
   std::optional<std::string> retry_after{};
   std::optional<bool> shown_blocked{};         // a job read's "blocked"
   std::optional<bool> shows_failure_reason{};  // true when the body has "failure_reason"
+  std::optional<bool> quotes_store{};  // true when the body quotes a store failure's own words
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -113,6 +114,7 @@ struct ClientReceived {
     field("retry_after", self.retry_after);
     field("shown_blocked", self.shown_blocked);
     field("shows_failure_reason", self.shows_failure_reason);
+    field("quotes_store", self.quotes_store);
   }
 };
 

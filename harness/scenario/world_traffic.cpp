@@ -12,6 +12,7 @@
 #include "harness/events/client_events.hpp"
 #include "harness/scenario/world.hpp"
 #include "harness/scenario/world_nodes.hpp"
+#include "harness/sim/faulty_store.hpp"
 #include "harness/sim/sim_network.hpp"
 
 namespace onejob::scenario {
@@ -295,6 +296,7 @@ void World::client_receive(int number, int send, const std::string& client,
                                   .duplicate = slot.has_value()};
   read_body(response.body, received);
   read_headers(response.headers, received);
+  if (sim::quotes_store_error(response.body)) received.quotes_store = true;
   const auto& recorded = trace_.record(client, events::to_event(received));
   if (slot) return;
   // A 502 or 503 is not an answer while the client may still retry: its timeout resends the same

@@ -23,6 +23,17 @@ StoreError FaultyStore::fault(StoreError::Kind kind, events::InjectedFault injec
   return StoreError(kind, "store " + std::string(fault) + " during " + operation);
 }
 
+bool quotes_store_error(std::string_view text) {
+  for (const auto& name : events::kInjectedFaults) {
+    if (name.store.empty()) continue;
+    if (text.find("store " + std::string(name.store) + " during ") != std::string_view::npos) {
+      return true;
+    }
+  }
+  return text.find(" is down") != std::string_view::npos ||
+         text.find(" went down waiting for the reply") != std::string_view::npos;
+}
+
 std::optional<StoreError> FaultyStore::request_fault(const char* operation) {
   if (closed_) return StoreError(StoreError::Kind::unavailable, node_ + " is down");
   if (link_.partitioned(Direction::request, node_, "store")) {

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "harness/events/world_events.hpp"
 #include "harness/sim/pause.hpp"
@@ -71,5 +72,11 @@ class FaultyStore final : public StoreWrapper {
   PauseGate& gate_;
   bool closed_ = false;
 };
+
+// Whether `text` quotes an error a FaultyStore gave (its own words: "store <fault> during
+// <operation>", "<node> is down", "<node> went down waiting for the reply"). No answer to a
+// client may carry them: they stand for what a real store says (socket paths, SQL, the
+// server's messages).
+bool quotes_store_error(std::string_view text);
 
 }  // namespace onejob::sim

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/sim/faulty_store.hpp"
 
 #include "tests/support/histories.hpp"
 
@@ -100,6 +101,27 @@ BOOST_AUTO_TEST_CASE(i13_a_503_without_retry_after_is_a_violation) {
   unavailable.retry_after = "1";
   HistoryBuilder ok;
   ok.add("browser", create_sent(1, "alice", "k1", kBody)).add("browser", unavailable);
+  require_none(check_api_contract(ok.model()));
+}
+
+// A body that quotes the store's own words about its failure: the client's reading flags it,
+// and the rule fails it whatever the status; the same answer without the quote passes.
+BOOST_AUTO_TEST_CASE(i13_an_answer_quoting_the_store_is_a_violation) {
+  BOOST_TEST(sim::quotes_store_error(R"({"message":"store reply lost during insert_job"})"));
+  BOOST_TEST(sim::quotes_store_error("api-1 went down waiting for the reply"));
+  BOOST_TEST(
+      !sim::quotes_store_error(R"j({"message":"the store is unavailable (request id 7)"})j"));
+  HistoryBuilder h;
+  h.add("browser", create_sent(1, "alice", "k1", kBody));
+  auto leaky = received(1, 503, std::nullopt);
+  leaky.error = "store_unavailable";
+  leaky.retry_after = "1";
+  leaky.quotes_store = true;
+  const auto seq = h.add("browser", leaky).last_seq();
+  require_one(check_api_contract(h.model()), "I13.answer_leaks_internals", seq);
+  leaky.quotes_store.reset();
+  HistoryBuilder ok;
+  ok.add("browser", create_sent(1, "alice", "k1", kBody)).add("browser", leaky);
   require_none(check_api_contract(ok.model()));
 }
 
