@@ -17,7 +17,7 @@
 namespace onejob::bench {
 
 struct Settings {
-  double seconds = 1.0;  // per PostgreSQL measurement
+  double seconds = 1.5;  // each side's time in one PostgreSQL round
   int rounds = 7;        // measurements per figure, baseline and subject interleaved
   bool quick = false;    // smaller loads and fewer cases: under a minute, for CI
   int jobs = 0;          // when set, the one generated load to measure

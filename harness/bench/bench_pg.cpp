@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -308,24 +309,31 @@ class Side {
   std::vector<std::thread> threads_;
 };
 
-// Slices per side in a round, in the order A B C, C B A, A B C, C B A: a drift in the
-// machine's speed during a round (another process's build, autovacuum, a checkpoint) falls on
-// every side alike, so the round's ratios stay put while its rates move.
-constexpr int kPasses = 4;
+// A round gives each side its time in slices of about this long, in the order A B C, C B A,
+// A B C, ...: the load other processes (and, in a virtual machine, the host) put on the
+// machine changes from one moment to the next, and short slices make every side of a round
+// sample the same moments.
+constexpr double kSliceSeconds = 0.05;
 
-std::vector<double> round_rates(const std::vector<std::unique_ptr<Side>>& sides, Budget slice) {
-  std::vector<Tally> tallies(sides.size());
-  for (int pass = 0; pass < kPasses; ++pass) {
+// Slices per side and round: an even number, so each side goes first as often as last.
+int passes(const Settings& flags) {
+  return std::max(2, 2 * static_cast<int>(std::lround(flags.seconds / (2 * kSliceSeconds))));
+}
+
+// Each side's rate in one round: the median of its slices' rates, so that a slice stalled by
+// another process weighs no more than any other slice.
+std::vector<double> round_rates(const std::vector<std::unique_ptr<Side>>& sides, Budget slice,
+                                int passes) {
+  std::vector<std::vector<double>> slices(sides.size());
+  for (int pass = 0; pass < passes; ++pass) {
     for (std::size_t k = 0; k < sides.size(); ++k) {
       const std::size_t s = pass % 2 == 0 ? k : sides.size() - 1 - k;
       const Tally tally = sides[s]->run(slice);
-      tallies[s].calls += tally.calls;
-      tallies[s].seconds += tally.seconds;
+      slices[s].push_back(static_cast<double>(tally.calls) / tally.seconds);
     }
   }
   std::vector<double> rates;
-  for (const auto& tally : tallies)
-    rates.push_back(static_cast<double>(tally.calls) / tally.seconds);
+  for (const auto& side : slices) rates.push_back(median(side));
   return rates;
 }
 
@@ -339,13 +347,14 @@ struct Figure {
 struct Plan {
   std::string name;
   int threads = 1;
-  // Zero: every slice runs for --seconds / kPasses. Else every slice makes a fixed number of
+  // Zero: every slice runs for its share of --seconds. Else every slice makes a fixed number of
   // calls per thread (the CAS figures, whose rows are made before each round), this many in
   // the warm-up round, then as many as the warm-up's median rate makes in the same time.
   std::int64_t warmup_calls = 0;
-  // Before every round (the warm-up's too), with the slice it will run: e.g. makes the rows
-  // the round's CAS calls complete. After every round: the figure's sanity checks.
-  std::function<void(Budget)> before_round = [](Budget) {};
+  // Before every round (the warm-up's too), with the calls each thread will make in it (zero
+  // when slices are timed): e.g. makes the rows the round's CAS calls complete. After every
+  // round: the figure's sanity checks.
+  std::function<void(std::int64_t)> before_round = [](std::int64_t) {};
   std::function<void()> after_round = [] {};
 };
 
@@ -355,11 +364,12 @@ Figure measure(const Plan& plan, const std::vector<std::unique_ptr<Side>>& sides
                const Settings& flags) {
   Figure figure{plan.name, {}, std::vector<std::vector<double>>(sides.size())};
   for (const auto& side : sides) figure.sides.push_back(side->name());
-  const double slice_seconds = flags.seconds / kPasses;
+  const int round_passes = passes(flags);
+  const double slice_seconds = flags.seconds / round_passes;
   Budget slice{slice_seconds, plan.warmup_calls};
   for (int round = 0; round <= flags.rounds; ++round) {
-    plan.before_round(slice);
-    const std::vector<double> rates = round_rates(sides, slice);
+    plan.before_round(slice.calls * round_passes);
+    const std::vector<double> rates = round_rates(sides, slice, round_passes);
     plan.after_round();
     if (round == 0) {
       if (plan.warmup_calls > 0) {
@@ -512,9 +522,9 @@ Figure cas_figure(const PgTarget& target, const std::vector<Caller>& callers, in
   Plan plan;
   plan.name = "CAS, " + std::to_string(threads) + (threads == 1 ? " connection" : " connections");
   plan.threads = threads;
-  plan.warmup_calls = 200;
-  plan.before_round = [&](Budget slice) {
-    pool.refill(slice.calls * threads * kPasses * static_cast<std::int64_t>(callers.size()));
+  plan.warmup_calls = 50;
+  plan.before_round = [&](std::int64_t calls) {
+    pool.refill(calls * threads * static_cast<std::int64_t>(callers.size()));
   };
   return measure(plan, sides, flags);
 }
@@ -547,9 +557,9 @@ Figure cas_race_figure(const PgTarget& target, const std::vector<Caller>& caller
   Plan plan;
   plan.name = "contended CAS, 8 racers an attempt";
   plan.threads = kRacers;
-  plan.warmup_calls = 200;
-  plan.before_round = [&](Budget slice) {
-    for (auto& pool : pools) pool->refill(slice.calls * kPasses + 1);
+  plan.warmup_calls = 50;
+  plan.before_round = [&](std::int64_t calls) {
+    for (auto& pool : pools) pool->refill(calls + 1);
   };
   plan.after_round = [&] {
     for (std::size_t s = 0; s < pools.size(); ++s) {
@@ -609,13 +619,13 @@ void postgres(const PgTarget& target, const Settings& flags) {
   const std::vector<Caller> callers = {pgstore_caller(target), adapter_caller(target),
                                        plain_caller(target)};
   std::printf(
-      "PostgreSQL (%s): PgStore against PgStore's own statements through libpqxx (adapter)\n"
-      "and against plain hand-written SQL doing the same work, on the same server. A warm-up\n"
-      "round, discarded, then %d rounds; each round gives every side %.2f s in %d slices,\n"
-      "ordered A B C, C B A, ... Rates are medians over rounds, spread (max - min) / median;\n"
-      "a ratio is PgStore's median over the other's, beside the median and range of the\n"
-      "per-round ratios.\n",
-      target.description.c_str(), flags.rounds, flags.seconds, kPasses);
+      "PostgreSQL (%s): PgStore against two baselines on the same server: \"adapter\",\n"
+      "PgStore's own statements through libpqxx, and \"plain SQL\", hand-written statements\n"
+      "doing the same work. After a discarded warm-up round, %d rounds; in each, every side\n"
+      "runs %.2f s in %d slices ordered A B C, C B A, ..., its rate the median of its slices'.\n"
+      "Rates: median over rounds (spread: (max - min) / median). Ratios: PgStore's median rate\n"
+      "over the baseline's, then the median and range of the per-round ratios.\n",
+      target.description.c_str(), flags.rounds, flags.seconds, passes(flags));
   std::fflush(stdout);
   create_figures(callers, flags);
   for (const int threads : {1, 8}) print_figure(cas_figure(target, callers, threads, flags));
