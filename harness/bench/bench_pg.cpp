@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <pqxx/pqxx>
+#include <sched.h>
 
 #include "system/adapters/pg_rows.hpp"
 #include "system/adapters/pg_statements.hpp"
@@ -81,6 +83,95 @@ std::size_t bytes_of(const pqxx::row& row) {
   return bytes;
 }
 
+// ---- one CPU for everything measured --------------------------------------------------------
+
+// On a machine whose other CPUs are busy (other builds, or a virtual machine's host taking CPUs
+// away), where the scheduler places a client thread and its server backend, on one CPU or
+// across two, changes a 1-connection side's rate as much as twofold and stays put for seconds:
+// one side gets lucky for a whole figure. So the bench runs its own threads and its
+// connections' backends on one CPU, the same for every side, and a ratio compares the CPU each
+// side needs per call. The backends are those that appeared in pg_stat_activity while a side
+// connected; pinning them needs the server on this machine and the right to set their
+// affinity, and when either is missing the bench says so and runs unpinned.
+class Pinning {
+ public:
+  explicit Pinning(const PgTarget& target) : connection_{raw_connection(target)} {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &original_) != 0) {
+      disable("sched_getaffinity");
+      return;
+    }
+    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+      if (CPU_ISSET(cpu, &original_)) {
+        cpu_ = cpu;
+        break;
+      }
+    }
+    CPU_SET(cpu_, &mask);
+    // Threads started from now on (every side's) inherit this thread's mask.
+    if (sched_setaffinity(0, sizeof mask, &mask) != 0) {
+      disable("sched_setaffinity");
+      return;
+    }
+  }
+  ~Pinning() { sched_setaffinity(0, sizeof original_, &original_); }
+  Pinning(const Pinning&) = delete;
+  Pinning& operator=(const Pinning&) = delete;
+
+  // The backends of this database now.
+  std::vector<int> pids() {
+    pqxx::nontransaction tx{*connection_};
+    std::vector<int> out;
+    for (const auto& row : tx.exec("SELECT pid FROM pg_stat_activity"
+                                   " WHERE datname = current_database()")) {
+      out.push_back(row[0].as<int>());
+    }
+    return out;
+  }
+  // Pins the backends that appeared since `before`.
+  void pin_since(const std::vector<int>& before) {
+    std::vector<int> added;
+    for (const int pid : pids()) {
+      if (std::find(before.begin(), before.end(), pid) == before.end()) added.push_back(pid);
+    }
+    pin(added);
+  }
+  std::string describe() const {
+    if (!problem_.empty()) return "not pinned to one CPU (" + problem_ + ")";
+    return "CPU " + std::to_string(cpu_) + " for the bench's threads and backends";
+  }
+
+ private:
+  void pin(const std::vector<int>& backends) {
+    if (!problem_.empty()) return;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    CPU_SET(cpu_, &mask);
+    for (const int pid : backends) {
+      std::ifstream comm{"/proc/" + std::to_string(pid) + "/comm"};
+      std::string name;
+      if (!(comm >> name) || name.rfind("postgres", 0) != 0) {
+        disable("the server's backends are not processes of this machine");
+        return;
+      }
+      if (sched_setaffinity(pid, sizeof mask, &mask) != 0) {
+        disable("no permission to set the backends' affinity");
+        return;
+      }
+    }
+  }
+  void disable(const std::string& why) {
+    if (problem_.empty()) problem_ = why;
+    sched_setaffinity(0, sizeof original_, &original_);
+  }
+
+  std::shared_ptr<pqxx::connection> connection_;
+  cpu_set_t original_{};
+  int cpu_ = 0;
+  std::string problem_;
+};
+
 // ---- the calls each side makes ----------------------------------------------------------------
 
 // One create of `key`: true when it inserted the job, false when the key was taken and the job
@@ -94,6 +185,7 @@ struct Caller {
   const char* name;
   std::function<CreateCall()> create;
   std::function<CasCall()> cas;
+  Pinning* pinning = nullptr;  // shared by all callers
 };
 
 Caller pgstore_caller(const PgTarget& target) {
@@ -398,6 +490,7 @@ std::vector<std::unique_ptr<Side>> private_key_sides(const std::vector<Caller>& 
   static std::atomic<std::int64_t> serial{0};
   std::vector<std::unique_ptr<Side>> sides;
   for (const auto& caller : callers) {
+    const std::vector<int> before = caller.pinning->pids();
     std::vector<Step> steps;
     for (int t = 0; t < threads; ++t) {
       const std::string prefix =
@@ -409,6 +502,7 @@ std::vector<std::unique_ptr<Side>> private_key_sides(const std::vector<Caller>& 
         }
       });
     }
+    caller.pinning->pin_since(before);
     sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
   }
   return sides;
@@ -487,12 +581,14 @@ void create_figures(const std::vector<Caller>& callers, const Settings& flags) {
     races.push_back(std::make_unique<KeyRace>());
     KeyRace& race = *races.back();
     race.prefix = std::string(caller.name) + "-race-";
+    const std::vector<int> before = caller.pinning->pids();
     std::vector<Step> steps;
     for (int t = 0; t < kRacers; ++t) {
       steps.push_back([call = caller.create(), &race](std::int64_t) {
         if (call(race.prefix + std::to_string(race.next.fetch_add(1) / kRacers))) ++race.inserted;
       });
     }
+    caller.pinning->pin_since(before);
     sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
   }
   Plan plan;
@@ -510,6 +606,7 @@ Figure cas_figure(const PgTarget& target, const std::vector<Caller>& callers, in
   CasPool pool{target};
   std::vector<std::unique_ptr<Side>> sides;
   for (const auto& caller : callers) {
+    const std::vector<int> before = caller.pinning->pids();
     std::vector<Step> steps;
     for (int t = 0; t < threads; ++t) {
       steps.push_back([call = caller.cas(), &pool](std::int64_t) {
@@ -517,6 +614,7 @@ Figure cas_figure(const PgTarget& target, const std::vector<Caller>& callers, in
         if (call(attempt, job) != "won") throw std::runtime_error("bench: a fresh CAS did not win");
       });
     }
+    caller.pinning->pin_since(before);
     sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
   }
   Plan plan;
@@ -539,6 +637,7 @@ Figure cas_race_figure(const PgTarget& target, const std::vector<Caller>& caller
   for (const auto& caller : callers) {
     pools.push_back(std::make_unique<CasPool>(target));
     CasPool& pool = *pools.back();
+    const std::vector<int> before = caller.pinning->pids();
     std::vector<Step> steps;
     for (int t = 0; t < kRacers; ++t) {
       steps.push_back([call = caller.cas(), &pool](std::int64_t) {
@@ -552,6 +651,7 @@ Figure cas_race_figure(const PgTarget& target, const std::vector<Caller>& caller
         }
       });
     }
+    caller.pinning->pin_since(before);
     sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
   }
   Plan plan;
@@ -616,16 +716,19 @@ void print_figure(const Figure& figure) {
 }  // namespace
 
 void postgres(const PgTarget& target, const Settings& flags) {
-  const std::vector<Caller> callers = {pgstore_caller(target), adapter_caller(target),
-                                       plain_caller(target)};
+  Pinning pinning{target};
+  std::vector<Caller> callers = {pgstore_caller(target), adapter_caller(target),
+                                 plain_caller(target)};
+  for (auto& caller : callers) caller.pinning = &pinning;
   std::printf(
       "PostgreSQL (%s): PgStore against two baselines on the same server: \"adapter\",\n"
       "PgStore's own statements through libpqxx, and \"plain SQL\", hand-written statements\n"
       "doing the same work. After a discarded warm-up round, %d rounds; in each, every side\n"
       "runs %.2f s in %d slices ordered A B C, C B A, ..., its rate the median of its slices'.\n"
       "Rates: median over rounds (spread: (max - min) / median). Ratios: PgStore's median rate\n"
-      "over the baseline's, then the median and range of the per-round ratios.\n",
-      target.description.c_str(), flags.rounds, flags.seconds, passes(flags));
+      "over the baseline's, then the median and range of the per-round ratios.\nPlacement: %s.\n",
+      target.description.c_str(), flags.rounds, flags.seconds, passes(flags),
+      pinning.describe().c_str());
   std::fflush(stdout);
   create_figures(callers, flags);
   for (const int threads : {1, 8}) print_figure(cas_figure(target, callers, threads, flags));
