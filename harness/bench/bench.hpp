@@ -17,7 +17,7 @@
 namespace onejob::bench {
 
 struct Settings {
-  double seconds = 1.0;  // per PostgreSQL measurement
+  double seconds = 1.5;  // each side's time in one PostgreSQL round
   int rounds = 7;        // measurements per figure, baseline and subject interleaved
   bool quick = false;    // smaller loads and fewer cases: under a minute, for CI
   int jobs = 0;          // when set, the one generated load to measure
@@ -34,14 +34,15 @@ void simulator(const Settings& settings, const std::vector<scenario::ScenarioSpe
 void fuzzer(const Settings& settings);
 
 // Where the PostgreSQL figures run: a fresh schema that the caller created, migrated and keeps
-// alive, `connect` opening another PgStore on it, and the libpq URI for the raw baselines.
+// alive, `connect` opening another PgStore on it, and the libpq URI for the baselines.
 struct PgTarget {
   std::string uri;
   std::string schema;
   std::string description;  // for the heading, e.g. "postgres (PGHOST=...)"
   std::function<std::unique_ptr<Store>()> connect;
 };
-// PgStore against raw statements doing the same work.
+// PgStore against its own statements through libpqxx (the adapter's overhead) and against plain
+// hand-written SQL doing the same work (the SQL's), each figure in interleaved rounds.
 void postgres(const PgTarget& target, const Settings& settings);
 
 }  // namespace onejob::bench

@@ -3,23 +3,30 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <fstream>
 #include <functional>
-#include <iostream>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <pqxx/pqxx>
+#include <sched.h>
 
 #include "system/adapters/pg_rows.hpp"
 #include "system/adapters/pg_statements.hpp"
 #include "system/ports/store.hpp"
 
 #include "harness/bench/bench.hpp"
+#include "harness/bench/pg_plain_sql.hpp"
 #include "harness/sim/complete_now.hpp"
 
 namespace onejob::bench {
@@ -27,13 +34,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The baselines run PgStore's own prepared statements (pg::prepare_statements) in autocommit,
-// through libpqxx directly. PgStore's figure is the same work plus
-// everything the port asks of it (typed failures, reconnection, NUL checks, building the rows
-// it returns, a coroutine).
+// Three sides per figure, on the same server and schema:
+//   PgStore    the port, as the API and the workers call it;
+//   adapter    PgStore's own prepared statements (pg::prepare_statements) in autocommit through
+//              libpqxx directly: PgStore's figure is the same SQL plus what the port asks of
+//              it (typed failures, reconnection checks, NUL checks, the rows it builds, a
+//              coroutine), so this ratio is the adapter's overhead;
+//   plain SQL  the same effect written the plain way (pg_plain_sql.hpp): this ratio says
+//              whether PgStore's SQL itself (the CTE create, the PL/pgSQL compare-and-swap) is
+//              slow.
 
 constexpr const char* kPayload =
     R"({"operation":"classify","provider":"alpha","input":{"text":"bench"}})";
+constexpr const char* kResult = R"({"label":"billing","confidence":0.9})";
 
 NewJob bench_job(const std::string& key) {
   NewJob job;
@@ -49,14 +62,17 @@ NewJob bench_job(const std::string& key) {
   return job;
 }
 
-// A libpqxx connection of its own in `schema`, with PgStore's statements, for the raw
-// baselines.
-std::shared_ptr<pqxx::connection> raw_connection(const std::string& uri,
-                                                 const std::string& schema) {
-  auto connection = std::make_shared<pqxx::connection>(uri);
+// A libpqxx connection of the bench's own in `schema`, set up as PgStore sets up its own, with
+// PgStore's statements and the plain ones registered.
+std::shared_ptr<pqxx::connection> raw_connection(const PgTarget& target) {
+  auto connection = std::make_shared<pqxx::connection>(target.uri);
   pqxx::nontransaction tx{*connection};
-  tx.exec("SET search_path TO " + tx.quote_name(schema));
+  tx.exec(
+      "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED; "
+      "SET search_path TO " +
+      tx.quote_name(target.schema));
   pg::prepare_statements(*connection);
+  plain::prepare(*connection);
   return connection;
 }
 
@@ -67,213 +83,656 @@ std::size_t bytes_of(const pqxx::row& row) {
   return bytes;
 }
 
-// How long each thread of a measurement runs: for `seconds`, or for `calls` calls.
-struct Budget {
-  double seconds = 0;
-  std::int64_t calls = 0;
-};
+// ---- one CPU for everything measured --------------------------------------------------------
 
-// Runs `threads` threads, each calling its `step(i)` for i = 0, 1, ... within `budget`;
-// returns the calls per second all threads made together.
-double rate(int threads, Budget budget,
-            const std::function<std::function<void(std::int64_t)>(int)>& make) {
-  std::atomic<std::int64_t> calls{0};
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<std::thread> running;
-  Clock::time_point until;
-  for (int t = 0; t < threads; ++t) {
-    running.emplace_back([&, t] {
-      auto step = make(t);  // connects before the clock starts
-      ++ready;
-      while (!go) std::this_thread::yield();
-      std::int64_t mine = 0;
-      if (budget.calls > 0) {
-        while (mine < budget.calls) step(mine++);
-      } else {
-        while (Clock::now() < until) step(mine++);
+// On a machine whose other CPUs are busy (other builds, or a virtual machine's host taking CPUs
+// away), where the scheduler places a client thread and its server backend, on one CPU or
+// across two, changes a 1-connection side's rate as much as twofold and stays put for seconds:
+// one side gets lucky for a whole figure. So the bench runs its own threads and its
+// connections' backends on one CPU, the same for every side, and a ratio compares the CPU each
+// side needs per call. The backends are those that appeared in pg_stat_activity while a side
+// connected; pinning them needs the server on this machine and the right to set their
+// affinity, and when either is missing the bench says so and runs unpinned.
+class Pinning {
+ public:
+  explicit Pinning(const PgTarget& target) : connection_{raw_connection(target)} {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &original_) != 0) {
+      disable("sched_getaffinity");
+      return;
+    }
+    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
+      if (CPU_ISSET(cpu, &original_)) {
+        cpu_ = cpu;
+        break;
       }
-      calls += mine;
-    });
+    }
+    CPU_SET(cpu_, &mask);
+    // Threads started from now on (every side's) inherit this thread's mask.
+    if (sched_setaffinity(0, sizeof mask, &mask) != 0) {
+      disable("sched_setaffinity");
+      return;
+    }
   }
-  while (ready < threads) std::this_thread::yield();
-  const auto start = Clock::now();
-  until = start + std::chrono::duration_cast<Clock::duration>(
-                      std::chrono::duration<double>(budget.seconds));
-  go = true;
-  for (auto& thread : running) thread.join();
-  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(calls.load()) / elapsed;
-}
+  ~Pinning() { sched_setaffinity(0, sizeof original_, &original_); }
+  Pinning(const Pinning&) = delete;
+  Pinning& operator=(const Pinning&) = delete;
 
-struct Figure {
-  std::string name;
-  std::vector<double> subject;
-  std::vector<double> baseline;
+  // The backends of this database now.
+  std::vector<int> pids() {
+    pqxx::nontransaction tx{*connection_};
+    std::vector<int> out;
+    for (const auto& row : tx.exec("SELECT pid FROM pg_stat_activity"
+                                   " WHERE datname = current_database()")) {
+      out.push_back(row[0].as<int>());
+    }
+    return out;
+  }
+  // Pins the backends that appeared since `before`.
+  void pin_since(const std::vector<int>& before) {
+    std::vector<int> added;
+    for (const int pid : pids()) {
+      if (std::find(before.begin(), before.end(), pid) == before.end()) added.push_back(pid);
+    }
+    pin(added);
+  }
+  std::string describe() const {
+    if (!problem_.empty()) return "not pinned to one CPU (" + problem_ + ")";
+    return "CPU " + std::to_string(cpu_) + " for the bench's threads and backends";
+  }
+
+ private:
+  void pin(const std::vector<int>& backends) {
+    if (!problem_.empty()) return;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    CPU_SET(cpu_, &mask);
+    for (const int pid : backends) {
+      std::ifstream comm{"/proc/" + std::to_string(pid) + "/comm"};
+      std::string name;
+      if (!(comm >> name) || name.rfind("postgres", 0) != 0) {
+        disable("the server's backends are not processes of this machine");
+        return;
+      }
+      if (sched_setaffinity(pid, sizeof mask, &mask) != 0) {
+        disable("no permission to set the backends' affinity");
+        return;
+      }
+    }
+  }
+  void disable(const std::string& why) {
+    if (problem_.empty()) problem_ = why;
+    sched_setaffinity(0, sizeof original_, &original_);
+  }
+
+  std::shared_ptr<pqxx::connection> connection_;
+  cpu_set_t original_{};
+  int cpu_ = 0;
+  std::string problem_;
 };
 
-// One figure per connection count (1 and 8): `flags.rounds` measurements of each side,
-// baseline first, interleaved.
-void measure_per_connections(std::vector<Figure>& figures, const std::string& name,
-                             const Settings& flags, const std::function<double(int)>& baseline,
-                             const std::function<double(int)>& subject) {
-  for (const int connections : {1, 8}) {
-    Figure figure{name + ", " + std::to_string(connections) +
-                      (connections == 1 ? " connection" : " connections"),
-                  {},
-                  {}};
-    for (int round = 0; round < flags.rounds; ++round) {
-      figure.baseline.push_back(baseline(connections));
-      figure.subject.push_back(subject(connections));
-    }
-    figures.push_back(std::move(figure));
-  }
-}
+// ---- the calls each side makes ----------------------------------------------------------------
 
-void print_figure(const Figure& figure, const char* subject, const char* baseline) {
-  std::vector<double> ratios;
-  for (std::size_t i = 0; i < figure.subject.size(); ++i) {
-    ratios.push_back(figure.subject[i] / figure.baseline[i]);
-  }
-  std::printf("  %-34s %s %9.0f/s   %s %9.0f/s   ratio %.2f (min %.2f, max %.2f)\n",
-              figure.name.c_str(), subject, median(figure.subject), baseline,
-              median(figure.baseline), median(ratios),
-              *std::min_element(ratios.begin(), ratios.end()),
-              *std::max_element(ratios.begin(), ratios.end()));
-}
+// One create of `key`: true when it inserted the job, false when the key was taken and the job
+// holding it was read back (the API's replay). Throws when a taken key has no job.
+using CreateCall = std::function<bool(const std::string& key)>;
+// One compare-and-swap of a RUNNING attempt (version 1, fence 1): its outcome's name.
+using CasCall = std::function<std::string(AttemptId, JobId)>;
 
-}  // namespace
+// Each maker runs on the measuring thread and opens one connection per call of it.
+struct Caller {
+  const char* name;
+  std::function<CreateCall()> create;
+  std::function<CasCall()> cas;
+  Pinning* pinning = nullptr;  // shared by all callers
+};
 
-void postgres(const PgTarget& shared, const Settings& flags) {
-  // Creates, every key fresh: the measure is the insert path. A double-click storm: every key
-  // created twice in a row, so half the creates are replays, and a replay costs what the API
-  // pays for it: the create that finds the key taken, then the read of the job that holds it.
-  // Each thread's keys carry a prefix of their own.
-  std::atomic<std::int64_t> serial{0};
-  auto prefix = [&serial](const char* who) {
-    return std::string(who) + "-" + std::to_string(serial.fetch_add(1)) + "-";
+Caller pgstore_caller(const PgTarget& target) {
+  auto connect = [&target] {
+    return std::make_pair(std::shared_ptr<Store>(target.connect()),
+                          std::make_shared<boost::asio::io_context>());
   };
-  auto pgstore_creates = [&](bool storm) {
-    return [&, storm](int) -> std::function<void(std::int64_t)> {
-      auto store = std::shared_ptr<Store>(shared.connect());
-      auto io = std::make_shared<boost::asio::io_context>();
-      return [store, io, storm, mine = prefix("pgstore")](std::int64_t i) {
-        const std::string key = mine + std::to_string(storm ? i / 2 : i);
-        const auto result = sim::complete_now(*io, store->insert_job(bench_job(key)));
-        if (result.outcome == InsertJobResult::Outcome::inserted) return;
-        if (!storm) throw std::runtime_error("bench: a fresh key was refused");
-        if (!sim::complete_now(*io, store->find_job_by_key("bench", key))) {
-          throw std::runtime_error("bench: a replayed key has no job");
-        }
-      };
+  auto create = [connect]() -> CreateCall {
+    auto [store, io] = connect();
+    return [store, io](const std::string& key) {
+      const auto result = sim::complete_now(*io, store->insert_job(bench_job(key)));
+      if (result.outcome == InsertJobResult::Outcome::inserted) return true;
+      if (!sim::complete_now(*io, store->find_job_by_key("bench", key))) {
+        throw std::runtime_error("bench: PgStore: a taken key has no job");
+      }
+      return false;
     };
   };
-  auto raw_creates = [&](bool storm) {
-    return [&, storm](int) -> std::function<void(std::int64_t)> {
-      auto connection = raw_connection(shared.uri, shared.schema);
-      const NewJob job = bench_job("");
-      const std::string failover = pg::to_text_array(job.failover);
-      return [connection, job, failover, storm, mine = prefix("raw")](std::int64_t i) {
-        const std::string key = mine + std::to_string(storm ? i / 2 : i);
-        pqxx::nontransaction tx{*connection};
-        const pqxx::result r = tx.exec_prepared(
-            pg::statement::kCreateJob, job.owner_id, key, job.request_fingerprint, job.operation,
-            job.target_provider, failover, job.input_json, job.payload_json, std::int64_t{0});
-        if (r.size() == 1) return;
-        if (!storm) throw std::runtime_error("bench: a fresh key was refused");
-        const pqxx::result found =
-            tx.exec_prepared(pg::statement::kFindJobByKey, job.owner_id, key);
-        if (found.empty()) throw std::runtime_error("bench: a replayed key has no job");
-        if (bytes_of(found[0]) == 0) throw std::runtime_error("bench: an empty job row");
-      };
-    };
-  };
-
-  std::vector<Figure> figures;
-  const Budget timed{flags.seconds, 0};
-  for (const bool storm : {false, true}) {
-    measure_per_connections(
-        figures, storm ? "double-click storm" : "creates", flags,
-        [&](int n) { return rate(n, timed, raw_creates(storm)); },
-        [&](int n) { return rate(n, timed, pgstore_creates(storm)); });
-  }
-
-  // Compare-and-swap: every call completes a RUNNING attempt of its own, so each one wins. The
-  // pool is made in two bulk statements; the baseline calls the same one-round-trip function
-  // PgStore does, through libpqxx directly.
-  constexpr std::int64_t kCasCalls = 2'500;  // per thread and round
-  const std::int64_t pool_size = kCasCalls * 2 * (1 + 8) * flags.rounds;
-  std::vector<std::pair<AttemptId, JobId>> pool;
-  {
-    pqxx::connection connection{shared.uri};
-    pqxx::work tx{connection};
-    tx.exec("SET LOCAL search_path TO " + tx.quote_name(shared.schema));
-    tx.exec_params(
-        "INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, operation,"
-        " target_provider, input_json, payload_json, created_at_us) SELECT 'cas', 'cas-' || g,"
-        " 'fp', 'classify', 'alpha', '{}', '{}', 0 FROM generate_series(1, $1) g",
-        pool_size);
-    for (const auto& row :
-         tx.exec("INSERT INTO attempts (job_id, attempt_no, provider, provider_key, origin, state,"
-                 " lease_owner, lease_token, created_at_us) SELECT id, 1, 'alpha', id || ':1',"
-                 " 'initial', 'RUNNING', 'bench', 1, 0 FROM jobs WHERE owner_id = 'cas'"
-                 " RETURNING id, job_id")) {
-      pool.emplace_back(row[0].as<AttemptId>(), row[1].as<JobId>());
-    }
-    tx.commit();
-  }
-  std::atomic<std::size_t> next_attempt{0};
-  auto take = [&pool, &next_attempt] {
-    const std::size_t i = next_attempt.fetch_add(1);
-    if (i >= pool.size()) throw std::runtime_error("bench: the CAS pool ran out");
-    return pool[i];
-  };
-  auto pgstore_cas = [&](int) -> std::function<void(std::int64_t)> {
-    auto store = std::shared_ptr<Store>(shared.connect());
-    auto io = std::make_shared<boost::asio::io_context>();
-    return [store, io, &take](std::int64_t) {
-      const auto [attempt, job] = take();
+  auto cas = [connect]() -> CasCall {
+    auto [store, io] = connect();
+    return [store, io](AttemptId attempt, JobId job) -> std::string {
       CompleteAttempt completion;
       completion.attempt_id = attempt;
       completion.job_id = job;
       completion.expected_version = 1;
       completion.from = {AttemptState::running};
       completion.fence = 1;
-      completion.result = R"({"label":"billing","confidence":0.9})";
-      const auto result = sim::complete_now(*io, store->complete_attempt(std::move(completion)));
-      if (result.outcome != CompleteAttemptResult::Outcome::won) {
-        throw std::runtime_error("bench: a fresh CAS did not win");
+      completion.result = kResult;
+      using Outcome = CompleteAttemptResult::Outcome;
+      switch (sim::complete_now(*io, store->complete_attempt(std::move(completion))).outcome) {
+        case Outcome::won:
+          return "won";
+        case Outcome::lost:
+          return "lost";
+        case Outcome::fenced:
+          return "fenced";
+        case Outcome::state_mismatch:
+          return "state_mismatch";
+        case Outcome::not_found:
+          return "not_found";
       }
+      return "unknown";
     };
   };
-  auto raw_cas = [&](int) -> std::function<void(std::int64_t)> {
-    auto connection = raw_connection(shared.uri, shared.schema);
-    // PgStore's own call, with the states it passes (from RUNNING; those that may win or lose).
-    return [connection, &take](std::int64_t) {
-      const auto [attempt, job] = take();
+  return {"PgStore", create, cas};
+}
+
+Caller adapter_caller(const PgTarget& target) {
+  auto create = [&target]() -> CreateCall {
+    auto connection = raw_connection(target);
+    const NewJob job = bench_job("");
+    const std::string failover = pg::to_text_array(job.failover);
+    return [connection, job, failover](const std::string& key) {
+      pqxx::nontransaction tx{*connection};
+      const pqxx::result r = tx.exec_prepared(
+          pg::statement::kCreateJob, job.owner_id, key, job.request_fingerprint, job.operation,
+          job.target_provider, failover, job.input_json, job.payload_json, std::int64_t{0});
+      if (r.size() == 1) return true;
+      const pqxx::result found = tx.exec_prepared(pg::statement::kFindJobByKey, job.owner_id, key);
+      if (found.empty() || bytes_of(found[0]) == 0) {
+        throw std::runtime_error("bench: adapter: a taken key has no job");
+      }
+      return false;
+    };
+  };
+  auto cas = [&target]() -> CasCall {
+    auto connection = raw_connection(target);
+    // PgStore's call, with the states it passes (from RUNNING; those that may win or lose).
+    return [connection](AttemptId attempt, JobId job) {
       pqxx::nontransaction tx{*connection};
       const pqxx::row r = tx.exec_prepared1(
           pg::statement::kCompleteAttempt, attempt, job, std::int64_t{1}, std::string("{RUNNING}"),
-          std::int64_t{1}, std::string(R"({"label":"billing","confidence":0.9})"), std::int64_t{0},
+          std::int64_t{1}, std::string(kResult), std::int64_t{0},
           std::string("{RUNNING,UNKNOWN,CANCELLED}"), std::string("{RUNNING,UNKNOWN,CANCELLED}"));
-      if (r[0].as<std::string>() != "won") throw std::runtime_error("bench: a fresh CAS lost");
-      if (bytes_of(r) == 0) throw std::runtime_error("bench: an empty CAS row");
+      if (bytes_of(r) == 0) throw std::runtime_error("bench: adapter: an empty CAS row");
+      return r[0].as<std::string>();
     };
   };
-  measure_per_connections(
-      figures, "CAS", flags,
-      [&](int n) {
-        return rate(n, {0, kCasCalls}, raw_cas);
-      },
-      [&](int n) {
-        return rate(n, {0, kCasCalls}, pgstore_cas);
-      });
+  return {"adapter", create, cas};
+}
 
+Caller plain_caller(const PgTarget& target) {
+  auto create = [&target]() -> CreateCall {
+    auto connection = raw_connection(target);
+    const NewJob job = bench_job("");
+    auto row = std::make_shared<plain::NewJobRow>(plain::NewJobRow{
+        job.owner_id, "", job.request_fingerprint, job.operation, job.target_provider,
+        pg::to_text_array(job.failover), job.input_json, job.payload_json});
+    return [connection, row](const std::string& key) {
+      row->key = key;
+      pqxx::result replay;
+      if (plain::create(*connection, *row, replay)) return true;
+      if (replay.empty() || bytes_of(replay[0]) == 0) {
+        throw std::runtime_error("bench: plain SQL: a taken key has no job");
+      }
+      return false;
+    };
+  };
+  auto cas = [&target]() -> CasCall {
+    auto connection = raw_connection(target);
+    return [connection](AttemptId attempt, JobId job) {
+      std::size_t bytes = 0;
+      return plain::complete(*connection, attempt, job, 1, 1, kResult, bytes);
+    };
+  };
+  return {"plain SQL", create, cas};
+}
+
+// ---- interleaved measurement ------------------------------------------------------------------
+
+// How long one slice runs: `seconds`, or `calls` calls on every thread.
+struct Budget {
+  double seconds = 0;
+  std::int64_t calls = 0;
+};
+
+struct Tally {
+  std::int64_t calls = 0;
+  double seconds = 0;
+};
+
+// A thread's work: its i-th call (i counts on across slices).
+using Step = std::function<void(std::int64_t)>;
+
+// One side of a figure: its threads, each with its step and connection made before anything is
+// timed and kept across every slice, so a slice times calls and never a connect.
+class Side {
+ public:
+  Side(std::string name, std::vector<Step> steps) : name_{std::move(name)} {
+    for (auto& step : steps) {
+      threads_.emplace_back([this, step = std::move(step)] { work(step); });
+    }
+  }
+  ~Side() {
+    {
+      const std::lock_guard lock{mutex_};
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& thread : threads_) thread.join();
+  }
+  Side(const Side&) = delete;
+  Side& operator=(const Side&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // Every thread calls its step within `budget`; the time is from the start signal until the
+  // last thread is done. Rethrows the first failure of any thread.
+  Tally run(Budget budget) {
+    Clock::time_point start;
+    {
+      const std::lock_guard lock{mutex_};
+      budget_ = budget;
+      finished_ = 0;
+      calls_ = 0;
+      start = Clock::now();
+      until_ = start + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(budget.seconds));
+      ++generation_;
+    }
+    wake_.notify_all();
+    std::unique_lock lock{mutex_};
+    done_.wait(lock, [this] { return finished_ == static_cast<int>(threads_.size()); });
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+    return {calls_, seconds};
+  }
+
+ private:
+  void work(const Step& step) {
+    std::uint64_t seen = 0;
+    std::int64_t next = 0;
+    for (;;) {
+      Budget budget;
+      Clock::time_point until;
+      {
+        std::unique_lock lock{mutex_};
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        budget = budget_;
+        until = until_;
+      }
+      std::int64_t mine = 0;
+      std::exception_ptr failed;
+      try {
+        if (budget.calls > 0) {
+          for (; mine < budget.calls; ++mine) step(next++);
+        } else {
+          for (; Clock::now() < until; ++mine) step(next++);
+        }
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      const std::lock_guard lock{mutex_};
+      calls_ += mine;
+      if (failed && !failed_) failed_ = failed;
+      if (++finished_ == static_cast<int>(threads_.size())) done_.notify_one();
+    }
+  }
+
+  std::string name_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+  Budget budget_;
+  Clock::time_point until_;
+  int finished_ = 0;
+  std::int64_t calls_ = 0;
+  std::exception_ptr failed_;
+  std::vector<std::thread> threads_;
+};
+
+// A round gives each side its time in slices of about this long, in the order A B C, C B A,
+// A B C, ...: the load other processes (and, in a virtual machine, the host) put on the
+// machine changes from one moment to the next, and short slices make every side of a round
+// sample the same moments.
+constexpr double kSliceSeconds = 0.05;
+
+// Slices per side and round: an even number, so each side goes first as often as last.
+int passes(const Settings& flags) {
+  return std::max(2, 2 * static_cast<int>(std::lround(flags.seconds / (2 * kSliceSeconds))));
+}
+
+// Each side's rate in one round: the median of its slices' rates, so that a slice stalled by
+// another process weighs no more than any other slice.
+std::vector<double> round_rates(const std::vector<std::unique_ptr<Side>>& sides, Budget slice,
+                                int passes) {
+  std::vector<std::vector<double>> slices(sides.size());
+  for (int pass = 0; pass < passes; ++pass) {
+    for (std::size_t k = 0; k < sides.size(); ++k) {
+      const std::size_t s = pass % 2 == 0 ? k : sides.size() - 1 - k;
+      const Tally tally = sides[s]->run(slice);
+      slices[s].push_back(static_cast<double>(tally.calls) / tally.seconds);
+    }
+  }
+  std::vector<double> rates;
+  for (const auto& side : slices) rates.push_back(median(side));
+  return rates;
+}
+
+struct Figure {
+  std::string name;
+  std::vector<std::string> sides;          // the subject (PgStore) first
+  std::vector<std::vector<double>> rates;  // [side][round], the warm-up round left out
+};
+
+// What a figure needs besides its sides.
+struct Plan {
+  std::string name;
+  int threads = 1;
+  // Zero: every slice runs for its share of --seconds. Else every slice makes a fixed number of
+  // calls per thread (the CAS figures, whose rows are made before each round), this many in
+  // the warm-up round, then as many as the warm-up's median rate makes in the same time.
+  std::int64_t warmup_calls = 0;
+  // Before every round (the warm-up's too), with the calls each thread will make in it (zero
+  // when slices are timed): e.g. makes the rows the round's CAS calls complete. After every
+  // round: the figure's sanity checks.
+  std::function<void(std::int64_t)> before_round = [](std::int64_t) {};
+  std::function<void()> after_round = [] {};
+};
+
+// A warm-up round (discarded: it pays for plans, caches and the first pages of the indexes),
+// then --rounds measured rounds.
+Figure measure(const Plan& plan, const std::vector<std::unique_ptr<Side>>& sides,
+               const Settings& flags) {
+  Figure figure{plan.name, {}, std::vector<std::vector<double>>(sides.size())};
+  for (const auto& side : sides) figure.sides.push_back(side->name());
+  const int round_passes = passes(flags);
+  const double slice_seconds = flags.seconds / round_passes;
+  Budget slice{slice_seconds, plan.warmup_calls};
+  for (int round = 0; round <= flags.rounds; ++round) {
+    plan.before_round(slice.calls * round_passes);
+    const std::vector<double> rates = round_rates(sides, slice, round_passes);
+    plan.after_round();
+    if (round == 0) {
+      if (plan.warmup_calls > 0) {
+        const double calls = median(rates) * slice_seconds / plan.threads;
+        slice.calls = std::max<std::int64_t>(plan.warmup_calls, static_cast<std::int64_t>(calls));
+      }
+      continue;
+    }
+    for (std::size_t s = 0; s < sides.size(); ++s) figure.rates[s].push_back(rates[s]);
+  }
+  return figure;
+}
+
+void print_figure(const Figure& figure);
+
+// ---- the figures ------------------------------------------------------------------------------
+
+// Many callers on the same keys and rows: each key, or attempt, is given to this many calls in
+// a row from a side-wide counter, so the racers hit it at the same moment.
+constexpr int kRacers = 8;
+
+// Each side's threads, each with a CreateCall of its own, creating keys `key_of(i)` of a prefix
+// of its own: every key fresh (`replays` false), or every key twice in a row.
+std::vector<std::unique_ptr<Side>> private_key_sides(const std::vector<Caller>& callers,
+                                                     int threads, bool replays) {
+  static std::atomic<std::int64_t> serial{0};
+  std::vector<std::unique_ptr<Side>> sides;
+  for (const auto& caller : callers) {
+    const std::vector<int> before = caller.pinning->pids();
+    std::vector<Step> steps;
+    for (int t = 0; t < threads; ++t) {
+      const std::string prefix =
+          std::string(caller.name) + "-" + std::to_string(serial.fetch_add(1)) + "-";
+      steps.push_back([call = caller.create(), prefix, replays](std::int64_t i) {
+        const bool inserted = call(prefix + std::to_string(replays ? i / 2 : i));
+        if (inserted != (!replays || i % 2 == 0)) {
+          throw std::runtime_error("bench: a create found a fresh key taken, or a taken key free");
+        }
+      });
+    }
+    caller.pinning->pin_since(before);
+    sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
+  }
+  return sides;
+}
+
+// Creates where kRacers calls at a time ask for the same fresh key: one inserts, the others
+// wait on the unique constraint for it to commit, then read the job back.
+struct KeyRace {
+  std::string prefix;
+  std::atomic<std::int64_t> next{0};
+  std::atomic<std::int64_t> inserted{0};
+
+  void check(const std::string& side) const {
+    const std::int64_t keys = (next + kRacers - 1) / kRacers;
+    if (inserted != keys) {
+      throw std::runtime_error("bench: " + side + ": " + std::to_string(keys) +
+                               " raced keys, but " + std::to_string(inserted.load()) +
+                               " creates inserted");
+    }
+  }
+};
+
+// The rows the CAS figures complete: jobs with one RUNNING attempt each (lease token 1), made in
+// two bulk statements before each round, so no side ever finds its next row missing.
+class CasPool {
+ public:
+  explicit CasPool(const PgTarget& target) : connection_{raw_connection(target)} {}
+
+  void refill(std::int64_t count) {
+    static std::atomic<std::int64_t> batch{0};
+    rows_.clear();
+    pqxx::work tx{*connection_};
+    const pqxx::result made = tx.exec_params(
+        "WITH job AS (INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint,"
+        " operation, target_provider, input_json, payload_json, created_at_us)"
+        " SELECT 'cas', $1 || g, 'fp', 'classify', 'alpha', '{}', '{}', 0"
+        " FROM generate_series(1, $2) g RETURNING id)"
+        " INSERT INTO attempts (job_id, attempt_no, provider, provider_key, origin, state,"
+        " lease_owner, lease_token, created_at_us) SELECT id, 1, 'alpha', id || ':1', 'initial',"
+        " 'RUNNING', 'bench', 1, 0 FROM job RETURNING id, job_id",
+        "cas-" + std::to_string(batch.fetch_add(1)) + "-", count);
+    tx.commit();
+    for (const auto& row : made) rows_.emplace_back(row[0].as<AttemptId>(), row[1].as<JobId>());
+    wins_ = std::make_unique<std::atomic<int>[]>(rows_.size());
+    next_ = 0;
+  }
+  std::size_t size() const { return rows_.size(); }
+  const std::pair<AttemptId, JobId>& operator[](std::size_t i) const {
+    if (i >= rows_.size()) throw std::runtime_error("bench: the CAS pool ran out");
+    return rows_[i];
+  }
+  std::size_t take() { return next_.fetch_add(1); }
+  std::atomic<int>& wins(std::size_t i) { return wins_[i]; }
+
+ private:
+  std::shared_ptr<pqxx::connection> connection_;
+  std::vector<std::pair<AttemptId, JobId>> rows_;
+  std::unique_ptr<std::atomic<int>[]> wins_;
+  std::atomic<std::size_t> next_{0};
+};
+
+void create_figures(const std::vector<Caller>& callers, const Settings& flags) {
+  for (const bool replays : {false, true}) {
+    for (const int threads : {1, 8}) {
+      Plan plan;
+      plan.name = std::string(replays ? "double-click storm" : "creates") + ", " +
+                  std::to_string(threads) + (threads == 1 ? " connection" : " connections");
+      plan.threads = threads;
+      print_figure(measure(plan, private_key_sides(callers, threads, replays), flags));
+    }
+  }
+  // The contended storm: every side's kRacers threads on one shared run of keys.
+  std::vector<std::unique_ptr<KeyRace>> races;
+  std::vector<std::unique_ptr<Side>> sides;
+  for (const auto& caller : callers) {
+    races.push_back(std::make_unique<KeyRace>());
+    KeyRace& race = *races.back();
+    race.prefix = std::string(caller.name) + "-race-";
+    const std::vector<int> before = caller.pinning->pids();
+    std::vector<Step> steps;
+    for (int t = 0; t < kRacers; ++t) {
+      steps.push_back([call = caller.create(), &race](std::int64_t) {
+        if (call(race.prefix + std::to_string(race.next.fetch_add(1) / kRacers))) ++race.inserted;
+      });
+    }
+    caller.pinning->pin_since(before);
+    sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
+  }
+  Plan plan;
+  plan.name = "contended creates, 8 racers a key";
+  plan.threads = kRacers;
+  plan.after_round = [&] {
+    for (std::size_t s = 0; s < races.size(); ++s) races[s]->check(sides[s]->name());
+  };
+  print_figure(measure(plan, sides, flags));
+}
+
+// Compare-and-swap: every call completes a RUNNING attempt of its own, so each one wins.
+Figure cas_figure(const PgTarget& target, const std::vector<Caller>& callers, int threads,
+                  const Settings& flags) {
+  CasPool pool{target};
+  std::vector<std::unique_ptr<Side>> sides;
+  for (const auto& caller : callers) {
+    const std::vector<int> before = caller.pinning->pids();
+    std::vector<Step> steps;
+    for (int t = 0; t < threads; ++t) {
+      steps.push_back([call = caller.cas(), &pool](std::int64_t) {
+        const auto& [attempt, job] = pool[pool.take()];
+        if (call(attempt, job) != "won") throw std::runtime_error("bench: a fresh CAS did not win");
+      });
+    }
+    caller.pinning->pin_since(before);
+    sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
+  }
+  Plan plan;
+  plan.name = "CAS, " + std::to_string(threads) + (threads == 1 ? " connection" : " connections");
+  plan.threads = threads;
+  plan.warmup_calls = 50;
+  plan.before_round = [&](std::int64_t calls) {
+    pool.refill(calls * threads * static_cast<std::int64_t>(callers.size()));
+  };
+  return measure(plan, sides, flags);
+}
+
+// Contended CAS: kRacers threads complete the same RUNNING attempt at once. Exactly one may win;
+// the others wait for its row lock and find it SUCCEEDED (state_mismatch). Each side races on
+// attempts of its own.
+Figure cas_race_figure(const PgTarget& target, const std::vector<Caller>& callers,
+                       const Settings& flags) {
+  std::vector<std::unique_ptr<CasPool>> pools;
+  std::vector<std::unique_ptr<Side>> sides;
+  for (const auto& caller : callers) {
+    pools.push_back(std::make_unique<CasPool>(target));
+    CasPool& pool = *pools.back();
+    const std::vector<int> before = caller.pinning->pids();
+    std::vector<Step> steps;
+    for (int t = 0; t < kRacers; ++t) {
+      steps.push_back([call = caller.cas(), &pool](std::int64_t) {
+        const std::size_t i = pool.take() / kRacers;
+        const auto& [attempt, job] = pool[i];
+        const std::string outcome = call(attempt, job);
+        if (outcome == "won") {
+          ++pool.wins(i);
+        } else if (outcome != "state_mismatch") {
+          throw std::runtime_error("bench: a raced CAS answered " + outcome);
+        }
+      });
+    }
+    caller.pinning->pin_since(before);
+    sides.push_back(std::make_unique<Side>(caller.name, std::move(steps)));
+  }
+  Plan plan;
+  plan.name = "contended CAS, 8 racers an attempt";
+  plan.threads = kRacers;
+  plan.warmup_calls = 50;
+  plan.before_round = [&](std::int64_t calls) {
+    for (auto& pool : pools) pool->refill(calls + 1);
+  };
+  plan.after_round = [&] {
+    for (std::size_t s = 0; s < pools.size(); ++s) {
+      const std::size_t raced = (pools[s]->take() + kRacers - 1) / kRacers;
+      for (std::size_t i = 0; i < raced && i < pools[s]->size(); ++i) {
+        if (pools[s]->wins(i) != 1) {
+          throw std::runtime_error("bench: " + sides[s]->name() + ": a raced attempt won " +
+                                   std::to_string(pools[s]->wins(i).load()) + " times");
+        }
+      }
+    }
+  };
+  return measure(plan, sides, flags);
+}
+
+// ---- printing ---------------------------------------------------------------------------------
+
+std::string thousands(double value) {
+  const std::string digits = std::to_string(static_cast<std::int64_t>(value + 0.5));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+// (max - min) / median of a side's per-round rates.
+double relative_spread(const std::vector<double>& rates) {
+  const auto [low, high] = std::minmax_element(rates.begin(), rates.end());
+  return (*high - *low) / median(rates);
+}
+
+void print_figure(const Figure& figure) {
+  std::printf("  %s\n   ", figure.name.c_str());
+  for (std::size_t s = 0; s < figure.sides.size(); ++s) {
+    std::printf(" %s %s/s (spread %.0f%%)%s", figure.sides[s].c_str(),
+                thousands(median(figure.rates[s])).c_str(), 100 * relative_spread(figure.rates[s]),
+                s + 1 < figure.sides.size() ? "," : "\n");
+  }
+  for (std::size_t s = 1; s < figure.sides.size(); ++s) {
+    std::vector<double> ratios;
+    for (std::size_t r = 0; r < figure.rates[0].size(); ++r) {
+      ratios.push_back(figure.rates[0][r] / figure.rates[s][r]);
+    }
+    const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
+    std::printf("    against %-9s %.2f   per round: median %.2f, range %.2f-%.2f\n",
+                figure.sides[s].c_str(), median(figure.rates[0]) / median(figure.rates[s]),
+                median(ratios), *low, *high);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void postgres(const PgTarget& target, const Settings& flags) {
+  Pinning pinning{target};
+  std::vector<Caller> callers = {pgstore_caller(target), adapter_caller(target),
+                                 plain_caller(target)};
+  for (auto& caller : callers) caller.pinning = &pinning;
   std::printf(
-      "PostgreSQL (%s): PgStore against a raw statement doing the same work on the same server;"
-      "\n%d interleaved rounds of %.1f s each, medians\n",
-      shared.description.c_str(), flags.rounds, flags.seconds);
-  for (const auto& figure : figures) print_figure(figure, "PgStore", "raw");
+      "PostgreSQL (%s): PgStore against two baselines on the same server: \"adapter\",\n"
+      "PgStore's own statements through libpqxx, and \"plain SQL\", hand-written statements\n"
+      "doing the same work. After a discarded warm-up round, %d rounds; in each, every side\n"
+      "runs %.2f s in %d slices ordered A B C, C B A, ..., its rate the median of its slices'.\n"
+      "Rates: median over rounds (spread: (max - min) / median). Ratios: PgStore's median rate\n"
+      "over the baseline's, then the median and range of the per-round ratios.\nPlacement: %s.\n",
+      target.description.c_str(), flags.rounds, flags.seconds, passes(flags),
+      pinning.describe().c_str());
+  std::fflush(stdout);
+  create_figures(callers, flags);
+  for (const int threads : {1, 8}) print_figure(cas_figure(target, callers, threads, flags));
+  print_figure(cas_race_figure(target, callers, flags));
 }
 
 }  // namespace onejob::bench

@@ -102,9 +102,13 @@ Command add_bench_command(CLI::App& app) {
   bench->add_option("--load", flags->settings.jobs,
                     "The simulator section's generated load: this many jobs instead of 1k, 10k "
                     "and 100k (the catalogue and the other sections still run; see --only)");
-  bench->add_option("--seconds", flags->settings.seconds, "Length of one PostgreSQL measurement")
+  bench
+      ->add_option("--seconds", flags->settings.seconds,
+                   "Each side's time in one PostgreSQL round (run in 50 ms slices)")
       ->capture_default_str();
-  bench->add_option("--rounds", flags->settings.rounds, "Measurements per figure (each side)")
+  bench
+      ->add_option("--rounds", flags->settings.rounds,
+                   "Measurements per figure (each side; PostgreSQL adds a warm-up round)")
       ->capture_default_str();
   bench->footer(
       "Exit codes: 0 measured; 2 bad flags, an unreadable catalogue or an unreachable "

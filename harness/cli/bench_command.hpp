@@ -19,7 +19,8 @@ struct BenchFlags {
 // The simulator (loop events/s on the catalogue and on generated loads of 1k, 10k and 100k
 // jobs against a bare priority-queue loop and the same loop through Asio; CPU, peak memory and
 // growth exponents), the fuzzer (cases/s in one and two processes; cases and seconds to find
-// each named defect) and, given a PostgreSQL store, PgStore against raw statements.
+// each named defect) and, given a PostgreSQL store, PgStore against its own statements through
+// libpqxx and against plain hand-written SQL, uncontended and with 8 threads on the same rows.
 int bench_command(const BenchFlags& flags);
 
 // `onejob bench` on the command line.
