@@ -587,7 +587,8 @@ Command add_load_command(CLI::App& app) {
                    "seconds (0: no such promise)")
       ->capture_default_str();
   load->add_option("--bodies", flags->bodies_file,
-                   "Write every 5xx body the clients received to FILE, one per line");
+                   "Write every 5xx body the clients received to FILE, one per line")
+      ->type_name("FILE");
   load->footer(
       "Exit codes: 0 every promise held; 1 one was broken (a job lost or stranded among them); "
       "2 bad flags or store.");

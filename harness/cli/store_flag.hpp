@@ -31,7 +31,7 @@ std::optional<std::string> parse_pg_timeouts(const std::string& text, StoreChoic
 inline constexpr const char* kPgTimeoutsHelp =
     "PostgreSQL's bounds on a wait: connecting, one statement (the server cancels it), one "
     "reply (the client closes the connection); a call on a frozen server fails within "
-    "CONNECT + REPLY. Durations such as 2s or 500ms; 0 turns one off";
+    "CONNECT + REPLY. Durations such as 2s or 500ms; 0 turns one off (default 3s,5s,6s)";
 
 // The problem with `text`, or nothing when it is a store.
 std::optional<std::string> parse_store(const std::string& text, StoreChoice& out);
