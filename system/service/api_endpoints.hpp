@@ -21,7 +21,10 @@ struct ApiAnswer {
   std::string error;
 
   static ApiAnswer json(int status, std::string body);
-  static ApiAnswer failure(int status, std::string error, std::string_view message);
+  // `request_id`, when given, names the request in the body, so that a client's report can be
+  // matched with the node's api.response event (which carries what the body leaves out).
+  static ApiAnswer failure(int status, std::string error, std::string_view message,
+                           std::string_view request_id = {});
 };
 
 // Idempotency-Key: 1-255 printable ASCII characters (jobs and operator actions alike).

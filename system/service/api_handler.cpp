@@ -77,8 +77,10 @@ ApiAnswer ApiAnswer::json(int status, std::string body) {
   return {Response{status, {{"Content-Type", "application/json"}}, std::move(body)}, {}, {}, {}};
 }
 
-ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message) {
-  const nlohmann::json body = {{"error", error}, {"message", message}};
+ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message,
+                             std::string_view request_id) {
+  nlohmann::json body = {{"error", error}, {"message", message}};
+  if (!request_id.empty()) body["request_id"] = request_id;
   auto answer = json(status, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   answer.error = std::move(error);
   return answer;
@@ -86,21 +88,10 @@ ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view mes
 
 namespace {
 
-// A failure body that names the request, so that a client's report can be matched with the
-// node's api.response event, which carries the detail.
-ApiAnswer with_request_id(ApiAnswer answer, const Request& request) {
-  if (request.request_id.empty()) return answer;
-  auto body = nlohmann::json::parse(answer.response.body);
-  body["request_id"] = request.request_id;
-  answer.response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return answer;
-}
-
 ApiAnswer internal_failure(const Request& request) {
-  return with_request_id(
-      ApiAnswer::failure(500, "internal",
-                         "the server failed to answer (request id " + request.request_id + ")"),
-      request);
+  return ApiAnswer::failure(500, "internal",
+                            "the server failed to answer (request id " + request.request_id + ")",
+                            request.request_id);
 }
 
 }  // namespace
@@ -132,22 +123,19 @@ Async<Response> ApiHandler::handle(Request request) {
       answer = internal_failure(request);
     } else if (error.kind() == StoreError::Kind::rejected) {
       // Retrying cannot help: the store cannot hold a value of this request.
-      answer = with_request_id(
-          ApiAnswer::failure(400, "unstorable_value",
-                             "the store cannot hold a value of this request (request id " +
-                                 request.request_id + ")"),
-          request);
+      answer = ApiAnswer::failure(
+          400, "unstorable_value",
+          "the store cannot hold a value of this request (request id " + request.request_id + ")",
+          request.request_id);
     } else {
       // A read is simply asked again. A write may have committed: the same request with the
       // same key will say so (200).
       const bool read = request.method == "GET";
-      answer = with_request_id(
-          ApiAnswer::failure(503, "store_unavailable",
-                             std::string("the store is unavailable (request id ") +
-                                 request.request_id + "); " +
-                                 (read ? "retry the request"
-                                       : "retry the same request with the same Idempotency-Key")),
-          request);
+      answer = ApiAnswer::failure(
+          503, "store_unavailable",
+          std::string("the store is unavailable (request id ") + request.request_id + "); " +
+              (read ? "retry the request" : "retry the same request with the same Idempotency-Key"),
+          request.request_id);
       answer.response.headers.emplace_back("Retry-After", kStoreRetryAfterSeconds);
     }
   } catch (const std::exception& error) {
