@@ -49,6 +49,7 @@
 #include "system/events/worker_events.hpp"
 
 #include "harness/check/invariant.hpp"
+#include "harness/sim/faulty_store.hpp"
 
 namespace onejob::check {
 namespace {
@@ -322,7 +323,7 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
     }
     const Event& event = recorded.event;
     if (auto fault = events::from_event<events::StoreFault>(event)) {
-      faults.insert({fault->node, "store " + fault->fault + " during " + fault->operation,
+      faults.insert({fault->node, sim::store_fault_message(fault->fault, fault->operation),
                      fault->maybe_committed});
     } else if (auto error = events::from_event<events::WorkerStoreError>(event);
                error && error->message.starts_with("store ") &&

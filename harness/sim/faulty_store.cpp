@@ -20,13 +20,18 @@ StoreError FaultyStore::fault(StoreError::Kind kind, events::InjectedFault injec
                     .maybe_committed = kind == StoreError::Kind::maybe_committed,
                 }),
                 /*injected=*/true);
-  return StoreError(kind, "store " + std::string(fault) + " during " + operation);
+  return StoreError(kind, store_fault_message(fault, operation));
+}
+
+std::string store_fault_message(std::string_view fault, std::string_view operation) {
+  return "store " + std::string(fault) + " during " + std::string(operation);
 }
 
 bool quotes_store_error(std::string_view text) {
   for (const auto& name : events::kInjectedFaults) {
-    if (name.store.empty()) continue;
-    if (text.find("store " + std::string(name.store) + " during ") != std::string_view::npos) {
+    // The message up to its operation, whichever operation it was.
+    if (!name.store.empty() &&
+        text.find(store_fault_message(name.store, "")) != std::string_view::npos) {
       return true;
     }
   }

@@ -73,6 +73,10 @@ class FaultyStore final : public StoreWrapper {
   bool closed_ = false;
 };
 
+// The words of the error a FaultyStore gives for an injected fault (its store name, as in
+// kInjectedFaults) during `operation`: "store <fault> during <operation>".
+std::string store_fault_message(std::string_view fault, std::string_view operation);
+
 // Whether `text` quotes an error a FaultyStore gave (its own words: "store <fault> during
 // <operation>", "<node> is down", "<node> went down waiting for the reply"). No answer to a
 // client may carry them: they stand for what a real store says (socket paths, SQL, the
