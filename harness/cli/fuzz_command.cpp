@@ -104,8 +104,7 @@ int fuzz_command(const FuzzFlags& flags) {
     return bad_input(*problem);
   }
   StoreChoice store;
-  if (auto problem =
-          flags.pg_timeouts.empty() ? std::nullopt : parse_pg_timeouts(flags.pg_timeouts, store)) {
+  if (auto problem = parse_pg_timeouts(flags.pg_timeouts, store)) {
     return bad_input(*problem);
   }
   if (auto problem = parse_store(flags.store, store)) {
@@ -295,8 +294,7 @@ Command add_fuzz_command(CLI::App& app) {
                  "With --case or --reproduce: print that case as a scenario file (YAML) instead "
                  "of running it");
   add_defect_option(*fuzz, flags->defects);
-  fuzz->add_option("--pg-timeouts", flags->pg_timeouts, kPgTimeoutsHelp)
-      ->type_name("CONNECT,STATEMENT,REPLY");
+  add_pg_timeouts_flag(*fuzz, flags->pg_timeouts);
   fuzz->add_option("--store", flags->store,
                    "memory, postgres or postgres=URI: the store every case runs on (on "
                    "PostgreSQL a fresh schema per case)")

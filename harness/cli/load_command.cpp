@@ -476,8 +476,7 @@ void print_summary(const LoadFlags& flags, const StoreChoice& choice, const Tall
 
 int load_command(const LoadFlags& flags) {
   StoreChoice choice;
-  if (auto problem =
-          flags.pg_timeouts.empty() ? std::nullopt : parse_pg_timeouts(flags.pg_timeouts, choice)) {
+  if (auto problem = parse_pg_timeouts(flags.pg_timeouts, choice)) {
     return bad_input(*problem);
   }
   if (auto problem = parse_store(flags.store, choice)) {
@@ -566,8 +565,7 @@ Command add_load_command(CLI::App& app) {
       "broken (CI kills backends and restarts PostgreSQL during it).");
   load->add_option("--store", flags->store, "memory, postgres or postgres=URI")
       ->capture_default_str();
-  load->add_option("--pg-timeouts", flags->pg_timeouts, kPgTimeoutsHelp)
-      ->type_name("CONNECT,STATEMENT,REPLY");
+  add_pg_timeouts_flag(*load, flags->pg_timeouts);
   load->add_option("--seconds", flags->seconds, "How long the clients keep creating")
       ->capture_default_str();
   load->add_option("--drain", flags->drain_seconds,

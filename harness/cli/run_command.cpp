@@ -93,9 +93,7 @@ int run_command(RunFlags flags) {
   if (auto problem = parse_defects(flags.defect_names, flags.defects)) {
     return bad_input(*problem);
   }
-  if (auto problem = flags.pg_timeouts.empty()
-                         ? std::nullopt
-                         : parse_pg_timeouts(flags.pg_timeouts, flags.store)) {
+  if (auto problem = parse_pg_timeouts(flags.pg_timeouts, flags.store)) {
     return bad_input(*problem);
   }
   if (auto problem = parse_store(flags.store_text, flags.store)) {
@@ -235,8 +233,7 @@ Command add_run_command(CLI::App& app) {
   add_defect_option(*run, flags->defect_names);
   run->add_flag("--check-determinism", flags->check_determinism,
                 "Run every scenario twice in this process; differing traces fail the scenario");
-  run->add_option("--pg-timeouts", flags->pg_timeouts, kPgTimeoutsHelp)
-      ->type_name("CONNECT,STATEMENT,REPLY");
+  add_pg_timeouts_flag(*run, flags->pg_timeouts);
   run->add_option("--store", flags->store_text,
                   "memory, postgres or postgres=URI (libpq string or URI; plain 'postgres' uses "
                   "libpq's defaults and PG* variables). On PostgreSQL each scenario gets a fresh "

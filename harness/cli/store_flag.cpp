@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include "system/adapters/pg_store.hpp"
@@ -132,6 +133,7 @@ std::optional<std::string> parse_store(const std::string& text, StoreChoice& out
 }
 
 std::optional<std::string> parse_pg_timeouts(const std::string& text, StoreChoice& out) {
+  if (text.empty()) return std::nullopt;
   std::vector<std::chrono::milliseconds> bounds;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -159,6 +161,16 @@ std::optional<std::string> parse_pg_timeouts(const std::string& text, StoreChoic
   out.statement_timeout = bounds[1];
   out.reply_timeout = bounds[2];
   return std::nullopt;
+}
+
+void add_pg_timeouts_flag(CLI::App& command, std::string& into) {
+  command
+      .add_option("--pg-timeouts", into,
+                  "PostgreSQL's bounds on a wait: connecting, one statement (the server cancels "
+                  "it), one reply (the client closes the connection); a call on a frozen server "
+                  "fails within CONNECT + REPLY. Durations such as 2s or 500ms; 0 turns one off "
+                  "(default 3s,5s,6s)")
+      ->type_name("CONNECT,STATEMENT,REPLY");
 }
 
 std::optional<std::string> store_defect_problem(const StoreChoice& store, const Defects& defects) {

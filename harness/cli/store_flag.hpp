@@ -10,6 +10,10 @@
 #include "system/ports/store.hpp"
 #include "system/service/defects.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace onejob::cli {
 
 // `--store memory | postgres | postgres=URI`: the store scenarios run on.
@@ -26,12 +30,10 @@ struct StoreChoice {
 };
 
 // `--pg-timeouts CONNECT,STATEMENT,REPLY` (durations: 2s, 500ms, 0 for none): the problem with
-// `text`, or nothing after setting the bounds of `out`.
+// `text`, or nothing after setting the bounds of `out` (empty `text`: the defaults stay).
 std::optional<std::string> parse_pg_timeouts(const std::string& text, StoreChoice& out);
-inline constexpr const char* kPgTimeoutsHelp =
-    "PostgreSQL's bounds on a wait: connecting, one statement (the server cancels it), one "
-    "reply (the client closes the connection); a call on a frozen server fails within "
-    "CONNECT + REPLY. Durations such as 2s or 500ms; 0 turns one off (default 3s,5s,6s)";
+// Declares --pg-timeouts on `command`, its text going to `into` (for parse_pg_timeouts).
+void add_pg_timeouts_flag(CLI::App& command, std::string& into);
 
 // The problem with `text`, or nothing when it is a store.
 std::optional<std::string> parse_store(const std::string& text, StoreChoice& out);

@@ -184,7 +184,9 @@ std::chrono::milliseconds Connection::reply_bound_or_default(
 }
 
 Connection::Connection(PgStoreOptions options, std::function<void(pqxx::connection&)> prepare)
-    : options_{std::move(options)}, prepare_{std::move(prepare)} {
+    : options_{std::move(options)},
+      conninfo_{bounded_conninfo(options_)},
+      prepare_{std::move(prepare)} {
   if (options_.conflict_tries < 1) options_.conflict_tries = 1;
   run(
       "connect", Effect::read,
@@ -233,7 +235,7 @@ pqxx::connection& Connection::ready(const char* operation) {
 }
 
 void Connection::open() {
-  connection_ = std::make_unique<pqxx::connection>(bounded_conninfo(options_));
+  connection_ = std::make_unique<pqxx::connection>(conninfo_);
   notices_ = std::make_unique<NoticeHandler>(*connection_, options_.events);
   bool timed_out = false;
   const Armed armed{*this, *connection_, {}, timed_out};

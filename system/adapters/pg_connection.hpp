@@ -123,6 +123,7 @@ class Connection {
   void drop() noexcept;
 
   PgStoreOptions options_;
+  std::string conninfo_;  // options_.connection_string with the bounds added, for every open()
   std::function<void(pqxx::connection&)> prepare_;
   ReplyWatchdog watchdog_;
   std::unique_ptr<pqxx::connection> connection_;
