@@ -1065,7 +1065,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--min-timeout", type=float, default=30.0, help="the least timeout of a catalogue or fuzz step, seconds (default: 30)")
     p.add_argument("--merge", nargs="+", type=Path, metavar="MUTATION_JSON",
                    help="run nothing: merge these reports (shards, or a later re-run of some mutants, "
-                        "whose results replace the earlier ones) into one in --report-dir, judging "
+                        "whose results replace the earlier ones; a later run of every mutant of a file "
+                        "replaces all earlier results for that file) into one in --report-dir, judging "
                         "equivalence by the equivalents file as it is now")
     p.add_argument("--min-score", type=float, metavar="PERCENT", help="exit 1 when the catalogue+fuzz score is below this (0-100)")
     args = p.parse_args(argv)
@@ -1109,6 +1110,12 @@ def print_list(mutants: list[Mutant], selected: list[Mutant], equivalents: dict)
         print(f"equivalent.txt: {len(stale)} entries match no mutant: {', '.join(stale)}")
 
 
+def whole_file_run(doc: dict) -> bool:
+    settings = doc.get("settings", {})
+    return (settings.get("sample") is None and not settings.get("only") and not settings.get("merged")
+            and all(r["outcome"] != "not-run" for r in doc["mutants"]))
+
+
 def merge_reports(paths: list[Path], equivalents: dict, report_dir: Path) -> int:
     """One report from several: a mutant run in a later report replaces its earlier result; each
     result is judged equivalent or not by `equivalents` as it is now."""
@@ -1120,6 +1127,12 @@ def merge_reports(paths: list[Path], equivalents: dict, report_dir: Path) -> int
             raise SetupError(f"{path}: not a mutation report ({error})")
     by_hash: dict[str, dict] = {}
     for doc in docs:
+        # A report that ran every mutant of a file (no sample, no --only, none left unrun) is that
+        # file's result as of its commit: earlier results for the file, some of whose mutants may
+        # no longer exist after an edit, are dropped rather than mixed in.
+        if whole_file_run(doc):
+            files = {r["file"] for r in doc["mutants"]}
+            by_hash = {h: r for h, r in by_hash.items() if r["file"] not in files}
         for r in doc["mutants"]:
             if r["outcome"] == "not-run" and r["hash"] in by_hash:
                 continue
