@@ -12,6 +12,9 @@
 //   - a claim or a takeover hands the lease to its writer: the lease owner becomes the node that
 //     wrote it, under a new token (lease_not_handed_over: otherwise the previous holder's writes
 //     would still carry a valid token).
+//   - a lease is taken over only once it ran out (takeover_before_expiry): a takeover of a RUNNING
+//     attempt commits at or after the expiry the store recorded with the claim it ends; taking
+//     over a live lease hands one execution to a second writer while the first still works on it;
 //   - a refused attempt write was refused for the right reason (refusal_misjudged): fenced
 //     exactly when the token it carried was not the attempt's, else for a state it may not be
 //     written from.
@@ -74,9 +77,22 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
     std::map<std::string, const At<events::CommitAttemptTransition>*> claims;  // holder -> claim
     std::set<std::string> ousted;  // holders whose lease another node took over
     std::string holder;
+    const At<events::CommitAttemptTransition>* holder_claim = nullptr;
     std::int64_t token = 0;
     for (const auto& step : attempt.steps) {
       const auto& s = step.what;
+      const bool takes_over = s.from == AttemptState::running && !s.claim &&
+                              (s.takeover || (s.to == AttemptState::unknown && s.by != holder));
+      if (takes_over && holder_claim && holder_claim->what.lease_expires_at &&
+          step.at < *holder_claim->what.lease_expires_at) {
+        const auto expires = holder_claim->what.lease_expires_at->time_since_epoch().count();
+        out.push_back(violation("I10.takeover_before_expiry",
+                                s.by + " took " + attempt_ref(id) + " over from " + holder +
+                                    " at " + std::to_string(step.at.time_since_epoch().count()) +
+                                    " us, before its lease ran out at " + std::to_string(expires) +
+                                    " us (as its claim recorded)",
+                                step.seq, {holder_claim->seq}));
+      }
       auto claim = claims.find(s.by);
       // Stale: the writer's lease moved on, or the token it wrote with is not the attempt's.
       const bool stale = (claim != claims.end() &&
@@ -116,6 +132,7 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
         claims[s.lease_owner] = &step;
         ousted.erase(s.lease_owner);
         holder = s.lease_owner;
+        holder_claim = &step;
       } else if (s.from == AttemptState::running && s.to == AttemptState::unknown &&
                  s.by != holder && !holder.empty()) {
         ousted.insert(holder);  // the lease expired and another node took the attempt over

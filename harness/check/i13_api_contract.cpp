@@ -26,7 +26,11 @@
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
 //     cancel refused as attempt_not_live names an attempt that was not live at some point of the
 //     exchange; a retry refused as attempt_in_flight names an attempt live at some point of it; a
-//     retry refused as job_completed is for a job the store had completed by the answer.
+//     retry refused as job_completed is for a job the store had completed by the answer;
+//   - a failure the client cannot fix (a 5xx, or 400 unstorable_value) names, in its body's
+//     "request_id", the request id the API node handled it under, and the node's own record of
+//     that answer (api.response) keeps the failure's detail (failure_unnamed): the id is how an
+//     operator finds the detail the answer leaves out.
 // Does not check: what a success says (I1, I5, I11), owner scope (I7).
 #include <algorithm>
 
@@ -371,6 +375,28 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
       out.push_back(violation("I13.answer_misrecorded",
                               exchange.node + " recorded its answer to request " +
                                   std::to_string(exchange.client_request) + " with " + differs,
+                              exchange.response->seq, {received.seq}));
+      return;
+    }
+    // A failure the client cannot fix (a 5xx, a value the store cannot hold) names the request
+    // id the node handled it under, and the node's own record of it keeps the detail: the id is
+    // how an operator finds the detail the answer leaves out.
+    const bool server_failure = answer.status >= 500 || answer.error == "unstorable_value";
+    const auto& id = exchange.request.what.request_id;
+    if (server_failure && got.request_id != id) {
+      out.push_back(violation("I13.failure_unnamed",
+                              exchange.node + " answered request " +
+                                  std::to_string(exchange.client_request) + " " +
+                                  std::to_string(answer.status) + " naming request id \"" +
+                                  got.request_id.value_or("(none)") + "\", not \"" + id +
+                                  "\", the id it handled the request under",
+                              received.seq, {exchange.response->seq}));
+    } else if (server_failure && answer.detail.value_or("").empty()) {
+      out.push_back(violation("I13.failure_unnamed",
+                              exchange.node + " answered request " +
+                                  std::to_string(exchange.client_request) + " " +
+                                  std::to_string(answer.status) + " (request id " + id +
+                                  ") and kept no detail of the failure in its own record",
                               exchange.response->seq, {received.seq}));
     }
     return;

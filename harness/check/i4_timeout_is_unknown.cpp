@@ -24,6 +24,10 @@
 //     provider is not configured, its template has no {{input}}, or the prompt is over the
 //     provider's token limit; failed_without_reason), and no call is made with a prompt over the
 //     limit (prompt_over_limit). A prompt of B bytes is ceil(B / bytes_per_token) tokens.
+//   - an UNKNOWN attempt goes back to STARTING (a re-drive) only through a node that learned,
+//     after the attempt became UNKNOWN, that its provider has no record of its key: a status
+//     answer "not_found" the transport delivered to that node (redriven_without_not_found). A
+//     status query that timed out or failed says nothing: sending again on it is a guess.
 // Does not check:
 //   - that UNKNOWN attempts are resolved in the end (I8).
 #include <algorithm>
@@ -178,9 +182,36 @@ void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>&
 
 }  // namespace
 
+void check_redrives(const HistoryModel& model, std::vector<Violation>& out) {
+  for (const auto& [id, attempt] : model.attempts) {
+    std::uint64_t unknown_since = 0;
+    for (const auto& step : attempt.steps) {
+      const auto& s = step.what;
+      if (s.to == AttemptState::unknown) unknown_since = step.seq;
+      if (s.from != AttemptState::unknown || s.to != AttemptState::starting) continue;
+      const auto deliveries = model.deliveries.find(attempt.inserted.what.provider_key);
+      const bool learned =
+          deliveries != model.deliveries.end() &&
+          std::ranges::any_of(deliveries->second, [&](const Delivery& delivery) {
+            const auto& d = delivery.delivered;
+            return delivery.node == s.by && d.what.call == events::kDeliveredStatus &&
+                   d.what.outcome == "not_found" && d.seq > unknown_since && d.seq < step.seq;
+          });
+      if (learned) continue;
+      out.push_back(violation(
+          "I4.redriven_without_not_found",
+          s.by + " moved UNKNOWN " + attempt_ref(id) + " of " + job_ref(attempt.job_id()) +
+              " back to STARTING, but no status answer \"not_found\" for key " +
+              attempt.inserted.what.provider_key + " reached it since the attempt became UNKNOWN",
+          step.seq, {unknown_since}));
+    }
+  }
+}
+
 std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
   std::vector<Violation> out;
   check_call_ends_recorded(model, out);
+  check_redrives(model, out);
   check_prompts(model, out);
   for (const auto& [id, attempt] : model.attempts) {
     const auto calls = model.calls.find(id);

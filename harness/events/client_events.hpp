@@ -95,7 +95,8 @@ struct ClientReceived {
   std::optional<std::string> retry_after{};
   std::optional<bool> shown_blocked{};         // a job read's "blocked"
   std::optional<bool> shows_failure_reason{};  // true when the body has "failure_reason"
-  std::optional<bool> quotes_store{};  // true when the body quotes a store failure's own words
+  std::optional<bool> quotes_store{};       // true when the body quotes a store failure's own words
+  std::optional<std::string> request_id{};  // a failure body's "request_id"
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -115,6 +116,7 @@ struct ClientReceived {
     field("shown_blocked", self.shown_blocked);
     field("shows_failure_reason", self.shows_failure_reason);
     field("quotes_store", self.quotes_store);
+    field("request_id", self.request_id);
   }
 };
 

@@ -53,8 +53,9 @@ struct CommitAttemptInserted : AttemptCreated {
 
 // One attempt transition. `fence`: the lease token the writer presented (none for an out-of-band
 // write); `token`: the attempt's lease token after the write (a claim or a takeover bumps it);
-// `lease_owner`: who holds the lease after the write. `action_owner`, `action_key`: the operator
-// action's Idempotency-Key recorded with the write (a cancel).
+// `lease_owner`: who holds the lease after the write; `lease_expires_at`: on a claim, when the
+// store's row says the new lease runs out. `action_owner`, `action_key`: the operator action's
+// Idempotency-Key recorded with the write (a cancel).
 struct CommitAttemptTransition {
   static constexpr std::string_view kind = "commit.attempt";
   std::int64_t job_id = 0;
@@ -65,6 +66,7 @@ struct CommitAttemptTransition {
   std::optional<std::int64_t> fence{};
   std::int64_t token = 0;
   std::string lease_owner;
+  std::optional<Instant> lease_expires_at{};
   bool claim = false;
   bool takeover = false;
   std::optional<std::string> action_owner{};
@@ -79,6 +81,7 @@ struct CommitAttemptTransition {
     field("fence", self.fence);
     field("token", self.token);
     field("lease_owner", self.lease_owner);
+    field("lease_expires_at", self.lease_expires_at);
     field("claim", self.claim);
     field("takeover", self.takeover);
     field("action_owner", self.action_owner);

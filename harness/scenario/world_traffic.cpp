@@ -277,6 +277,9 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("error") && body["error"].is_string()) {
     received.error = body["error"].get<std::string>();
   }
+  if (body.contains("request_id") && body["request_id"].is_string()) {
+    received.request_id = body["request_id"].get<std::string>();
+  }
 }
 
 void read_headers(const Headers& headers, events::ClientReceived& received) {

@@ -92,6 +92,31 @@ BOOST_AUTO_TEST_CASE(a_takeover_that_leaves_the_lease_with_its_holder_is_a_viola
   require_one(check_fencing(h.model()), "I10.lease_not_handed_over", seq);
 }
 
+// worker-1 claims attempt 1 with a lease to 10 s; the reconciler takes it over at `when`.
+std::vector<Violation> takeover_at(Duration when, std::uint64_t* takeover_seq = nullptr) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  auto claim = claimed(1, 1, "worker-1", 1);
+  claim.lease_expires_at = Instant(std::chrono::seconds(10));
+  h.add(kStore, claim);
+  const auto seq = h.at(when).add(kStore, taken_over(1, 1, 2)).last_seq();
+  if (takeover_seq) *takeover_seq = seq;
+  return check_fencing(h.model());
+}
+
+BOOST_AUTO_TEST_CASE(a_takeover_once_the_lease_ran_out_passes) {
+  require_none(takeover_at(std::chrono::seconds(10)));
+  require_none(takeover_at(std::chrono::seconds(11)));
+}
+
+BOOST_AUTO_TEST_CASE(a_takeover_of_a_lease_still_running_is_a_violation) {
+  std::uint64_t seq = 0;
+  const auto violations = takeover_at(std::chrono::milliseconds(9999), &seq);
+  require_one(violations, "I10.takeover_before_expiry", seq);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{kClaim});
+  BOOST_TEST(violations[0].message.find("worker-1") != std::string::npos, violations[0].message);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -121,6 +121,40 @@ BOOST_AUTO_TEST_CASE(a_job_failed_once_its_unknown_attempt_resolved_failed_passe
   require_none(check_timeout_is_unknown(h.model()));
 }
 
+// worker-1's lease on job 1's attempt 1 is taken over (UNKNOWN); the reconciler asks alpha for
+// the key's status and gets `status` (nothing when the query timed out), then re-drives it.
+std::vector<Violation> redriven_after(std::optional<std::string> status,
+                                      std::string status_to = "reconciler") {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1)).add(kStore, taken_over(1, 1, 2));
+  if (status) {
+    h.add(status_to, events::ProviderDelivered{.call = std::string(events::kDeliveredStatus),
+                                               .provider = "alpha",
+                                               .provider_key = provider_key(1, 1),
+                                               .outcome = *status});
+  }
+  h.add(kStore, unfenced_write(1, 1, S::unknown, S::starting, "reconciler", 2, "reconciler"));
+  return check_timeout_is_unknown(h.model());
+}
+
+BOOST_AUTO_TEST_CASE(a_redrive_after_the_provider_said_not_found_passes) {
+  require_none(redriven_after("not_found"));
+}
+
+BOOST_AUTO_TEST_CASE(a_redrive_on_a_timed_out_or_other_status_is_a_violation) {
+  for (const auto& status : {std::optional<std::string>{}, std::optional<std::string>("running"),
+                             std::optional<std::string>("unreachable")}) {
+    const auto violations = redriven_after(status);
+    BOOST_TEST_REQUIRE(violations.size() == 1u, describe(violations));
+    BOOST_TEST(violations[0].clause == "I4.redriven_without_not_found");
+  }
+  // The answer reached another node, not the one that re-drove the attempt.
+  const auto elsewhere = redriven_after("not_found", "reconciler-2");
+  BOOST_TEST_REQUIRE(elsewhere.size() == 1u, describe(elsewhere));
+  BOOST_TEST(elsewhere[0].clause == "I4.redriven_without_not_found");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -445,6 +445,41 @@ BOOST_AUTO_TEST_CASE(i13_an_api_node_records_the_answer_its_client_received) {
   (void)seq;
 }
 
+BOOST_AUTO_TEST_CASE(i13_a_server_failure_names_its_request_id_and_keeps_the_detail) {
+  // api-1 answers request 1 with a 503; the client reads `body_id` from the body, and the node's
+  // own record keeps `detail`.
+  const auto failed = [](std::optional<std::string> body_id, std::optional<std::string> detail) {
+    HistoryBuilder h;
+    h.add("browser", create_sent(1, "alice", "k1", kBody));
+    ApiCall call{.request = 1, .status = 503};
+    api_request(h, call);
+    h.add(call.node, events::ApiResponse{.request_id = request_id(call),
+                                         .route = call.route,
+                                         .status = 503,
+                                         .owner = call.owner,
+                                         .key = call.key,
+                                         .error = "store_unavailable",
+                                         .detail = std::move(detail)});
+    auto got = received(1, 503, std::nullopt);
+    got.error = "store_unavailable";
+    got.retry_after = "1";
+    got.request_id = std::move(body_id);
+    h.add("browser", got);
+    return check_api_contract(h.model());
+  };
+  const std::string id = request_id(ApiCall{.request = 1});
+  require_none(failed(id, "store unavailable: connection reset"));
+  for (const auto& [body_id, detail] :
+       {std::pair<std::optional<std::string>, std::optional<std::string>>{std::nullopt, "lost"},
+        {"another", "lost"},
+        {id, std::nullopt},
+        {id, ""}}) {
+    const auto violations = failed(body_id, detail);
+    BOOST_TEST_REQUIRE(violations.size() == 1u, describe(violations));
+    BOOST_TEST(violations[0].clause == "I13.failure_unnamed");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
