@@ -69,18 +69,22 @@ rc::Gen<RawCase> raw_case() {
                                  }));
     raw.steps = *list<RawStep>(
         kMaxSteps, rc::gen::exec([] {
-          return RawStep{*rc::gen::inRange(0, 6),
-                         *rc::gen::inRange(0, 20'000),
-                         *rc::gen::inRange(0, 3),
-                         *rc::gen::inRange(0, 3),
-                         *rc::gen::inRange(0, 6),
-                         *rc::gen::inRange(0, 4),
-                         *rc::gen::inRange(0, 3),
-                         *rc::gen::inRange(0, 4),
+          return RawStep{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 20'000),
+                         *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 6),
+                         *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 1, 2, 3, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6),
-                         *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                           0, 1, 2, 3, 4, 5, 6, 7)};
+                         // 1 MiB bodies (8, 9) are costly: about one create in 700.
+                         *rc::gen::weightedElement<int>({{1000, 0},
+                                                         {50, 1},
+                                                         {50, 2},
+                                                         {50, 3},
+                                                         {50, 4},
+                                                         {50, 5},
+                                                         {50, 6},
+                                                         {50, 7},
+                                                         {1, 8},
+                                                         {1, 9}})};
         }));
     raw.reconciler = *rc::gen::element(1, 1, 0);
     raw.capacity = *rc::gen::element(3, 3, 0, 1, 2);

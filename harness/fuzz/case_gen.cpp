@@ -114,6 +114,13 @@ std::string nested_body(std::size_t depth, const std::string& provider) {
          R"(","n":)" + std::string(lists, '[') + std::string(lists, ']') + "}}";
 }
 
+// The API's body limit, and a body padded with trailing JSON whitespace to exactly `bytes`.
+constexpr std::size_t kBodyLimit = 1024 * 1024;
+std::string padded_body(std::size_t bytes, std::string body) {
+  body.resize(std::max(bytes, body.size()), ' ');
+  return body;
+}
+
 // Bodies the input contract refuses, each readable JSON no deeper than the limit: 3 an empty
 // text, 4 an input member the operation does not take, 5 that member a list of 70 empty lists and
 // objects side by side (a depth count that never closes a bracket reads it as 70 deep), 6 a name
@@ -278,10 +285,12 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       create.kind = scenario::TimelineEntry::Kind::create_job;
       create.create_job.client = create.client;
       create.create_job.key = s.odd_key > 0 ? pick(kOddKeys, s.odd_key - 1) : pick(kKeys, s.key);
-      create.create_job.body = s.deep == 1 || s.deep == 2
-                                   ? nested_body(s.deep == 1 ? 64 : 65, providers[0])
-                               : s.deep > 2 ? refused_body(s.deep, providers[0])
-                                            : body(s.body, providers);
+      create.create_job.body =
+          s.deep == 1 || s.deep == 2 ? nested_body(s.deep == 1 ? 64 : 65, providers[0])
+          : s.deep > 7
+              ? padded_body(s.deep == 8 ? kBodyLimit : kBodyLimit + 1, body(s.body, providers))
+          : s.deep > 2 ? refused_body(s.deep, providers[0])
+                       : body(s.body, providers);
       create.request = static_cast<int>(spec.timeline.size()) + 1;
       creates.push_back({create.request, at, body_provider(s.body, providers)});
       spec.timeline.push_back(std::move(create));

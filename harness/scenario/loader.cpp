@@ -24,6 +24,8 @@ namespace {
 constexpr std::int64_t kMaxWakeups = 20'000'000;
 // The file itself: its size, and its values once aliases are expanded, and their nesting.
 constexpr std::size_t kMaxScenarioBytes = 1 << 20;  // 1 MiB
+constexpr std::size_t kMaxPaddedBody = 2 << 20;     // pad_to: one body, 2 MiB
+constexpr std::size_t kMaxPaddingBytes = 8 << 20;   // pad_to: all bodies of a scenario, 8 MiB
 constexpr std::size_t kMaxYamlValues = 200'000;
 constexpr int kMaxYamlDepth = 100;
 // Bytes the YAML library may allocate, in all, to parse one file (a 1 MiB file needs far less).
@@ -70,6 +72,7 @@ class Loader {
 
   YamlReader reader_;
   ScenarioSpec spec_;
+  std::size_t padded_bytes_ = 0;  // create bodies' padding (pad_to), in all
 };
 
 ScenarioSpec Loader::load(const YAML::Node& root) {
@@ -324,7 +327,7 @@ void Loader::load_timeline(const YAML::Node& node) {
 }
 
 CreateJobAction Loader::load_create_job(const YAML::Node& node) {
-  YamlMap create(reader_, node, "create_job", {"client", "key", "body", "raw_body"});
+  YamlMap create(reader_, node, "create_job", {"client", "key", "body", "raw_body", "pad_to"});
   CreateJobAction action;
   const auto client = create.require("client");
   action.client = reader_.string(client, "client");
@@ -345,6 +348,22 @@ CreateJobAction Loader::load_create_job(const YAML::Node& node) {
     }
   } else {
     action.body = reader_.string(*raw_body, "raw_body");
+  }
+  if (auto pad = create.get("pad_to")) {
+    // Trailing spaces are JSON whitespace: the body means the same at any length, so a limit on
+    // bytes can be met exactly (the API's body limit is 1 MiB; a scenario file is at most 1 MiB).
+    const std::uint64_t target = reader_.unsigned_integer(*pad, "pad_to");
+    if (target < action.body.size() || target > kMaxPaddedBody) {
+      reader_.fail(*pad, "pad_to: expected " + std::to_string(action.body.size()) + " to " +
+                             std::to_string(kMaxPaddedBody) +
+                             " bytes (from the body's own size up to 2 MiB)");
+    }
+    padded_bytes_ += target - action.body.size();
+    if (padded_bytes_ > kMaxPaddingBytes) {
+      reader_.fail(*pad, "pad_to: the scenario's bodies would be padded by more than " +
+                             std::to_string(kMaxPaddingBytes) + " bytes in all");
+    }
+    action.body.resize(target, ' ');
   }
   return action;
 }

@@ -181,6 +181,25 @@ BOOST_AUTO_TEST_CASE(wrong_types_are_refused) {
               "status: expected an integer from 100 to 599");
 }
 
+BOOST_AUTO_TEST_CASE(pad_to_makes_a_body_exactly_that_long) {
+  const auto spec = parse_scenario(
+      variant("raw_body: \"not json\"}", "raw_body: \"not json\", pad_to: 100}"), "s.yaml");
+  const auto& body = spec.timeline.at(1).create_job.body;
+  BOOST_TEST(body.size() == 100u);
+  BOOST_TEST(body == "not json" + std::string(92, ' '));
+  // Shorter than the body itself, over 2 MiB for one body, or over 8 MiB in all.
+  check_error(variant("raw_body: \"not json\"}", "raw_body: \"not json\", pad_to: 7}"), "16:65",
+              "pad_to: expected 8 to 2097152 bytes");
+  check_error(variant("raw_body: \"not json\"}", "raw_body: \"not json\", pad_to: 2097153}"),
+              "16:65", "pad_to: expected 8 to 2097152 bytes");
+  std::string many;
+  for (int i = 0; i < 5; ++i) {
+    many += "  - {at: 2h, create_job: {client: browser, raw_body: \"x\", pad_to: 2097152}}\n";
+  }
+  check_error(variant("expect:\n", many + "expect:\n"), "21:67",
+              "padded by more than 8388608 bytes");
+}
+
 BOOST_AUTO_TEST_CASE(bad_durations_are_refused) {
   check_error(variant("at: 1h", "at: 1 hour"), "15:9", "expected a duration such as 250ms");
   check_error(variant("at: 1h", "at: 5"), "15:9", "units: us, ms, s, m, h");
