@@ -281,6 +281,32 @@ bool HistoryModel::up_at_end(const std::string& node) const {
   return life != node_life.end() && !life->second.empty() && life->second.back().what;
 }
 
+std::vector<CallSpan> call_spans(const HistoryModel& model) {
+  std::vector<CallSpan> spans;
+  if (model.history == nullptr) return spans;
+  for (const auto& recorded : *model.history) {
+    auto call = events::from_event<events::ProviderCalled>(recorded.event);
+    if (!call) continue;
+    CallSpan span{.node = recorded.node.str(),
+                  .call = At<events::ProviderCalled>{*call, recorded.seq, recorded.at},
+                  .ended = call->deadline,
+                  .reply = std::nullopt};
+    if (auto found = model.deliveries.find(call->provider_key); found != model.deliveries.end()) {
+      for (const Delivery& delivery : found->second) {
+        const auto& delivered = delivery.delivered;
+        if (delivery.node == span.node && delivered.seq > recorded.seq &&
+            delivered.what.call == events::kDeliveredReply && delivered.at <= span.ended) {
+          span.ended = delivered.at;
+          span.reply = delivered.what.outcome;
+          break;
+        }
+      }
+    }
+    spans.push_back(std::move(span));
+  }
+  return spans;
+}
+
 bool HistoryModel::crashed_after(const std::string& node, std::uint64_t seq) const {
   auto life = node_life.find(node);
   if (life == node_life.end()) return false;

@@ -171,6 +171,16 @@ struct HistoryModel {
 
 HistoryModel fold_history(const sim::History& history);
 
+// A worker's provider call and when it ended for that worker: the first reply the transport
+// delivered to it by the call's deadline, else the deadline. In trace order.
+struct CallSpan {
+  std::string node;
+  At<events::ProviderCalled> call;
+  Instant ended{};
+  std::optional<std::string> reply;  // the delivered reply's outcome; none: the deadline passed
+};
+std::vector<CallSpan> call_spans(const HistoryModel& model);
+
 // The store's rows at the end of a run, read through the Store port: what expectations about
 // final states and counts judge, and what the commit log must agree with.
 struct StoreRows {

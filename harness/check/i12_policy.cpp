@@ -7,6 +7,10 @@
 //   - a worker never holds more claimed attempts at once than worker_capacity (over_capacity):
 //     an attempt counts from the claim the worker's current incarnation committed until the
 //     attempt leaves RUNNING or another writer takes its lease over;
+//     and, whatever it got its attempts from (claims, or adoptions of attempts leased to its
+//     name), no incarnation has more provider calls under way at once than worker_capacity: a
+//     call is under way from its provider.call until it ended for the worker (a reply delivered,
+//     else its deadline);
 //   - one reconciler incarnation re-drives an attempt (UNKNOWN -> STARTING) at most redrive_limit
 //     times (redrive_limit): past it the attempt waits for an operator.
 // Does not check: that capacity is used (an idle worker beside waiting work is I8's
@@ -92,6 +96,39 @@ void check_capacity(const HistoryModel& model, const events::RunPolicy& policy,
   }
 }
 
+void check_calls_in_flight(const HistoryModel& model, const events::RunPolicy& policy,
+                           std::vector<Violation>& out) {
+  std::map<std::string, std::vector<const CallSpan*>> by_node;
+  const auto spans = call_spans(model);
+  for (const auto& span : spans) by_node[span.node].push_back(&span);
+  for (const auto& [node, calls] : by_node) {
+    std::vector<const CallSpan*> under_way;  // this incarnation's calls that have not ended
+    const CallSpan* previous = nullptr;
+    for (const CallSpan* span : calls) {
+      if (previous && crashed_between(model, node, previous->call.seq, span->call.seq)) {
+        under_way.clear();
+      }
+      previous = span;
+      std::erase_if(under_way,
+                    [&](const CallSpan* other) { return other->ended <= span->call.at; });
+      under_way.push_back(span);
+      if (static_cast<int>(under_way.size()) <= policy.worker_capacity) continue;
+      std::vector<std::uint64_t> evidence;
+      for (const CallSpan* other : under_way) {
+        if (other != span) evidence.push_back(other->call.seq);
+      }
+      out.push_back(violation("I12.over_capacity",
+                              node + " called a provider for " +
+                                  attempt_ref(span->call.what.attempt_id) + " with " +
+                                  std::to_string(under_way.size() - 1) +
+                                  " calls still under way, over its worker_capacity of " +
+                                  std::to_string(policy.worker_capacity),
+                              span->call.seq, std::move(evidence)));
+      break;  // once per worker
+    }
+  }
+}
+
 void check_redrive_limit(const HistoryModel& model, const events::RunPolicy& policy,
                          std::vector<Violation>& out) {
   for (const auto& [id, attempt] : model.attempts) {
@@ -120,6 +157,7 @@ std::vector<Violation> check_policy(const HistoryModel& model) {
   if (!model.policy) return out;  // a history without run.policy has no policy to judge
   check_attempt_limit(model, model.policy->what, out);
   check_capacity(model, model.policy->what, out);
+  check_calls_in_flight(model, model.policy->what, out);
   check_redrive_limit(model, model.policy->what, out);
   return out;
 }

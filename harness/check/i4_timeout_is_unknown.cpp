@@ -124,34 +124,15 @@ void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>&
   if (model.history == nullptr || !model.policy || !end) return;
   const Duration horizon = settle_horizon(model.policy->what);
   const Instant faults_over = model.policy->what.faults_over;
-  std::vector<std::pair<std::string, At<events::ProviderCalled>>> calls;
-  for (const auto& recorded : *model.history) {
-    if (auto call = events::from_event<events::ProviderCalled>(recorded.event)) {
-      calls.emplace_back(recorded.node.str(),
-                         At<events::ProviderCalled>{*call, recorded.seq, recorded.at});
-    }
-  }
-  for (const auto& entry : calls) {
+  for (const auto& span : call_spans(model)) {
     // Named references, not structured bindings: lambdas below capture them.
-    const auto& node = entry.first;
-    const auto& call = entry.second;
+    const auto& node = span.node;
+    const auto& call = span.call;
     const AttemptRecord* attempt = model.attempt(call.what.attempt_id);
     if (attempt == nullptr || attempt->state_before(call.seq) != AttemptState::running) continue;
-    // When the call ended for its caller, and how.
-    Instant ended = call.what.deadline;
-    std::string how = "its deadline passed with no reply";
-    if (auto found = model.deliveries.find(call.what.provider_key);
-        found != model.deliveries.end()) {
-      for (const Delivery& delivery : found->second) {
-        const auto& delivered = delivery.delivered;
-        if (delivery.node == node && delivered.seq > call.seq &&
-            delivered.what.call == events::kDeliveredReply && delivered.at <= ended) {
-          ended = delivered.at;
-          how = "a reply \"" + delivered.what.outcome + "\" reached it";
-          break;
-        }
-      }
-    }
+    const Instant ended = span.ended;
+    const std::string how = span.reply ? "a reply \"" + *span.reply + "\" reached it"
+                                       : "its deadline passed with no reply";
     const bool recorded = std::ranges::any_of(attempt->steps,
                                               [&](const auto& step) {
                                                 // Its own write from any state (an operator's

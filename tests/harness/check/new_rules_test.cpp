@@ -480,6 +480,40 @@ BOOST_AUTO_TEST_CASE(i13_a_server_failure_names_its_request_id_and_keeps_the_det
   }
 }
 
+BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
+  // worker-1 (capacity 1) calls for attempt 1 (deadline 30 s), then for attempt 2 at `second`:
+  // an adoption, not a claim, so only the calls show how many attempts it runs at once.
+  const auto run = [](Duration second, bool crash_between) {
+    HistoryBuilder h;
+    h.add("world", events::RunPolicy{.attempt_deadline_us = 30'000'000,
+                                     .lease_us = 60'000'000,
+                                     .reconcile_period_us = 5'000'000,
+                                     .status_timeout_us = 1'000'000,
+                                     .worker_poll_us = 1'000'000,
+                                     .store_backoff_cap_us = 1'000'000,
+                                     .worker_capacity = 1,
+                                     .attempt_limit = 5,
+                                     .redrive_limit = 3,
+                                     .workers = 1,
+                                     .reconciler = true,
+                                     .faults_over = Instant{}});
+    insert_job(h, {});
+    insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
+    h.add(kStore, claimed(1, 1)).add("worker-1", provider_called(1, 1));
+    if (crash_between)
+      h.add("worker-1", events::NodeCrashed{})
+          .add("worker-1", events::NodeStarted{.incarnation = 2});
+    auto second_call = provider_called(2, 2);
+    second_call.deadline = Instant(second) + std::chrono::seconds(30);
+    h.at(second).add("worker-1", second_call);
+    return std::pair{check_policy(h.model()), h.last_seq()};
+  };
+  require_none(run(std::chrono::seconds(30), false).first);  // the first call's deadline passed
+  require_none(run(std::chrono::seconds(1), true).first);    // a new incarnation
+  const auto [violations, seq] = run(std::chrono::seconds(1), false);
+  require_one(violations, "I12.over_capacity", seq);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
