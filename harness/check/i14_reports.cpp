@@ -30,6 +30,9 @@
 //   - every provider reply the transport delivered to a node for a call that node reported
 //     (provider.call of that key) is followed by its provider.reply for that attempt, naming the
 //     outcome delivered;
+//   - every status answer the transport delivered to a node for an attempt's provider key is
+//     followed by its reconciler.status for that attempt (whatever status it names: an answer
+//     that arrives after the query's timeout is reported as unreachable);
 //   - a worker calls a provider for an attempt once per claim (attempt.state STARTING -> RUNNING)
 //     or adoption (worker.adopted) of that attempt it reported before.
 //   Excused: the node crashed after the write or the delivery, or was paused when the run ended;
@@ -46,6 +49,7 @@
 #include <tuple>
 
 #include "system/events/attempt_events.hpp"
+#include "system/events/reconciler_events.hpp"
 #include "system/events/worker_events.hpp"
 
 #include "harness/check/invariant.hpp"
@@ -147,6 +151,12 @@ std::string transition_key(std::int64_t attempt, AttemptState from, AttemptState
          std::string(to_string(to));
 }
 
+// A status answer is reported whatever it said: one that arrives after the query's own timeout
+// is reported as "unreachable", and the trace does not say when the query was sent.
+std::string status_key(std::int64_t attempt_id) {
+  return "reconciler.status for " + attempt_ref(attempt_id);
+}
+
 // The key a node's report is filed under, or nothing for events that are not such reports.
 std::optional<std::string> report_key(const Event& event) {
   if (auto created = events::from_event<events::AttemptCreated>(event)) {
@@ -166,6 +176,9 @@ std::optional<std::string> report_key(const Event& event) {
   }
   if (auto replied = events::from_event<events::ProviderReplied>(event)) {
     return "provider.reply " + replied->reply + " for " + attempt_ref(replied->attempt_id);
+  }
+  if (auto status = events::from_event<events::ReconcilerStatus>(event)) {
+    return status_key(status->attempt_id);
   }
   return std::nullopt;
 }
@@ -255,6 +268,11 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
                  recorded.seq,
                  recorded.at,
                  {}});
+      }
+      auto attempt = model.attempt_by_provider_key.find(delivered->provider_key);
+      if (delivered->call == events::kDeliveredStatus &&
+          attempt != model.attempt_by_provider_key.end()) {
+        owed.push_back(Owed{node, status_key(attempt->second), recorded.seq, recorded.at, {}});
       }
     } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
       ++may_call[{node, adopted->attempt_id}];

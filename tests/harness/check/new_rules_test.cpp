@@ -2,6 +2,8 @@
 // failing on the history that breaks it and passing on the one that keeps it.
 #include <boost/test/unit_test.hpp>
 
+#include "system/events/reconciler_events.hpp"
+
 #include "harness/check/invariant.hpp"
 #include "harness/sim/faulty_store.hpp"
 
@@ -280,6 +282,30 @@ BOOST_AUTO_TEST_CASE(i14_a_delivered_reply_never_reported_is_a_violation) {
                         .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "rejected"});
   end_quiescent(h);
   require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_status_answer_never_reported_is_a_violation) {
+  const auto answered = [](std::optional<std::string> reported) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    const auto seq =
+        h.add("reconciler", events::ProviderDelivered{.call = std::string(events::kDeliveredStatus),
+                                                      .provider = "alpha",
+                                                      .provider_key = provider_key(1, 1),
+                                                      .outcome = "not_found"})
+            .last_seq();
+    if (reported) {
+      h.add("reconciler",
+            events::ReconcilerStatus{
+                .job_id = 1, .attempt_id = 1, .provider = "alpha", .status = *reported});
+    }
+    end_quiescent(h);
+    return std::pair{check_reports(h.model()), seq};
+  };
+  require_none(answered("not_found").first);
+  require_none(answered("unreachable").first);  // it came after the query's timeout
+  const auto [violations, seq] = answered(std::nullopt);
+  require_one(violations, "I14.report_missing", seq);
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_call_without_a_reported_claim_or_adoption_is_a_violation) {
