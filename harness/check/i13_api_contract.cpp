@@ -14,7 +14,8 @@
 //     a valid key is never refused for its key, one with an invalid or missing key (and a body
 //     within the limit) is refused 400; JSON nested deeper than 64 levels is refused as
 //     invalid_json (400), and JSON at or under 64 levels that this checker's own parser reads (no
-//     duplicate key) is never refused as invalid JSON;
+//     duplicate key) is never refused as invalid JSON; a body that parser cannot read (a key
+//     repeated in one object, a number beyond a double, no JSON) is never accepted;
 //   - routes, judged from the method and path the client sent (route_misjudged): a path that fits
 //     none of POST /jobs, GET /jobs/{id}, POST /jobs/{id}/attempts, POST /attempts/{id}/cancel
 //     (an id: a positive decimal number, digits only) is answered 404, one that fits with another
@@ -217,6 +218,10 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
   }
   if (create && is_success(got.status) && !create_input_ok(body)) {
     return "a create whose input the contract refuses (" + body + ") was accepted";
+  }
+  if (is_success(got.status) && !readable_json(body)) {
+    return "a body this checker's parser cannot read as one JSON value (a key repeated in an "
+           "object, a number beyond a double, or no JSON at all) was accepted";
   }
   const std::size_t depth = depth_of(body);
   if (depth > kDepthLimit && error != "invalid_json" && got.status != 404) {

@@ -84,7 +84,8 @@ rc::Gen<RawCase> raw_case() {
                                                          {50, 6},
                                                          {50, 7},
                                                          {1, 8},
-                                                         {1, 9}})};
+                                                         {1, 9},
+                                                         {50, 10}})};
         }));
     raw.reconciler = *rc::gen::element(1, 1, 0);
     raw.capacity = *rc::gen::element(3, 3, 0, 1, 2);

@@ -125,7 +125,7 @@ std::string padded_body(std::size_t bytes, std::string body) {
 // text, 4 an input member the operation does not take, 5 that member a list of 70 empty lists and
 // objects side by side (a depth count that never closes a bracket reads it as 70 deep), 6 a name
 // used both inside the input and after it in the body (one set of names per object: no duplicate),
-// 7 an operation that is not a string.
+// 7 an operation that is not a string, 10 a member repeated in one object.
 std::string refused_body(int kind, const std::string& provider) {
   const std::string head = R"({"operation":"summarize","provider":")" + provider + '"';
   switch (kind) {
@@ -141,6 +141,9 @@ std::string refused_body(int kind, const std::string& provider) {
              provider + "\"}";
     case 7:
       return R"({"operation":7,"provider":")" + provider + R"(","input":{"text":"Notes"}})";
+    case 10:  // one member twice in one object: which value counts would be a guess
+      return R"({"operation":"classify","provider":")" + provider +
+             R"(","input":{"text":"Notes"},"input":{"text":"Other notes"}})";
     default:
       return head + R"(,"input":{"text":"Notes","lang":"en"}})";
   }
@@ -287,7 +290,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       create.create_job.key = s.odd_key > 0 ? pick(kOddKeys, s.odd_key - 1) : pick(kKeys, s.key);
       create.create_job.body =
           s.deep == 1 || s.deep == 2 ? nested_body(s.deep == 1 ? 64 : 65, providers[0])
-          : s.deep > 7
+          : s.deep == 8 || s.deep == 9
               ? padded_body(s.deep == 8 ? kBodyLimit : kBodyLimit + 1, body(s.body, providers))
           : s.deep > 2 ? refused_body(s.deep, providers[0])
                        : body(s.body, providers);

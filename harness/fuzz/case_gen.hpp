@@ -50,7 +50,8 @@ struct RawStep {
   // shallow list of 70 empty lists and objects side by side (more brackets than the depth limit,
   // none deeper than 4); 6 a member name repeated in an object and in the object it contains (not
   // a duplicate key); 7 an operation that is not a string; 8 and 9 the body `body` names, padded
-  // with trailing spaces to exactly the 1 MiB body limit and one byte past it. get_job: 0 GET
+  // with trailing spaces to exactly the 1 MiB body limit and one byte past it; 10 a member
+  // repeated in one object. get_job: 0 GET
   // /jobs/{id}; 1-7 a probe of the routes (kRouteProbes: no such resource, or another method).
   // retry: 0 the usual body; 1 and 2 bodies the contract refuses (an extra member, a provider that
   // is not a string).
