@@ -33,6 +33,8 @@
 //   - every status answer the transport delivered to a node for an attempt's provider key is
 //     followed by its reconciler.status for that attempt (whatever status it names: an answer
 //     that arrives after the query's timeout is reported as unreachable);
+//   - every store fault on a worker's or the reconciler's connection is followed by that node's
+//     worker.store_error or reconciler.store_error;
 //   - a worker calls a provider for an attempt once per claim (attempt.state STARTING -> RUNNING)
 //     or adoption (worker.adopted) of that attempt it reported before.
 //   Excused: the node crashed after the write or the delivery, or was paused when the run ended;
@@ -157,6 +159,14 @@ std::string status_key(std::int64_t attempt_id) {
   return "reconciler.status for " + attempt_ref(attempt_id);
 }
 
+// A worker or the reconciler reports every store failure it meets (worker.store_error,
+// reconciler.store_error): the only trace of a failure it then retries past.
+constexpr std::string_view kStoreErrorKey =
+    "a store error (worker.store_error or reconciler.store_error)";
+bool reports_store_errors(std::string_view node) {
+  return node.starts_with(sim::kWorkerNodePrefix) || node == sim::kReconcilerNode;
+}
+
 // The key a node's report is filed under, or nothing for events that are not such reports.
 std::optional<std::string> report_key(const Event& event) {
   if (auto created = events::from_event<events::AttemptCreated>(event)) {
@@ -179,6 +189,10 @@ std::optional<std::string> report_key(const Event& event) {
   }
   if (auto status = events::from_event<events::ReconcilerStatus>(event)) {
     return status_key(status->attempt_id);
+  }
+  if (event.kind() == events::WorkerStoreError::kind ||
+      event.kind() == events::ReconcilerStoreError::kind) {
+    return std::string(kStoreErrorKey);
   }
   return std::nullopt;
 }
@@ -259,6 +273,10 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
       reports[{node, *key}].push_back(recorded.seq);
     } else if (auto fault = events::from_event<events::StoreFault>(event)) {
       if (fault->maybe_committed) lost_replies.push_back({*fault, recorded.seq, recorded.at});
+      if (reports_store_errors(fault->node)) {
+        owed.push_back(
+            Owed{fault->node, std::string(kStoreErrorKey), recorded.seq, recorded.at, {}});
+      }
     } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
       auto call = called.find({node, delivered->provider_key});
       if (delivered->call == events::kDeliveredReply && call != called.end()) {

@@ -232,9 +232,9 @@ struct ScenarioSpec {
 
 // ---- the topology's node names ----------------------------------------------------------------
 
-constexpr std::string_view kApiNodePrefix = "api-";
-constexpr std::string_view kWorkerNodePrefix = "worker-";
-constexpr std::string_view kReconcilerNode = "reconciler";
+using sim::kApiNodePrefix;  // the names themselves: harness/sim/sim_spec.hpp
+using sim::kReconcilerNode;
+using sim::kWorkerNodePrefix;
 std::string api_node(int number);     // api-N, 1-based
 std::string worker_node(int number);  // worker-N, 1-based
 

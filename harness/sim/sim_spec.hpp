@@ -20,6 +20,12 @@
 
 namespace onejob::sim {
 
+// The topology's node names: api-N, worker-N (1-based) and reconciler. Below the scenario layer,
+// so the checkers can tell a node's role from its name in the trace.
+constexpr std::string_view kApiNodePrefix = "api-";
+constexpr std::string_view kWorkerNodePrefix = "worker-";
+constexpr std::string_view kReconcilerNode = "reconciler";
+
 struct LatencySpec {
   Duration min{0};
   Duration max{0};

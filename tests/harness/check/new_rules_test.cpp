@@ -269,6 +269,11 @@ BOOST_AUTO_TEST_CASE(i14_a_write_whose_reply_was_lost_need_not_be_reported) {
                                              .operation = "fail_job",
                                              .fault = "drop_response",
                                              .maybe_committed = true});
+  h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                             .attempt_id = 1,
+                                             .maybe_committed = true,
+                                             .message = "",
+                                             .retry_in_us = 0});
   end_quiescent(h);
   require_none(check_reports(h.model()));
 }
@@ -305,6 +310,31 @@ BOOST_AUTO_TEST_CASE(i14_a_status_answer_never_reported_is_a_violation) {
   require_none(answered("not_found").first);
   require_none(answered("unreachable").first);  // it came after the query's timeout
   const auto [violations, seq] = answered(std::nullopt);
+  require_one(violations, "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_store_fault_a_worker_never_reports_is_a_violation) {
+  const auto faulted = [](std::string node, bool reported) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    const auto seq = h.add("net.node_store", events::StoreFault{.node = node,
+                                                                .operation = "claim_next_attempt",
+                                                                .fault = "drop_request",
+                                                                .maybe_committed = false})
+                         .last_seq();
+    if (reported) {
+      h.add(node, events::WorkerStoreError{.worker = node,
+                                           .attempt_id = 0,
+                                           .maybe_committed = false,
+                                           .message = "",
+                                           .retry_in_us = 0});
+    }
+    end_quiescent(h);
+    return std::pair{check_reports(h.model()), seq};
+  };
+  require_none(faulted("worker-1", true).first);
+  require_none(faulted("api-1", false).first);  // an API node answers 503 instead (I13)
+  const auto [violations, seq] = faulted("worker-1", false);
   require_one(violations, "I14.report_missing", seq);
 }
 
