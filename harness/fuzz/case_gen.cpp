@@ -34,7 +34,9 @@ const RouteProbe kRouteProbes[] = {
     {"POST", "/jobs/{job}"},            // a read's path, another method
     {"GET", "/jobs/{job}/"},            // an empty last segment
     {"POST", "/jobs/{job}/attempts/1/cancel"},
-    {"GET", "/jobs/0{job}x"},  // not digits only
+    {"GET", "/jobs/0{job}x"},        // not digits only
+    {"GET", "/attempts/{job}"},      // an attempt without its action
+    {"POST", "/jobs/{job}/cancel"},  // a job's path with an attempt's action
 };
 
 const std::string kOddKeys[] = {

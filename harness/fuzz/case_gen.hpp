@@ -52,7 +52,7 @@ struct RawStep {
   // a duplicate key); 7 an operation that is not a string; 8 and 9 the body `body` names, padded
   // with trailing spaces to exactly the 1 MiB body limit and one byte past it; 10 a member
   // repeated in one object. get_job: 0 GET
-  // /jobs/{id}; 1-7 a probe of the routes (kRouteProbes: no such resource, or another method).
+  // /jobs/{id}; 1-10 a probe of the routes (kRouteProbes: no such resource, or another method).
   // retry: 0 the usual body; 1 and 2 bodies the contract refuses (an extra member, a provider that
   // is not a string).
   int deep = 0;
