@@ -52,6 +52,22 @@ events::ClientReceived retry_answer(std::int64_t request, std::int64_t send, std
   return got;
 }
 
+// A run's policy: deadline 30 s, lease 60 s, reconcile every 5 s, capacity 4, one worker.
+events::RunPolicy standard_policy() {
+  return events::RunPolicy{.attempt_deadline_us = 30'000'000,
+                           .lease_us = 60'000'000,
+                           .reconcile_period_us = 5'000'000,
+                           .status_timeout_us = 1'000'000,
+                           .worker_poll_us = 1'000'000,
+                           .store_backoff_cap_us = 1'000'000,
+                           .worker_capacity = 4,
+                           .attempt_limit = 5,
+                           .redrive_limit = 3,
+                           .workers = 1,
+                           .reconciler = true,
+                           .faults_over = Instant{}};
+}
+
 BOOST_AUTO_TEST_SUITE(new_rules)
 
 BOOST_AUTO_TEST_CASE(i11_a_replay_repeating_the_first_answer_passes) {
@@ -388,20 +404,7 @@ BOOST_AUTO_TEST_CASE(i14_a_crashed_node_that_records_anything_is_a_violation) {
 }
 
 BOOST_AUTO_TEST_CASE(i4_a_call_whose_end_its_caller_never_records_is_a_violation) {
-  const auto policy = [](HistoryBuilder& h) {
-    h.add("world", events::RunPolicy{.attempt_deadline_us = 30'000'000,
-                                     .lease_us = 60'000'000,
-                                     .reconcile_period_us = 5'000'000,
-                                     .status_timeout_us = 1'000'000,
-                                     .worker_poll_us = 1'000'000,
-                                     .store_backoff_cap_us = 1'000'000,
-                                     .worker_capacity = 4,
-                                     .attempt_limit = 5,
-                                     .redrive_limit = 3,
-                                     .workers = 1,
-                                     .reconciler = true,
-                                     .faults_over = Instant{}});
-  };
+  const auto policy = [](HistoryBuilder& h) { h.add("world", standard_policy()); };
   // The call's deadline (30 s) passes; the worker writes UNKNOWN: recorded.
   HistoryBuilder ok;
   policy(ok);
@@ -541,18 +544,9 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
   // an adoption, not a claim, so only the calls show how many attempts it runs at once.
   const auto run = [](Duration second, bool crash_between) {
     HistoryBuilder h;
-    h.add("world", events::RunPolicy{.attempt_deadline_us = 30'000'000,
-                                     .lease_us = 60'000'000,
-                                     .reconcile_period_us = 5'000'000,
-                                     .status_timeout_us = 1'000'000,
-                                     .worker_poll_us = 1'000'000,
-                                     .store_backoff_cap_us = 1'000'000,
-                                     .worker_capacity = 1,
-                                     .attempt_limit = 5,
-                                     .redrive_limit = 3,
-                                     .workers = 1,
-                                     .reconciler = true,
-                                     .faults_over = Instant{}});
+    auto policy = standard_policy();
+    policy.worker_capacity = 1;
+    h.add("world", policy);
     insert_job(h, {});
     insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
     h.add(kStore, claimed(1, 1)).add("worker-1", provider_called(1, 1));
