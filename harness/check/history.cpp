@@ -281,7 +281,10 @@ bool HistoryModel::up_at_end(const std::string& node) const {
   return life != node_life.end() && !life->second.empty() && life->second.back().what;
 }
 
-std::vector<CallSpan> call_spans(const HistoryModel& model) {
+namespace {
+
+// Folded once the deliveries are known: a call ends at a delivery that comes after it.
+std::vector<CallSpan> spans_of(const HistoryModel& model) {
   std::vector<CallSpan> spans;
   if (model.history == nullptr) return spans;
   for (const auto& recorded : *model.history) {
@@ -306,6 +309,8 @@ std::vector<CallSpan> call_spans(const HistoryModel& model) {
   }
   return spans;
 }
+
+}  // namespace
 
 bool HistoryModel::crashed_after(const std::string& node, std::uint64_t seq) const {
   auto life = node_life.find(node);
@@ -343,7 +348,9 @@ bool HistoryModel::cancelled_by_operator(const AttemptRecord& attempt, std::uint
 HistoryModel fold_history(const sim::History& history) {
   Folder folder(history);
   for (std::size_t i = 0; i < history.size(); ++i) folder.fold(i, history[i]);
-  return folder.finish();
+  HistoryModel model = folder.finish();
+  model.call_spans = spans_of(model);
+  return model;
 }
 
 std::optional<std::string> json_digest(const std::string& text) {

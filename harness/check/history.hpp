@@ -109,6 +109,15 @@ struct Delivery {
   At<events::ProviderDelivered> delivered;
 };
 
+// A worker's provider call and when it ended for that worker: the first reply the transport
+// delivered to it by the call's deadline, else the deadline. In trace order.
+struct CallSpan {
+  std::string node;
+  At<events::ProviderCalled> call;
+  Instant ended{};
+  std::optional<std::string> reply;  // the delivered reply's outcome; none: the deadline passed
+};
+
 struct HistoryModel {
   const sim::History* history = nullptr;
 
@@ -129,6 +138,7 @@ struct HistoryModel {
   std::map<std::int64_t, ClientRequest> requests;                         // by timeline number
   std::vector<ApiExchange> exchanges;                                     // in request order
   std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
+  std::vector<CallSpan> call_spans;  // every worker's calls with their ends, in trace order
 
   // Commits moving an attempt to CANCELLED on an operator's request: made by an API node while
   // it was handling a cancel_attempt request. Only these allow new work beside a live attempt.
@@ -170,16 +180,6 @@ struct HistoryModel {
 };
 
 HistoryModel fold_history(const sim::History& history);
-
-// A worker's provider call and when it ended for that worker: the first reply the transport
-// delivered to it by the call's deadline, else the deadline. In trace order.
-struct CallSpan {
-  std::string node;
-  At<events::ProviderCalled> call;
-  Instant ended{};
-  std::optional<std::string> reply;  // the delivered reply's outcome; none: the deadline passed
-};
-std::vector<CallSpan> call_spans(const HistoryModel& model);
 
 // The store's rows at the end of a run, read through the Store port: what expectations about
 // final states and counts judge, and what the commit log must agree with.

@@ -99,8 +99,7 @@ void check_capacity(const HistoryModel& model, const events::RunPolicy& policy,
 void check_calls_in_flight(const HistoryModel& model, const events::RunPolicy& policy,
                            std::vector<Violation>& out) {
   std::map<std::string, std::vector<const CallSpan*>> by_node;
-  const auto spans = call_spans(model);
-  for (const auto& span : spans) by_node[span.node].push_back(&span);
+  for (const auto& span : model.call_spans) by_node[span.node].push_back(&span);
   for (const auto& [node, calls] : by_node) {
     std::vector<const CallSpan*> under_way;  // this incarnation's calls that have not ended
     const CallSpan* previous = nullptr;

@@ -124,7 +124,7 @@ void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>&
   if (model.history == nullptr || !model.policy || !end) return;
   const Duration horizon = settle_horizon(model.policy->what);
   const Instant faults_over = model.policy->what.faults_over;
-  for (const auto& span : call_spans(model)) {
+  for (const auto& span : model.call_spans) {
     // Named references, not structured bindings: lambdas below capture them.
     const auto& node = span.node;
     const auto& call = span.call;
