@@ -42,7 +42,9 @@ namespace onejob::check {
 // The longest the rules give the system to settle an attempt after the faults end: its lease
 // runs out (lease), a sweep takes it over (reconcile_period), the next asks its provider
 // (reconcile_period + status_timeout), a re-drive waits for a claim (reconcile_period,
-// worker_poll) and a call (attempt_deadline), and writes wait out a store that just came back
+// worker_poll: an idle worker is rung by the write that left the attempt STARTING, so its
+// worker_idle_poll is never waited for) and a call (attempt_deadline), and writes wait out a
+// store that just came back
 // (store_backoff_cap, twice); one more attempt_deadline for a call already in flight.
 Duration settle_horizon(const events::RunPolicy& p) {
   return Duration(p.lease_us + 3 * p.reconcile_period_us + p.status_timeout_us +

@@ -297,7 +297,7 @@ Command add_fuzz_command(CLI::App& app) {
   add_pg_timeouts_flag(*fuzz, flags->pg_timeouts);
   fuzz->add_option("--store", flags->store,
                    "memory, postgres or postgres=URI: the store every case runs on (on "
-                   "PostgreSQL a fresh schema per case)")
+                   "PostgreSQL one schema per process, emptied before each case)")
       ->capture_default_str();
   add_report_dir_option(*fuzz, flags->report_dir,
                         "Where to write summary.json, junit.xml, repro/ and traces/");

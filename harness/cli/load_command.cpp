@@ -29,15 +29,17 @@
 
 #include "system/adapters/memory_store.hpp"
 #include "system/adapters/real_time.hpp"
+#include "system/ports/store_wrapper.hpp"
 #include "system/service/api_handler.hpp"
+#include "system/service/doorbell.hpp"
 #include "system/service/reconciler.hpp"
+#include "system/service/ringing_store.hpp"
 #include "system/service/worker.hpp"
 
 #include "harness/cli/exit_codes.hpp"
 #include "harness/cli/locked_store.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/sim/complete_now.hpp"
-#include "harness/sim/store_wrapper.hpp"
 
 namespace onejob::cli {
 namespace {
@@ -140,7 +142,9 @@ struct Node {
   SystemRandom random;
   QuickProvider provider;
   CountingSink events;
-  std::unique_ptr<Store> store;
+  std::unique_ptr<Store> connection;
+  std::unique_ptr<Store> store;    // the connection, ringing the workers after writes
+  std::unique_ptr<Doorbell> work;  // a worker's
   std::unique_ptr<SystemContext> context;
   std::unique_ptr<ApiHandler> api;
   std::unique_ptr<Worker> worker;
@@ -158,6 +162,8 @@ SystemConfig load_config() {
   config.policy.lease = std::chrono::seconds(4);
   config.policy.reconcile_period = std::chrono::seconds(1);
   config.policy.worker_poll = milliseconds(20);
+  // Within the stop's grace: a worker that was stopped waiting is gone by then.
+  config.policy.worker_idle_poll = milliseconds(500);
   config.policy.worker_capacity = 64;
   config.validate();
   return config;
@@ -168,6 +174,7 @@ struct Shared {
   SteadyClock clock;
   SystemConfig config = load_config();
   AnsweredKeys answered;
+  Doorbells workers;  // every worker's Doorbell
   // A connection of its own; the store's notices go to `events` when given. Called on the main
   // thread only.
   std::function<std::unique_ptr<Store>(EventSink*)> own_store;
@@ -263,12 +270,17 @@ auto read_patiently(boost::asio::io_context& io, Read read) {
   }
 }
 
-std::unique_ptr<Node> make_node(std::string name, Shared& shared) {
+std::unique_ptr<Node> make_node(std::string name, Shared& shared, bool worker = false) {
   auto node = std::make_unique<Node>(std::move(name), shared.answered);
-  node->store = shared.own_store(&node->events);
+  node->connection = shared.own_store(&node->events);
+  node->store = std::make_unique<RingingStore>(*node->connection, shared.workers);
+  if (worker) {
+    node->work = std::make_unique<Doorbell>(node->timer);
+    shared.workers.add(*node->work);
+  }
   node->context = std::make_unique<SystemContext>(
       SystemContext{*node->store, node->provider, shared.clock, node->timer, node->events,
-                    shared.config, node->random});
+                    shared.config, node->random, node->work.get()});
   return node;
 }
 
@@ -310,7 +322,7 @@ std::vector<std::unique_ptr<Node>> start_nodes(const LoadFlags& flags, Shared& s
     nodes.push_back(std::move(node));
   }
   for (int i = 0; i < flags.workers; ++i) {
-    auto node = make_node("worker-" + std::to_string(i + 1), shared);
+    auto node = make_node("worker-" + std::to_string(i + 1), shared, /*worker=*/true);
     node->worker = std::make_unique<Worker>(*node->context, node->name);
     boost::asio::co_spawn(node->io, node->worker->run(), watch(*node));
     nodes.push_back(std::move(node));
@@ -507,7 +519,7 @@ int load_command(const LoadFlags& flags) {
       owned = std::make_unique<MemoryStore>();
       locked = std::make_unique<LockedStore>(*owned);
       shared.own_store = [&locked](EventSink*) -> std::unique_ptr<Store> {
-        return std::make_unique<sim::StoreWrapper>(*locked);
+        return std::make_unique<StoreWrapper>(*locked);
       };
     }
   } catch (const StoreError& error) {

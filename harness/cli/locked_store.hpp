@@ -67,6 +67,10 @@ class LockedStore final : public Store {
     std::lock_guard lock(mutex_);
     co_return co_await target().find_expired_leases(now);
   }
+  Async<SweepWork> find_sweep_work(Instant now) override {
+    std::lock_guard lock(mutex_);
+    co_return co_await target().find_sweep_work(now);
+  }
   Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
                                                    Instant lease_expires_at) override {
     std::lock_guard lock(mutex_);

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "system/adapters/pg_store.hpp"
+#include "system/ports/store_wrapper.hpp"
 
 #include "harness/scenario/yaml_reader.hpp"
-#include "harness/sim/store_wrapper.hpp"
 
 namespace onejob::cli {
 namespace {
@@ -78,10 +78,10 @@ class ScratchPool : public std::enable_shared_from_this<ScratchPool> {
 };
 
 // One run's use of a pooled store; returns it to the pool when the run lets go of it.
-class ScratchPool::Loan final : public sim::StoreWrapper {
+class ScratchPool::Loan final : public StoreWrapper {
  public:
   Loan(std::shared_ptr<ScratchPool> pool, std::unique_ptr<PgStore> store)
-      : sim::StoreWrapper{*store}, pool_{std::move(pool)}, store_{std::move(store)} {}
+      : StoreWrapper{*store}, pool_{std::move(pool)}, store_{std::move(store)} {}
   ~Loan() override { pool_->give_back(std::move(store_)); }
   Loan(const Loan&) = delete;
   Loan& operator=(const Loan&) = delete;

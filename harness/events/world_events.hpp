@@ -130,6 +130,7 @@ struct RunPolicy {
   std::int64_t reconcile_period_us = 0;
   std::int64_t status_timeout_us = 0;
   std::int64_t worker_poll_us = 0;
+  std::int64_t worker_idle_poll_us = 0;
   std::int64_t store_backoff_cap_us = 0;
   std::int64_t worker_capacity = 0;
   std::int64_t attempt_limit = 0;
@@ -144,6 +145,7 @@ struct RunPolicy {
     field("reconcile_period_us", self.reconcile_period_us);
     field("status_timeout_us", self.status_timeout_us);
     field("worker_poll_us", self.worker_poll_us);
+    field("worker_idle_poll_us", self.worker_idle_poll_us);
     field("store_backoff_cap_us", self.store_backoff_cap_us);
     field("worker_capacity", self.worker_capacity);
     field("attempt_limit", self.attempt_limit);

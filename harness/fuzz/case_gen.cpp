@@ -395,7 +395,10 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
       (raw.edge % 2 == 1 ? Duration(1ms)
                          : std::chrono::seconds(1 + std::max(raw.lease_extra_s, 0) % 20));
   policy.reconcile_period = std::chrono::seconds(1 + std::max(raw.reconcile_s, 0) % 10);
-  policy.worker_poll = 250ms;  // idle polling is most of a run's loop events
+  policy.worker_poll = 250ms;
+  // Longer than the settle horizon's share for a claim: a write that forgets to ring its
+  // workers strands the attempt for the liveness rule to see, rather than slowing it down.
+  policy.worker_idle_poll = std::chrono::minutes(5);
   policy.worker_capacity = 1 + std::max(raw.capacity, 0) % 4;
   policy.attempt_limit = 1 + std::max(raw.attempt_limit, 0) % 5;
   policy.client_timeout = 2s;

@@ -158,8 +158,8 @@ void Loader::load_topology(const YAML::Node& node) {
 void Loader::load_policy(const YAML::Node& node) {
   YamlMap map(reader_, node, "policy",
               {"attempt_deadline", "lease", "reconcile_period", "status_timeout", "worker_poll",
-               "worker_capacity", "attempt_limit", "client_timeout", "client_retries", "lb_timeout",
-               "lb_retries"});
+               "worker_idle_poll", "worker_capacity", "attempt_limit", "client_timeout",
+               "client_retries", "lb_timeout", "lb_retries"});
   auto& policy = spec_.policy;
   const auto read_duration = [&](std::string_view key, Duration& field) {
     if (auto value = map.get(key)) field = positive_duration(*value, "policy." + std::string(key));
@@ -174,6 +174,7 @@ void Loader::load_policy(const YAML::Node& node) {
   read_duration("reconcile_period", policy.reconcile_period);
   read_duration("status_timeout", policy.status_timeout);
   read_duration("worker_poll", policy.worker_poll);
+  read_duration("worker_idle_poll", policy.worker_idle_poll);
   read_count("worker_capacity", policy.worker_capacity, 1, 64);
   read_count("attempt_limit", policy.attempt_limit, 1, 100);
   read_duration("client_timeout", policy.client_timeout);

@@ -64,6 +64,7 @@ struct ScenarioPolicy {
   Duration reconcile_period = std::chrono::seconds(10);
   Duration status_timeout = std::chrono::seconds(5);
   Duration worker_poll = std::chrono::milliseconds(100);
+  Duration worker_idle_poll = std::chrono::seconds(5);
   int worker_capacity = 4;
   int attempt_limit = 5;
   // A client waits this long for a response, then resends the same request (same key).

@@ -9,6 +9,7 @@
 #include "system/service/certifier.hpp"
 #include "system/service/deadline.hpp"
 #include "system/service/reconciler.hpp"
+#include "system/service/ringing_store.hpp"
 #include "system/service/worker.hpp"
 
 #include "harness/check/invariant.hpp"
@@ -36,6 +37,7 @@ SystemConfig system_config(const ScenarioSpec& spec, Defects defects) {
                          .reconcile_period = p.reconcile_period,
                          .status_timeout = p.status_timeout,
                          .worker_poll = p.worker_poll,
+                         .worker_idle_poll = p.worker_idle_poll,
                          .worker_capacity = p.worker_capacity,
                          .attempt_limit = p.attempt_limit};
   for (const auto& provider : spec.providers) {
@@ -81,6 +83,8 @@ World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store
       commit_log_(trace_) {
   if (spec.swarm) apply_swarm(network_, root_rng_.fork("swarm"));
   build_links();
+  work_bells_ = std::make_unique<sim::SimWorkBells>(*links_.at(LinkKind::node_store));
+  ringing_store_ = std::make_unique<RingingStore>(*store_, *work_bells_);
   for (const auto& provider : spec.providers) {
     providers_.emplace(provider.name,
                        std::make_unique<sim::SimProvider>(
@@ -131,7 +135,7 @@ void World::start(Node& node, bool restart) {
   auto life = std::make_unique<Incarnation>();
   life->gate = std::make_unique<sim::PauseGate>(loop_);
   life->timer = std::make_unique<sim::GatedTimer>(loop_, *life->gate);
-  life->logged = std::make_unique<sim::CommitLogStore>(*store_, commit_log_, node.name);
+  life->logged = std::make_unique<sim::CommitLogStore>(*ringing_store_, commit_log_, node.name);
   life->store = std::make_unique<sim::FaultyStore>(*life->logged, *links_.at(LinkKind::node_store),
                                                    loop_, trace_, node.name, *life->gate);
   life->providers = std::make_unique<sim::NetworkedProviders>(
@@ -140,8 +144,13 @@ void World::start(Node& node, bool restart) {
   // Each incarnation draws from its own stream, named by node and incarnation.
   life->random = std::make_unique<sim::RngRandom>(
       root_rng_.fork("random/" + node.name + "/" + std::to_string(node.lives.size())));
-  life->context = std::make_unique<SystemContext>(SystemContext{
-      *life->store, *life->providers, loop_, *life->timer, *life->events, config_, *life->random});
+  if (node.role == Role::worker) {
+    life->work = std::make_unique<sim::SimWorkSignal>(loop_, *life->gate);
+    work_bells_->listen(node.name, *life->work);
+  }
+  life->context = std::make_unique<SystemContext>(
+      SystemContext{*life->store, *life->providers, loop_, *life->timer, *life->events, config_,
+                    *life->random, life->work.get()});
   auto& executor = loop_.io();
   switch (node.role) {
     case Role::api:
@@ -172,6 +181,7 @@ void World::crash(Node& node) {
   life.providers->close();
   if (life.api) life.api->stop();
   if (life.worker) life.worker->stop();
+  if (life.work) work_bells_->stop_listening(*life.work);
   if (life.reconciler) life.reconciler->stop();
   trace_.record(node.name, events::to_event(events::NodeCrashed{}), /*injected=*/true);
 }
@@ -185,6 +195,7 @@ void World::run(bool stop_when_quiescent) {
       .reconcile_period_us = us(policy.reconcile_period),
       .status_timeout_us = us(policy.status_timeout),
       .worker_poll_us = us(policy.worker_poll),
+      .worker_idle_poll_us = us(policy.worker_idle_poll),
       .store_backoff_cap_us = us(policy.store_backoff_cap),
       .worker_capacity = policy.worker_capacity,
       .attempt_limit = policy.attempt_limit,
@@ -236,6 +247,11 @@ void World::run(bool stop_when_quiescent) {
         trace_.record(pause.node, events::to_event(events::NodeResumed{}));
       });
     });
+  }
+  for (const auto& partition : spec_.partitions) {
+    if (partition.link != LinkKind::node_store) continue;
+    loop_.schedule_at(Instant(partition.until),
+                      [this, &partition] { work_bells_->reconnected(partition.nodes); });
   }
   // The faults are over at the last action, or, with a quiet phase, once it begins.
   const Instant faults_over(faults_end(spec_));
@@ -350,6 +366,7 @@ void World::begin_quiet() {
   quiet_ = true;
   trace_.record("world", events::to_event(events::QuietStarted{}));
   for (auto& [kind, link] : links_) link->heal();
+  work_bells_->reconnected({});
   for (auto& [name, node] : nodes_) {
     if (!node->current().up) start(*node, true);
   }

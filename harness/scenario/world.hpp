@@ -18,6 +18,7 @@
 #include "harness/sim/commit_log.hpp"
 #include "harness/sim/sim_loop.hpp"
 #include "harness/sim/trace.hpp"
+#include "harness/sim/work_bells.hpp"
 
 namespace onejob::sim {
 class SimLink;
@@ -94,6 +95,9 @@ class World {
   sim::SimLoop loop_;
   sim::Trace trace_;
   std::unique_ptr<Store> store_;
+  // Rings the workers after every write that may have left work (built once the links are).
+  std::unique_ptr<sim::SimWorkBells> work_bells_;
+  std::unique_ptr<Store> ringing_store_;
   SystemConfig config_;
   NetworkSpec network_;
   std::map<LinkKind, std::unique_ptr<sim::SimLink>> links_;

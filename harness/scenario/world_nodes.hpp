@@ -26,6 +26,7 @@ struct World::Incarnation {
   std::unique_ptr<sim::NetworkedProviders> providers;
   std::unique_ptr<sim::NodeEventSink> events;
   std::unique_ptr<sim::RngRandom> random;
+  std::unique_ptr<sim::SimWorkSignal> work;  // a worker's
   std::unique_ptr<SystemContext> context;
   std::unique_ptr<ApiHandler> api;
   std::unique_ptr<Worker> worker;

@@ -73,6 +73,7 @@ void write_policy(std::string& out, const ScenarioPolicy& p) {
   out += "  reconcile_period: " + duration(p.reconcile_period) + "\n";
   out += "  status_timeout: " + duration(p.status_timeout) + "\n";
   out += "  worker_poll: " + duration(p.worker_poll) + "\n";
+  out += "  worker_idle_poll: " + duration(p.worker_idle_poll) + "\n";
   out += "  worker_capacity: " + std::to_string(p.worker_capacity) + "\n";
   out += "  attempt_limit: " + std::to_string(p.attempt_limit) + "\n";
   out += "  client_timeout: " + duration(p.client_timeout) + "\n";

@@ -3,7 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/sim/store_wrapper.hpp"
+#include "system/ports/store_wrapper.hpp"
+
 #include "harness/sim/trace.hpp"
 
 namespace onejob::sim {

@@ -137,6 +137,10 @@ Async<std::vector<Job>> FaultyStore::find_idle_jobs() {
   return round_trip<std::vector<Job>>("find_idle_jobs", false,
                                       [this] { return target().find_idle_jobs(); });
 }
+Async<SweepWork> FaultyStore::find_sweep_work(Instant now) {
+  return round_trip<SweepWork>("find_sweep_work", false,
+                               [this, now] { return target().find_sweep_work(now); });
+}
 Async<std::vector<Attempt>> FaultyStore::find_expired_leases(Instant now) {
   return round_trip<std::vector<Attempt>>(
       "find_expired_leases", false, [this, now] { return target().find_expired_leases(now); });

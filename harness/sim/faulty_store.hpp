@@ -4,10 +4,11 @@
 #include <string>
 #include <string_view>
 
+#include "system/ports/store_wrapper.hpp"
+
 #include "harness/events/world_events.hpp"
 #include "harness/sim/pause.hpp"
 #include "harness/sim/sim_network.hpp"
-#include "harness/sim/store_wrapper.hpp"
 
 namespace onejob::sim {
 
@@ -44,6 +45,7 @@ class FaultyStore final : public StoreWrapper {
   Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
   Async<std::vector<Job>> find_idle_jobs() override;
   Async<std::vector<Attempt>> find_expired_leases(Instant now) override;
+  Async<SweepWork> find_sweep_work(Instant now) override;
   Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
                                                    Instant lease_expires_at) override;
   Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override;

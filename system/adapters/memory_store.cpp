@@ -177,6 +177,17 @@ Async<std::vector<Attempt>> MemoryStore::find_expired_leases(Instant now) {
   co_return found;
 }
 
+Async<SweepWork> MemoryStore::find_sweep_work(Instant now) {
+  SweepWork work;
+  work.expired = co_await find_expired_leases(now);
+  work.unknown = co_await find_attempts_in_state(AttemptState::unknown);
+  for (const Job& job : co_await find_idle_jobs()) {
+    auto attempts = co_await list_attempts(job.id);
+    if (!attempts.empty()) work.idle.push_back(std::move(attempts.back()));
+  }
+  co_return work;
+}
+
 Async<std::optional<Attempt>> MemoryStore::claim_next_attempt(std::string worker, Instant now,
                                                               Instant lease_expires_at) {
   auto& starting = attempts_by_state_[AttemptState::starting];

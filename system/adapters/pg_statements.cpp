@@ -95,6 +95,23 @@ void prepare_attempt_statements(pqxx::connection& c) {
   c.prepare(kExpiredLeases, "SELECT " + attempt_columns +
                                 " FROM attempts WHERE state = 'RUNNING'"
                                 " AND lease_expires_at_us <= $1 ORDER BY id");
+  // The reconciler's sweep in one statement: the rows of find_expired_leases (list 0), of
+  // find_attempts_in_state('UNKNOWN') (list 1) and each idle job's latest attempt (list 2),
+  // each list in its own order.
+  c.prepare(
+      kSweepWork,
+      "SELECT list, " + attempt_columns +
+          " FROM ("
+          " SELECT 0 AS list, a.id AS sort, a.* FROM attempts a"
+          "  WHERE a.state = 'RUNNING' AND a.lease_expires_at_us <= $1"
+          " UNION ALL"
+          " SELECT 1, a.id, a.* FROM attempts a WHERE a.state = 'UNKNOWN'"
+          " UNION ALL"
+          " SELECT 2, j.id, a.* FROM jobs j CROSS JOIN LATERAL"
+          "  (SELECT * FROM attempts l WHERE l.job_id = j.id ORDER BY l.attempt_no DESC LIMIT 1) a"
+          "  WHERE j.status = 'pending' AND j.completed_by IS NULL"
+          "  AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.job_id = j.id AND b.state IN " +
+          live_states + ")) w ORDER BY list, sort");
   // SKIP LOCKED: a worker passes over an attempt another worker is claiming right now rather
   // than queueing behind it; the outer state check re-reads the row once it is locked.
   c.prepare(kClaimAttempt,

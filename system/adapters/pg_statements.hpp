@@ -30,6 +30,7 @@ inline constexpr const char* kListAttempts = "onejob_list_attempts";
 inline constexpr const char* kAttemptsInState = "onejob_attempts_in_state";
 inline constexpr const char* kExpiredLeases = "onejob_expired_leases";
 inline constexpr const char* kIdleJobs = "onejob_idle_jobs";
+inline constexpr const char* kSweepWork = "onejob_sweep_work";
 inline constexpr const char* kClaimAttempt = "onejob_claim_attempt";
 inline constexpr const char* kInsertCertification = "onejob_insert_certification";
 inline constexpr const char* kLatestCertification = "onejob_latest_certification";

@@ -118,6 +118,7 @@ class PgStore final : public Store {
   Async<std::vector<Attempt>> find_attempts_in_state(AttemptState state) override;
   Async<std::vector<Job>> find_idle_jobs() override;
   Async<std::vector<Attempt>> find_expired_leases(Instant now) override;
+  Async<SweepWork> find_sweep_work(Instant now) override;
   Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
                                                    Instant lease_expires_at) override;
   Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override;

@@ -141,6 +141,15 @@ struct CompleteAttemptResult {
   std::optional<AttemptState> before;  // the attempt's state the transaction found
 };
 
+// What one reconciler sweep works on, read at one instant in one round trip.
+struct SweepWork {
+  std::vector<Attempt> expired;  // RUNNING attempts whose lease expired at or before `now`, by id
+  std::vector<Attempt> unknown;  // UNKNOWN attempts, by id
+  // Of each idle job (pending, no winner, no live attempt), its latest attempt (the highest
+  // attempt_no), by job id; a job with no attempt at all has no entry.
+  std::vector<Attempt> idle;
+};
+
 // ---- provider certifications ----------------------------------------------------------------
 
 struct Certification {
@@ -212,6 +221,10 @@ class Store {
 
   // RUNNING attempts whose lease expired at or before `now`, by id.
   virtual Async<std::vector<Attempt>> find_expired_leases(Instant now) = 0;
+
+  // find_expired_leases(now), find_attempts_in_state(UNKNOWN) and the idle jobs' latest
+  // attempts, read together (one statement on PostgreSQL): the reconciler's sweep.
+  virtual Async<SweepWork> find_sweep_work(Instant now) = 0;
 
   // Claims the oldest STARTING attempt: it becomes RUNNING, owned by `worker` until
   // `lease_expires_at`, with a bumped lease token (the fence for all its later writes).

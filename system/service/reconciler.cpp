@@ -90,7 +90,8 @@ Async<void> resolve_unknown(CorePtr core, Attempt attempt) {
 Async<void> sweep(CorePtr core) {
   auto& context = core->context;
   Settlement settlement(context);
-  for (const auto& attempt : co_await context.store.find_expired_leases(context.clock.now())) {
+  auto work = co_await context.store.find_sweep_work(context.clock.now());
+  for (const auto& attempt : work.expired) {
     if (!core->alive) co_return;
     const Writer takeover{kName, attempt.lease_token};
     if (context.config.defects.has(Defect::lease_expiry_is_failure)) {  // the defect: FAILED
@@ -99,24 +100,28 @@ Async<void> sweep(CorePtr core) {
                                  only_running, takeover);
       continue;
     }
-    co_await settlement.unknown(attempt,
-                                "lease expired: worker " + attempt.lease_owner + " presumed lost",
-                                takeover, std::string(kName));
+    const auto taken = co_await settlement.unknown(
+        attempt, "lease expired: worker " + attempt.lease_owner + " presumed lost", takeover,
+        std::string(kName));
+    // Asked about in this same sweep, as if read after the takeover.
+    if (taken.outcome == UpdateAttemptResult::Outcome::applied && taken.attempt) {
+      work.unknown.push_back(*taken.attempt);
+    }
   }
-  for (auto& attempt : co_await context.store.find_attempts_in_state(AttemptState::unknown)) {
+  std::ranges::sort(work.unknown, {}, &Attempt::id);
+  for (auto& attempt : work.unknown) {
     if (!core->alive) co_return;
     co_await resolve_unknown(core, std::move(attempt));
   }
   // A failover that a store fault interrupted (after the FAILED write, before the next attempt
   // or the job's failure) leaves a pending job nothing works on: finish it here. A job whose
   // latest attempt an operator cancelled is left to the operator.
-  for (const auto& job : co_await context.store.find_idle_jobs()) {
+  for (const auto& latest : work.idle) {
     if (!core->alive) co_return;
-    const auto attempts = co_await context.store.list_attempts(job.id);
-    if (attempts.empty() || attempts.back().state != AttemptState::failed) continue;
+    if (latest.state != AttemptState::failed) continue;
     events::emit(context.events,
-                 events::FailoverResumed{.job_id = job.id, .attempt_id = attempts.back().id});
-    co_await settlement.fail_over(job.id, attempts.back());
+                 events::FailoverResumed{.job_id = latest.job_id, .attempt_id = latest.id});
+    co_await settlement.fail_over(latest.job_id, latest);
   }
 }
 

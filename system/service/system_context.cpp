@@ -20,9 +20,9 @@ void SystemConfig::validate() const {
     throw std::invalid_argument("lease must be longer than the attempt deadline");
   }
   if (policy.reconcile_period <= Duration::zero() || policy.worker_poll <= Duration::zero() ||
-      policy.status_timeout <= Duration::zero()) {
+      policy.worker_idle_poll <= Duration::zero() || policy.status_timeout <= Duration::zero()) {
     throw std::invalid_argument(
-        "reconcile period, status timeout and worker poll must be positive");
+        "reconcile period, status timeout, worker poll and worker idle poll must be positive");
   }
   if (policy.worker_capacity < 1 || policy.attempt_limit < 1 || policy.redrive_limit < 0) {
     throw std::invalid_argument(

@@ -11,6 +11,7 @@
 #include "system/ports/random.hpp"
 #include "system/ports/store.hpp"
 #include "system/ports/timer.hpp"
+#include "system/ports/work_signal.hpp"
 #include "system/service/contract.hpp"
 #include "system/service/defects.hpp"
 
@@ -24,7 +25,12 @@ struct Policy {
   Duration lease = std::chrono::seconds(60);
   Duration reconcile_period = std::chrono::seconds(10);
   Duration status_timeout = std::chrono::seconds(5);  // for the reconciler's status queries
+  // How soon a worker at capacity looks again, and the first step of the store-error backoff;
+  // without a WorkSignal, also how often an idle worker polls the store.
   Duration worker_poll = std::chrono::milliseconds(100);
+  // With a WorkSignal, how long an idle worker waits for a ring before it looks at the store
+  // anyway: the most a lost ring delays work.
+  Duration worker_idle_poll = std::chrono::seconds(5);
   int worker_capacity = 4;  // attempts one worker runs at once
   // While the store keeps failing, workers and the reconciler wait longer between tries, up to
   // this (see Backoff); they start from worker_poll.
@@ -57,6 +63,9 @@ struct SystemContext {
   EventSink& events;
   const SystemConfig& config;
   Random& random;
+  // Wakes an idle worker when there may be work; without one, idle workers poll every
+  // policy.worker_poll.
+  WorkSignal* work = nullptr;
 };
 
 }  // namespace onejob

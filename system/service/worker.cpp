@@ -332,11 +332,13 @@ Async<void> run_loop(CorePtr core) {
                          (core->context.config.defects.has(Defect::claim_past_capacity) ? 1 : 0);
     if (core->in_flight < capacity) {
       Work work;
+      bool failed = false;
       try {
         work = co_await next_work(core);
         backoff.reset();
       } catch (const StoreError& error) {
         // The store is failing: wait longer each time, with jitter, up to the cap.
+        failed = true;
         wait = backoff.next(core->context.random);
         if (core->alive) report_store_error(*core, error, 0, wait);
       }
@@ -358,6 +360,11 @@ Async<void> run_loop(CorePtr core) {
                               rethrow_error);
       }
       if (!work.attempts.empty() || work.adopted) continue;
+      // Idle: nothing to claim. With a signal, wait for a write to ring (or the fallback poll).
+      if (!failed && core->context.work != nullptr) {
+        co_await core->context.work->wait(policy.worker_idle_poll);
+        continue;
+      }
     }
     co_await core->context.timer.sleep_for(wait);
   }

@@ -32,8 +32,9 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Claims and runs attempts until stop(), up to policy.worker_capacity at once, polling every
-  // policy.worker_poll while idle.
+  // Claims and runs attempts until stop(), up to policy.worker_capacity at once. While idle it
+  // waits for the context's WorkSignal, at most policy.worker_idle_poll; without one it polls
+  // every policy.worker_poll.
   Async<void> run();
 
   // Claims one attempt and runs it until its outcome is decided (answer or deadline); returns

@@ -103,6 +103,11 @@ class Describer {
     return out + "]";
   }
 
+  std::string sweep(const SweepWork& work) {
+    return "expired=" + attempts(work.expired) + " unknown=" + attempts(work.unknown) +
+           " idle=" + attempts(work.idle);
+  }
+
   static std::string state(const std::optional<AttemptState>& state) {
     return state ? std::string{to_string(*state)} : "-";
   }
@@ -211,7 +216,8 @@ std::string apply_unguarded(Store& store, const Op& op) {
     case Kind::read_state:
       return "read " + describe.attempts(run(store.find_attempts_in_state(op.state)));
     case Kind::read_expired:
-      return "read " + describe.attempts(run(store.find_expired_leases(op.now)));
+      return "read " + describe.attempts(run(store.find_expired_leases(op.now))) + " sweep " +
+             describe.sweep(run(store.find_sweep_work(op.now)));
     case Kind::read_certification: {
       const std::optional<Certification> c = run(store.latest_certification(op.text));
       if (!c) return "read no-certification";
@@ -507,6 +513,7 @@ std::string final_state(Store& store, std::int64_t job_ids_issued, Instant now) 
            describe.attempts(run(store.find_attempts_in_state(state))) + "\n";
   }
   out += "expired: " + describe.attempts(run(store.find_expired_leases(now))) + "\n";
+  out += "sweep: " + describe.sweep(run(store.find_sweep_work(now))) + "\n";
   for (const std::string& provider : kProviders) {
     Op read;
     read.kind = Kind::read_certification;

@@ -12,11 +12,11 @@
 #include <rapidcheck/state.h>
 
 #include "system/adapters/memory_store.hpp"
+#include "system/ports/store_wrapper.hpp"
 #include "system/service/api_handler.hpp"
 
 #include "harness/sim/rng.hpp"
 #include "harness/sim/sim_loop.hpp"
-#include "harness/sim/store_wrapper.hpp"
 
 #include "tests/support/fake_providers.hpp"
 #include "tests/support/recording_sink.hpp"
@@ -39,9 +39,9 @@ const std::string kOwners[] = {"alice", "bob"};
 const std::string kKeys[] = {"k1", "k2"};
 
 // A store whose next write's reply is lost after the write ran (commit outcome unknown).
-class LosingStore final : public sim::StoreWrapper {
+class LosingStore final : public StoreWrapper {
  public:
-  using sim::StoreWrapper::StoreWrapper;
+  using StoreWrapper::StoreWrapper;
   bool lose_next_reply = false;
 
   Async<InsertJobResult> insert_job(NewJob job) override {

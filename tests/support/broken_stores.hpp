@@ -4,8 +4,7 @@
 #include <string>
 
 #include "system/adapters/memory_store.hpp"
-
-#include "harness/sim/store_wrapper.hpp"
+#include "system/ports/store_wrapper.hpp"
 
 namespace onejob::test {
 
@@ -15,9 +14,9 @@ struct OwnsMemoryStore {
 
 // A store that forgot UNIQUE (owner_id, idempotency_key): a duplicate insert succeeds as a
 // second job under the same pair. The system run on it must be caught by I1.
-class StoreWithoutUniqueKey final : private OwnsMemoryStore, public sim::StoreWrapper {
+class StoreWithoutUniqueKey final : private OwnsMemoryStore, public StoreWrapper {
  public:
-  StoreWithoutUniqueKey() : sim::StoreWrapper(memory) {}
+  StoreWithoutUniqueKey() : StoreWrapper(memory) {}
 
   Async<InsertJobResult> insert_job(NewJob job) override {
     const std::string key = job.idempotency_key;
@@ -36,9 +35,9 @@ class StoreWithoutUniqueKey final : private OwnsMemoryStore, public sim::StoreWr
 
 // A store whose updates ignore the lease token: a worker whose lease was taken over still
 // writes. The system run on it must be caught by I10.
-class StoreIgnoringFences final : private OwnsMemoryStore, public sim::StoreWrapper {
+class StoreIgnoringFences final : private OwnsMemoryStore, public StoreWrapper {
  public:
-  StoreIgnoringFences() : sim::StoreWrapper(memory) {}
+  StoreIgnoringFences() : StoreWrapper(memory) {}
 
   Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
     update.fence.reset();
@@ -52,9 +51,9 @@ class StoreIgnoringFences final : private OwnsMemoryStore, public sim::StoreWrap
 
 // A store that merges a losing result into what readers see: the job's result as read is the
 // latest discarded one. The system run on it must be caught by I5's rule on reads.
-class StoreShowingLostResults final : private OwnsMemoryStore, public sim::StoreWrapper {
+class StoreShowingLostResults final : private OwnsMemoryStore, public StoreWrapper {
  public:
-  StoreShowingLostResults() : sim::StoreWrapper(memory) {}
+  StoreShowingLostResults() : StoreWrapper(memory) {}
 
   Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override {
     const JobId job = completion.job_id;
@@ -76,9 +75,9 @@ class StoreShowingLostResults final : private OwnsMemoryStore, public sim::Store
 
 // A store whose reads hide a completion: a won job reads as pending with no winner. The system
 // run on it must be caught by I5's rule on reads.
-class StoreHidingCompletions final : private OwnsMemoryStore, public sim::StoreWrapper {
+class StoreHidingCompletions final : private OwnsMemoryStore, public StoreWrapper {
  public:
-  StoreHidingCompletions() : sim::StoreWrapper(memory) {}
+  StoreHidingCompletions() : StoreWrapper(memory) {}
 
   Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override {
     auto job = co_await memory.find_job(std::move(owner_id), id);

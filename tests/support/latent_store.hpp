@@ -1,13 +1,14 @@
 #pragma once
 
+#include "system/ports/store_wrapper.hpp"
+
 #include "harness/sim/sim_loop.hpp"
-#include "harness/sim/store_wrapper.hpp"
 
 namespace onejob::test {
 
 // Every job insert and lookup waits `latency` of simulated time first, as a round trip to a
 // database would, so concurrent requests really interleave between their statements.
-class LatentStore final : public sim::StoreWrapper {
+class LatentStore final : public StoreWrapper {
  public:
   LatentStore(Store& target, sim::SimLoop& loop, Duration latency)
       : StoreWrapper(target), loop_(loop), latency_(latency) {}

@@ -5,10 +5,9 @@
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
+#include "system/ports/store_wrapper.hpp"
 #include "system/service/certifier.hpp"
 #include "system/service/deadline.hpp"
-
-#include "harness/sim/store_wrapper.hpp"
 
 #include "tests/support/latent_store.hpp"
 #include "tests/support/scenarios.hpp"
@@ -365,9 +364,9 @@ BOOST_AUTO_TEST_CASE(cancel_is_owner_scoped_and_only_for_live_attempts) {
 
 // A store that fails every call with the words a real database uses: a socket path, SQL and
 // the server's own text.
-class BrokenStore final : public sim::StoreWrapper {
+class BrokenStore final : public StoreWrapper {
  public:
-  BrokenStore(Store& target, StoreError::Kind kind) : sim::StoreWrapper(target), kind_(kind) {}
+  BrokenStore(Store& target, StoreError::Kind kind) : StoreWrapper(target), kind_(kind) {}
   Async<InsertJobResult> insert_job(NewJob) override { throw error(); }
   Async<std::optional<Job>> find_job(std::string, JobId) override { throw error(); }
 

@@ -294,6 +294,34 @@ BOOST_AUTO_TEST_CASE(idle_jobs_are_pending_without_a_winner_or_a_live_attempt) {
   BOOST_TEST(busy.job_id != idle.job_id);
 }
 
+// The sweep's one read holds what the three reads it replaces hold, each idle job by its
+// latest attempt.
+BOOST_AUTO_TEST_CASE(sweep_work_is_expired_leases_unknown_attempts_and_idle_jobs_latest) {
+  Attempt a = job_with_attempt("a");
+  Attempt b = job_with_attempt("b");
+  Attempt c = job_with_attempt("c");
+  Attempt d = job_with_attempt("d");
+  Attempt e = job_with_attempt("e");
+  BOOST_REQUIRE(claim("w1").id == a.id);  // RUNNING, lease until 21s
+  const Attempt unknown = drive(b, S::unknown);
+  const Attempt cancelled = drive(c, S::cancelled);
+  // e: its first attempt cancelled, an operator's retry cancelled too: idle, latest = the retry.
+  drive(e, S::cancelled);
+  const Attempt second = drive(retry(e.job_id), S::cancelled);
+  BOOST_REQUIRE(second.attempt_no == 2);
+  // d stays STARTING: in no list.
+  BOOST_TEST(run_sync(store.find_sweep_work(at(20))).expired.empty());
+  const auto work = run_sync(store.find_sweep_work(at(21)));
+  BOOST_REQUIRE(work.expired.size() == 1u);
+  BOOST_TEST(work.expired[0].id == a.id);
+  BOOST_REQUIRE(work.unknown.size() == 1u);
+  BOOST_TEST(work.unknown[0].id == unknown.id);
+  BOOST_REQUIRE(work.idle.size() == 2u);
+  BOOST_TEST(work.idle[0].id == cancelled.id);
+  BOOST_TEST(work.idle[1].id == second.id);
+  BOOST_TEST((run_sync(store.find_attempt(d.id))->state == S::starting));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include "system/ports/store.hpp"
 
-namespace onejob::sim {
+namespace onejob {
 
 // Forwards every Store operation to another store (leveldb's EnvWrapper): a fault-injecting or
 // deliberately broken store derives from it and overrides only what it breaks.
@@ -45,6 +45,7 @@ class StoreWrapper : public Store {
   Async<std::vector<Attempt>> find_expired_leases(Instant now) override {
     return target_.find_expired_leases(now);
   }
+  Async<SweepWork> find_sweep_work(Instant now) override { return target_.find_sweep_work(now); }
   Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
                                                    Instant lease_expires_at) override {
     return target_.claim_next_attempt(worker, now, lease_expires_at);
@@ -69,4 +70,4 @@ class StoreWrapper : public Store {
   Store& target_;
 };
 
-}  // namespace onejob::sim
+}  // namespace onejob
