@@ -365,8 +365,9 @@ bool World::quiescent() {
 void World::begin_quiet() {
   quiet_ = true;
   trace_.record("world", events::to_event(events::QuietStarted{}));
+  const auto cut_off = work_bells_->cut_off();
   for (auto& [kind, link] : links_) link->heal();
-  work_bells_->reconnected({});
+  work_bells_->reconnected(cut_off);
   for (auto& [name, node] : nodes_) {
     if (!node->current().up) start(*node, true);
   }

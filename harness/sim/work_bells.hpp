@@ -46,14 +46,22 @@ class SimWorkBells final : public WorkBell {
       }
     }
   }
-  // The store links of `nodes` came back (all of them when `nodes` is empty): each of those
-  // workers looks once.
+  // The store links of `nodes` came back: each of those workers looks once. Only those: a
+  // ring to a worker that was never cut off would hide a write that forgot to ring.
   void reconnected(const std::vector<std::string>& nodes) {
     for (auto& listener : listeners_) {
-      if (nodes.empty() || std::ranges::find(nodes, listener.node) != nodes.end()) {
-        listener.signal->bell().ring();
+      if (std::ranges::find(nodes, listener.node) != nodes.end()) listener.signal->bell().ring();
+    }
+  }
+  // The workers whose store link is cut right now (their rings are being lost).
+  std::vector<std::string> cut_off() const {
+    std::vector<std::string> nodes;
+    for (const auto& listener : listeners_) {
+      if (store_link_.partitioned(Direction::response, listener.node, "store")) {
+        nodes.push_back(listener.node);
       }
     }
+    return nodes;
   }
   // REQUIRES: `signal` stays alive until removed. Listeners are rung in the order added.
   void listen(std::string node, SimWorkSignal& signal) {
