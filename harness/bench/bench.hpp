@@ -2,8 +2,9 @@
 
 // `onejob bench`'s measurements: each figure beside its baseline, measured in the same run and
 // interleaved (baseline, subject, baseline, subject, ...), printed as a ratio (the median over
-// rounds). The command line (harness/cli/bench_command.cpp) checks the flags, loads the
-// catalogue, opens the store and calls these in order.
+// rounds; the geometric mean for PostgreSQL, see bench_pg.cpp). The command line
+// (harness/cli/bench_command.cpp) checks the flags, loads the catalogue, opens the store and calls
+// these in order.
 
 #include <functional>
 #include <memory>

@@ -83,32 +83,32 @@ std::size_t bytes_of(const pqxx::row& row) {
   return bytes;
 }
 
-// ---- one CPU for everything measured --------------------------------------------------------
+// ---- where everything measured runs --------------------------------------------------------
 
 // On a machine whose other CPUs are busy (other builds, or a virtual machine's host taking CPUs
 // away), where the scheduler places a client thread and its server backend, on one CPU or
 // across two, changes a 1-connection side's rate as much as twofold and stays put for seconds:
-// one side gets lucky for a whole figure. So the bench runs its own threads and its
-// connections' backends on one CPU, the same for every side, and a ratio compares the CPU each
-// side needs per call. The backends are those that appeared in pg_stat_activity while a side
+// one side gets lucky for a whole figure. So the bench fixes the placement, the same for every
+// side: its own threads on one CPU and its connections' backends on another, as a client and
+// its database server run in a deployment. (On one shared CPU the client's code and data also
+// evict the server's from that CPU's caches between calls, which slows the server by an amount
+// that grows with the client's footprint rather than with its CPU time.) With one CPU allowed,
+// everything runs on it. The backends are those that appeared in pg_stat_activity while a side
 // connected; pinning them needs the server on this machine and the right to set their
 // affinity, and when either is missing the bench says so and runs unpinned.
 class Pinning {
  public:
   explicit Pinning(const PgTarget& target) : connection_{raw_connection(target)} {
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    if (sched_getaffinity(0, sizeof mask, &original_) != 0) {
+    if (sched_getaffinity(0, sizeof original_, &original_) != 0) {
       disable("sched_getaffinity");
       return;
     }
-    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu) {
-      if (CPU_ISSET(cpu, &original_)) {
-        cpu_ = cpu;
-        break;
-      }
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &original_)) continue;
+      if (client_cpu_ < 0) client_cpu_ = cpu;
+      server_cpu_ = cpu;
     }
-    CPU_SET(cpu_, &mask);
+    const cpu_set_t mask = only(client_cpu_);
     // Threads started from now on (every side's) inherit this thread's mask.
     if (sched_setaffinity(0, sizeof mask, &mask) != 0) {
       disable("sched_setaffinity");
@@ -138,16 +138,25 @@ class Pinning {
     pin(added);
   }
   std::string describe() const {
-    if (!problem_.empty()) return "not pinned to one CPU (" + problem_ + ")";
-    return "CPU " + std::to_string(cpu_) + " for the bench's threads and backends";
+    if (!problem_.empty()) return "not pinned (" + problem_ + ")";
+    if (client_cpu_ == server_cpu_) {
+      return "CPU " + std::to_string(client_cpu_) +
+             " for the bench's threads and backends (the only CPU allowed)";
+    }
+    return "the bench's threads on CPU " + std::to_string(client_cpu_) + ", its backends on CPU " +
+           std::to_string(server_cpu_);
   }
 
  private:
-  void pin(const std::vector<int>& backends) {
-    if (!problem_.empty()) return;
+  static cpu_set_t only(int cpu) {
     cpu_set_t mask;
     CPU_ZERO(&mask);
-    CPU_SET(cpu_, &mask);
+    CPU_SET(cpu, &mask);
+    return mask;
+  }
+  void pin(const std::vector<int>& backends) {
+    if (!problem_.empty()) return;
+    const cpu_set_t mask = only(server_cpu_);
     for (const int pid : backends) {
       std::ifstream comm{"/proc/" + std::to_string(pid) + "/comm"};
       std::string name;
@@ -168,7 +177,8 @@ class Pinning {
 
   std::shared_ptr<pqxx::connection> connection_;
   cpu_set_t original_{};
-  int cpu_ = 0;
+  int client_cpu_ = -1;
+  int server_cpu_ = -1;
   std::string problem_;
 };
 
@@ -687,18 +697,29 @@ std::string thousands(double value) {
   return out;
 }
 
-// (max - min) / median of a side's per-round rates.
+// The geometric mean. Over rounds it makes the figure's ratio one number however it is taken:
+// the ratio of two sides' geometric-mean rates is exactly the geometric mean of their per-round
+// ratios, so printed rates and printed ratio never disagree, even when the machine's speed
+// changed between rounds (as a virtual machine's does) and the medians of the two sides' rates
+// came from different rounds.
+double geometric_mean(const std::vector<double>& values) {
+  double logs = 0;
+  for (const double value : values) logs += std::log(value);
+  return std::exp(logs / static_cast<double>(values.size()));
+}
+
+// (max - min) / geometric mean of a side's per-round rates.
 double relative_spread(const std::vector<double>& rates) {
   const auto [low, high] = std::minmax_element(rates.begin(), rates.end());
-  return (*high - *low) / median(rates);
+  return (*high - *low) / geometric_mean(rates);
 }
 
 void print_figure(const Figure& figure) {
   std::printf("  %s\n   ", figure.name.c_str());
   for (std::size_t s = 0; s < figure.sides.size(); ++s) {
     std::printf(" %s %s/s (spread %.0f%%)%s", figure.sides[s].c_str(),
-                thousands(median(figure.rates[s])).c_str(), 100 * relative_spread(figure.rates[s]),
-                s + 1 < figure.sides.size() ? "," : "\n");
+                thousands(geometric_mean(figure.rates[s])).c_str(),
+                100 * relative_spread(figure.rates[s]), s + 1 < figure.sides.size() ? "," : "\n");
   }
   for (std::size_t s = 1; s < figure.sides.size(); ++s) {
     std::vector<double> ratios;
@@ -707,8 +728,9 @@ void print_figure(const Figure& figure) {
     }
     const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
     std::printf("    against %-9s %.2f   per round: median %.2f, range %.2f-%.2f\n",
-                figure.sides[s].c_str(), median(figure.rates[0]) / median(figure.rates[s]),
-                median(ratios), *low, *high);
+                figure.sides[s].c_str(),
+                geometric_mean(figure.rates[0]) / geometric_mean(figure.rates[s]), median(ratios),
+                *low, *high);
   }
   std::fflush(stdout);
 }
@@ -732,8 +754,9 @@ void postgres(const PgTarget& target, const Settings& requested) {
       "PgStore's own statements through libpqxx, and \"plain SQL\", hand-written statements\n"
       "doing the same work. After a discarded warm-up round, %d rounds; in each, every side\n"
       "runs %.2f s in %d slices ordered A B C, C B A, ..., its rate the median of its slices'.\n"
-      "Rates: median over rounds (spread: (max - min) / median). Ratios: PgStore's median rate\n"
-      "over the baseline's, then the median and range of the per-round ratios.\nPlacement: %s.\n",
+      "Rates: geometric mean over rounds (spread: (max - min) / that mean). Ratios: PgStore's\n"
+      "rate over the baseline's, which is also the geometric mean of the per-round ratios; then\n"
+      "the median and range of the per-round ratios.\nPlacement: %s.\n",
       target.description.c_str(), flags.rounds, flags.seconds, passes(flags),
       pinning.describe().c_str());
   std::fflush(stdout);

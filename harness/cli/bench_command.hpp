@@ -15,7 +15,7 @@ struct BenchFlags {
 };
 
 // `onejob bench`: each figure beside its baseline, measured in the same run and interleaved
-// (baseline, subject, baseline, subject, ...), printed as a ratio (the median over rounds).
+// (baseline, subject, baseline, subject, ...), printed as a ratio over rounds.
 // The simulator (loop events/s on the catalogue and on generated loads of 1k, 10k and 100k
 // jobs against a bare priority-queue loop and the same loop through Asio; CPU, peak memory and
 // growth exponents), the fuzzer (cases/s in one and two processes; cases and seconds to find

@@ -176,7 +176,10 @@ Connection::Armed::Armed(Connection& owner_, pqxx::connection& connection,
   owner.watchdog_.arm(connection.sock(), owner.reply_bound_or_default(bound));
 }
 
-Connection::Armed::~Armed() { timed_out = owner.watchdog_.disarm(); }
+Connection::Armed::~Armed() {
+  timed_out = owner.watchdog_.disarm();
+  owner.last_answer_ = std::chrono::steady_clock::now();
+}
 
 std::chrono::milliseconds Connection::reply_bound_or_default(
     std::chrono::milliseconds bound) const {
@@ -221,7 +224,11 @@ Connection::~Connection() {
 }
 
 pqxx::connection& Connection::ready(const char* operation) {
-  if (connection_ && (!connection_->is_open() || server_spoke_while_idle(*connection_))) drop();
+  if (connection_ && (!connection_->is_open() || (std::chrono::steady_clock::now() - last_answer_ >=
+                                                      PgStore::kProbeAfterIdle &&
+                                                  server_spoke_while_idle(*connection_)))) {
+    drop();
+  }
   if (!connection_) {
     try {
       open();

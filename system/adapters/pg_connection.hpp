@@ -128,6 +128,9 @@ class Connection {
   ReplyWatchdog watchdog_;
   std::unique_ptr<pqxx::connection> connection_;
   std::unique_ptr<NoticeHandler> notices_;  // registered on connection_, dropped before it
+  // When the last operation's body ended (Armed's destructor): ready() probes the socket only
+  // after PgStore::kProbeAfterIdle.
+  std::chrono::steady_clock::time_point last_answer_;
 };
 
 // Refuses a text parameter with a NUL byte (StoreError rejected): libpq sends text parameters

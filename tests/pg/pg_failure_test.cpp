@@ -205,11 +205,13 @@ BOOST_AUTO_TEST_CASE(a_cas_killed_mid_statement_is_maybe_committed_and_costs_one
 }
 
 // A backend that dies while its connection is idle costs no call at all: the store notices the
-// server's goodbye before it sends anything, and opens a new connection.
+// server's goodbye before it sends anything, and opens a new connection. (Idle means at least
+// PgStore::kProbeAfterIdle since the connection last answered.)
 BOOST_AUTO_TEST_CASE(an_idle_connection_killed_costs_no_call) {
   const Created created = create_job(store(), "key-1");
   for (int round = 0; round < 3; ++round) {
     kill_all_but(admin(), {backend_pid(raw())});
+    std::this_thread::sleep_for(PgStore::kProbeAfterIdle);
     BOOST_CHECK_NO_THROW(run(store().load_job(created.job.id)));
     BOOST_CHECK_NO_THROW(
         run(store().insert_job(new_job("alice", "key-" + std::to_string(round + 2)))));
