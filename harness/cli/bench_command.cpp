@@ -90,8 +90,8 @@ Command add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand(
       "bench",
       "Measure the simulator, the fuzzer and (with --store postgres) PgStore, each figure "
-      "beside its baseline from the same run (medians over interleaved rounds, printed as "
-      "ratios). The full run takes several minutes; --quick is under a minute.");
+      "beside its baseline from the same run (over interleaved rounds, printed as ratios). The "
+      "full run takes several minutes; --quick is under a minute.");
   bench->add_flag("--quick", flags->settings.quick, "Smaller loads and fewer cases (CI smoke use)");
   bench->add_option("--store", flags->store, "postgres or postgres=URI to measure PgStore too")
       ->capture_default_str();
@@ -112,7 +112,7 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   bench->footer(
       "Exit codes: 0 measured; 2 bad flags, an unreadable catalogue or an unreachable "
-      "store.");
+      "store; 3 a bug in onejob itself.");
 
   return {bench, [flags] { return bench_command(*flags); }};
 }

@@ -33,6 +33,7 @@ int defects_command() {
 Command add_defects_command(CLI::App& app) {
   auto* defects = app.add_subcommand(
       "defects", "List the named defects the system can run with (--defect NAME), a line each.");
+  defects->footer("Exit codes: 0 listed; 2 bad flags; 3 a bug in onejob itself.");
 
   return {defects, [] { return defects_command(); }};
 }

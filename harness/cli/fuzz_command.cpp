@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -52,6 +54,62 @@ std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& s
     return "--shard: expected 1 <= i <= n, found \"" + text + "\"";
   }
   return std::nullopt;
+}
+
+std::optional<std::string> resolve_auto_shard(const Environment& env, std::string& shard,
+                                              std::string& source) {
+  struct Scheme {
+    const char* index;
+    const char* count;
+    int base;  // the index of the first shard: 0 or 1
+  };
+  // Kubernetes Indexed Jobs set JOB_COMPLETION_INDEX; the count is the Job's completions, which
+  // no variable carries, so the manifest passes it as ONEJOB_SHARDS. Then the CI systems that
+  // split a job themselves: GitLab (parallel:), CircleCI (parallelism:), Buildkite (parallelism:).
+  static constexpr Scheme kSchemes[] = {
+      {"JOB_COMPLETION_INDEX", "ONEJOB_SHARDS", 0},
+      {"CI_NODE_INDEX", "CI_NODE_TOTAL", 1},
+      {"CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0},
+      {"BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0},
+  };
+  const auto number = [](const char* text, std::uint64_t& out) {
+    if (text == nullptr || *text == '\0') return false;
+    const std::string_view digits{text};
+    if (!std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; })) return false;
+    if (digits.size() > 18) return false;
+    out = std::stoull(std::string{digits});
+    return true;
+  };
+  for (const auto& scheme : kSchemes) {
+    const char* index_text = env(scheme.index);
+    if (index_text == nullptr) continue;
+    const char* count_text = env(scheme.count);
+    std::uint64_t index = 0;
+    std::uint64_t count = 0;
+    if (!number(index_text, index)) {
+      return std::string{"--shard auto: "} + scheme.index + "=\"" + index_text +
+             "\" is not a shard index";
+    }
+    if (count_text == nullptr) {
+      return std::string{"--shard auto: "} + scheme.index + " is set but " + scheme.count +
+             " (how many shards there are) is not";
+    }
+    if (!number(count_text, count) || count == 0) {
+      return std::string{"--shard auto: "} + scheme.count + "=\"" + count_text +
+             "\" is not a number of shards";
+    }
+    if (index < static_cast<std::uint64_t>(scheme.base) || index - scheme.base >= count) {
+      return std::string{"--shard auto: "} + scheme.index + "=" + index_text +
+             " is out of range for " + scheme.count + "=" + count_text;
+    }
+    shard = std::to_string(index - scheme.base + 1) + "/" + std::to_string(count);
+    source = std::string{scheme.index} + "=" + index_text + ", " + scheme.count + "=" + count_text;
+    return std::nullopt;
+  }
+  return std::string{
+      "--shard auto: no shard in the environment (looked for JOB_COMPLETION_INDEX with "
+      "ONEJOB_SHARDS, CI_NODE_INDEX with CI_NODE_TOTAL, CIRCLE_NODE_INDEX with CIRCLE_NODE_TOTAL, "
+      "BUILDKITE_PARALLEL_JOB with BUILDKITE_PARALLEL_JOB_COUNT)"};
 }
 
 // `--jobs N`: one process per job, each running every N-th case of this shard (so the jobs of
@@ -124,15 +182,19 @@ int fuzz_command(const FuzzFlags& flags) {
     exact = fuzz::CaseId{flags.seed, *flags.only_case, {}};
   }
   if (flags.show) {
-    const auto spec = exact ? fuzz::generate_case(*exact) : std::nullopt;
+    auto spec = exact ? fuzz::generate_case(*exact) : std::nullopt;
     if (!spec) {
       return bad_input("--show: ",
                        (exact ? "the shrink path of \"" + flags.reproduce + "\" leads nowhere"
                               : std::string("needs --case or --reproduce")));
     }
-    std::fputs(
-        scenario::to_yaml(*spec, "onejob fuzz --reproduce " + fuzz::to_string(*exact)).c_str(),
-        stdout);
+    // As the campaign runs the case: with its defects, ending once nothing is left to happen.
+    spec->defects = defects;
+    spec->stop_when_quiescent = true;
+    std::fputs(scenario::to_yaml(*spec, "onejob fuzz --reproduce " + fuzz::to_string(*exact) +
+                                            report::defect_flags(defects))
+                   .c_str(),
+               stdout);
     return kExitPass;
   }
   if (!flags.reproduce.empty() && !fuzz::generate_case(*exact)) {
@@ -150,7 +212,17 @@ int fuzz_command(const FuzzFlags& flags) {
   options.only_case = flags.only_case;
   if (!flags.reproduce.empty()) options.exact = exact;
   if (options.only_case) options.cases = *options.only_case + 1;
-  if (auto problem = parse_shard(flags.shard, options.shard, options.shards)) {
+  std::string shard_text = flags.shard;
+  if (shard_text == "auto") {
+    std::string source;
+    if (auto problem =
+            resolve_auto_shard([](const char* name) -> const char* { return std::getenv(name); },
+                               shard_text, source)) {
+      return bad_input(*problem);
+    }
+    std::fprintf(stderr, "fuzz: shard %s (from %s)\n", shard_text.c_str(), source.c_str());
+  }
+  if (auto problem = parse_shard(shard_text, options.shard, options.shards)) {
     return bad_input(*problem);
   }
   if (flags.jobs > 1 && !flags.only_case && !options.exact)
@@ -211,17 +283,16 @@ int fuzz_command(const FuzzFlags& flags) {
     }
     std::printf("never reached: %s\n", never.c_str());
   }
-  for (const auto& failure : result.failures) {
-    const auto before = fuzz::size_of(failure.original);
-    const auto after = fuzz::size_of(failure.shrunk);
+  for (std::size_t i = 0; i < result.failures.size(); ++i) {
+    const auto& failure = result.failures[i];
     std::printf(
-        "FAIL  case %llu: [%s] %s\n      shrunk in %d steps (%d runs) from %d steps, %d nodes, "
-        "%d faults to %d steps, %d nodes, %d faults\n      repro: %s\n      reproduce: %s\n",
+        "FAIL  case %llu: [%s] %s\n      %s\n      repro: %s (trace=%s; 'onejob run' it, no flags "
+        "needed)\n      reproduce: %s\n",
         static_cast<unsigned long long>(failure.case_index), failure.rule.c_str(),
-        failure.message.c_str(), failure.shrink_steps, failure.shrink_runs, before.steps,
-        before.nodes, before.faults, after.steps, after.nodes, after.faults,
-        summary["failures"][0]["repro"].get<std::string>().c_str(),
-        summary["failures"][0]["reproduce"].get<std::string>().c_str());
+        failure.message.c_str(), fuzz::shrink_story(failure).c_str(),
+        summary["failures"][i]["repro"].get<std::string>().c_str(),
+        failure.shrunk_run.trace_hash.c_str(),
+        summary["failures"][i]["reproduce"].get<std::string>().c_str());
   }
   std::printf("reports: %s/summary.json, junit.xml%s\n", dir.string().c_str(),
               result.failures.empty() ? "" : ", repro/, traces/, html/");
@@ -280,7 +351,11 @@ Command add_fuzz_command(CLI::App& app) {
                    "Stop after this much wall time, e.g. 90s, 10m, 2h (default: no limit)");
   fuzz->add_option("--shard", flags->shard,
                    "Run shard i of n: the cases whose index is i-1 modulo n (case k depends only "
-                   "on the build, the seed and k, so shards never overlap)")
+                   "on the build, the seed and k, so shards never overlap). 'auto' reads it from "
+                   "the environment: a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with "
+                   "ONEJOB_SHARDS), GitLab (CI_NODE_INDEX/CI_NODE_TOTAL), CircleCI "
+                   "(CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL) or Buildkite "
+                   "(BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT)")
       ->capture_default_str();
   fuzz->add_option("--jobs", flags->jobs,
                    "Processes to run the cases in (each takes every N-th case; one merged report)")
@@ -303,7 +378,8 @@ Command add_fuzz_command(CLI::App& app) {
                         "Where to write summary.json, junit.xml, repro/ and traces/");
   fuzz->footer(
       "Progress goes to stderr every second (cases/s, marks reached, violations).\n"
-      "Exit codes: 0 no violation; 1 a violation (its repro path is printed); 2 bad input.");
+      "Exit codes: 0 no violation; 1 a violation (its repro path is printed); 2 bad input;\n"
+      "3 a bug in onejob itself.");
 
   return {fuzz, [flags] { return fuzz_command(*flags); }};
 }
@@ -316,6 +392,10 @@ Command add_merge_command(CLI::App& app) {
       ->required()
       ->check(non_empty_path());
   add_report_dir_option(*merge, flags->report_dir, "Where to write the merged summary.json");
+  merge->footer(
+      "Exit codes: 0 merged, and no campaign found a violation; 1 merged, and at least one did\n"
+      "(each is listed with its repro); 2 bad input (a folder without a fuzz summary.json, bad\n"
+      "flags); 3 a bug in onejob itself.");
 
   return {merge, [flags] { return merge_command(*flags); }};
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,14 @@ int merge_command(const MergeFlags& flags, std::optional<double> seconds = std::
 // Parses "i/n" (1 <= i <= n); the problem when it is not one.
 std::optional<std::string> parse_shard(const std::string& text, std::uint64_t& shard,
                                        std::uint64_t& shards);
+
+// A variable's value, or null when it is unset (std::getenv, or a map in tests).
+using Environment = std::function<const char*(const char*)>;
+// `--shard auto`: the shard ("i/n") a Kubernetes Indexed Job or a CI system's parallel job gives
+// this process, and where it came from ("JOB_COMPLETION_INDEX=1, ONEJOB_SHARDS=4"); the problem
+// when no scheme is set or its values are not a shard.
+std::optional<std::string> resolve_auto_shard(const Environment& env, std::string& shard,
+                                              std::string& source);
 
 // `onejob fuzz` and `onejob merge` on the command line.
 Command add_fuzz_command(CLI::App& app);

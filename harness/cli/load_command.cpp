@@ -601,7 +601,7 @@ Command add_load_command(CLI::App& app) {
       ->type_name("FILE");
   load->footer(
       "Exit codes: 0 every promise held; 1 one was broken (a job lost or stranded among them); "
-      "2 bad flags or store.");
+      "2 bad flags or store; 3 a bug in onejob itself.");
 
   return {load, [flags] { return load_command(*flags); }};
 }

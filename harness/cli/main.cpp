@@ -17,12 +17,11 @@
 #include "harness/cli/load_command.hpp"
 #include "harness/cli/run_command.hpp"
 #include "harness/cli/selftest_command.hpp"
+#include "harness/cli/version.hpp"
 #include "harness/report/report.hpp"
 
 int main(int argc, char** argv) {
-  onejob::report::set_program(
-      argc > 0 && std::string_view(argv[0]).find('/') != std::string_view::npos ? argv[0]
-                                                                                : "onejob");
+  onejob::report::set_program(argc > 0 ? argv[0] : "onejob");
   CLI::App app{
       "onejob: a deterministic fault-injection harness around a reference job/attempt system.\n"
       "One user click must never become two jobs, two charges or two results."};
@@ -32,6 +31,8 @@ int main(int argc, char** argv) {
       "itself (an always-on assertion failed outside a scenario run).\n"
       "Run 'onejob COMMAND --help' for each command (run, replay, fuzz, merge, defects, "
       "selftest, load, bench).");
+  app.set_version_flag("--version", std::string{"onejob "} + onejob::cli::version(),
+                       "Print onejob's version (and the git commit it was built from) and exit");
   app.require_subcommand(1);
 
   using namespace onejob::cli;

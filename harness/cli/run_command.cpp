@@ -32,7 +32,7 @@ using scenario::ScenarioError;
 using scenario::ScenarioSpec;
 
 struct RunFlags {
-  std::vector<std::string> paths{"scenarios"};
+  std::vector<std::string> paths;  // none: default_catalogue()
   std::optional<std::uint64_t> seed;
   std::vector<std::string> defect_names;
   Defects defects;
@@ -102,7 +102,8 @@ int run_command(RunFlags flags) {
   if (auto problem = store_defect_problem(flags.store, flags.defects)) {
     return bad_input(*problem);
   }
-  const auto& paths = flags.paths;
+  const auto paths =
+      flags.paths.empty() ? std::vector<std::string>{default_catalogue()} : flags.paths;
   const auto& report_dir = flags.report_dir;
   std::vector<std::string> files;
   try {
@@ -112,6 +113,11 @@ int run_command(RunFlags flags) {
   }
   auto specs = load_all(files);
   if (!specs) return kExitBadInput;
+  for (const auto& spec : *specs) {
+    if (auto problem = store_defect_problem(flags.store, spec.defects)) {
+      return bad_input(spec.file, ": defects: ", *problem);
+    }
+  }
   if (auto problem = check_store(flags.store)) {
     return bad_input(*problem);
   }
@@ -161,13 +167,15 @@ int replay_command(const ReplayFlags& flags) {
   if (auto problem = parse_defects(flags.defect_names, defects)) {
     return bad_input(*problem);
   }
-  if (!fs::is_regular_file(flags.file)) {
-    return bad_input(flags.file, ": replay takes one scenario file");
+  // A missing or unreadable file is the loader's to report, in the words `run` uses.
+  if (fs::is_directory(flags.file)) {
+    return bad_input(flags.file, ": replay takes one scenario file, not a folder");
   }
   auto specs = load_all({flags.file});
   if (!specs) return kExitBadInput;
   std::string other;
   if (!flags.diff.empty()) {
+    if (!fs::exists(flags.diff)) return bad_input(flags.diff, ": no such file or directory");
     if (!fs::is_regular_file(flags.diff)) {
       return bad_input(flags.diff, ": --diff takes a trace file (JSON Lines)");
     }
@@ -219,9 +227,10 @@ Command add_run_command(CLI::App& app) {
       "Prints one line per scenario (PASS/FAIL, name, seed, trace hash) and a total line;\n"
       "a failure lists its violations, the first offending event and the command that replays "
       "it.");
-  run->add_option("paths", flags->paths, "Scenario files (*.yaml) or folders searched recursively")
-      ->check(non_empty_path())
-      ->capture_default_str();
+  run->add_option("paths", flags->paths,
+                  "Scenario files (*.yaml) or folders searched recursively (default: ./scenarios, "
+                  "or the catalogue installed with onejob when there is none here)")
+      ->check(non_empty_path());
   run->add_option("--seed", flags->seed, "Override every scenario's seed (unsigned 64-bit)")
       ->check(unsigned64());
   add_report_dir_option(
@@ -245,7 +254,7 @@ Command add_run_command(CLI::App& app) {
   run->footer(
       "Same build + scenario + seed gives a byte-identical trace and the same trace hash.\n"
       "Exit codes: 0 all passed; 1 a violation or failed expectation; 2 bad input\n"
-      "(errors name file:line:col).");
+      "(errors name file:line:col); 3 a bug in onejob itself.");
 
   return {run, [flags] { return run_command(*flags); }};
 }
@@ -269,6 +278,11 @@ Command add_replay_command(CLI::App& app) {
                    "with: prints the first event where the runs diverge (exit 1) or says they "
                    "are identical (exit 0)")
       ->check(non_empty_path());
+  replay->footer(
+      "The replay line a failing run prints (absolute paths) works pasted in any directory.\n"
+      "Exit codes: 0 the scenario passed (with --diff: the traces are identical); 1 a violation\n"
+      "or failed expectation (with --diff: the traces diverge); 2 bad input (errors name\n"
+      "file:line:col); 3 a bug in onejob itself.");
 
   return {replay, [flags] { return replay_command(*flags); }};
 }

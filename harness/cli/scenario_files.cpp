@@ -21,6 +21,17 @@ bool is_scenario_file(const fs::path& path) {
 
 }  // namespace
 
+std::string default_catalogue() {
+  std::error_code error;
+  if (fs::exists("scenarios", error)) return "scenarios";
+  const fs::path binary = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const fs::path installed = binary.parent_path().parent_path() / "share/onejob/scenarios";
+    if (fs::is_directory(installed, error)) return installed.string();
+  }
+  return "scenarios";
+}
+
 std::vector<std::string> find_scenario_files(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const auto& path : paths) {

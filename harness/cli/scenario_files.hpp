@@ -8,6 +8,11 @@
 
 namespace onejob::cli {
 
+// The catalogue `onejob run` runs when given no path: ./scenarios when it exists, else the one
+// installed beside the binary (<prefix>/share/onejob/scenarios for <prefix>/bin/onejob), else
+// "scenarios" (which then fails as a missing path).
+std::string default_catalogue();
+
 // The scenario files named by `paths`: files as given, folders searched recursively, each
 // folder's files in sorted order so a run never depends on directory order. Throws
 // scenario::ScenarioError for a path that does not exist or a folder without scenarios.

@@ -118,7 +118,7 @@ Command add_selftest_command(CLI::App& app) {
       "A defect is killed when at least one scenario of the catalogue fails with it on and the "
       "fuzzer finds a violation with it on.\n"
       "Exit codes: 0 every defect killed and the reference system clean; 1 a defect survived "
-      "or the reference system failed; 2 bad input.");
+      "or the reference system failed; 2 bad input; 3 a bug in onejob itself.");
 
   return {selftest, [flags] { return selftest_command(*flags); }};
 }

@@ -231,9 +231,12 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     result.marks = run.marks;
     if (!run.passed()) {
       const auto& first = run.violations.front();
+      // The case as generated, before its shrink path: what the path made it smaller than.
+      auto original = generate_case({options.exact->seed, options.exact->index, {}});
       result.failures.push_back({options.exact->index, options.exact->shrink_path, first.rule,
-                                 first.message, *spec, *spec, std::move(run),
-                                 static_cast<int>(options.exact->shrink_path.size()), 0});
+                                 first.message, original ? std::move(*original) : *spec, *spec,
+                                 std::move(run),
+                                 static_cast<int>(options.exact->shrink_path.size()), 0, true});
     }
     return result;
   }
@@ -278,28 +281,44 @@ CampaignResult run_campaign(const CampaignOptions& options) {
   return result;
 }
 
-std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const std::string& path,
-                       const Defects& defects) {
-  const auto before = size_of(failure.original);
-  const auto after = size_of(failure.shrunk);
+std::string shrink_story(const CampaignFailure& failure) {
   auto sizes = [](const CaseSize& size) {
     return std::to_string(size.steps) + " steps, " + std::to_string(size.nodes) + " nodes, " +
            std::to_string(size.faults) + " faults";
   };
+  const std::string from_to =
+      "from " + sizes(size_of(failure.original)) + " to " + sizes(size_of(failure.shrunk));
+  if (failure.rebuilt) {
+    if (failure.shrink_path.empty())
+      return "run as generated (" + sizes(size_of(failure.shrunk)) + ")";
+    return "rebuilt from its shrink path (" + std::to_string(failure.shrink_path.size()) +
+           " choices, no search) " + from_to;
+  }
+  if (failure.shrink_runs == 0) return "not shrunk (" + sizes(size_of(failure.shrunk)) + ")";
+  return "shrunk in " + std::to_string(failure.shrink_steps) + " steps (" +
+         std::to_string(failure.shrink_runs) + " runs) " + from_to;
+}
+
+std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const std::string& path,
+                       const Defects& defects) {
+  // The file carries everything that shaped the case's run, so that `onejob run` of it alone,
+  // with no flags, gives the campaign's trace (hash included): its seed, the defects the system
+  // ran with, and the campaign's stop rule (a case ends once nothing is left to happen).
+  scenario::ScenarioSpec spec = failure.shrunk;
+  spec.defects = defects;
+  spec.stop_when_quiescent = true;
+  const std::string program = report::shell_quote(report::program());
+  const std::string file = report::shell_quote(report::absolute_path(path));
   std::string comment =
       "Found by onejob fuzz --seed " + std::to_string(seed) + " (case " +
-      std::to_string(failure.case_index) + "), shrunk in " + std::to_string(failure.shrink_steps) +
-      " steps (" + std::to_string(failure.shrink_runs) + " runs) from " + sizes(before) + " to " +
-      sizes(after) + ".\nViolated " + failure.rule + ": " + failure.message +
-      "\nRerun: " + report::shell_quote(report::program()) + " run " + report::shell_quote(path) +
-      report::defect_flags(defects) + "\n   or: " + report::shell_quote(report::program()) +
-      " replay " + report::shell_quote(path) + report::defect_flags(defects) + " --trace" +
-      "\nRegenerate: " + report::shell_quote(report::program()) + " fuzz --reproduce " +
-      to_string(CaseId{seed, failure.case_index, failure.shrink_path}) + " --show";
-  if (defects.any()) {
-    comment += "\nThe system ran with named defects:" + report::defect_flags(defects) + ".";
-  }
-  return scenario::to_yaml(failure.shrunk, comment);
+      std::to_string(failure.case_index) + "), " + shrink_story(failure) + ".\nViolated " +
+      failure.rule + ": " + failure.message + "\nTrace hash " + failure.shrunk_run.trace_hash +
+      "; this file holds the seed, the defects and the stop rule, so no flag is needed." +
+      "\nRerun: " + program + " run " + file + "\n   or: " + program + " replay " + file +
+      " --trace" + "\nRegenerate: " + program + " fuzz --reproduce " +
+      to_string(CaseId{seed, failure.case_index, failure.shrink_path}) +
+      report::defect_flags(defects) + " --show";
+  return scenario::to_yaml(spec, comment);
 }
 
 }  // namespace onejob::fuzz

@@ -58,7 +58,12 @@ struct CampaignFailure {
   scenario::RunResult shrunk_run;
   int shrink_steps = 0;  // smaller cases adopted
   int shrink_runs = 0;   // cases run while shrinking
+  bool rebuilt = false;  // CampaignOptions::exact: rebuilt from its shrink path, not searched
 };
+
+// How the failure's case came to be, for people: "shrunk in 4 steps (31 runs) from 9 steps,
+// 3 nodes, 2 faults to 3 steps, 2 nodes, 1 faults", or how an exact case was rebuilt.
+std::string shrink_story(const CampaignFailure& failure);
 
 struct CampaignResult {
   std::uint64_t cases_run = 0;

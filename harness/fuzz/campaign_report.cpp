@@ -87,6 +87,7 @@ ordered_json write_campaign_report(const fs::path& dir, const CampaignOptions& o
            {"rule", failure.rule},
            {"message", failure.message},
            {"repro", repro.string()},
+           {"trace_hash", failure.shrunk_run.trace_hash},
            {"original_size", size_json(size_of(failure.original))},
            {"shrunk_size", size_json(size_of(failure.shrunk))},
            {"shrink_steps", failure.shrink_steps},
@@ -105,12 +106,42 @@ ordered_json merge_campaign_reports(const std::vector<std::string>& dirs, const 
   check::MarkCounts marks;
   ordered_json failures = ordered_json::array();
   for (const auto& dir : dirs) {
+    std::error_code error;
+    const auto status = fs::status(dir, error);
+    if (!fs::exists(status)) throw std::runtime_error(dir + ": no such file or directory");
+    if (!fs::is_directory(status)) {
+      throw std::runtime_error(dir +
+                               ": not a folder (merge takes the --report-dir folders of"
+                               " onejob fuzz runs)");
+    }
     const fs::path file = fs::path(dir) / "summary.json";
+    if (!fs::exists(file, error)) {
+      throw std::runtime_error(dir +
+                               ": no summary.json here (merge takes the --report-dir folders"
+                               " of onejob fuzz runs)");
+    }
     std::ifstream in(file, std::ios::binary);
     const std::string text(std::istreambuf_iterator<char>(in), {});
     const auto summary = ordered_json::parse(text, nullptr, false);
-    if (!in || summary.is_discarded() || !summary.contains("cases_run") ||
-        !summary.contains("marks") || !summary.contains("failures")) {
+    const auto shaped = [&summary] {
+      if (summary.is_discarded() || !summary.is_object()) return false;
+      const auto cases_run = summary.find("cases_run");
+      const auto marks_seen = summary.find("marks");
+      const auto failures_seen = summary.find("failures");
+      if (cases_run == summary.end() || !cases_run->is_number_unsigned() ||
+          marks_seen == summary.end() || !marks_seen->is_object() ||
+          failures_seen == summary.end() || !failures_seen->is_array()) {
+        return false;
+      }
+      const auto counts = marks_seen->find("counts");
+      if (counts == marks_seen->end() || !counts->is_object()) return false;
+      for (const auto& count : *counts) {
+        if (!count.is_number_integer()) return false;
+      }
+      const auto determinism = summary.find("determinism_checks");
+      return determinism == summary.end() || determinism->is_number_unsigned();
+    };
+    if (!in || !shaped()) {
       throw std::runtime_error(file.string() + ": not the summary.json of onejob fuzz");
     }
     cases += summary["cases_run"].get<std::uint64_t>();

@@ -142,7 +142,17 @@ std::string& program_path() {
 }  // namespace
 
 void set_program(std::string path) {
-  if (!path.empty()) program_path() = std::move(path);
+  if (path.empty()) return;
+  // A path (build/onejob, ./onejob) is made absolute, so that the line works pasted in any
+  // directory; a bare name was found on PATH and is found there again.
+  if (path.find('/') != std::string::npos) path = absolute_path(path);
+  program_path() = std::move(path);
+}
+
+std::string absolute_path(std::string_view path) {
+  std::error_code error;
+  const std::filesystem::path whole = std::filesystem::absolute(path, error);
+  return error ? std::string(path) : whole.lexically_normal().string();
 }
 
 const std::string& program() { return program_path(); }
@@ -169,7 +179,7 @@ namespace {
 // `onejob replay FILE[ --seed N][ --defect NAME...] --trace`; `seed_flag` is "" or " --seed N".
 std::string replay_line(std::string_view file, const std::string& seed_flag,
                         const Defects& defects) {
-  return shell_quote(program()) + " replay " + shell_quote(file) + seed_flag +
+  return shell_quote(program()) + " replay " + shell_quote(absolute_path(file)) + seed_flag +
          defect_flags(defects) + " --trace";
 }
 
@@ -380,12 +390,30 @@ std::string junit_xml(const std::vector<scenario::RunResult>& results) {
 
 namespace {
 
-// Removes dir's regular files ending in `extension` (an earlier run's), creating dir if needed.
-void clear_stale(const std::filesystem::path& dir, std::string_view extension) {
+// The files write_reports wrote in a report folder, one path relative to it per line. The next
+// write_reports removes those (an earlier run's traces and pages, which would otherwise look
+// current) and nothing else: files of the user's own, in traces/ and html/ too, stay.
+constexpr const char* kManifest = ".onejob-reports";
+
+// Whether `relative` names a file write_reports writes: traces/NAME or html/NAME. A manifest
+// edited by hand can therefore remove nothing outside those two folders.
+bool written_by_reports(const std::filesystem::path& relative) {
+  if (relative.is_absolute() || relative.empty()) return false;
+  std::vector<std::filesystem::path> parts(relative.begin(), relative.end());
+  return parts.size() == 2 && (parts[0] == "traces" || parts[0] == "html") && parts[1] != "." &&
+         parts[1] != "..";
+}
+
+void remove_previous_reports(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
-  fs::create_directories(dir);
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == extension) fs::remove(entry.path());
+  std::ifstream in(dir / kManifest);
+  std::string line;
+  while (std::getline(in, line)) {
+    const fs::path relative = fs::path(line).lexically_normal();
+    std::error_code error;
+    if (written_by_reports(relative) && fs::is_regular_file(dir / relative, error)) {
+      fs::remove(dir / relative, error);
+    }
   }
 }
 
@@ -395,12 +423,19 @@ void write_reports(const std::filesystem::path& dir,
                    const std::vector<scenario::RunResult>& results, bool html_for_all) {
   namespace fs = std::filesystem;
   const fs::path traces = dir / "traces";
-  clear_stale(traces, ".jsonl");
-  if (fs::exists(dir / "html")) clear_stale(dir / "html", ".html");
+  remove_previous_reports(dir);
+  fs::create_directories(traces);
+  std::string manifest;
   for (const auto& result : results) {
-    write_file(traces / (result.name + ".jsonl"), sim::render_jsonl(result.history));
-    if (html_for_all || !result.passed()) write_timeline(dir, result, replay_command(result));
+    const fs::path trace = traces / (result.name + ".jsonl");
+    write_file(trace, sim::render_jsonl(result.history));
+    manifest += trace.lexically_relative(dir).string() + "\n";
+    if (html_for_all || !result.passed()) {
+      const fs::path page = write_timeline(dir, result, replay_command(result));
+      manifest += page.lexically_relative(dir).string() + "\n";
+    }
   }
+  write_file(dir / kManifest, manifest);
   write_file(dir / "summary.txt", text_summary(results));
   write_file(dir / "summary.json", summary_json(results));
   write_file(dir / "junit.xml", junit_xml(results));

@@ -27,15 +27,19 @@ std::string xml_escape(std::string_view text);
 // Writes `content` to `path`, replacing it. Throws std::runtime_error when it cannot.
 void write_file(const std::filesystem::path& path, const std::string& content);
 
-// The command line that reruns one scenario with the same seed.
+// The command line that reruns one scenario with the same seed. Its paths are absolute and
+// shell-quoted, so the line works pasted in any directory.
 std::string replay_command(const scenario::RunResult& result);
 // The command line that reruns a repro file (which holds its own seed) with these defects.
 std::string repro_replay_command(std::string_view repro_file, const Defects& defects);
+// `path` made absolute against the working directory, `.` and `..` folded (symbolic links
+// kept); `path` itself when the working directory cannot be read.
+std::string absolute_path(std::string_view path);
 
 // `text` as one shell word: as it is when it needs no quoting, else in single quotes.
 std::string shell_quote(std::string_view text);
 // The command that runs this program, as the replay lines print it: set once by main() from
-// argv[0] (default "onejob").
+// argv[0], made absolute when it is a path (default "onejob").
 void set_program(std::string path);
 const std::string& program();
 
@@ -59,7 +63,8 @@ std::string junit_xml(const std::vector<scenario::RunResult>& results);
 
 // Writes summary.txt, summary.json, junit.xml, traces/<name>.jsonl and, for every failing
 // scenario (every scenario with `html_for_all`), the timeline html/<name>.html into `dir`
-// (created if needed; stale traces/*.jsonl and html/*.html from an earlier run are removed).
+// (created if needed). The traces and pages the previous write_reports in `dir` wrote are
+// removed first, as its manifest (`dir`/.onejob-reports) lists them; no other file is.
 // Throws std::filesystem::filesystem_error or std::runtime_error when the files cannot be
 // written.
 void write_reports(const std::filesystem::path& dir,

@@ -67,6 +67,7 @@ class Loader {
   ProviderCallSpec load_provider_call(const YAML::Node& node, const std::string& what);
   ProviderOutcome load_outcome(const YAML::Node& node, const std::string& what);
   void load_clients(const YAML::Node& node);
+  void load_defects(const YAML::Node& node);
   void load_timeline(const YAML::Node& node);
   CreateJobAction load_create_job(const YAML::Node& node);
 
@@ -75,11 +76,24 @@ class Loader {
   std::size_t padded_bytes_ = 0;  // create bodies' padding (pad_to), in all
 };
 
+void Loader::load_defects(const YAML::Node& node) {
+  reader_.expect_sequence(node, "defects (a list of defect names such as skip-contract)");
+  for (const auto& item : node) {
+    const std::string name = reader_.string(item, "defect");
+    const auto defect = find_defect(name);
+    if (!defect) {
+      reader_.fail(item, "unknown defect \"" + name + "\" ('onejob defects' lists them)");
+    }
+    if (spec_.defects.has(*defect)) reader_.fail(item, "defect \"" + name + "\" is listed twice");
+    spec_.defects.set(*defect);
+  }
+}
+
 ScenarioSpec Loader::load(const YAML::Node& root) {
   YamlMap top(reader_, root, "scenario",
-              {"name", "description", "seed", "duration", "quiet", "swarm", "topology", "policy",
-               "providers", "clients", "network", "faults", "timeline", "expect", "invariants",
-               "requires"});
+              {"name", "description", "seed", "duration", "quiet", "swarm", "stop_when_quiescent",
+               "defects", "topology", "policy", "providers", "clients", "network", "faults",
+               "timeline", "expect", "invariants", "requires"});
   spec_.file = reader_.file();
   const auto name = top.require("name");
   spec_.name = reader_.string(name, "name");
@@ -98,6 +112,10 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
   }
   if (auto quiet = top.get("quiet")) spec_.quiet = positive_duration(*quiet, "quiet");
   if (auto swarm = top.get("swarm")) spec_.swarm = reader_.boolean(*swarm, "swarm");
+  if (auto stop = top.get("stop_when_quiescent")) {
+    spec_.stop_when_quiescent = reader_.boolean(*stop, "stop_when_quiescent");
+  }
+  if (auto defects = top.get("defects")) load_defects(*defects);
   if (auto topology = top.get("topology")) load_topology(*topology);
   if (auto policy = top.get("policy")) load_policy(*policy);
   if (auto providers = top.get("providers")) load_providers(*providers);
@@ -483,7 +501,7 @@ ScenarioSpec load_scenario_file(const std::string& path) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (error || !std::filesystem::exists(status)) {
-    throw ScenarioError(path, {0, 0}, "cannot read the file: no such file");
+    throw ScenarioError(path, {0, 0}, "no such file or directory");
   }
   if (!std::filesystem::is_regular_file(status)) {
     throw ScenarioError(path, {0, 0},

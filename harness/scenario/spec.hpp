@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "system/domain/time.hpp"
+#include "system/service/defects.hpp"
 
 #include "harness/sim/sim_spec.hpp"
 
@@ -215,6 +216,11 @@ struct ScenarioSpec {
   // until answered; availability is judged after it.
   std::optional<Duration> quiet;
   bool swarm = false;  // the seed switches fault kinds on and picks their rates
+  // What else shapes the run, so that a file can carry everything a fuzz campaign ran a case
+  // with: the named defects the system runs with (on top of any --defect flags), and whether the
+  // run ends once nothing is left to happen (as a campaign's cases do) rather than at its end.
+  Defects defects;
+  bool stop_when_quiescent = false;
   TopologySpec topology;
   ScenarioPolicy policy;
   std::vector<ProviderSpec> providers;

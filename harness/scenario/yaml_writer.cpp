@@ -181,6 +181,15 @@ std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
   if (spec.duration) out += "duration: " + duration(*spec.duration) + "\n";
   if (spec.quiet) out += "quiet: " + duration(*spec.quiet) + "\n";
   out += std::string("swarm: ") + (spec.swarm ? "true" : "false") + "\n";
+  if (spec.stop_when_quiescent) out += "stop_when_quiescent: true\n";
+  if (spec.defects.any()) {
+    std::string names;
+    for (const auto& info : all_defects()) {
+      if (spec.defects.has(info.defect))
+        names += (names.empty() ? "" : ", ") + std::string(info.name);
+    }
+    out += "defects: [" + names + "]\n";
+  }
   out += "topology: {api_nodes: " + std::to_string(spec.topology.api_nodes) +
          ", workers: " + std::to_string(spec.topology.workers) +
          ", reconciler: " + (spec.topology.reconciler ? "true" : "false") + "}\n";

@@ -3,7 +3,8 @@
 #
 # A sample is the fenced block that follows a line `<!-- sample: ARGS -->` in the README: what
 # `build/onejob ARGS` prints, run from a scratch directory that holds the scenarios and the binary
-# as build/onejob (so printed paths read as they would in a checkout). In a sample, a line "..."
+# as build/onejob (so printed paths read as they would in a checkout; absolute ones, as replay
+# lines print them, read as a checkout at /home/me/onejob). In a sample, a line "..."
 # stands for any number of output lines; every other line must be an output line, in order, with
 # the sample's first and last lines the output's first and last. What varies between runs of one
 # build (wall time, the seconds a fuzz search took) is masked on both sides before comparing.
@@ -101,6 +102,8 @@ while IFS= read -r line || [[ -n "$line" ]]; do
       if [[ "$line" == '```' ]]; then
         # shellcheck disable=SC2086  # ARGS are words, as typed in the README
         (cd "$work" && build/onejob $args >"$work/out" 2>/dev/null) || true
+        # Replay lines print absolute paths: the scratch directory reads as a checkout in a home.
+        sed -i "s#${work}#/home/me/onejob#g" "$work/out"
         mask <"$work/out" >"$work/out.masked"
         mask <"$work/sample" >"$work/sample.masked"
         if [[ "$mode" == --update ]]; then

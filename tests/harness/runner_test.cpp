@@ -1,6 +1,8 @@
 #include "harness/scenario/runner.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -171,7 +173,12 @@ BOOST_AUTO_TEST_CASE(reports_carry_the_summary_contract) {
   BOOST_TEST(fail["violations"][0]["clause"] == "expect.jobs");
   BOOST_TEST(fail["violations"][0]["category"] == "expectation");
   BOOST_TEST(fail["violations"][0].contains("event"));
-  BOOST_TEST(fail["replay"] == "onejob replay generated.yaml --seed 1 --trace");
+  // The file as an absolute path, so that the line works pasted in another directory.
+  BOOST_TEST(fail["replay"] == "onejob replay " +
+                                   report::shell_quote(report::absolute_path("generated.yaml")) +
+                                   " --seed 1 --trace");
+  BOOST_TEST(report::absolute_path("generated.yaml").front() == '/');
+  BOOST_TEST(report::absolute_path("/a/./b/../c.yaml") == "/a/c.yaml");
   const auto junit = report::junit_xml(results);
   BOOST_TEST(junit.find("<testsuites tests=\"2\" failures=\"1\">") != std::string::npos);
   BOOST_TEST(junit.find("<failure type=\"expect\"") != std::string::npos);
@@ -273,6 +280,44 @@ BOOST_AUTO_TEST_CASE(the_full_index_check_names_a_stale_live_slot) {
         failure.what().find("the live-attempt index names attempt 3 of job 7") != std::string::npos,
         failure.what());
   }
+}
+
+// A report folder is shared with whatever else the user keeps there: a second run removes the
+// first run's traces and pages that it does not write again (so no stale page looks current),
+// and never a file onejob did not write, even one named like its own.
+BOOST_AUTO_TEST_CASE(reports_remove_only_what_they_wrote) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "onejob-reports-remove-only-their-own";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "html");
+  fs::create_directories(dir / "traces");
+  report::write_file(dir / "html" / "mine.html", "the user's page");
+  report::write_file(dir / "traces" / "mine.jsonl", "the user's trace");
+
+  auto failing = test::double_click_spec(2, 1);
+  failing.name = "first-run";
+  failing.expect.jobs = 2;
+  report::write_reports(dir, {run_scenario(failing)}, false);
+  BOOST_TEST(fs::exists(dir / "html" / "first-run.html"));
+  BOOST_TEST(fs::exists(dir / "traces" / "first-run.jsonl"));
+
+  // A manifest edited to point elsewhere removes nothing outside traces/ and html/.
+  report::write_file(dir / "keep.txt", "kept");
+  {
+    std::ofstream manifest(dir / ".onejob-reports", std::ios::app);
+    manifest << "keep.txt\nhtml/../keep.txt\n../outside\n/etc/hostname\n";
+  }
+  auto second = test::double_click_spec(2, 1);
+  second.name = "second-run";
+  report::write_reports(dir, {run_scenario(second)}, true);
+  BOOST_TEST(!fs::exists(dir / "html" / "first-run.html"));
+  BOOST_TEST(!fs::exists(dir / "traces" / "first-run.jsonl"));
+  BOOST_TEST(fs::exists(dir / "html" / "second-run.html"));
+  BOOST_TEST(fs::exists(dir / "traces" / "second-run.jsonl"));
+  BOOST_TEST(fs::exists(dir / "html" / "mine.html"));
+  BOOST_TEST(fs::exists(dir / "traces" / "mine.jsonl"));
+  BOOST_TEST(fs::exists(dir / "keep.txt"));
+  fs::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
