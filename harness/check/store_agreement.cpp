@@ -29,13 +29,29 @@ std::vector<Violation> check_store_agrees(const HistoryModel& model, const Store
     JobStatus status = JobStatus::pending;
     if (won != nullptr) status = JobStatus::succeeded;
     if (ending == JobEnd::failed) status = JobStatus::failed;
-    if (row->second.completed_by != (won ? std::optional(won->what.attempt_id) : std::nullopt) ||
-        row->second.version != (won ? won->what.version : 1) ||
-        (won && row->second.result != won->what.result) || row->second.status != status) {
-      report("log.job_row_differs",
-             job_ref(id) + "'s row (status " + std::string(to_string(row->second.status)) +
-                 ", version " + std::to_string(row->second.version) +
-                 ") is not what the commit log left it (" + std::string(to_string(ending)) + ")");
+    // Each field that differs, as "field: row value, log value", so the headline says what.
+    std::string differs;
+    const auto add = [&differs](std::string_view field, const std::string& row_value,
+                                const std::string& log_value) {
+      if (row_value == log_value) return;
+      differs += std::string(differs.empty() ? "" : "; ") + std::string(field) + " " + row_value +
+                 " in the row, " + log_value + " in the log";
+    };
+    const auto winner_text = [](std::optional<AttemptId> attempt) {
+      return attempt ? "attempt " + std::to_string(*attempt) : std::string("none");
+    };
+    add("status", std::string(to_string(row->second.status)), std::string(to_string(status)));
+    add("completed_by", winner_text(row->second.completed_by),
+        winner_text(won ? std::optional(won->what.attempt_id) : std::nullopt));
+    add("version", std::to_string(row->second.version),
+        std::to_string(won ? won->what.version : 1));
+    if (won && row->second.result != won->what.result) {
+      differs += std::string(differs.empty() ? "" : "; ") + "result " +
+                 std::to_string(row->second.result.size()) + " bytes in the row, not the " +
+                 std::to_string(won->what.result.size()) + " bytes the winner wrote";
+    }
+    if (!differs.empty()) {
+      report("log.job_row_differs", job_ref(id) + "'s row differs from its commit log: " + differs);
     }
     const auto attempts = rows.attempts.find(id);
     for (auto attempt_id : job.attempts) {

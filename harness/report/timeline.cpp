@@ -97,7 +97,8 @@ void marks_section(std::string& out, const scenario::RunResult& result) {
 // `mine`: the job's commits (indexes into the history), in commit order.
 void job_view(std::string& out, const check::HistoryModel& model, const check::JobRecord& job,
               const std::vector<std::size_t>& mine, const ViolationIndex& violations) {
-  constexpr double kWidth = 900;
+  // Drawn in these units and scaled to the page's width (viewBox; CSS width 100%).
+  constexpr double kWidth = 1400;
   constexpr double kLeft = 190;
   constexpr double kRow = 22;
   const auto& history = *model.history;
@@ -134,8 +135,9 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
            "</span>";
   }
   char size[96];
-  std::snprintf(size, sizeof size, "<svg class=\"jobsvg\" width=\"%.0f\" height=\"%.0f\">", kWidth,
-                height);
+  std::snprintf(size, sizeof size,
+                "<svg class=\"jobsvg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\">",
+                kWidth, height, kWidth, height);
   out += "</h3>";
   out += size;
   char buffer[512];

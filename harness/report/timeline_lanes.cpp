@@ -263,11 +263,22 @@ std::string page_data_json(const scenario::RunResult& result, const Lanes& lanes
   for (std::size_t i = 0; i < lanes.names.size(); ++i) {
     lane_list.push_back({{"name", lanes.names[i]}, {"role", lanes.roles[i]}});
   }
-  const nlohmann::json data = {{"first", window.first},
-                               {"lanes", lane_list},
-                               {"kinds", kinds},
-                               {"events", events},
-                               {"edges", edges}};
+  // What the page opens on: the first violation's offending event, then its evidence (the
+  // events that led to it), as indexes into `events`; empty for a passing run.
+  nlohmann::json opening = nlohmann::json::array();
+  for (const auto& violation : result.violations) {
+    if (!violation.event_seq) continue;
+    std::vector<std::uint64_t> seqs{*violation.event_seq};
+    seqs.insert(seqs.end(), violation.evidence.begin(), violation.evidence.end());
+    for (const auto seq : seqs) {
+      if (seq > window.first && seq <= window.first + window.count) {
+        opening.push_back(seq - 1 - window.first);
+      }
+    }
+    break;
+  }
+  const nlohmann::json data = {{"first", window.first}, {"lanes", lane_list}, {"kinds", kinds},
+                               {"events", events},      {"edges", edges},     {"opening", opening}};
   // Safe inside a <script> element: no '<' can end it early.
   const std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string out;

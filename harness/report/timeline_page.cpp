@@ -43,7 +43,7 @@ h3{font-size:13px;margin:10px 0 4px}code,pre{font:12px/1.35 ui-monospace,monospa
 .job{margin:8px 0 14px}.job.violated h3{color:#c0392b}.job.focus{outline:2px solid #e2a400}
 .job .key{color:#4d5761;font-weight:400}.end{padding:0 6px;border-radius:3px;background:#eceff2;font-weight:400}
 .end.succeeded{background:#dcefe1}.end.failed{background:#f6d5d1}.end.blocked{background:#fbe8c4}
-.won-by{color:#7a5800;font-weight:400}.jobsvg{background:#fff;border:1px solid #e1e5ea}
+.won-by{color:#7a5800;font-weight:400}.jobsvg{background:#fff;border:1px solid #e1e5ea;width:100%;height:auto}
 .rowlabel{font-size:11px;fill:#1d232b}.axis{font-size:10px;fill:#69727d}
 .bar{stroke:#fff;stroke-width:.5}span.bar{display:inline-block;padding:0 4px;color:#fff;font-size:11px}
 .STARTING{fill:#9db7d5;background:#9db7d5}.RUNNING{fill:#3c7dc4;background:#3c7dc4}
@@ -262,9 +262,21 @@ std::string_view timeline_script() {
     view = {from: tFirst - pad, to: tLast + pad};
     render();
   };
-  document.getElementById('to-violation').onclick = () => {
-    for (let i = 0; i < ev.length; ++i) if (ev[i][3] & VIOLATION) { focusEvent(i); return; }
-  };
+  // The first violation's offending event selected, in a window that holds it and all of its
+  // evidence (both winners of a two-winner job, however far apart), with a margin.
+  function openOnViolation() {
+    const focus = data.opening || [];
+    if (!focus.length) return false;
+    let lo = ev[focus[0]][0], hi = lo;
+    for (const i of focus) { lo = Math.min(lo, ev[i][0]); hi = Math.max(hi, ev[i][0]); }
+    const margin = Math.max((hi - lo) * 0.08, 1000);
+    view = {from: lo - margin, to: hi + margin};
+    selected = focus[0];
+    document.getElementById('detail').textContent = title(selected);
+    render();
+    return true;
+  }
+  document.getElementById('to-violation').onclick = openOnViolation;
   document.getElementById('job-filter').onchange = (event) => {
     filter.job = parseInt(event.target.value, 10) || 0;
     document.querySelectorAll('.job.focus').forEach(n => n.classList.remove('focus'));
@@ -310,9 +322,8 @@ std::string_view timeline_script() {
     });
   });
   window.addEventListener('resize', render);
-  // A failing run opens on its first offending event; a passing one on the whole run.
-  const first = ev.findIndex(e => e[3] & VIOLATION);
-  if (first >= 0) focusEvent(first); else render();
+  // A failing run opens on its violations' evidence; a passing one on the whole run.
+  if (!openOnViolation()) render();
   document.body.dataset.renderMs = performance.now().toFixed(0);
   document.body.dataset.rendered = 'yes';
 })();

@@ -103,6 +103,17 @@ BOOST_AUTO_TEST_CASE(a_failing_run_marks_its_first_offending_event) {
   const auto data = page_data(html);
   const auto& offending = data["events"][*result.violations.front().event_seq - 1];
   BOOST_TEST((offending[3].get<int>() & 2) == 2);
+  // The page opens on the first violation's offending event and all its evidence: both
+  // winners' compare-and-swaps, 25 s apart, are in the opening.
+  const auto& opening = data["opening"];
+  BOOST_REQUIRE(!opening.empty());
+  BOOST_TEST(opening[0].get<std::uint64_t>() == *result.violations.front().event_seq - 1);
+  int winners = 0;
+  for (const auto& index : opening) {
+    const auto& event = data["events"][index.get<std::size_t>()];
+    if ((event[3].get<int>() & 16) != 0) ++winners;  // WINNER
+  }
+  BOOST_TEST(winners == 2);
 }
 
 BOOST_AUTO_TEST_CASE(a_long_run_pages_its_lanes_around_the_first_violation) {
