@@ -167,9 +167,13 @@ int replay_command(const ReplayFlags& flags) {
   if (auto problem = parse_defects(flags.defect_names, defects)) {
     return bad_input(*problem);
   }
-  // A missing or unreadable file is the loader's to report, in the words `run` uses.
   if (fs::is_directory(flags.file)) {
     return bad_input(flags.file, ": replay takes one scenario file, not a folder");
+  }
+  try {
+    find_scenario_files({flags.file});  // a missing file, in the words `run` uses
+  } catch (const ScenarioError& error) {
+    return bad_input(error.what());
   }
   auto specs = load_all({flags.file});
   if (!specs) return kExitBadInput;
