@@ -188,11 +188,9 @@ int fuzz_command(const FuzzFlags& flags) {
                        (exact ? "the shrink path of \"" + flags.reproduce + "\" leads nowhere"
                               : std::string("needs --case or --reproduce")));
     }
-    // As the campaign runs the case: with its defects, ending once nothing is left to happen.
-    spec->defects = defects;
-    spec->stop_when_quiescent = true;
-    std::fputs(scenario::to_yaml(*spec, "onejob fuzz --reproduce " + fuzz::to_string(*exact) +
-                                            report::defect_flags(defects))
+    std::fputs(scenario::to_yaml(fuzz::as_campaign_runs(std::move(*spec), defects),
+                                 "onejob fuzz --reproduce " + fuzz::to_string(*exact) +
+                                     report::defect_flags(defects))
                    .c_str(),
                stdout);
     return kExitPass;

@@ -95,12 +95,15 @@ rc::Gen<RawCase> raw_case() {
   });
 }
 
-// Cases end once nothing is left to happen rather than simulating idle minutes. `traced`: with
-// the trace rendered, for determinism checks and for what a failure reports.
+// Cases end once nothing is left to happen rather than simulating idle minutes (and the files
+// that reproduce them say so: as_campaign_runs).
+constexpr bool kCasesStopWhenQuiescent = true;
+
+// `traced`: with the trace rendered, for determinism checks and for what a failure reports.
 scenario::RunOptions case_options(const CampaignOptions& campaign, bool traced) {
   return {.seed = std::nullopt,
           .make_store = campaign.make_store,
-          .stop_when_quiescent = true,
+          .stop_when_quiescent = kCasesStopWhenQuiescent,
           .trace_text = traced,
           .defects = campaign.defects};
 }
@@ -299,14 +302,17 @@ std::string shrink_story(const CampaignFailure& failure) {
          std::to_string(failure.shrink_runs) + " runs) " + from_to;
 }
 
+scenario::ScenarioSpec as_campaign_runs(scenario::ScenarioSpec spec, const Defects& defects) {
+  spec.defects = defects;
+  spec.stop_when_quiescent = kCasesStopWhenQuiescent;
+  return spec;
+}
+
 std::string repro_yaml(const CampaignFailure& failure, std::uint64_t seed, const std::string& path,
                        const Defects& defects) {
   // The file carries everything that shaped the case's run, so that `onejob run` of it alone,
-  // with no flags, gives the campaign's trace (hash included): its seed, the defects the system
-  // ran with, and the campaign's stop rule (a case ends once nothing is left to happen).
-  scenario::ScenarioSpec spec = failure.shrunk;
-  spec.defects = defects;
-  spec.stop_when_quiescent = true;
+  // with no flags, gives the campaign's trace (hash included).
+  const scenario::ScenarioSpec spec = as_campaign_runs(failure.shrunk, defects);
   const std::string program = report::shell_quote(report::program());
   const std::string file = report::shell_quote(report::absolute_path(path));
   std::string comment =

@@ -61,6 +61,10 @@ struct CampaignFailure {
   bool rebuilt = false;  // CampaignOptions::exact: rebuilt from its shrink path, not searched
 };
 
+// `spec` as the campaign runs it: with the campaign's defects, ending once nothing is left to
+// happen. What a repro and `fuzz --show` write, so that running the file alone is the same run.
+scenario::ScenarioSpec as_campaign_runs(scenario::ScenarioSpec spec, const Defects& defects);
+
 // How the failure's case came to be, for people: "shrunk in 4 steps (31 runs) from 9 steps,
 // 3 nodes, 2 faults to 3 steps, 2 nodes, 1 faults", or how an exact case was rebuilt.
 std::string shrink_story(const CampaignFailure& failure);

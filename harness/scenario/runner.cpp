@@ -31,9 +31,7 @@ std::vector<std::int64_t> committed_job_ids(const sim::History& history) {
 RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& requested) {
   // The scenario's own defects and stop rule add to the options'.
   RunOptions options = requested;
-  for (const auto& info : all_defects()) {
-    if (spec.defects.has(info.defect)) options.defects.set(info.defect);
-  }
+  options.defects |= spec.defects;
   options.stop_when_quiescent = options.stop_when_quiescent || spec.stop_when_quiescent;
   RunResult result;
   result.name = spec.name;

@@ -66,6 +66,11 @@ class Defects {
     on_.set(static_cast<std::size_t>(defect));
     return *this;
   }
+  // Every defect of `other` on too.
+  Defects& operator|=(const Defects& other) {
+    on_ |= other.on_;
+    return *this;
+  }
   bool has(Defect defect) const { return on_.test(static_cast<std::size_t>(defect)); }
   bool any() const { return on_.any(); }
 
