@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -26,13 +21,12 @@
 #include "system/ports/store.hpp"
 
 #include "harness/bench/bench.hpp"
+#include "harness/bench/interleaved.hpp"
 #include "harness/bench/pg_plain_sql.hpp"
 #include "harness/sim/complete_now.hpp"
 
 namespace onejob::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Three sides per figure, on the same server and schema:
 //   PgStore    the port, as the API and the workers call it;
@@ -304,189 +298,6 @@ Caller plain_caller(const PgTarget& target) {
   return {"plain SQL", create, cas};
 }
 
-// ---- interleaved measurement ------------------------------------------------------------------
-
-// How long one slice runs: `seconds`, or `calls` calls on every thread.
-struct Budget {
-  double seconds = 0;
-  std::int64_t calls = 0;
-};
-
-struct Tally {
-  std::int64_t calls = 0;
-  double seconds = 0;
-};
-
-// A thread's work: its i-th call (i counts on across slices).
-using Step = std::function<void(std::int64_t)>;
-
-// One side of a figure: its threads, each with its step and connection made before anything is
-// timed and kept across every slice, so a slice times calls and never a connect.
-class Side {
- public:
-  Side(std::string name, std::vector<Step> steps) : name_{std::move(name)} {
-    for (auto& step : steps) {
-      threads_.emplace_back([this, step = std::move(step)] { work(step); });
-    }
-  }
-  ~Side() {
-    {
-      const std::lock_guard lock{mutex_};
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& thread : threads_) thread.join();
-  }
-  Side(const Side&) = delete;
-  Side& operator=(const Side&) = delete;
-
-  const std::string& name() const { return name_; }
-
-  // Every thread calls its step within `budget`; the time is from the start signal until the
-  // last thread is done. Rethrows the first failure of any thread.
-  Tally run(Budget budget) {
-    Clock::time_point start;
-    {
-      const std::lock_guard lock{mutex_};
-      budget_ = budget;
-      finished_ = 0;
-      calls_ = 0;
-      start = Clock::now();
-      until_ = start + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(budget.seconds));
-      ++generation_;
-    }
-    wake_.notify_all();
-    std::unique_lock lock{mutex_};
-    done_.wait(lock, [this] { return finished_ == static_cast<int>(threads_.size()); });
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
-    return {calls_, seconds};
-  }
-
- private:
-  void work(const Step& step) {
-    std::uint64_t seen = 0;
-    std::int64_t next = 0;
-    for (;;) {
-      Budget budget;
-      Clock::time_point until;
-      {
-        std::unique_lock lock{mutex_};
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        budget = budget_;
-        until = until_;
-      }
-      std::int64_t mine = 0;
-      std::exception_ptr failed;
-      try {
-        if (budget.calls > 0) {
-          for (; mine < budget.calls; ++mine) step(next++);
-        } else {
-          for (; Clock::now() < until; ++mine) step(next++);
-        }
-      } catch (...) {
-        failed = std::current_exception();
-      }
-      const std::lock_guard lock{mutex_};
-      calls_ += mine;
-      if (failed && !failed_) failed_ = failed;
-      if (++finished_ == static_cast<int>(threads_.size())) done_.notify_one();
-    }
-  }
-
-  std::string name_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
-  Budget budget_;
-  Clock::time_point until_;
-  int finished_ = 0;
-  std::int64_t calls_ = 0;
-  std::exception_ptr failed_;
-  std::vector<std::thread> threads_;
-};
-
-// A round gives each side its time in slices of about this long, in the order A B C, C B A,
-// A B C, ...: the load other processes (and, in a virtual machine, the host) put on the
-// machine changes from one moment to the next, and short slices make every side of a round
-// sample the same moments.
-constexpr double kSliceSeconds = 0.05;
-
-// Slices per side and round: an even number, so each side goes first as often as last.
-int passes(const Settings& flags) {
-  return std::max(2, 2 * static_cast<int>(std::lround(flags.seconds / (2 * kSliceSeconds))));
-}
-
-// Each side's rate in one round: the median of its slices' rates, so that a slice stalled by
-// another process weighs no more than any other slice.
-std::vector<double> round_rates(const std::vector<std::unique_ptr<Side>>& sides, Budget slice,
-                                int passes) {
-  std::vector<std::vector<double>> slices(sides.size());
-  for (int pass = 0; pass < passes; ++pass) {
-    for (std::size_t k = 0; k < sides.size(); ++k) {
-      const std::size_t s = pass % 2 == 0 ? k : sides.size() - 1 - k;
-      const Tally tally = sides[s]->run(slice);
-      slices[s].push_back(static_cast<double>(tally.calls) / tally.seconds);
-    }
-  }
-  std::vector<double> rates;
-  for (const auto& side : slices) rates.push_back(median(side));
-  return rates;
-}
-
-struct Figure {
-  std::string name;
-  std::vector<std::string> sides;          // the subject (PgStore) first
-  std::vector<std::vector<double>> rates;  // [side][round], the warm-up round left out
-};
-
-// What a figure needs besides its sides.
-struct Plan {
-  std::string name;
-  int threads = 1;
-  // Zero: every slice runs for its share of --seconds. Else every slice makes a fixed number of
-  // calls per thread (the CAS figures, whose rows are made before each round), this many in
-  // the warm-up round, then as many as the warm-up's median rate makes in the same time.
-  std::int64_t warmup_calls = 0;
-  // Before every round (the warm-up's too), with the calls each thread will make in it (zero
-  // when slices are timed): e.g. makes the rows the round's CAS calls complete. After every
-  // round: the figure's sanity checks.
-  std::function<void(std::int64_t)> before_round = [](std::int64_t) {};
-  std::function<void()> after_round = [] {};
-};
-
-// A warm-up round (discarded: it pays for plans, caches and the first pages of the indexes),
-// then --rounds measured rounds.
-Figure measure(const Plan& plan, const std::vector<std::unique_ptr<Side>>& sides,
-               const Settings& flags) {
-  Figure figure{plan.name, {}, std::vector<std::vector<double>>(sides.size())};
-  for (const auto& side : sides) figure.sides.push_back(side->name());
-  const int round_passes = passes(flags);
-  const double slice_seconds = flags.seconds / round_passes;
-  Budget slice{slice_seconds, plan.warmup_calls};
-  for (int round = 0; round <= flags.rounds; ++round) {
-    plan.before_round(slice.calls * round_passes);
-    const std::vector<double> rates = round_rates(sides, slice, round_passes);
-    plan.after_round();
-    if (round == 0) {
-      if (plan.warmup_calls > 0) {
-        const double calls = median(rates) * slice_seconds / plan.threads;
-        slice.calls = std::max<std::int64_t>(plan.warmup_calls, static_cast<std::int64_t>(calls));
-      }
-      continue;
-    }
-    for (std::size_t s = 0; s < sides.size(); ++s) figure.rates[s].push_back(rates[s]);
-  }
-  return figure;
-}
-
-void print_figure(const Figure& figure);
-
 // ---- the figures ------------------------------------------------------------------------------
 
 // Many callers on the same keys and rows: each key, or attempt, is given to this many calls in
@@ -683,56 +494,6 @@ Figure cas_race_figure(const PgTarget& target, const std::vector<Caller>& caller
     }
   };
   return measure(plan, sides, flags);
-}
-
-// ---- printing ---------------------------------------------------------------------------------
-
-std::string thousands(double value) {
-  const std::string digits = std::to_string(static_cast<std::int64_t>(value + 0.5));
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
-// The geometric mean. Over rounds it makes the figure's ratio one number however it is taken:
-// the ratio of two sides' geometric-mean rates is exactly the geometric mean of their per-round
-// ratios, so printed rates and printed ratio never disagree, even when the machine's speed
-// changed between rounds (as a virtual machine's does) and the medians of the two sides' rates
-// came from different rounds.
-double geometric_mean(const std::vector<double>& values) {
-  double logs = 0;
-  for (const double value : values) logs += std::log(value);
-  return std::exp(logs / static_cast<double>(values.size()));
-}
-
-// (max - min) / geometric mean of a side's per-round rates.
-double relative_spread(const std::vector<double>& rates) {
-  const auto [low, high] = std::minmax_element(rates.begin(), rates.end());
-  return (*high - *low) / geometric_mean(rates);
-}
-
-void print_figure(const Figure& figure) {
-  std::printf("  %s\n   ", figure.name.c_str());
-  for (std::size_t s = 0; s < figure.sides.size(); ++s) {
-    std::printf(" %s %s/s (spread %.0f%%)%s", figure.sides[s].c_str(),
-                thousands(geometric_mean(figure.rates[s])).c_str(),
-                100 * relative_spread(figure.rates[s]), s + 1 < figure.sides.size() ? "," : "\n");
-  }
-  for (std::size_t s = 1; s < figure.sides.size(); ++s) {
-    std::vector<double> ratios;
-    for (std::size_t r = 0; r < figure.rates[0].size(); ++r) {
-      ratios.push_back(figure.rates[0][r] / figure.rates[s][r]);
-    }
-    const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
-    std::printf("    against %-9s %.2f   per round: median %.2f, range %.2f-%.2f\n",
-                figure.sides[s].c_str(),
-                geometric_mean(figure.rates[0]) / geometric_mean(figure.rates[s]), median(ratios),
-                *low, *high);
-  }
-  std::fflush(stdout);
 }
 
 }  // namespace
