@@ -17,6 +17,7 @@
 #include "harness/cli/load_command.hpp"
 #include "harness/cli/run_command.hpp"
 #include "harness/cli/selftest_command.hpp"
+#include "harness/cli/serve_command.hpp"
 #include "harness/cli/version.hpp"
 #include "harness/report/report.hpp"
 
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {
       add_run_command(app),   add_replay_command(app),  add_fuzz_command(app),
       add_merge_command(app), add_defects_command(app), add_selftest_command(app),
-      add_load_command(app),  add_bench_command(app),
+      add_load_command(app),  add_bench_command(app),   add_serve_command(app),
   };
   try {
     app.parse(argc, argv);

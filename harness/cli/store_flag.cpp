@@ -214,4 +214,13 @@ SharedSchema open_shared_schema(const StoreChoice& store) {
   return shared;
 }
 
+std::function<std::unique_ptr<Store>(EventSink*)> durable_schema(const StoreChoice& store,
+                                                                 std::string schema) {
+  return [store, schema = std::move(schema)](EventSink* events) -> std::unique_ptr<Store> {
+    auto connection = open_pg(store, schema, false, events);
+    connection->migrate();
+    return connection;
+  };
+}
+
 }  // namespace onejob::cli

@@ -64,4 +64,11 @@ struct SharedSchema {
 };
 SharedSchema open_shared_schema(const StoreChoice& store);
 
+// Connections to a named schema that outlives the process (`onejob serve`): each call opens one
+// whose notices go to `events` (when given) and applies the migrations, which is safe when many
+// processes start at once and does nothing once they are applied. Throws StoreError.
+// REQUIRES: store.postgres.
+std::function<std::unique_ptr<Store>(EventSink*)> durable_schema(const StoreChoice& store,
+                                                                 std::string schema);
+
 }  // namespace onejob::cli

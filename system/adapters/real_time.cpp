@@ -12,6 +12,11 @@ Instant SteadyClock::now() const {
   return Instant(std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - start_));
 }
 
+Instant WallClock::now() const {
+  return Instant(
+      std::chrono::duration_cast<Duration>(std::chrono::system_clock::now().time_since_epoch()));
+}
+
 Async<void> AsioTimer::sleep_for(Duration delay) {
   boost::asio::steady_timer timer(io_, delay);
   co_await timer.async_wait(boost::asio::use_awaitable);

@@ -25,6 +25,15 @@ class SteadyClock final : public Clock {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Real time that several processes read alike: instants count from the Unix epoch on
+// std::chrono::system_clock. A database that processes share, and that a restarted process reads
+// again, holds instants (leases, deadlines) every one of them must understand; SteadyClock's
+// start differs per process. The price: a step of the machine's clock moves every instant.
+class WallClock final : public Clock {
+ public:
+  Instant now() const override;
+};
+
 // Waits on a boost::asio::steady_timer of the given io_context.
 // REQUIRES: the io_context outlives the timer and every wait.
 class AsioTimer final : public Timer {

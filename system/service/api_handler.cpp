@@ -57,6 +57,15 @@ Route match(std::string_view path) {
   return {};
 }
 
+}  // namespace
+
+std::string api_route_name(std::string_view path) {
+  auto name = match(path).name;
+  return name.empty() ? "unknown" : name;
+}
+
+namespace {
+
 Async<ApiAnswer> route_request(SystemContext& context, const Request& request, const Route& route) {
   if (route.name.empty()) co_return ApiAnswer::failure(404, "not_found", "no such resource");
   if (request.method != route.method) {

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 
 #include "system/service/http.hpp"
 #include "system/service/system_context.hpp"
@@ -22,6 +24,10 @@ namespace onejob {
 // cannot hold: 400 unstorable_value). Every request and response is reported to the EventSink.
 inline constexpr std::size_t kMaxBodyBytes = 1 << 20;  // 1 MiB
 inline constexpr const char* kStoreRetryAfterSeconds = "1";
+
+// The name of the route `path` matches (create_job, get_job, create_attempt, cancel_attempt),
+// or "unknown": what api.request events and metrics call it.
+std::string api_route_name(std::string_view path);
 
 class ApiHandler {
  public:

@@ -2,9 +2,9 @@
 # under ROOT includes across a layer boundary the wrong way:
 #   - system/ never includes harness/ (the reference system knows nothing of simulation);
 #   - inside system/, a room includes only itself and the rooms before it:
-#       domain -> ports -> events -> service -> adapters
+#       domain -> ports -> events -> service -> adapters -> app
 #   - inside harness/, likewise:
-#       events -> sim -> check -> scenario -> report -> fuzz -> bench -> cli
+#       events -> sim -> check -> scenario -> report -> fuzz -> real -> bench -> cli
 #     (bench measures the fuzzer, so it comes after it).
 # A room not in its list (a new folder) is an error too: it must be placed before it is used.
 # Usage: cmake -DROOT=<a source root holding system/ and/or harness/> -P check_layering.cmake
@@ -13,8 +13,8 @@ if(NOT IS_DIRECTORY "${ROOT}")
   message(FATAL_ERROR "ROOT is not a directory: ${ROOT}")
 endif()
 
-set(system_rooms "domain;ports;events;service;adapters")
-set(harness_rooms "events;sim;check;scenario;report;fuzz;bench;cli")
+set(system_rooms "domain;ports;events;service;adapters;app")
+set(harness_rooms "events;sim;check;scenario;report;fuzz;real;bench;cli")
 
 # The rank of `room` in `rooms` (a ;-list whose entries may be a|b for rooms of one rank), or -1.
 function(room_rank rooms room out)

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "harness/sim/sim_spec.hpp"
+
+namespace onejob::real {
+
+// How the stub answers one execution: what (as a simulated provider would) and after how long.
+using sim::ProviderOutcome;
+
+struct StubCall {
+  ProviderOutcome outcome = ProviderOutcome::ok;
+  std::chrono::milliseconds latency{0};
+};
+
+// One execution the stub performed: the ground truth of a side effect.
+struct StubExecution {
+  std::string key;  // the call's Idempotency-Key (the provider key)
+  std::string purpose;
+  std::string operation;
+  std::string input;   // canonical-free JSON text as received
+  std::string output;  // what it answered (empty for an error or a hang)
+  ProviderOutcome outcome = ProviderOutcome::ok;
+};
+
+// A model provider speaking the provider protocol of `onejob serve` (http_provider.hpp) on a
+// loopback port, on a thread of its own. It executes each Idempotency-Key once: a repeated call
+// waits for, and gets, the first one's answer. Attempt calls follow `script` in order, then
+// `otherwise`; certification calls always get the contract-honouring answer, as the simulated
+// provider's do. Outputs are the simulated provider's (provider_output).
+class ProviderStub {
+ public:
+  ProviderStub(std::string name, std::vector<StubCall> script, StubCall otherwise = {});
+  ~ProviderStub();
+  ProviderStub(const ProviderStub&) = delete;
+  ProviderStub& operator=(const ProviderStub&) = delete;
+
+  const std::string& name() const;
+  unsigned short port() const;
+  std::string url() const;                        // http://127.0.0.1:PORT
+  std::vector<StubExecution> executions() const;  // thread-safe
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace onejob::real
