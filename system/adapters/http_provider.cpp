@@ -56,7 +56,9 @@ struct Exchange {
   std::string body;
 };
 
-// One request on a fresh connection, bounded by `budget` in all.
+// One request on a fresh connection, bounded by `budget` in all from the connect on. Name
+// resolution is not bounded (getaddrinfo cannot be cancelled): give providers as addresses when
+// a resolver may hang; the worker's own deadline still bounds the attempt.
 asio::awaitable<Exchange> exchange(asio::io_context& io, const HttpProviderEndpoint& endpoint,
                                    http::request<http::string_body> request,
                                    std::chrono::milliseconds budget) {
@@ -70,6 +72,7 @@ asio::awaitable<Exchange> exchange(asio::io_context& io, const HttpProviderEndpo
     result.failure = "cannot resolve " + endpoint.host + ": " + ec.message();
     co_return result;
   }
+  const auto until = std::chrono::steady_clock::now() + budget;
   stream.expires_after(std::min(budget, endpoint.connect_timeout));
   co_await stream.async_connect(resolved, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
@@ -77,7 +80,7 @@ asio::awaitable<Exchange> exchange(asio::io_context& io, const HttpProviderEndpo
                      (ec == beast::error::timeout ? std::string("timed out") : ec.message());
     co_return result;
   }
-  stream.expires_after(budget);
+  stream.expires_at(until);
   // From the first byte written on, the provider may have the request.
   result.stage = Exchange::Stage::sent;
   request.prepare_payload();
@@ -131,6 +134,9 @@ std::variant<HttpProviderEndpoint, std::string> parse_provider_url(std::string n
     return "a provider URL starts with http:// (TLS is not supported): \"" + excerpt(url) + "\"";
   }
   std::string_view rest = url.substr(kScheme.size());
+  if (rest.find_first_of("?#") != std::string_view::npos) {
+    return "a provider URL has no query or fragment: \"" + excerpt(url) + "\"";
+  }
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);

@@ -37,6 +37,10 @@ std::string pg_url() {
   std::exit(77);
 }
 
+std::string body_for(const std::string& key) {
+  return R"({"operation":"classify","provider":"alpha","input":{"text":")" + key + R"("}})";
+}
+
 // Clients creating jobs with keys of their own, each retried with the same key and payload
 // until acknowledged, across whatever happens to the server (its port may change on restart).
 class Clients {
@@ -66,8 +70,7 @@ class Clients {
     for (int n = 0; !stopping_; ++n) {
       std::string key = std::to_string(index) + "-" + std::to_string(n);
       key.insert(key.begin(), 'c');  // not "c" + ...: g++ 12 warns (-Wrestrict) on that
-      const std::string body =
-          R"({"operation":"classify","provider":"alpha","input":{"text":")" + key + R"("}})";
+      const std::string body = body_for(key);
       const auto give_up = std::chrono::steady_clock::now() + 1min;
       bool acked = false;
       while (!acked && std::chrono::steady_clock::now() < give_up) {
@@ -86,6 +89,7 @@ class Clients {
         }
       }
       if (!acked) ++unanswered_;
+      std::this_thread::sleep_for(5ms);
     }
   }
 
@@ -98,67 +102,91 @@ class Clients {
   std::vector<std::thread> threads_;
 };
 
-struct PgServing {
-  PgServing() : tokens(write_test_tokens(dir)) {
-    schema = "onejob_serve_" + std::to_string(::getpid()) + "_" + std::to_string(++runs);
+// A serve process that can be killed and started again on the same store: PostgreSQL (a
+// schema of its own), or the memory store (which a restart empties).
+struct Restartable {
+  explicit Restartable(bool postgres) : tokens(write_test_tokens(dir)) {
+    if (postgres) {
+      store = {"--store", "postgres=" + pg_url(), "--schema",
+               "onejob_serve_" + std::to_string(::getpid()) + "_" + std::to_string(++runs)};
+    }
   }
   std::unique_ptr<ServeProcess> start(const ProviderStub& alpha) {
-    return std::make_unique<ServeProcess>(
-        std::vector<std::string>{"--listen", "127.0.0.1:0", "--store", "postgres=" + pg_url(),
-                                 "--schema", schema, "--tokens", tokens, "--provider",
-                                 "alpha=" + alpha.url(), "--config", config, "--workers", "2",
-                                 "--shutdown-grace", "5"},
-        dir.path() + "/serve.log");
+    std::vector<std::string> args{
+        "--listen", "127.0.0.1:0", "--tokens",  tokens, "--provider",       "alpha=" + alpha.url(),
+        "--config", config,        "--workers", "2",    "--shutdown-grace", "5"};
+    args.insert(args.end(), store.begin(), store.end());
+    return std::make_unique<ServeProcess>(args, dir.path() + "/serve.log");
   }
   static inline int runs = 0;
   TempDir dir;
   std::string tokens;
-  std::string schema;
+  std::vector<std::string> store;
   // Short leases, so that attempts a killed process held are taken over within seconds.
   std::string config = dir.write(
-      "serve.yaml", "policy: {attempt_deadline: 1s, lease: 2s, reconcile_period: 300ms}\n");
+      "serve.yaml",
+      "policy: {attempt_deadline: 1s, lease: 2s, reconcile_period: 300ms, worker_capacity: 32}\n");
 };
 
-// Every acknowledged key has its job, under the id its client was given, and it succeeded.
-void every_acknowledged_job_completes(const Clients& clients, unsigned short port) {
+struct Judgement {
+  int lost = 0;      // the key's create replayed is not answered the id its client was given
+  int stranded = 0;  // found, and not succeeded within a minute
+};
+
+// Judges every acknowledged key on the server at `port`, as a client can: replaying its create
+// (same key, same payload) must answer 200 with the id the client was given, and that job must
+// succeed (within a minute for them all).
+Judgement judge(const Clients& clients, unsigned short port) {
   const auto acked = clients.acknowledged();
   BOOST_TEST_MESSAGE(acked.size() << " acknowledged jobs");
   BOOST_REQUIRE(acked.size() > 20u);
   BOOST_TEST(clients.split() == 0);
   BOOST_TEST(clients.unanswered() == 0);
   HttpConnection connection("127.0.0.1", std::to_string(port));
-  int lost = 0;
-  int stranded = 0;
+  const Headers owner{{"Authorization", "Bearer alice-token"}};
+  Judgement judgement;
+  std::vector<std::int64_t> found;
   for (const auto& [key, id] : acked) {
-    std::string status;
-    const auto give_up = std::chrono::steady_clock::now() + 30s;
-    for (;;) {
-      const auto reply = connection.send("GET", "/jobs/" + std::to_string(id),
-                                         {{"Authorization", "Bearer alice-token"}}, "");
-      if (reply.status == 404) break;
-      status = json::parse(reply.body, nullptr, false).value("status", "");
-      if (status == "succeeded" || std::chrono::steady_clock::now() > give_up) break;
-      std::this_thread::sleep_for(100ms);
+    Headers keyed = owner;
+    keyed.emplace_back("Idempotency-Key", key);
+    const auto replay = connection.send("POST", "/jobs", keyed, body_for(key));
+    const auto body = json::parse(replay.body, nullptr, false);
+    if (replay.status != 200 || body.value("job_id", std::int64_t{0}) != id) {
+      if (++judgement.lost <= 5) {
+        BOOST_TEST_MESSAGE("lost: " << key << " acknowledged as job " << id
+                                    << ", replayed: " << replay.status << " " << replay.body);
+      }
+      continue;
     }
-    if (status.empty()) {
-      ++lost;
-      BOOST_TEST_MESSAGE("lost: " << key << " acknowledged as job " << id);
-    } else if (status != "succeeded") {
-      ++stranded;
-      BOOST_TEST_MESSAGE("stranded: " << key << " job " << id << " " << status);
+    found.push_back(id);
+  }
+  const auto give_up = std::chrono::steady_clock::now() + 1min;
+  for (const auto id : found) {
+    std::string status;
+    do {
+      const auto reply = connection.send("GET", "/jobs/" + std::to_string(id), owner, "");
+      status = json::parse(reply.body, nullptr, false).value("status", "");
+      if (status != "succeeded") std::this_thread::sleep_for(100ms);
+    } while (status != "succeeded" && std::chrono::steady_clock::now() < give_up);
+    if (status != "succeeded" && ++judgement.stranded <= 5) {
+      BOOST_TEST_MESSAGE("stranded: job " << id << " " << status);
     }
   }
-  BOOST_TEST(lost == 0);
-  BOOST_TEST(stranded == 0);
+  return judgement;
 }
 
-}  // namespace
+void every_acknowledged_job_completes(const Clients& clients, unsigned short port) {
+  const Judgement judgement = judge(clients, port);
+  BOOST_TEST(judgement.lost == 0);
+  BOOST_TEST(judgement.stranded == 0);
+}
 
-BOOST_AUTO_TEST_SUITE(serve_pg)
-
-BOOST_AUTO_TEST_CASE(kill_9_under_load_then_restart_loses_nothing_acknowledged) {
+// Clients create for 2 s, the process is killed, a new one starts on the same store, clients
+// go on (retrying what was unanswered) for 2 s more.
+template <typename Check>
+void kill_9_under_load(bool postgres, Check check) {
   ProviderStub alpha("alpha", {}, {ProviderOutcome::ok, 20ms});
-  PgServing serving;
+  Restartable serving(postgres);
   auto process = serving.start(alpha);
   Clients clients(8);
   clients.point_at(process->port());
@@ -169,12 +197,20 @@ BOOST_AUTO_TEST_CASE(kill_9_under_load_then_restart_loses_nothing_acknowledged) 
   clients.point_at(process->port());
   std::this_thread::sleep_for(2s);
   clients.finish();
-  every_acknowledged_job_completes(clients, process->port());
+  check(clients, process->port());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(serve_pg)
+
+BOOST_AUTO_TEST_CASE(kill_9_under_load_then_restart_loses_nothing_acknowledged) {
+  kill_9_under_load(true, every_acknowledged_job_completes);
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_under_load_exits_within_the_grace_and_loses_nothing) {
   ProviderStub alpha("alpha", {}, {ProviderOutcome::ok, 20ms});
-  PgServing serving;
+  Restartable serving(true);
   auto process = serving.start(alpha);
   Clients clients(8);
   clients.point_at(process->port());
@@ -192,6 +228,35 @@ BOOST_AUTO_TEST_CASE(sigterm_under_load_exits_within_the_grace_and_loses_nothing
   std::this_thread::sleep_for(1s);
   clients.finish();
   every_acknowledged_job_completes(clients, process->port());
+}
+
+// Many processes starting at once on one fresh schema all migrate it and serve.
+BOOST_AUTO_TEST_CASE(eight_processes_starting_at_once_on_a_fresh_schema_all_serve) {
+  ProviderStub alpha("alpha", {});
+  Restartable serving(true);
+  std::vector<std::unique_ptr<ServeProcess>> processes(8);
+  std::vector<std::thread> starting;
+  for (auto& process : processes) {
+    starting.emplace_back([&] { process = serving.start(alpha); });
+  }
+  for (auto& thread : starting) thread.join();
+  for (const auto& process : processes) {
+    HttpConnection connection("127.0.0.1", process->port_text());
+    BOOST_TEST(connection.send("GET", "/readyz", {}, "").status == 200);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The rule has teeth: the memory store keeps nothing across a restart, and the same judgement
+// reports the acknowledged jobs as lost.
+BOOST_AUTO_TEST_SUITE(serve_loss)
+
+BOOST_AUTO_TEST_CASE(the_memory_store_killed_is_reported_as_loss) {
+  kill_9_under_load(false, [](const Clients& clients, unsigned short port) {
+    const Judgement judgement = judge(clients, port);
+    BOOST_TEST(judgement.lost > 20);
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()
