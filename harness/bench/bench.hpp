@@ -46,4 +46,9 @@ struct PgTarget {
 // hand-written SQL doing the same work (the SQL's), each figure in interleaved rounds.
 void postgres(const PgTarget& target, const Settings& settings);
 
+// HTTP creates through `onejob serve`'s service against a server answering a fixed 201 over the
+// same HTTP stack, at 1, 8 and 64 keep-alive connections, with p50/p99 latency: on the memory
+// store, and with `pg` also on PostgreSQL beside PgStore's create called directly.
+void serve(const Settings& settings, const PgTarget* pg);
+
 }  // namespace onejob::bench

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -29,9 +30,9 @@ int bench_command(const BenchFlags& flags) {
     return bad_input("bench: --seconds must be in (0, 3600] and --rounds from 1 to 1000");
   }
   if (!flags.only.empty() && flags.only != "simulator" && flags.only != "fuzzer" &&
-      flags.only != "postgres") {
-    return bad_input("bench: --only: expected simulator, fuzzer or postgres, found \"", flags.only,
-                     "\"");
+      flags.only != "postgres" && flags.only != "serve") {
+    return bad_input("bench: --only: expected simulator, fuzzer, postgres or serve, found \"",
+                     flags.only, "\"");
   }
   auto wanted = [&flags](const char* section) {
     return flags.only.empty() || flags.only == section;
@@ -66,22 +67,30 @@ int bench_command(const BenchFlags& flags) {
     std::printf("\n");
     std::fflush(stdout);
   }
-  if (!wanted("postgres")) return kExitPass;
-  if (!choice.postgres) {
-    std::printf("postgres: not measured (give --store postgres or postgres=URI)\n");
-    return kExitPass;
-  }
+  if (!wanted("postgres") && !wanted("serve")) return kExitPass;
   SharedSchema shared;
-  try {
-    shared = open_shared_schema(choice);
-  } catch (const StoreError& error) {
-    return bad_input("--store ", choice.describe(), ": ", error.what());
+  std::optional<bench::PgTarget> target;
+  if (choice.postgres) {
+    try {
+      shared = open_shared_schema(choice);
+    } catch (const StoreError& error) {
+      return bad_input("--store ", choice.describe(), ": ", error.what());
+    }
+    target = bench::PgTarget{.uri = choice.uri,
+                             .schema = shared.schema,
+                             .description = choice.describe(),
+                             .connect = shared.connect};
   }
-  bench::postgres({.uri = choice.uri,
-                   .schema = shared.schema,
-                   .description = choice.describe(),
-                   .connect = shared.connect},
-                  settings);
+  if (wanted("postgres")) {
+    if (target) {
+      bench::postgres(*target, settings);
+    } else {
+      std::printf("postgres: not measured (give --store postgres or postgres=URI)\n");
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  if (wanted("serve")) bench::serve(settings, target ? &*target : nullptr);
   return kExitPass;
 }
 
@@ -98,7 +107,7 @@ Command add_bench_command(CLI::App& app) {
   bench->add_option("--scenarios", flags->scenarios, "The catalogue to time the loop on")
       ->capture_default_str()
       ->check(non_empty_path());
-  bench->add_option("--only", flags->only, "One section: simulator, fuzzer or postgres");
+  bench->add_option("--only", flags->only, "One section: simulator, fuzzer, postgres or serve");
   bench->add_option("--load", flags->settings.jobs,
                     "The simulator section's generated load: this many jobs instead of 1k, 10k "
                     "and 100k (the catalogue and the other sections still run; see --only)");

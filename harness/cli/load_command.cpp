@@ -27,6 +27,7 @@
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
+#include "system/adapters/locked_store.hpp"
 #include "system/adapters/memory_store.hpp"
 #include "system/adapters/real_time.hpp"
 #include "system/ports/store_wrapper.hpp"
@@ -37,7 +38,6 @@
 #include "system/service/worker.hpp"
 
 #include "harness/cli/exit_codes.hpp"
-#include "harness/cli/locked_store.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/sim/complete_now.hpp"
 

@@ -13,12 +13,12 @@
 #include <pthread.h>
 #include <yaml-cpp/yaml.h>
 
+#include "system/adapters/locked_store.hpp"
 #include "system/adapters/memory_store.hpp"
 #include "system/app/service.hpp"
 #include "system/ports/store_wrapper.hpp"
 
 #include "harness/cli/defect_flags.hpp"
-#include "harness/cli/locked_store.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/scenario/yaml_reader.hpp"
 

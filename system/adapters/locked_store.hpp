@@ -9,7 +9,7 @@
 
 #include "system/ports/store.hpp"
 
-namespace onejob::cli {
+namespace onejob {
 
 // The memory store shared by nodes on several threads: one operation at a time. MemoryStore's
 // operations never suspend, so each lock is taken and released on one thread, with nothing
@@ -100,4 +100,4 @@ class LockedStore final : public Store {
   std::mutex mutex_;
 };
 
-}  // namespace onejob::cli
+}  // namespace onejob
