@@ -187,17 +187,6 @@ std::string body_for(int key, bool other_payload) {
          std::string(other_payload ? "other " : "text ") + std::to_string(key) + R"("}})";
 }
 
-std::string describe(std::exception_ptr error) {
-  if (!error) return "returned";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an unknown exception";
-  }
-}
-
 std::int64_t job_id_of(const Response& response) {
   const auto body = nlohmann::json::parse(response.body, nullptr, false);
   if (!body.is_object() || !body.contains("job_id") || !body["job_id"].is_number_integer()) {
@@ -288,7 +277,7 @@ std::unique_ptr<Node> make_node(std::string name, Shared& shared, bool worker = 
 auto watch(Node& node) {
   return [&node](std::exception_ptr error) {
     if (error || !node.stopping)
-      node.tally.loops_ended.push_back(node.name + ": " + describe(error));
+      node.tally.loops_ended.push_back(node.name + ": " + describe_exception(error));
   };
 }
 
@@ -298,7 +287,8 @@ void run_node(Node& node) {
   } catch (...) {
     // Out of a coroutine the node spawned (an attempt's unexpected exception): the node is
     // down, as its process would be.
-    node.tally.loops_ended.push_back(node.name + ": " + describe(std::current_exception()));
+    node.tally.loops_ended.push_back(node.name + ": " +
+                                     describe_exception(std::current_exception()));
   }
   node.finished = true;
 }
@@ -312,13 +302,14 @@ std::vector<std::unique_ptr<Node>> start_nodes(const LoadFlags& flags, Shared& s
   for (int i = 0; i < flags.clients; ++i) {
     auto node = make_node("client-" + std::to_string(i + 1), shared);
     node->api = std::make_unique<ApiHandler>(*node->context);
-    boost::asio::co_spawn(node->io, client(*node, i, flags, until),
-                          [&node = *node, &clients_done](std::exception_ptr error) {
-                            if (error) {
-                              node.tally.loops_ended.push_back(node.name + ": " + describe(error));
-                            }
-                            ++clients_done;
-                          });
+    boost::asio::co_spawn(
+        node->io, client(*node, i, flags, until),
+        [&node = *node, &clients_done](std::exception_ptr error) {
+          if (error) {
+            node.tally.loops_ended.push_back(node.name + ": " + describe_exception(error));
+          }
+          ++clients_done;
+        });
     nodes.push_back(std::move(node));
   }
   for (int i = 0; i < flags.workers; ++i) {

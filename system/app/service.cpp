@@ -27,17 +27,6 @@ namespace {
 namespace asio = boost::asio;
 using SteadyTime = std::chrono::steady_clock;
 
-std::string describe(std::exception_ptr error) {
-  if (!error) return "returned";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an unknown exception";
-  }
-}
-
 Response json_answer(int status, std::string body) { return Response{status, {}, std::move(body)}; }
 
 }  // namespace
@@ -182,7 +171,7 @@ Async<void> Service::Impl::certify(ServiceNode& node) {
 void Service::Impl::report_end(ServiceNode& node, std::exception_ptr error) {
   if (node.stopping && !error) return;
   Event ended("service.loop_ended");
-  ended.with("node", node.name).with("reason", describe(error));
+  ended.with("node", node.name).with("reason", describe_exception(error));
   node.events.emit(std::move(ended));
 }
 

@@ -1,5 +1,22 @@
 #include "system/domain/check.hpp"
 
+namespace onejob {
+
+std::string describe_exception(std::exception_ptr error) {
+  if (!error) return "returned";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (const AssertionFailure& failure) {
+    return failure.what();
+  } catch (...) {
+    return "an unknown exception";
+  }
+}
+
+}  // namespace onejob
+
 namespace onejob::detail {
 
 void assertion_failed(const char* file, int line, const char* condition, std::string_view message) {

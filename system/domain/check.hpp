@@ -10,6 +10,7 @@
 
 #include <utility>
 
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,10 @@ class AssertionFailure {
  private:
   std::string message_;
 };
+
+// What ended a loop or a thread, in words: a std::exception's what(), an AssertionFailure's
+// message, "returned" for no exception at all.
+std::string describe_exception(std::exception_ptr error);
 
 namespace detail {
 [[noreturn]] void assertion_failed(const char* file, int line, const char* condition,
