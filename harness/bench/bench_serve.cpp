@@ -56,8 +56,9 @@ class FixedAnswer {
   unsigned short port() const { return server_.port(); }
 
  private:
-  asio::io_context accept_io_{1};
+  // io_ first: destroyed last, after accept_io_'s pending accept, whose socket is io_'s.
   asio::io_context io_{1};
+  asio::io_context accept_io_{1};
   asio::executor_work_guard<asio::io_context::executor_type> busy_ = asio::make_work_guard(io_);
   asio::executor_work_guard<asio::io_context::executor_type> accepting_ =
       asio::make_work_guard(accept_io_);

@@ -43,8 +43,9 @@ struct ProviderStub::Impl {
   std::string name;
   std::vector<StubCall> script;
   StubCall otherwise;
-  asio::io_context accept_io{1};
+  // `io` first: destroyed last, after accept_io's pending accept, whose socket is io's.
   asio::io_context io{1};
+  asio::io_context accept_io{1};
   asio::executor_work_guard<asio::io_context::executor_type> accepting =
       asio::make_work_guard(accept_io);
   asio::executor_work_guard<asio::io_context::executor_type> working = asio::make_work_guard(io);

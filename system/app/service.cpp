@@ -76,12 +76,14 @@ struct Service::Impl {
   WallClock clock;
   Metrics metrics;
   Doorbells workers;
+  // The nodes (their io_contexts) before accept_io: destroyed after its pending accept, whose
+  // socket belongs to a node's io_context.
+  std::vector<std::unique_ptr<ServiceNode>> nodes;
   asio::io_context accept_io{1};
   asio::executor_work_guard<asio::io_context::executor_type> accepting =
       asio::make_work_guard(accept_io);
   HttpServer server;
   std::thread accept_thread;
-  std::vector<std::unique_ptr<ServiceNode>> nodes;
   bool started = false;
   bool stopped = false;
 
