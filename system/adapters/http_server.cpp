@@ -76,7 +76,7 @@ struct HttpServer::Impl {
 
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> serve(Node& node, tcp::socket socket);
-  asio::awaitable<bool> answer(Session& session, Node& node, int status, std::string body,
+  asio::awaitable<void> answer(Session& session, Node& node, int status, std::string body,
                                unsigned version);
 };
 
@@ -85,7 +85,7 @@ struct HttpServer::Impl {
 // would reset the connection and could destroy the answer before the client reads it. So the
 // server stops sending and reads, discarding, until the client closes, for at most a second and
 // a megabyte.
-asio::awaitable<bool> HttpServer::Impl::answer(Session& session, Node& node, int status,
+asio::awaitable<void> HttpServer::Impl::answer(Session& session, Node& node, int status,
                                                std::string body, unsigned version) {
   http::response<http::string_body> response{static_cast<http::status>(status), version};
   response.set(http::field::content_type, "application/json");
@@ -98,7 +98,7 @@ asio::awaitable<bool> HttpServer::Impl::answer(Session& session, Node& node, int
   session.stream.expires_after(limits.request_timeout);
   co_await http::async_write(session.stream, response,
                              asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) co_return false;
+  if (ec) co_return;
   session.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
   session.stream.expires_after(std::chrono::seconds(1));
   std::array<char, 16 * 1024> discard{};
@@ -106,7 +106,6 @@ asio::awaitable<bool> HttpServer::Impl::answer(Session& session, Node& node, int
     drained += co_await session.stream.async_read_some(
         asio::buffer(discard), asio::redirect_error(asio::use_awaitable, ec));
   }
-  co_return true;
 }
 
 asio::awaitable<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
