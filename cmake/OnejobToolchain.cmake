@@ -22,3 +22,5 @@ add_compile_definitions(BOOST_ASIO_NO_DEPRECATED)
 # compiles must not depend on include order (which clang-format may change), so every
 # translation unit gets <utility> first.
 target_compile_options(onejob_root_includes INTERFACE -include utility)
+
+include(${CMAKE_CURRENT_LIST_DIR}/OnejobUnity.cmake)

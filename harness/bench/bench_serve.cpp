@@ -32,7 +32,7 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kToken = "bench-token";
-constexpr const char* kPayload =
+constexpr const char* kServePayload =
     R"({"operation":"classify","provider":"alpha","input":{"text":"The app crashes on login"}})";
 
 // A server answering every request 201 with a fixed body, over the same HTTP stack (HttpServer,
@@ -98,7 +98,7 @@ std::unique_ptr<Side> http_side(const std::string& name, unsigned short port, in
                             {"Idempotency-Key", prefix + std::to_string(i)},
                             {"Content-Type", "application/json"}};
       const auto started = Clock::now();
-      const auto reply = connection->send("POST", "/jobs", headers, kPayload);
+      const auto reply = connection->send("POST", "/jobs", headers, kServePayload);
       mine.push_back(std::chrono::duration<double>(Clock::now() - started).count());
       if (reply.status != 201) {
         throw std::runtime_error("bench: serve: a create was answered " +
@@ -122,11 +122,11 @@ std::unique_ptr<Side> direct_side(const PgTarget& target, int threads, Latencies
       NewJob job;
       job.owner_id = "bench";
       job.idempotency_key = prefix + std::to_string(i);
-      job.request_fingerprint = std::string("POST /jobs\n") + kPayload;
+      job.request_fingerprint = std::string("POST /jobs\n") + kServePayload;
       job.operation = "classify";
       job.target_provider = "alpha";
       job.input_json = R"({"text":"The app crashes on login"})";
-      job.payload_json = kPayload;
+      job.payload_json = kServePayload;
       const auto started = Clock::now();
       const auto result = sim::complete_now(*io, store->insert_job(std::move(job)));
       mine.push_back(std::chrono::duration<double>(Clock::now() - started).count());

@@ -11,7 +11,7 @@ namespace {
 // A YAML scalar keeping every byte: single-quoted (quotes doubled), or double-quoted with \xNN
 // escapes when the text holds a control character (0x00-0x1f, 0x7f), which YAML cannot carry
 // unescaped.
-std::string quoted(std::string_view text) {
+std::string yaml_quoted(std::string_view text) {
   const bool control = std::ranges::any_of(
       text, [](char c) { return (static_cast<unsigned char>(c) < 0x20) || c == 0x7f; });
   if (!control) {
@@ -90,7 +90,7 @@ void write_providers(std::string& out, const std::vector<ProviderSpec>& provider
     out += "    latency: " + latency(p.latency) + "\n";
     out += std::string("    certify: ") + (p.certify ? "true" : "false") + "\n";
     out += "    max_prompt_tokens: " + std::to_string(p.max_prompt_tokens) + "\n";
-    if (p.prompt_template) out += "    prompt_template: " + quoted(*p.prompt_template) + "\n";
+    if (p.prompt_template) out += "    prompt_template: " + yaml_quoted(*p.prompt_template) + "\n";
     out += "    default: " + call(p.default_call) + "\n";
     if (!p.script.empty()) {
       out += "    script:\n";
@@ -125,10 +125,10 @@ void write_create_body(std::string& out, const std::string& body) {
   constexpr std::size_t kShortestPadding = 64;
   const auto kept = body.find_last_not_of(' ') + 1;  // 0 when the body is all spaces
   if (body.size() - kept < kShortestPadding) {
-    out += "      raw_body: " + quoted(body) + "\n";
+    out += "      raw_body: " + yaml_quoted(body) + "\n";
     return;
   }
-  out += "      raw_body: " + quoted(body.substr(0, kept)) + "\n";
+  out += "      raw_body: " + yaml_quoted(body.substr(0, kept)) + "\n";
   out += "      pad_to: " + std::to_string(body.size()) + "\n";
 }
 
@@ -139,27 +139,27 @@ void write_timeline(std::string& out, const std::vector<TimelineEntry>& timeline
     switch (e.kind) {
       case TimelineEntry::Kind::create_job:
         out += "    create_job:\n      client: " + e.create_job.client + "\n";
-        if (e.create_job.key) out += "      key: " + quoted(*e.create_job.key) + "\n";
+        if (e.create_job.key) out += "      key: " + yaml_quoted(*e.create_job.key) + "\n";
         write_create_body(out, e.create_job.body);
         break;
       case TimelineEntry::Kind::get_job:
         out += "    get_job: {client: " + e.client +
                ", request: " + std::to_string(e.target_request) +
                (e.method ? ", method: " + *e.method : std::string()) +
-               (e.path ? ", path: " + quoted(*e.path) : std::string()) + "}\n";
+               (e.path ? ", path: " + yaml_quoted(*e.path) : std::string()) + "}\n";
         break;
       case TimelineEntry::Kind::retry:
         out += "    retry: {client: " + e.client +
                ", request: " + std::to_string(e.target_request) +
                (e.provider ? ", provider: " + *e.provider : std::string()) +
-               (e.retry_body ? ", raw_body: " + quoted(*e.retry_body) : std::string()) +
-               (e.action_key ? ", key: " + quoted(*e.action_key) : std::string()) + "}\n";
+               (e.retry_body ? ", raw_body: " + yaml_quoted(*e.retry_body) : std::string()) +
+               (e.action_key ? ", key: " + yaml_quoted(*e.action_key) : std::string()) + "}\n";
         break;
       case TimelineEntry::Kind::cancel:
         out += "    cancel: {client: " + e.client +
                ", request: " + std::to_string(e.target_request) +
                ", attempt: " + std::to_string(e.attempt_no) +
-               (e.action_key ? ", key: " + quoted(*e.action_key) : std::string()) + "}\n";
+               (e.action_key ? ", key: " + yaml_quoted(*e.action_key) : std::string()) + "}\n";
         break;
     }
   }
@@ -176,7 +176,7 @@ std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
     start = end + 1;
   }
   out += "name: " + spec.name + "\n";
-  if (!spec.description.empty()) out += "description: " + quoted(spec.description) + "\n";
+  if (!spec.description.empty()) out += "description: " + yaml_quoted(spec.description) + "\n";
   out += "seed: " + std::to_string(spec.seed) + "\n";
   if (spec.duration) out += "duration: " + duration(*spec.duration) + "\n";
   if (spec.quiet) out += "quiet: " + duration(*spec.quiet) + "\n";
@@ -197,7 +197,7 @@ std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
   write_providers(out, spec.providers);
   out += "clients:\n";
   for (const auto& c : spec.clients) {
-    out += "  - {name: " + c.name + ", owner: " + quoted(c.owner) + "}\n";
+    out += "  - {name: " + c.name + ", owner: " + yaml_quoted(c.owner) + "}\n";
   }
   out += "network:\n";
   for (const auto& each : kLinks) {

@@ -161,14 +161,14 @@ Route route_through(pqxx::connection& admin, int port) {
 }
 
 // What a store call threw, and how long it took.
-struct Ending {
+struct TimedCall {
   std::optional<StoreError> error;
   double seconds = 0;
 };
 template <typename Call>
-Ending time_call(Call call) {
+TimedCall time_call(Call call) {
   const auto start = SteadyClock::now();
-  Ending ending;
+  TimedCall ending;
   try {
     call();
   } catch (const StoreError& error) {
@@ -242,7 +242,7 @@ BOOST_AUTO_TEST_CASE(a_frozen_server_costs_each_call_a_bounded_wait) {
   const Created before = create_job(through, "before-freeze");
 
   relay.freeze();
-  const Ending write = time_call([&] { run(through.insert_job(new_job("alice", "in-doubt"))); });
+  const TimedCall write = time_call([&] { run(through.insert_job(new_job("alice", "in-doubt"))); });
   BOOST_REQUIRE(write.error.has_value());
   BOOST_TEST((write.error->kind() == Kind::maybe_committed), write.error->what());
   BOOST_TEST(std::string(write.error->what()).find("no reply within 1500 ms") != std::string::npos,
@@ -251,7 +251,8 @@ BOOST_AUTO_TEST_CASE(a_frozen_server_costs_each_call_a_bounded_wait) {
   BOOST_TEST(write.seconds <= 1.5 + 1.0);
 
   // The connection was closed; the next call must open one, and the server does not answer.
-  const Ending read = time_call([&] { run(through.find_job(before.job.owner_id, before.job.id)); });
+  const TimedCall read =
+      time_call([&] { run(through.find_job(before.job.owner_id, before.job.id)); });
   BOOST_REQUIRE(read.error.has_value());
   BOOST_TEST((read.error->kind() == Kind::unavailable), read.error->what());
   BOOST_TEST(read.seconds <= 2.0 + 1.5 + 1.0);
@@ -281,7 +282,7 @@ BOOST_AUTO_TEST_CASE(a_statement_stuck_on_a_lock_is_cancelled_and_named) {
   const Created created = create_job(bounded, "locked");
   pqxx::work holder{raw()};
   holder.exec_params("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", created.job.id);
-  const Ending stuck =
+  const TimedCall stuck =
       time_call([&] { run(bounded.fail_job(created.job.id, "stuck", at_us(900))); });
   holder.abort();
   BOOST_REQUIRE(stuck.error.has_value());

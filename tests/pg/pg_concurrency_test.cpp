@@ -66,7 +66,7 @@ class Killer {
   void loop() {
     pqxx::connection admin{pg_url()};
     std::string spared = std::to_string(backend_pid(admin));
-    for (const int pid : spared_) spared += "," + std::to_string(pid);
+    for (const int pid : spared_) spared.append(",").append(std::to_string(pid));
     std::minstd_rand random{42};
     std::vector<int> killed;
     while (!stop_) {

@@ -125,7 +125,7 @@ class Describer {
 
 // ---- the operations ------------------------------------------------------------------------
 
-enum class Kind {
+enum class OpKind {
   insert_job,
   insert_attempt,
   claim,
@@ -148,7 +148,7 @@ struct AttemptRef {
 // One operation, with every input fixed up front so both stores get identical calls. Attempt
 // ids are resolved per store from `target`.
 struct Op {
-  Kind kind = Kind::read_job;
+  OpKind kind = OpKind::read_job;
   std::string summary;
   NewJob new_job{};
   NewAttempt new_attempt{};
@@ -174,51 +174,51 @@ AttemptId resolve(Store& store, AttemptRef ref) {
 std::string apply_unguarded(Store& store, const Op& op) {
   Describer describe{store};
   switch (op.kind) {
-    case Kind::insert_job: {
+    case OpKind::insert_job: {
       const InsertJobResult r = run(store.insert_job(op.new_job));
       return std::string{outcome_name(r.outcome)} + " " + describe.job(r.job) + " " +
              describe.attempt(r.initial_attempt);
     }
-    case Kind::insert_attempt: {
+    case OpKind::insert_attempt: {
       const InsertAttemptResult r = run(store.insert_attempt(op.new_attempt));
       return std::string{outcome_name(r.outcome)} + " " + describe.attempt(r.attempt) +
              " blocking=" + (r.blocking ? describe.attempt_ref(*r.blocking) : "-");
     }
-    case Kind::claim: {
+    case OpKind::claim: {
       const std::optional<Attempt> r = run(store.claim_next_attempt(op.text, op.now, op.until));
       return "claim " + describe.attempt(r);
     }
-    case Kind::update: {
+    case OpKind::update: {
       AttemptUpdate update = op.update;
       update.attempt_id = resolve(store, op.target);
       const UpdateAttemptResult r = run(store.update_attempt(std::move(update)));
       return std::string{outcome_name(r.outcome)} + " " + describe.attempt(r.attempt) +
              " before=" + Describer::state(r.before);
     }
-    case Kind::complete: {
+    case OpKind::complete: {
       CompleteAttempt completion = op.completion;
       completion.attempt_id = resolve(store, op.target);
       const CompleteAttemptResult r = run(store.complete_attempt(std::move(completion)));
       return std::string{outcome_name(r.outcome)} + " " + describe.job(r.job) + " " +
              describe.attempt(r.attempt) + " before=" + Describer::state(r.before);
     }
-    case Kind::fail_job:
+    case OpKind::fail_job:
       return run(store.fail_job(op.job_id, op.text, op.now)) ? "failed-job" : "not-failed";
-    case Kind::certify:
+    case OpKind::certify:
       run(store.record_certification(op.certification));
       return "certified";
-    case Kind::read_job:
+    case OpKind::read_job:
       return "read " + describe.job(run(store.find_job(op.text, op.job_id))) + " " +
              describe.job(run(store.load_job(op.job_id))) + " " +
              describe.attempts(run(store.list_attempts(op.job_id)));
-    case Kind::read_by_key:
+    case OpKind::read_by_key:
       return "read " + describe.job(run(store.find_job_by_key(op.text, op.key)));
-    case Kind::read_state:
+    case OpKind::read_state:
       return "read " + describe.attempts(run(store.find_attempts_in_state(op.state)));
-    case Kind::read_expired:
+    case OpKind::read_expired:
       return "read " + describe.attempts(run(store.find_expired_leases(op.now))) + " sweep " +
              describe.sweep(run(store.find_sweep_work(op.now)));
-    case Kind::read_certification: {
+    case OpKind::read_certification: {
       const std::optional<Certification> c = run(store.latest_certification(op.text));
       if (!c) return "read no-certification";
       return "read certification{" + c->provider + " passed=" + (c->passed ? "1" : "0") +
@@ -330,7 +330,7 @@ class Workload {
 
   Op insert_job() {
     Op op;
-    op.kind = Kind::insert_job;
+    op.kind = OpKind::insert_job;
     std::vector<std::string> failover;
     for (const std::string& provider : kProviders) {
       if (chance(40)) failover.push_back(provider);
@@ -355,7 +355,7 @@ class Workload {
 
   Op insert_attempt() {
     Op op;
-    op.kind = Kind::insert_attempt;
+    op.kind = OpKind::insert_attempt;
     const std::array origins{AttemptOrigin::initial, AttemptOrigin::failover,
                              AttemptOrigin::explicit_retry};
     op.new_attempt = NewAttempt{
@@ -370,7 +370,7 @@ class Workload {
 
   Op claim() {
     Op op;
-    op.kind = Kind::claim;
+    op.kind = OpKind::claim;
     op.text = "w" + std::to_string(below(3));
     op.now = now();
     op.until = at_us(now_us_ + static_cast<std::int64_t>(below(40)));
@@ -380,7 +380,7 @@ class Workload {
 
   Op update() {
     Op op;
-    op.kind = Kind::update;
+    op.kind = OpKind::update;
     const auto [ref, attempt] = pick_attempt({S::starting, S::running, S::unknown});
     op.target = ref;
     AttemptState to = kAllStates[below(kAllStates.size())];
@@ -411,7 +411,7 @@ class Workload {
 
   Op complete() {
     Op op;
-    op.kind = Kind::complete;
+    op.kind = OpKind::complete;
     // Only states from which both SUCCEEDED and DISCARDED are legal (see the file comment).
     const std::vector<AttemptState> completable{S::running, S::unknown, S::cancelled};
     const auto [ref, attempt] = pick_attempt(completable);
@@ -437,7 +437,7 @@ class Workload {
 
   Op fail_job() {
     Op op;
-    op.kind = Kind::fail_job;
+    op.kind = OpKind::fail_job;
     op.job_id = pick_job();
     op.text = "no provider left";
     op.now = now();
@@ -447,7 +447,7 @@ class Workload {
 
   Op certify() {
     Op op;
-    op.kind = Kind::certify;
+    op.kind = OpKind::certify;
     const bool passed = chance(60);
     std::vector<std::string> reasons;
     if (!passed) reasons = {"schema", "step " + step_text()};
@@ -464,28 +464,28 @@ class Workload {
 
   Op read() {
     Op op;
-    op.kind = Kind::read_job;
+    op.kind = OpKind::read_job;
     switch (below(5)) {
       case 0:
-        op.kind = Kind::read_job;
+        op.kind = OpKind::read_job;
         op.job_id = pick_job();
         op.text = chance(70) ? "alice" : "bob";
         break;
       case 1:
-        op.kind = Kind::read_by_key;
+        op.kind = OpKind::read_by_key;
         op.text = chance(70) ? "alice" : "bob";
         op.key = "k" + std::to_string(below(kKeys));
         break;
       case 2:
-        op.kind = Kind::read_state;
+        op.kind = OpKind::read_state;
         op.state = kAllStates[below(kAllStates.size())];
         break;
       case 3:
-        op.kind = Kind::read_expired;
+        op.kind = OpKind::read_expired;
         op.now = now();
         break;
       default:
-        op.kind = Kind::read_certification;
+        op.kind = OpKind::read_certification;
         op.text = pick(kProviders);
         break;
     }
@@ -516,7 +516,7 @@ std::string final_state(Store& store, std::int64_t job_ids_issued, Instant now) 
   out += "sweep: " + describe.sweep(run(store.find_sweep_work(now))) + "\n";
   for (const std::string& provider : kProviders) {
     Op read;
-    read.kind = Kind::read_certification;
+    read.kind = OpKind::read_certification;
     read.text = provider;
     out += apply(store, read) + "\n";
   }

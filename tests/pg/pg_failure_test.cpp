@@ -112,7 +112,7 @@ Ending kill_while(pqxx::connection& admin, const std::string& waiting,
 void kill_all_but(pqxx::connection& admin, const std::vector<int>& keep) {
   pqxx::nontransaction tx{admin};
   std::string list = "0";
-  for (const int pid : keep) list += "," + std::to_string(pid);
+  for (const int pid : keep) list.append(",").append(std::to_string(pid));
   const std::string others =
       "datname = current_database() AND pid <> pg_backend_pid()"
       " AND backend_type = 'client backend' AND pid NOT IN (" +

@@ -33,6 +33,9 @@ namespace onejob::test {
 
 inline constexpr const char* kStore = "store";
 
+// When a provider answers, in the histories the tests build.
+inline const Instant kSoon = Instant(std::chrono::seconds(2));
+
 // Valid classify outputs two providers produce, and the create body of the default job.
 inline const std::string kBilling = R"({"confidence":0.9,"label":"billing"})";
 inline const std::string kOther = R"({"confidence":0.8,"label":"other"})";

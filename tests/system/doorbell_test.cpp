@@ -9,6 +9,7 @@
 #include "system/service/deadline.hpp"
 #include "system/service/ringing_store.hpp"
 
+#include "tests/support/instants.hpp"
 #include "tests/support/system_fixture.hpp"
 
 namespace onejob {
@@ -36,7 +37,7 @@ struct Waits {
   }
 };
 
-Instant at(int s) { return Instant(seconds(s)); }
+using test::at;
 
 BOOST_AUTO_TEST_SUITE(doorbell)
 

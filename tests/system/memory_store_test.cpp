@@ -2,6 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/instants.hpp"
 #include "tests/support/run_sync.hpp"
 
 namespace onejob {
@@ -22,7 +23,7 @@ NewJob new_job(std::string owner, std::string key, std::string fingerprint = "PO
                 .created_at = Instant(Duration(42))};
 }
 
-Instant at(int seconds) { return Instant(std::chrono::seconds(seconds)); }
+using test::at;
 
 struct StoreFixture {
   MemoryStore store;

@@ -14,8 +14,6 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
-const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
-
 int mark_count(const HistoryModel& model, const std::string& mark) {
   const auto found = model.marks.find(mark);
   return found == model.marks.end() ? 0 : found->second;

@@ -12,8 +12,6 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
-const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
-
 // Job 1: attempt 1 (worker-1) is cancelled by an operator while running; attempt 2 (worker-2,
 // the operator's retry) runs and alpha executes it with kBilling. Nobody has completed yet.
 void cancel_and_retry(HistoryBuilder& h) {

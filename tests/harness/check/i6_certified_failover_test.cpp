@@ -12,7 +12,6 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
-const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
 // The job allows alpha, then beta, then gamma.
 const std::string kFailoverBody =
     R"({"failover":["beta","gamma"],"input":{"text":"please refund me"},)"

@@ -12,8 +12,6 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
-const Instant kSoon = Instant(std::chrono::seconds(2));  // when a provider answers
-
 // Job 1's attempt 1 runs on alpha, which hangs; the reconciler takes the lease over (UNKNOWN).
 void attempt_1_hangs(HistoryBuilder& h) {
   insert_job(h, {});
