@@ -46,7 +46,7 @@ std::uint64_t delivered(HistoryBuilder& h, const std::string& node, const std::s
 }
 
 // The provider's own record of executing attempt 1's key (never answering when `hangs`).
-std::uint64_t executed(HistoryBuilder& h, bool hangs = false) {
+std::uint64_t alpha_executes(HistoryBuilder& h, bool hangs = false) {
   return h
       .add(
           "alpha",
@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(an_answer_delivered_to_a_node_that_stayed_up_and_never_reco
   HistoryBuilder h;
   policy(h, /*reconciler=*/false);
   running_job(h, 1);
-  executed(h);
+  alpha_executes(h);
   const auto delivery = delivered(h, "worker-1", "answered");
   h.add(kStore, fenced_write(1, 1, S::running, S::unknown));
   const auto end = end_at(h, kJudgedAt);
@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE(an_answer_to_a_node_that_crashed_is_not_dropped_by_it) {
   HistoryBuilder h;
   policy(h, /*reconciler=*/false);
   running_job(h, 1);
-  executed(h);
+  alpha_executes(h);
   delivered(h, "worker-1", "answered");
   h.add("worker-1", events::NodeCrashed{});
   // Blocked, with no reconciler to ask the provider: out of the system's reach.
@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(a_maybe_delivered_or_running_status_is_not_an_answer) {
   HistoryBuilder h;
   policy(h, /*reconciler=*/true);
   running_job(h, 1);
-  executed(h, /*hangs=*/true);
+  alpha_executes(h, /*hangs=*/true);
   delivered(h, "worker-1", "maybe_delivered");
   h.add(kStore, fenced_write(1, 1, S::running, S::unknown));
   delivered(h, "reconciler", "running", "status");
@@ -147,7 +147,7 @@ BOOST_AUTO_TEST_CASE(an_answer_the_provider_holds_and_the_reconciler_never_learn
   HistoryBuilder h;
   policy(h, /*reconciler=*/true);
   running_job(h, 1);
-  const auto execution = executed(h);
+  const auto execution = alpha_executes(h);
   h.add(kStore, taken_over(1, 1));
   const auto end = end_at(h, kJudgedAt);
   const auto violations = check_liveness(h.model());
@@ -202,7 +202,7 @@ BOOST_AUTO_TEST_CASE(ground_truth_clauses_wait_for_the_settle_horizon_or_a_quies
     HistoryBuilder h;
     policy(h, /*reconciler=*/false);
     running_job(h, 1);
-    executed(h);
+    alpha_executes(h);
     delivered(h, "worker-1", "answered");
     h.add(kStore, fenced_write(1, 1, S::running, S::unknown));
     const auto end = end_at(h, kJudgedAt - std::chrono::milliseconds(1), quiescent);
