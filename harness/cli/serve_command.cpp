@@ -301,7 +301,8 @@ int serve(const ServeFlags& flags) {
       return connect(&events);
     };
   } else {
-    memory = std::make_unique<MemoryStore>();
+    // The store-level defects (--defect check-then-insert, blind-overwrite, ...) live in it.
+    memory = std::make_unique<MemoryStore>(options.system.defects);
     locked = std::make_unique<LockedStore>(*memory);
     options.connect = [&locked](EventSink&) -> std::unique_ptr<Store> {
       return std::make_unique<StoreWrapper>(*locked);
