@@ -83,7 +83,8 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
                             .operation = body["operation"].get<std::string>(),
                             .input = body.contains("input") ? body["input"].dump() : "null",
                             .output = {},
-                            .outcome = behaviour.outcome};
+                            .outcome = behaviour.outcome,
+                            .started = std::chrono::steady_clock::now()};
     Record& record = records[*key];
     if (behaviour.outcome == ProviderOutcome::error) {
       record.status = 503;
@@ -95,13 +96,19 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
                                               execution.input, name + "/" + *key);
       record.body = {{"output", execution.output}};
     }
+    std::size_t index = 0;
     {
       std::lock_guard lock(mutex);
+      index = executions.size();
       executions.push_back(execution);
     }
     timer.expires_after(behaviour.latency);
     co_await timer.async_wait(asio::use_awaitable);
     records[*key].done = true;
+    if (!records[*key].hangs) {
+      std::lock_guard lock(mutex);
+      executions[index].ended = std::chrono::steady_clock::now();
+    }
   }
   // A repeat of a key still under way waits for its first answer, as does a hang, forever.
   while (!records[*key].done || records[*key].hangs) {

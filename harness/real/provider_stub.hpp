@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct StubExecution {
   std::string input;   // canonical-free JSON text as received
   std::string output;  // what it answered (empty for an error or a hang)
   ProviderOutcome outcome = ProviderOutcome::ok;
+  std::chrono::steady_clock::time_point started{};  // when the call arrived: the side effect
+  std::optional<std::chrono::steady_clock::time_point> ended{};  // its answer sent; never: a hang
 };
 
 // A model provider speaking the provider protocol of `onejob serve` (http_provider.hpp) on a

@@ -5,9 +5,23 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace onejob::testing {
+
+// Polls `read` every 50 ms until `done` holds of its answer, at most `bound`; the last answer.
+template <typename Read, typename Done>
+auto wait_for(Read read, Done done,
+              std::chrono::milliseconds bound = std::chrono::milliseconds(20'000)) {
+  const auto give_up = std::chrono::steady_clock::now() + bound;
+  auto last = read();
+  while (!done(last) && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    last = read();
+  }
+  return last;
+}
 
 // A scratch folder, removed with everything in it.
 class TempDir {

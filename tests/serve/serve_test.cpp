@@ -49,18 +49,6 @@ std::vector<real::StubExecution> attempts_at(const ProviderStub& stub) {
 
 json body_of(const HttpReply& reply) { return json::parse(reply.body, nullptr, false); }
 
-// Polls `read` every 50 ms until `done` holds of its answer, at most `bound`; the last answer.
-template <typename Read, typename Done>
-auto wait_for(Read read, Done done, std::chrono::milliseconds bound) {
-  const auto give_up = std::chrono::steady_clock::now() + bound;
-  auto last = read();
-  while (!done(last) && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(50ms);
-    last = read();
-  }
-  return last;
-}
-
 // A serve process on a config file of its own, with its providers' stubs.
 struct Serving {
   Serving(const std::string& extra_config, const std::vector<const ProviderStub*>& stubs,

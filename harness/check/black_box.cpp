@@ -1,0 +1,383 @@
+// The black-box rules. Each states its promise on what clients and provider stubs observed and
+// decides with its own oracle: JSON values compared structurally (nlohmann::json's equality, key
+// order and spacing ignored), never the judged system's canonical form or fingerprint.
+//
+// A job's identity, from outside, is its creator's (owner, idempotency key); the job ids a target
+// answers with are attached to it by the creates it acknowledged (2xx). A provider execution
+// belongs to the job whose create body carried the input the stub received (the body's "input",
+// or the whole body when it has none); an execution whose input several identities share is
+// linked to none, and the rules that need the link skip it (the prober makes inputs unique).
+#include "harness/check/black_box.hpp"
+
+#include <utility>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace onejob::check::black_box {
+namespace {
+
+bool success(const std::optional<int>& status) { return status && *status >= 200 && *status < 300; }
+
+std::string identity_of(const std::string& owner, const std::string& key) {
+  std::string id = owner;
+  id += '\0';
+  id += key;
+  return id;
+}
+
+std::string describe_identity(const std::string& identity) {
+  const auto nul = identity.find('\0');
+  return "owner " + identity.substr(0, nul) + "'s key " + identity.substr(nul + 1);
+}
+
+std::string shown(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > 120) text = text.substr(0, 117) + "...";
+  return text;
+}
+
+const nlohmann::json& input_of(const nlohmann::json& body) {
+  if (body.is_object() && body.contains("input")) return body["input"];
+  return body;
+}
+
+Finding finding(std::string clause, std::string message, std::vector<std::uint64_t> lines) {
+  std::string rule = clause.substr(0, clause.find('.'));
+  return Finding{std::move(rule), std::move(clause), std::move(message), std::move(lines)};
+}
+
+// What the history says, indexed the ways the rules ask.
+struct Index {
+  std::map<std::string, const Request*> request_by_id;
+  std::map<std::string, std::vector<const Response*>> responses_by_id;
+  // Acknowledged creates: identity -> (job id -> first acknowledging response).
+  std::map<std::string, std::map<std::string, const Response*>> jobs_of_identity;
+  std::map<std::string, std::string> identity_of_job;
+  // Every create body, with its identity, for linking executions.
+  std::vector<std::pair<const nlohmann::json*, std::string>> inputs;
+  // Attempt executions linked to exactly one identity, and those that may belong to an identity
+  // (their input is one of its creates', perhaps another identity's too).
+  std::map<std::string, std::vector<const Execution*>> executions_of_identity;
+  std::map<std::string, std::vector<const Execution*>> candidates_of_identity;
+
+  explicit Index(const History& history) {
+    for (const auto& request : history.requests) request_by_id.emplace(request.id, &request);
+    for (const auto& response : history.responses) {
+      responses_by_id[response.id].push_back(&response);
+    }
+    for (const auto& request : history.requests) {
+      if (request.action != "create" || !request.key) continue;
+      const std::string identity = identity_of(request.owner, *request.key);
+      if (request.body) inputs.emplace_back(&input_of(*request.body), identity);
+      for (const Response* response : responses_by_id[request.id]) {
+        if (!success(response->status) || !response->job) continue;
+        jobs_of_identity[identity].emplace(*response->job, response);
+        identity_of_job.emplace(*response->job, identity);
+      }
+    }
+    for (const auto& execution : history.executions) {
+      if (execution.purpose != "attempt") continue;
+      std::set<std::string> owners;
+      for (const auto& [input, identity] : inputs) {
+        if (*input == execution.input) owners.insert(identity);
+      }
+      if (owners.size() == 1) executions_of_identity[*owners.begin()].push_back(&execution);
+      for (const auto& identity : owners) candidates_of_identity[identity].push_back(&execution);
+    }
+    for (auto& [identity, executions] : executions_of_identity) {
+      std::ranges::stable_sort(executions, {}, &Execution::t_us);
+    }
+  }
+
+  const Request* request_of(const Response& response) const {
+    const auto found = request_by_id.find(response.id);
+    return found == request_by_id.end() ? nullptr : found->second;
+  }
+  // The job a response is about: the one it shows, else the one its request named.
+  std::optional<std::string> job_of(const Response& response) const {
+    if (response.job) return response.job;
+    if (const Request* request = request_of(response)) return request->job;
+    return std::nullopt;
+  }
+};
+
+// Responses in the order clients received them.
+std::vector<const Response*> by_arrival(const History& history) {
+  std::vector<const Response*> ordered;
+  for (const auto& response : history.responses) ordered.push_back(&response);
+  std::ranges::stable_sort(ordered, [](const Response* a, const Response* b) {
+    return std::pair(a->t_us, a->line) < std::pair(b->t_us, b->line);
+  });
+  return ordered;
+}
+
+// B1: every acknowledged create of one (owner, key) names the same job.
+void one_job_per_key(const Index& index, std::vector<Finding>& out) {
+  for (const auto& [identity, jobs] : index.jobs_of_identity) {
+    if (jobs.size() < 2) continue;
+    const Response* first = jobs.begin()->second;
+    for (auto it = std::next(jobs.begin()); it != jobs.end(); ++it) {
+      out.push_back(finding("B1.two_job_ids",
+                            describe_identity(identity) + " was answered with job " + *first->job +
+                                " and with job " + it->first,
+                            {it->second->line, first->line}));
+    }
+  }
+}
+
+// B2: once a create of (owner, key) is acknowledged, a create of that key with another body is
+// refused: never acknowledged, whether with the old job or a new one.
+void key_reuse_refused(const History& history, const Index& index, std::vector<Finding>& out) {
+  std::map<std::string, const Request*> first_acknowledged;
+  for (const Response* response : by_arrival(history)) {
+    const Request* request = index.request_of(*response);
+    if (!request || request->action != "create" || !request->key || !request->body) continue;
+    if (!success(response->status)) continue;
+    const std::string identity = identity_of(request->owner, *request->key);
+    const auto [it, fresh] = first_acknowledged.emplace(identity, request);
+    if (fresh || *it->second->body == *request->body) continue;
+    out.push_back(finding("B2.other_payload_accepted",
+                          describe_identity(identity) + " was reused with another body " +
+                              shown(*request->body) + " and answered " +
+                              std::to_string(*response->status) + " instead of a refusal",
+                          {response->line, request->line, it->second->line}));
+  }
+}
+
+// B3: no provider execution for a job starts while an earlier execution for it (another provider
+// key) may still be running, unless the job's attempt was cancelled (a cancel of the job sent
+// before the second started and acknowledged).
+void one_execution_at_a_time(const Index& index, std::vector<Finding>& out) {
+  for (const auto& [identity, executions] : index.executions_of_identity) {
+    std::vector<std::int64_t> cancels;  // when acknowledged cancels of this job were sent
+    const auto jobs = index.jobs_of_identity.find(identity);
+    if (jobs != index.jobs_of_identity.end()) {
+      for (const auto& [id, request] : index.request_by_id) {
+        if (request->action != "cancel" || !request->job || !jobs->second.contains(*request->job)) {
+          continue;
+        }
+        const auto responses = index.responses_by_id.find(id);
+        if (responses == index.responses_by_id.end()) continue;
+        for (const Response* response : responses->second) {
+          if (success(response->status)) cancels.push_back(request->t_us);
+        }
+      }
+    }
+    for (std::size_t later = 1; later < executions.size(); ++later) {
+      const Execution& second = *executions[later];
+      for (std::size_t earlier = 0; earlier < later; ++earlier) {
+        const Execution& first = *executions[earlier];
+        if (first.provider_key == second.provider_key && first.provider == second.provider) {
+          continue;  // the same key twice is B6's
+        }
+        const bool running = !first.ended_us || *first.ended_us > second.t_us;
+        if (!running) continue;
+        const bool cancelled =
+            std::ranges::any_of(cancels, [&](std::int64_t sent) { return sent <= second.t_us; });
+        if (cancelled) continue;
+        out.push_back(finding("B3.overlapping_executions",
+                              "provider " + second.provider + " started executing key " +
+                                  second.provider_key + " for " + describe_identity(identity) +
+                                  " while key " + first.provider_key + " (" + first.provider +
+                                  ") was still " +
+                                  (first.ended_us ? "running" : "running and never answered"),
+                              {second.line, first.line}));
+        break;
+      }
+    }
+  }
+}
+
+// B4: a job shows at most one result and keeps it (any two results that differ, in any order);
+// once shown succeeded, every read sent afterwards shows it succeeded.
+void one_result(const History& history, const Index& index, std::vector<Finding>& out) {
+  std::map<std::string, const Response*> first_result;
+  std::map<std::string, const Response*> first_success;
+  for (const Response* response : by_arrival(history)) {
+    if (!success(response->status)) continue;
+    const auto job = index.job_of(*response);
+    if (!job) continue;
+    if (response->result && !response->result->is_null()) {
+      const auto [it, fresh] = first_result.emplace(*job, response);
+      if (!fresh && *it->second->result != *response->result) {
+        out.push_back(finding("B4.result_changed",
+                              "job " + *job + " showed result " + shown(*it->second->result) +
+                                  ", later " + shown(*response->result),
+                              {response->line, it->second->line}));
+      }
+    }
+    if (response->job_status) {
+      // Only a read sent after the success was seen must see it too: one sent before may have
+      // been answered from an earlier moment, however late its answer arrived.
+      const auto it = first_success.find(*job);
+      const Request* request = index.request_of(*response);
+      if (it != first_success.end() && *response->job_status != "succeeded" && request &&
+          request->t_us > it->second->t_us) {
+        out.push_back(
+            finding("B4.success_undone",
+                    "job " + *job + " was shown succeeded, later " + *response->job_status,
+                    {response->line, it->second->line}));
+      }
+      if (*response->job_status == "succeeded") first_success.emplace(*job, response);
+    }
+  }
+}
+
+// B5: a job's shown result is the output of an execution the providers performed for that job.
+void result_from_execution(const History& history, const Index& index, std::vector<Finding>& out) {
+  std::set<std::string> reported;
+  for (const Response* response : by_arrival(history)) {
+    if (!success(response->status) || !response->result || response->result->is_null()) continue;
+    const auto job = index.job_of(*response);
+    if (!job || reported.contains(*job)) continue;
+    const auto identity = index.identity_of_job.find(*job);
+    if (identity == index.identity_of_job.end()) continue;  // a job this history never created
+    const auto executions = index.candidates_of_identity.find(identity->second);
+    const bool performed = executions != index.candidates_of_identity.end() &&
+                           std::ranges::any_of(executions->second, [&](const Execution* execution) {
+                             return execution->output && *execution->output == *response->result;
+                           });
+    if (performed) continue;
+    reported.insert(*job);
+    out.push_back(finding("B5.result_not_executed",
+                          "job " + *job + " shows result " + shown(*response->result) +
+                              ", which no provider execution for it produced",
+                          {response->line}));
+  }
+}
+
+// B6: each (provider, provider key) executes at most once.
+void key_executes_once(const History& history, std::vector<Finding>& out) {
+  std::map<std::pair<std::string, std::string>, const Execution*> first;
+  for (const auto& execution : history.executions) {
+    const auto [it, fresh] =
+        first.emplace(std::pair(execution.provider, execution.provider_key), &execution);
+    if (fresh) continue;
+    out.push_back(finding("B6.key_executed_twice",
+                          "provider " + execution.provider + " executed key " +
+                              execution.provider_key + " a second time",
+                          {execution.line, it->second->line}));
+  }
+}
+
+// B7: a job is never shown failed while an execution for it is still running (a timed-out call is
+// unknown, not failed).
+void timeout_is_not_failure(const History& history, const Index& index, std::vector<Finding>& out) {
+  std::set<std::string> reported;
+  for (const Response* response : by_arrival(history)) {
+    if (!success(response->status) || response->job_status != "failed") continue;
+    const auto job = index.job_of(*response);
+    if (!job || reported.contains(*job)) continue;
+    const auto identity = index.identity_of_job.find(*job);
+    if (identity == index.identity_of_job.end()) continue;
+    const auto executions = index.executions_of_identity.find(identity->second);
+    if (executions == index.executions_of_identity.end()) continue;
+    // The read took effect between its send and its answer: an execution that started before the
+    // send and had not answered by the answer's arrival was running then.
+    const Request* request = index.request_of(*response);
+    if (!request) continue;
+    for (const Execution* execution : executions->second) {
+      const bool running = execution->t_us < request->t_us &&
+                           (!execution->ended_us || *execution->ended_us > response->t_us);
+      if (!running) continue;
+      reported.insert(*job);
+      out.push_back(finding("B7.failed_while_running",
+                            "job " + *job + " was shown failed while provider " +
+                                execution->provider + " was still executing its key " +
+                                execution->provider_key,
+                            {response->line, execution->line}));
+      break;
+    }
+  }
+}
+
+// B8: nothing acknowledged is lost: a job acknowledged to its owner is never answered 404 to a
+// read of that owner sent after the acknowledgement arrived.
+void nothing_lost(const History& history, const Index& index, std::vector<Finding>& out) {
+  std::map<std::string, const Response*> acknowledged;  // owner + job -> the acknowledgement
+  std::set<std::string> reported;
+  for (const Response* response : by_arrival(history)) {
+    const Request* request = index.request_of(*response);
+    if (!request) continue;
+    if (request->action == "create" && success(response->status) && response->job) {
+      acknowledged.emplace(identity_of(request->owner, *response->job), response);
+      continue;
+    }
+    if (request->action != "read" || !request->job || response->status != 404) continue;
+    const std::string owned = identity_of(request->owner, *request->job);
+    const auto ack = acknowledged.find(owned);
+    // A read sent before the acknowledgement arrived may precede the job's commit.
+    if (ack == acknowledged.end() || request->t_us <= ack->second->t_us) continue;
+    if (!reported.insert(owned).second) continue;
+    out.push_back(finding("B8.acknowledged_job_missing",
+                          "job " + *request->job + ", acknowledged to owner " + request->owner +
+                              ", was answered 404 to that owner",
+                          {response->line, ack->second->line}));
+  }
+}
+
+// Availability, apart from safety: after the quiet phase every request is answered, and no
+// answer is a server error.
+void availability(const History& history, const Index& index, std::vector<Finding>& out) {
+  for (const auto& request : history.requests) {
+    const auto responses = index.responses_by_id.find(request.id);
+    const bool quiet = history.quiet_from_us && request.t_us >= *history.quiet_from_us;
+    const bool answered = responses != index.responses_by_id.end() &&
+                          std::ranges::any_of(responses->second, [](const Response* response) {
+                            return response->status.has_value();
+                          });
+    if (quiet && !answered) {
+      out.push_back(finding("availability.unanswered",
+                            "request " + request.id + " (" + request.action +
+                                ") was sent after the quiet phase began and never answered",
+                            {request.line}));
+    }
+    if (responses == index.responses_by_id.end()) continue;
+    for (const Response* response : responses->second) {
+      if (quiet && response->status && *response->status >= 500) {
+        out.push_back(finding("availability.server_error",
+                              "request " + request.id + " (" + request.action + ") was answered " +
+                                  std::to_string(*response->status) +
+                                  " after the quiet phase began",
+                              {response->line, request.line}));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<Rule>& all_rules() {
+  static const std::vector<Rule> rules = {
+      {"B1", "one job id per (owner, key) across all answers"},
+      {"B2", "a reused key with another payload is refused, never answered with a job"},
+      {"B3", "no execution for a job while an earlier one may still run, unless cancelled"},
+      {"B4", "a job shows at most one result, and never changes it or undoes its success"},
+      {"B5", "the shown result is the output of an execution performed for that job"},
+      {"B6", "each provider key executes at most once"},
+      {"B7", "a job is never shown failed while an execution for it still runs"},
+      {"B8", "nothing acknowledged is lost: an acknowledged job never reads 404 to its owner"},
+  };
+  return rules;
+}
+
+std::vector<Finding> judge(const History& history) {
+  const Index index(history);
+  std::vector<Finding> out;
+  one_job_per_key(index, out);
+  key_reuse_refused(history, index, out);
+  one_execution_at_a_time(index, out);
+  one_result(history, index, out);
+  result_from_execution(history, index, out);
+  key_executes_once(history, out);
+  timeout_is_not_failure(history, index, out);
+  nothing_lost(history, index, out);
+  availability(history, index, out);
+  return out;
+}
+
+bool is_safety(const Finding& finding) { return finding.rule != "availability"; }
+
+}  // namespace onejob::check::black_box

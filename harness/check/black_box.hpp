@@ -1,0 +1,92 @@
+#pragma once
+// Black-box rules: the promises of a job API judged only on what its clients and its providers
+// observed — requests and the answers they got, and the executions the provider stubs performed.
+// No store, no commit log, no knowledge of the target's code: the same judgement applies to the
+// reference system and to any service speaking HTTP (`onejob check`, the real-mode prober).
+//
+// The history's JSON Lines form is documented in harness/README.md ("Black-box histories");
+// black_box_jsonl.hpp reads it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace onejob::check::black_box {
+
+// A request as it left a client. `action`: create, read, retry or cancel. A create carries the
+// owner's idempotency `key` and its `body`; the others name the `job` they act on.
+struct Request {
+  std::uint64_t line = 0;  // where the history holds it (1-based): the evidence's address
+  std::int64_t t_us = 0;
+  std::string id;
+  std::string client;
+  std::string owner;
+  std::string action;
+  std::optional<std::string> key{};
+  std::optional<nlohmann::json> body{};
+  std::optional<std::string> job{};
+};
+
+// What reached the client for request `id`. No `status`: nothing came back (the connection was
+// reset, the reply was lost, the client gave up). The rest is what the body showed, when it did.
+struct Response {
+  std::uint64_t line = 0;
+  std::int64_t t_us = 0;
+  std::string id;
+  std::optional<int> status{};
+  std::optional<std::string> job{};
+  std::optional<std::string> job_status{};  // queued, running, succeeded, failed, ...
+  std::optional<nlohmann::json> result{};
+  std::optional<std::string> error{};
+};
+
+// An execution a provider stub performed: its side effect happened at `t_us`. `ended_us` is when
+// the stub sent its answer (absent: it never did, e.g. a hang). `input` is the job input the stub
+// received; it links the execution to the create that carried it. `purpose`: attempt or
+// certification (certifications belong to no job).
+struct Execution {
+  std::uint64_t line = 0;
+  std::int64_t t_us = 0;
+  std::optional<std::int64_t> ended_us{};
+  std::string provider;
+  std::string provider_key;
+  std::string purpose = "attempt";
+  nlohmann::json input;
+  std::string outcome;  // ok, error, hang, late, malformed, plausible, wrong_operation, ...
+  std::optional<nlohmann::json> output{};
+};
+
+struct History {
+  std::vector<Request> requests;
+  std::vector<Response> responses;
+  std::vector<Execution> executions;
+  // When the faults stopped (a "quiet" line): requests sent after it must be answered.
+  std::optional<std::int64_t> quiet_from_us{};
+};
+
+// One broken promise, with the history lines that show it.
+struct Finding {
+  std::string rule;    // "B1".."B8", or "availability"
+  std::string clause;  // "<rule>.<name>", stable across wording changes
+  std::string message;
+  std::vector<std::uint64_t> lines;  // the offending line first, then its evidence
+};
+
+struct Rule {
+  std::string_view id;
+  std::string_view promise;
+};
+
+// The rules, in id order: each states its promise on observations alone.
+const std::vector<Rule>& all_rules();
+
+// Every finding of every rule, in rule order; availability findings (requests left unanswered
+// after the quiet phase, 5xx answers) come last and are not safety violations.
+std::vector<Finding> judge(const History& history);
+
+bool is_safety(const Finding& finding);
+
+}  // namespace onejob::check::black_box

@@ -1,0 +1,299 @@
+#include "harness/check/black_box_jsonl.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+
+namespace onejob::check::black_box {
+namespace {
+
+constexpr std::size_t kMaxLineBytes = 4 << 20;  // a line past this is refused, not read
+constexpr int kMaxDepth = 256;                  // JSON nesting: past this is refused
+
+// How deep `text` nests arrays and objects (brackets inside strings do not count), stopping once
+// past `limit`.
+int nesting(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// One line's object, read field by field; what is left unread at the end is an unknown field.
+class Fields {
+ public:
+  Fields(const nlohmann::json& object, std::string where)
+      : object_(object), where_(std::move(where)) {}
+
+  [[noreturn]] void fail(std::string_view field, std::string_view what) const {
+    throw HistoryError(where_ + ": field \"" + std::string(field) + "\": " + std::string(what));
+  }
+
+  const nlohmann::json* find(const char* field) {
+    const auto it = object_.find(field);
+    if (it == object_.end()) return nullptr;
+    used_.insert(field);
+    return &*it;
+  }
+  const nlohmann::json& need(const char* field) {
+    const nlohmann::json* value = find(field);
+    if (!value) fail(field, "missing");
+    return *value;
+  }
+
+  std::string text(const char* field) {
+    const auto& value = need(field);
+    if (!value.is_string()) fail(field, "expected a string");
+    return value.get<std::string>();
+  }
+  std::optional<std::string> maybe_text(const char* field) {
+    const nlohmann::json* value = find(field);
+    if (!value || value->is_null()) return std::nullopt;
+    if (!value->is_string()) fail(field, "expected a string or null");
+    return value->get<std::string>();
+  }
+  std::int64_t micros(const char* field) {
+    const auto& value = need(field);
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
+      fail(field, "expected microseconds, an integer >= 0");
+    }
+    return value.get<std::int64_t>();
+  }
+  std::optional<std::int64_t> maybe_micros(const char* field) {
+    const nlohmann::json* value = find(field);
+    if (!value || value->is_null()) return std::nullopt;
+    if (!value->is_number_integer() || value->get<std::int64_t>() < 0) {
+      fail(field, "expected microseconds, an integer >= 0, or null");
+    }
+    return value->get<std::int64_t>();
+  }
+  // A job id: a string, or an integer (kept as its decimal text).
+  std::optional<std::string> maybe_job(const char* field) {
+    const nlohmann::json* value = find(field);
+    if (!value || value->is_null()) return std::nullopt;
+    if (value->is_string()) return value->get<std::string>();
+    if (value->is_number_integer()) return std::to_string(value->get<std::int64_t>());
+    fail(field, "expected a job id, a string or an integer");
+  }
+  std::optional<nlohmann::json> maybe_json(const char* field) {
+    const nlohmann::json* value = find(field);
+    if (!value) return std::nullopt;
+    return *value;
+  }
+
+  void no_other_fields() const {
+    for (const auto& [key, value] : object_.items()) {
+      if (!used_.contains(key)) fail(key, "unknown field");
+    }
+  }
+
+ private:
+  const nlohmann::json& object_;
+  std::string where_;
+  std::set<std::string> used_;
+};
+
+Request read_request(Fields& f) {
+  Request r;
+  r.id = f.text("id");
+  if (r.id.empty()) f.fail("id", "empty");
+  r.client = f.maybe_text("client").value_or("");
+  r.owner = f.text("owner");
+  r.action = f.text("action");
+  if (r.action != "create" && r.action != "read" && r.action != "retry" && r.action != "cancel") {
+    f.fail("action", "expected create, read, retry or cancel, found \"" + r.action + "\"");
+  }
+  r.key = f.maybe_text("key");
+  r.body = f.maybe_json("body");
+  r.job = f.maybe_job("job");
+  if (r.action == "create") {
+    if (!r.key) f.fail("key", "a create needs its idempotency key");
+    if (!r.body) f.fail("body", "a create needs its body");
+    if (r.job) f.fail("job", "a create names no job");
+  } else if (!r.job) {
+    f.fail("job", "a " + r.action + " needs the job it acts on");
+  }
+  return r;
+}
+
+Response read_response(Fields& f) {
+  Response r;
+  r.id = f.text("id");
+  if (const nlohmann::json* status = f.find("status"); status && !status->is_null()) {
+    if (!status->is_number_integer() || status->get<std::int64_t>() < 100 ||
+        status->get<std::int64_t>() > 599) {
+      f.fail("status", "expected an HTTP status (100 to 599), or null for no response");
+    }
+    r.status = status->get<int>();
+  }
+  r.job = f.maybe_job("job");
+  r.job_status = f.maybe_text("job_status");
+  r.result = f.maybe_json("result");
+  r.error = f.maybe_text("error");
+  if (!r.status && (r.job || r.job_status || r.result || r.error)) {
+    f.fail("status", "a response with no status (nothing came back) shows nothing");
+  }
+  return r;
+}
+
+Execution read_execution(Fields& f, std::int64_t t_us) {
+  Execution e;
+  e.t_us = t_us;
+  e.provider = f.text("provider");
+  e.provider_key = f.text("provider_key");
+  e.purpose = f.maybe_text("purpose").value_or("attempt");
+  if (e.purpose != "attempt" && e.purpose != "certification") {
+    f.fail("purpose", "expected attempt or certification");
+  }
+  if (auto input = f.maybe_json("input")) {
+    e.input = std::move(*input);
+  } else if (e.purpose == "attempt") {
+    f.fail("input", "an attempt's execution needs the input the provider received");
+  }
+  e.outcome = f.text("outcome");
+  e.output = f.maybe_json("output");
+  e.ended_us = f.maybe_micros("ended_us");
+  if (e.ended_us && *e.ended_us < e.t_us) f.fail("ended_us", "before the execution started");
+  return e;
+}
+
+void read_line(const std::string& line, const std::string& where, History& history,
+               std::uint64_t number, std::set<std::string>& ids) {
+  if (nesting(line, kMaxDepth) > kMaxDepth) {
+    throw HistoryError(where + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& error) {
+    // error.byte: the 1-based byte of the line where parsing stopped.
+    std::string message = error.what();
+    if (const auto colon = message.find("syntax error"); colon != std::string::npos) {
+      message = message.substr(colon);
+    }
+    throw HistoryError(where + ":" + std::to_string(std::max<std::size_t>(error.byte, 1)) + ": " +
+                       message);
+  }
+  if (!object.is_object()) throw HistoryError(where + ":1: expected a JSON object");
+  Fields f(object, where);
+  const std::string kind = f.text("kind");
+  const std::int64_t t_us = f.micros("t_us");
+  if (kind == "request") {
+    Request r = read_request(f);
+    r.line = number;
+    r.t_us = t_us;
+    if (!ids.insert(r.id).second) f.fail("id", "request \"" + r.id + "\" appears twice");
+    history.requests.push_back(std::move(r));
+  } else if (kind == "response") {
+    Response r = read_response(f);
+    r.line = number;
+    r.t_us = t_us;
+    history.responses.push_back(std::move(r));
+  } else if (kind == "execution") {
+    Execution e = read_execution(f, t_us);
+    e.line = number;
+    history.executions.push_back(std::move(e));
+  } else if (kind == "quiet") {
+    if (history.quiet_from_us) f.fail("kind", "a second quiet line");
+    history.quiet_from_us = t_us;
+  } else {
+    f.fail("kind", "expected request, response, execution or quiet, found \"" + kind + "\"");
+  }
+  f.no_other_fields();
+}
+
+template <typename Json>
+std::string dump(const Json& line) {
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+History read_jsonl(std::istream& in, const std::string& name) {
+  History history;
+  std::set<std::string> ids;
+  std::string line;
+  std::uint64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string where = name + ":" + std::to_string(number);
+    if (line.size() > kMaxLineBytes) {
+      throw HistoryError(where + ": line longer than " + std::to_string(kMaxLineBytes) + " bytes");
+    }
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    read_line(line, where, history, number, ids);
+  }
+  if (in.bad()) throw HistoryError(name + ": read error");
+  for (const auto& response : history.responses) {
+    if (!ids.contains(response.id)) {
+      throw HistoryError(name + ":" + std::to_string(response.line) +
+                         ": field \"id\": a response to request \"" + response.id +
+                         "\", which the history does not have");
+    }
+  }
+  return history;
+}
+
+History read_jsonl_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw HistoryError(path + ": cannot open");
+  return read_jsonl(in, path);
+}
+
+std::string to_jsonl(const Request& r) {
+  nlohmann::ordered_json line = {{"kind", "request"},  {"t_us", r.t_us},   {"id", r.id},
+                                 {"client", r.client}, {"owner", r.owner}, {"action", r.action}};
+  if (r.key) line["key"] = *r.key;
+  if (r.body) line["body"] = *r.body;
+  if (r.job) line["job"] = *r.job;
+  return dump(line);
+}
+
+std::string to_jsonl(const Response& r) {
+  nlohmann::ordered_json line = {{"kind", "response"}, {"t_us", r.t_us}, {"id", r.id}};
+  line["status"] = r.status ? nlohmann::json(*r.status) : nlohmann::json(nullptr);
+  if (r.job) line["job"] = *r.job;
+  if (r.job_status) line["job_status"] = *r.job_status;
+  if (r.result) line["result"] = *r.result;
+  if (r.error) line["error"] = *r.error;
+  return dump(line);
+}
+
+std::string to_jsonl(const Execution& e) {
+  nlohmann::ordered_json line = {{"kind", "execution"},    {"t_us", e.t_us},
+                                 {"provider", e.provider}, {"provider_key", e.provider_key},
+                                 {"purpose", e.purpose},   {"input", e.input},
+                                 {"outcome", e.outcome}};
+  if (e.output) line["output"] = *e.output;
+  line["ended_us"] = e.ended_us ? nlohmann::json(*e.ended_us) : nlohmann::json(nullptr);
+  return dump(line);
+}
+
+std::string quiet_jsonl(std::int64_t t_us) {
+  return dump(nlohmann::json{{"kind", "quiet"}, {"t_us", t_us}});
+}
+
+}  // namespace onejob::check::black_box

@@ -1,0 +1,115 @@
+#include "harness/cli/check_command.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "harness/check/black_box.hpp"
+#include "harness/check/black_box_jsonl.hpp"
+
+namespace onejob::cli {
+namespace {
+
+using check::black_box::Finding;
+
+std::string lines_of(const Finding& finding) {
+  std::string text;
+  for (const auto line : finding.lines) {
+    text += text.empty() ? "line " : ", ";
+    text += std::to_string(line);
+  }
+  return text;
+}
+
+void print_text(const std::string& path, const check::black_box::History& history,
+                const std::vector<Finding>& findings) {
+  std::cout << path << ": " << history.requests.size() << " requests, " << history.responses.size()
+            << " responses, " << history.executions.size() << " provider executions\n";
+  for (const auto& rule : check::black_box::all_rules()) {
+    int broken = 0;
+    for (const auto& finding : findings) broken += finding.rule == rule.id ? 1 : 0;
+    std::cout << "  " << rule.id << "  " << (broken == 0 ? "ok      " : "BROKEN  ") << rule.promise
+              << "\n";
+    for (const auto& finding : findings) {
+      if (finding.rule != rule.id) continue;
+      std::cout << "        " << finding.clause << ": " << finding.message << " ("
+                << lines_of(finding) << ")\n";
+    }
+  }
+  int unavailable = 0;
+  for (const auto& finding : findings) {
+    if (check::black_box::is_safety(finding)) continue;
+    if (unavailable++ == 0) std::cout << "  availability (reported apart from safety):\n";
+    std::cout << "        " << finding.clause << ": " << finding.message << " ("
+              << lines_of(finding) << ")\n";
+  }
+  if (unavailable == 0)
+    std::cout << "  availability: every request after the quiet phase answered\n";
+}
+
+nlohmann::ordered_json as_json(const std::string& path, const std::vector<Finding>& findings) {
+  nlohmann::ordered_json out = {{"history", path}, {"findings", nlohmann::ordered_json::array()}};
+  bool safe = true;
+  for (const auto& finding : findings) {
+    safe = safe && !check::black_box::is_safety(finding);
+    out["findings"].push_back({{"rule", finding.rule},
+                               {"clause", finding.clause},
+                               {"safety", check::black_box::is_safety(finding)},
+                               {"message", finding.message},
+                               {"lines", finding.lines}});
+  }
+  out["safe"] = safe;
+  return out;
+}
+
+}  // namespace
+
+int check_command(const CheckFlags& flags) {
+  int status = kExitPass;
+  for (const auto& path : flags.histories) {
+    check::black_box::History history;
+    try {
+      history = check::black_box::read_jsonl_file(path);
+    } catch (const check::black_box::HistoryError& error) {
+      return bad_input(error.what());
+    }
+    const auto findings = check::black_box::judge(history);
+    if (flags.json) {
+      std::cout
+          << as_json(path, findings).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+          << "\n";
+    } else {
+      print_text(path, history, findings);
+    }
+    for (const auto& finding : findings) {
+      if (check::black_box::is_safety(finding)) status = kExitFail;
+    }
+  }
+  return status;
+}
+
+Command add_check_command(CLI::App& app) {
+  auto flags = std::make_shared<CheckFlags>();
+  auto* check = app.add_subcommand(
+      "check",
+      "Judge black-box histories (JSON Lines of client requests, the answers they got and the "
+      "provider executions, as harness/README.md documents them) by the black-box rules B1..B8: "
+      "one job per key, reused keys refused, one execution at a time, one result that never "
+      "changes, results that providers produced, each provider key executed once, no timeout "
+      "shown as failure, nothing acknowledged lost.");
+  check->add_option("history", flags->histories, "History files (JSON Lines)")
+      ->required()
+      ->check(non_empty_path());
+  check->add_flag("--json", flags->json, "One JSON object per history instead of text");
+  check->footer(
+      "Exit codes: 0 every safety rule holds (availability findings are printed, apart); 1 a "
+      "rule is broken; 2 bad input (an unreadable file, a malformed line: FILE:LINE[:COL]); 3 a "
+      "bug in onejob itself.");
+  return {check, [flags] { return check_command(*flags); }};
+}
+
+}  // namespace onejob::cli

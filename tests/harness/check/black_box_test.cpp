@@ -1,0 +1,391 @@
+// The black-box rules: a clean story passes every rule, and each rule fails, by its own clause,
+// on a history that breaks its promise (and only there); the JSON Lines form reads back what it
+// wrote and refuses malformed lines by line and column.
+#include "harness/check/black_box.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "harness/check/black_box_jsonl.hpp"
+
+namespace onejob::check::black_box {
+namespace {
+
+using nlohmann::json;
+
+const json kInput = {{"text", "please refund me"}};
+const json kBody = {{"operation", "classify"}, {"provider", "alpha"}, {"input", kInput}};
+const json kBilling = {{"label", "billing"}, {"confidence", 0.9}};
+const json kOther = {{"label", "other"}, {"confidence", 0.8}};
+
+// Appends lines to a history, numbering them as a file would.
+class Story {
+ public:
+  Story& create(std::string id, std::int64_t t, std::string owner, std::string key,
+                json body = kBody) {
+    Request r = request(std::move(id), t, std::move(owner), "create");
+    r.key = std::move(key);
+    r.body = std::move(body);
+    history_.requests.push_back(std::move(r));
+    return *this;
+  }
+  Story& act(std::string id, std::int64_t t, std::string owner, std::string action,
+             std::string job) {
+    Request r = request(std::move(id), t, std::move(owner), std::move(action));
+    r.job = std::move(job);
+    history_.requests.push_back(std::move(r));
+    return *this;
+  }
+  Story& answer(std::string id, std::int64_t t, int status, std::optional<std::string> job = {},
+                std::optional<std::string> job_status = {}, std::optional<json> result = {}) {
+    Response r = response(std::move(id), t);
+    r.status = status;
+    r.job = std::move(job);
+    r.job_status = std::move(job_status);
+    r.result = std::move(result);
+    history_.responses.push_back(std::move(r));
+    return *this;
+  }
+  Story& lost(std::string id, std::int64_t t) {
+    history_.responses.push_back(response(std::move(id), t));
+    return *this;
+  }
+  Story& execute(std::int64_t t, std::optional<std::int64_t> ended, std::string provider,
+                 std::string key, std::string outcome = "ok", std::optional<json> output = kBilling,
+                 json input = kInput) {
+    Execution e;
+    e.line = next();
+    e.t_us = t;
+    e.ended_us = ended;
+    e.provider = std::move(provider);
+    e.provider_key = std::move(key);
+    e.input = std::move(input);
+    e.outcome = std::move(outcome);
+    e.output = std::move(output);
+    history_.executions.push_back(std::move(e));
+    return *this;
+  }
+  Story& quiet(std::int64_t t) {
+    history_.quiet_from_us = t;
+    next();
+    return *this;
+  }
+  const History& history() const { return history_; }
+
+ private:
+  std::uint64_t next() { return ++lines_; }
+  Request request(std::string id, std::int64_t t, std::string owner, std::string action) {
+    Request r;
+    r.line = next();
+    r.t_us = t;
+    r.id = std::move(id);
+    r.client = "c";
+    r.owner = std::move(owner);
+    r.action = std::move(action);
+    return r;
+  }
+  Response response(std::string id, std::int64_t t) {
+    Response r;
+    r.line = next();
+    r.t_us = t;
+    r.id = std::move(id);
+    return r;
+  }
+  History history_;
+  std::uint64_t lines_ = 0;
+};
+
+// alice creates k1 (job 7); alpha executes it and answers; a double click is answered with the
+// same job; the read shows the result; a reuse of k1 with another body is refused.
+Story clean() {
+  Story s;
+  s.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7", "queued")
+      .create("r2", 12, "alice", "k1")
+      .answer("r2", 20, 200, "7", "queued")
+      .execute(30, 60, "alpha", "p7-1")
+      .act("r3", 100, "alice", "read", "7")
+      .answer("r3", 110, 200, "7", "succeeded", kBilling)
+      .create("r4", 120, "alice", "k1", json{{"input", {{"text", "another"}}}})
+      .answer("r4", 130, 422)
+      .act("r5", 140, "bob", "read", "7")
+      .answer("r5", 150, 404);
+  return s;
+}
+
+std::vector<std::string> clauses(const History& history) {
+  std::vector<std::string> out;
+  for (const auto& finding : judge(history)) out.push_back(finding.clause);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& all) {
+  std::string text;
+  for (const auto& one : all) text += one + " ";
+  return text;
+}
+
+bool only(const std::vector<std::string>& found, const std::string& clause) {
+  return !found.empty() && std::ranges::all_of(found, [&](const auto& c) { return c == clause; });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(black_box_rules)
+
+BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
+  const auto found = clauses(clean().history());
+  BOOST_TEST(found.empty(), joined(found));
+  BOOST_TEST(all_rules().size() == 8u);
+}
+
+BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
+  auto s = clean();
+  s.create("r9", 200, "alice", "k1").answer("r9", 210, 201, "8");
+  const auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B1.two_job_ids"), joined(found));
+  // The same key of another owner is another job.
+  auto other = clean();
+  other.create("r9", 200, "bob", "k1").answer("r9", 210, 201, "8");
+  BOOST_TEST(clauses(other.history()).empty(), joined(clauses(other.history())));
+}
+
+BOOST_AUTO_TEST_CASE(b2_a_reused_key_answered_with_the_old_job) {
+  auto s = clean();
+  s.create("r9", 200, "alice", "k1", json{{"input", {{"text", "another"}}}})
+      .answer("r9", 210, 200, "7");
+  const auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B2.other_payload_accepted"), joined(found));
+  // Key order and spacing are not another payload.
+  auto same = clean();
+  same.create("r9", 200, "alice", "k1",
+              json::parse(R"({"input":{"text":"please refund me"},"provider":"alpha",
+                              "operation":"classify"})"))
+      .answer("r9", 210, 200, "7");
+  BOOST_TEST(clauses(same.history()).empty(), joined(clauses(same.history())));
+}
+
+BOOST_AUTO_TEST_CASE(b3_a_new_execution_while_the_first_may_still_run) {
+  Story s;
+  s.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7")
+      .execute(30, std::nullopt, "alpha", "p7-1", "hang", std::nullopt)
+      .execute(5000, 5100, "beta", "p7-2");
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B3.overlapping_executions"), joined(found));
+  // After an acknowledged cancel, the new attempt may run.
+  Story cancelled;
+  cancelled.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7")
+      .execute(30, std::nullopt, "alpha", "p7-1", "hang", std::nullopt)
+      .act("r2", 4000, "ops", "cancel", "7")
+      .answer("r2", 4010, 200, "7")
+      .execute(5000, 5100, "beta", "p7-2");
+  found = clauses(cancelled.history());
+  BOOST_TEST(found.empty(), joined(found));
+  // One that ended before the next began is no overlap (a failover after an error).
+  Story failover;
+  failover.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7")
+      .execute(30, 40, "alpha", "p7-1", "error", std::nullopt)
+      .execute(50, 60, "beta", "p7-2");
+  found = clauses(failover.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b4_a_result_that_changes_or_a_success_undone) {
+  auto s = clean();
+  s.execute(150, 160, "beta", "p7-2", "ok", kOther)
+      .act("r9", 200, "alice", "read", "7")
+      .answer("r9", 210, 200, "7", "succeeded", kOther);
+  auto found = clauses(s.history());
+  // (beta's execution overlaps nothing: alpha's ended at 60.)
+  BOOST_TEST(only(found, "B4.result_changed"), joined(found));
+  auto undone = clean();
+  undone.act("r9", 200, "alice", "read", "7").answer("r9", 210, 200, "7", "running");
+  found = clauses(undone.history());
+  BOOST_TEST(only(found, "B4.success_undone"),
+             joined(found));  // A read sent before the success was seen may show the earlier state,
+                              // however late it arrives.
+  auto slow = clean();
+  slow.act("r9", 105, "alice", "read", "7").answer("r9", 400, 200, "7", "running");
+  found = clauses(slow.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b5_a_result_no_execution_produced) {
+  Story s;
+  s.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7")
+      .execute(30, 60, "alpha", "p7-1", "ok", kBilling)
+      .act("r3", 100, "alice", "read", "7")
+      .answer("r3", 110, 200, "7", "succeeded", kOther);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B5.result_not_executed"), joined(found));
+  // Another job's execution does not count.
+  Story other;
+  other.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7")
+      .create("r2", 0, "alice", "k2", json{{"input", {{"text", "other"}}}})
+      .answer("r2", 10, 201, "8")
+      .execute(30, 60, "alpha", "p8-1", "ok", kBilling, json{{"text", "other"}})
+      .act("r3", 100, "alice", "read", "7")
+      .answer("r3", 110, 200, "7", "succeeded", kBilling);
+  found = clauses(other.history());
+  BOOST_TEST(only(found, "B5.result_not_executed"), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b6_a_provider_key_executed_twice) {
+  auto s = clean();
+  s.execute(70, 80, "alpha", "p7-1");
+  const auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B6.key_executed_twice"), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b7_a_job_shown_failed_while_its_execution_runs) {
+  Story s;
+  s.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7")
+      .execute(30, std::nullopt, "alpha", "p7-1", "hang", std::nullopt)
+      .act("r3", 100, "alice", "read", "7")
+      .answer("r3", 110, 200, "7", "failed");
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B7.failed_while_running"), joined(found));
+  // Failed after the execution answered an error is the truth.
+  Story failed;
+  failed.create("r1", 0, "alice", "k1")
+      .answer("r1", 10, 201, "7")
+      .execute(30, 40, "alpha", "p7-1", "error", std::nullopt)
+      .act("r3", 100, "alice", "read", "7")
+      .answer("r3", 110, 200, "7", "failed");
+  found = clauses(failed.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b8_an_acknowledged_job_read_404_by_its_owner) {
+  auto s = clean();
+  s.act("r9", 200, "alice", "read", "7").answer("r9", 210, 404);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B8.acknowledged_job_missing"), joined(found));
+  // A read sent before the acknowledgement arrived may precede the commit.
+  Story early;
+  early.create("r1", 0, "alice", "k1")
+      .act("r2", 5, "alice", "read", "7")
+      .answer("r2", 6, 404)
+      .answer("r1", 10, 201, "7");
+  found = clauses(early.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(availability_is_reported_apart_from_safety) {
+  auto s = clean();
+  s.quiet(300)
+      .act("r9", 400, "alice", "read", "7")
+      .lost("r9", 500)
+      .act("r10", 600, "alice", "read", "7")
+      .answer("r10", 610, 503);
+  const auto findings = judge(s.history());
+  BOOST_REQUIRE_EQUAL(findings.size(), 2u);
+  BOOST_TEST(findings[0].clause == "availability.unanswered");
+  BOOST_TEST(findings[1].clause == "availability.server_error");
+  BOOST_TEST(!is_safety(findings[0]));
+  // Before the quiet phase a lost reply is a fault, not a finding.
+  auto early = clean();
+  early.act("r9", 200, "alice", "read", "7").lost("r9", 210);
+  BOOST_TEST(judge(early.history()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(each_finding_points_at_its_lines) {
+  auto s = clean();
+  s.create("r9", 200, "alice", "k1").answer("r9", 210, 201, "8");
+  const auto findings = judge(s.history());
+  BOOST_REQUIRE_EQUAL(findings.size(), 1u);
+  // The second acknowledgement (line 13), then the first (line 2).
+  BOOST_TEST(findings[0].lines == (std::vector<std::uint64_t>{13, 2}), findings[0].message);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(black_box_jsonl)
+
+BOOST_AUTO_TEST_CASE(a_history_written_reads_back_to_the_same_verdicts) {
+  auto s = clean();
+  s.create("r9", 200, "alice", "k1").answer("r9", 210, 201, "8").quiet(300);
+  std::string text;
+  const auto& h = s.history();
+  // Written in line order: requests, responses and executions interleaved as the story made them.
+  std::vector<std::pair<std::uint64_t, std::string>> lines;
+  for (const auto& r : h.requests) lines.emplace_back(r.line, to_jsonl(r));
+  for (const auto& r : h.responses) lines.emplace_back(r.line, to_jsonl(r));
+  for (const auto& e : h.executions) lines.emplace_back(e.line, to_jsonl(e));
+  lines.emplace_back(14, quiet_jsonl(300));
+  std::ranges::sort(lines);
+  for (const auto& [number, line] : lines) text += line + "\n";
+  std::istringstream in(text);
+  const History read = read_jsonl(in, "h.jsonl");
+  BOOST_TEST(read.requests.size() == h.requests.size());
+  BOOST_TEST(read.responses.size() == h.responses.size());
+  BOOST_TEST(read.executions.size() == h.executions.size());
+  BOOST_TEST((read.quiet_from_us == std::optional<std::int64_t>(300)));
+  const auto found = judge(read);
+  BOOST_REQUIRE_EQUAL(found.size(), 1u);
+  BOOST_TEST(found[0].clause == "B1.two_job_ids");
+  BOOST_TEST(found[0].lines == (std::vector<std::uint64_t>{13, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(integer_job_ids_read_as_their_text) {
+  std::istringstream in(
+      R"({"kind":"request","t_us":0,"id":"r1","owner":"a","action":"create","key":"k","body":{}})"
+      "\n"
+      R"({"kind":"response","t_us":1,"id":"r1","status":201,"job":7})"
+      "\n");
+  const History h = read_jsonl(in, "h");
+  BOOST_TEST((h.responses.at(0).job == std::optional<std::string>("7")));
+}
+
+BOOST_AUTO_TEST_CASE(malformed_lines_are_named_by_line_and_column_or_field) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"kind\":\"quiet\",\"t_us\":1}\n{\"kind\": nope}\n", "h:2:11: syntax error"},
+      {"[1,2]\n", "h:1:1: expected a JSON object"},
+      {R"({"t_us":1})", "h:1: field \"kind\": missing"},
+      {R"({"kind":"quiet","t_us":-1})", "h:1: field \"t_us\": expected microseconds"},
+      {R"({"kind":"quiet","t_us":1,"extra":2})", "h:1: field \"extra\": unknown field"},
+      {R"({"kind":"gossip","t_us":1})", "h:1: field \"kind\": expected request, response"},
+      {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"create","body":{}})",
+       "h:1: field \"key\": a create needs its idempotency key"},
+      {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"read"})",
+       "h:1: field \"job\": a read needs the job it acts on"},
+      {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"delete","job":1})",
+       "h:1: field \"action\": expected create, read, retry or cancel"},
+      {R"({"kind":"response","t_us":1,"id":"r","status":700})",
+       "h:1: field \"status\": expected an HTTP status"},
+      {R"({"kind":"response","t_us":1,"id":"nobody","status":200})",
+       "h:1: field \"id\": a response to request \"nobody\", which the history does not have"},
+      {R"({"kind":"execution","t_us":5,"provider":"p","provider_key":"k","input":{},)"
+       R"("outcome":"ok","ended_us":4})",
+       "h:1: field \"ended_us\": before the execution started"},
+      {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"read","job":1})"
+       "\n"
+       R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"read","job":1})",
+       "h:2: field \"id\": request \"r\" appears twice"},
+      {std::string(300, '[') + std::string(300, ']'), "h:1: nested deeper than 256 levels"},
+  };
+  for (const auto& [text, expected] : cases) {
+    std::istringstream in(text);
+    try {
+      read_jsonl(in, "h");
+      BOOST_ERROR("accepted: " << text);
+    } catch (const HistoryError& error) {
+      BOOST_TEST(std::string(error.what()).starts_with(expected),
+                 "for " << text << "\n  got: " << error.what() << "\n  expected: " << expected);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace onejob::check::black_box

@@ -1,0 +1,251 @@
+// The black-box rules (harness/check/black_box.hpp) over real sockets: `onejob serve` driven by
+// a recording client, its providers as HTTP stubs whose executions are the ground truth. The
+// reference passes every rule with no availability finding; with a defect on, the rule that
+// states the broken promise catches it, from client and provider observations alone.
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
+
+#include "harness/check/black_box.hpp"
+#include "harness/check/black_box_jsonl.hpp"
+#include "harness/real/black_box_recorder.hpp"
+#include "harness/real/provider_stub.hpp"
+
+#include "tests/serve/serve_process.hpp"
+
+namespace onejob::testing {
+namespace {
+
+using nlohmann::json;
+using real::BlackBoxRecorder;
+using real::HttpConnection;
+using real::HttpReply;
+using real::ProviderStub;
+using real::StubCall;
+using sim::ProviderOutcome;
+using namespace std::chrono_literals;
+
+// A create body whose input is unique to `text` (inputs link executions to jobs).
+std::string classify(const std::string& text, const std::string& provider = "alpha") {
+  return json{{"operation", "classify"}, {"provider", provider}, {"input", {{"text", text}}}}
+      .dump();
+}
+
+json body_of(const HttpReply& reply) { return json::parse(reply.body, nullptr, false); }
+
+std::string job_of(const HttpReply& reply) {
+  const json body = body_of(reply);
+  return body.contains("job_id") ? std::to_string(body["job_id"].get<std::int64_t>()) : "";
+}
+
+std::size_t attempts_at(const ProviderStub& stub) {
+  std::size_t n = 0;
+  for (const auto& execution : stub.executions()) n += execution.purpose == "attempt" ? 1 : 0;
+  return n;
+}
+
+void wait_attempts(const ProviderStub& stub, std::size_t n) {
+  const auto give_up = std::chrono::steady_clock::now() + 20s;
+  while (attempts_at(stub) < n && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(20ms);
+  }
+  BOOST_REQUIRE_MESSAGE(attempts_at(stub) >= n, stub.name() << ": " << attempts_at(stub)
+                                                            << " attempt calls, expected " << n);
+}
+
+// `onejob serve` with `config` and these stubs as its certified providers.
+struct Target {
+  Target(const std::string& config, const std::vector<const ProviderStub*>& stubs,
+         const std::vector<std::string>& defects = {}) {
+    std::string text =
+        "listen: 127.0.0.1:0\ntokens: " + write_test_tokens(dir) + "\n" + config + "\nproviders:\n";
+    for (const ProviderStub* stub : stubs) {
+      text += "  - {name: " + stub->name() + ", url: \"" + stub->url() + "\", certify: true}\n";
+    }
+    std::vector<std::string> flags = {"--config", dir.write("serve.yaml", text)};
+    for (const auto& defect : defects) flags.insert(flags.end(), {"--defect", defect});
+    process = std::make_unique<ServeProcess>(flags, dir.path() + "/serve.log");
+  }
+  HttpConnection connect() const { return HttpConnection("127.0.0.1", process->port_text()); }
+
+  TempDir dir;
+  std::unique_ptr<ServeProcess> process;
+};
+
+std::string describe(const std::vector<check::black_box::Finding>& findings) {
+  std::string text;
+  for (const auto& f : findings) text += "\n  " + f.clause + ": " + f.message;
+  return text.empty() ? " none" : text;
+}
+
+bool caught(const std::vector<check::black_box::Finding>& findings, const std::string& clause) {
+  return std::ranges::any_of(findings, [&](const auto& f) { return f.clause == clause; });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(serve_black_box)
+
+// Double clicks from sixteen connections, the same key of another owner, a reused key with
+// another body, a call that hangs and a retry while it is unknown: every black-box rule holds,
+// and every request after the quiet phase is answered. The recorded JSON Lines read back to
+// the same verdict.
+BOOST_AUTO_TEST_CASE(the_reference_passes_every_black_box_rule) {
+  ProviderStub alpha("alpha",
+                     {StubCall{ProviderOutcome::ok, 200ms}, StubCall{ProviderOutcome::ok, 50ms},
+                      StubCall{ProviderOutcome::hang, 0ms}});
+  ProviderStub beta("beta", {});
+  Target target("policy: {attempt_deadline: 1s, lease: 3s, reconcile_period: 1h}", {&alpha, &beta});
+  BlackBoxRecorder recorder;
+  std::atomic<int> ready = 0;
+  std::vector<std::thread> clicks;
+  for (int i = 0; i < 16; ++i) {
+    clicks.emplace_back([&] {
+      HttpConnection connection = target.connect();
+      connection.send("GET", "/healthz", {}, "");
+      ++ready;
+      while (ready < 16) std::this_thread::yield();
+      recorder.create(connection, "alice", "alice-token", "dc", classify("alice's click"));
+    });
+  }
+  for (auto& click : clicks) click.join();
+  wait_attempts(alpha, 1);
+  auto connection = target.connect();
+  const auto bobs = recorder.create(connection, "bob", "bob-token", "dc", classify("bob's click"));
+  BOOST_TEST(bobs.status == 201);
+  wait_attempts(alpha, 2);
+  const auto reused =
+      recorder.create(connection, "alice", "alice-token", "dc", classify("another text"));
+  BOOST_TEST(reused.status == 422);
+  const auto hung =
+      recorder.create(connection, "alice", "alice-token", "k-hang", classify("hangs"));
+  BOOST_REQUIRE(hung.status == 201);
+  const std::string hang_job = job_of(hung);
+  wait_for([&] { return recorder.read(connection, "alice", "alice-token", hang_job); },
+           [](const HttpReply& reply) { return body_of(reply).value("blocked", false); });
+  const auto retry = wait_for(
+      [&] {
+        return recorder.retry(connection, "alice", "alice-token", "r-1", hang_job,
+                              R"({"provider":"beta"})");
+      },
+      [](const HttpReply& reply) { return reply.status != 422; });
+  BOOST_TEST(retry.status == 409);
+
+  recorder.quiet();
+  const auto history_so_far = recorder.history();
+  std::set<std::pair<std::string, std::string>> jobs;  // (owner, job)
+  for (const auto& response : history_so_far.responses) {
+    const auto* request =
+        &*std::ranges::find(history_so_far.requests, response.id, &check::black_box::Request::id);
+    if (request->action == "create" && response.job && response.status && *response.status < 300) {
+      jobs.emplace(request->owner, *response.job);
+    }
+  }
+  BOOST_TEST(jobs.size() == 3u);
+  for (const auto& [owner, job] : jobs) {
+    const std::string token = owner + "-token";
+    wait_for([&] { return recorder.read(connection, owner, token, job); },
+             [&](const HttpReply& reply) {
+               return job == hang_job || body_of(reply).value("status", "") == "succeeded";
+             });
+  }
+  recorder.add_executions(alpha);
+  recorder.add_executions(beta);
+
+  const auto findings = check::black_box::judge(recorder.history());
+  BOOST_TEST(findings.empty(), "findings:" << describe(findings));
+  // The JSON Lines form is the documented one, and reads back to the same verdict.
+  const std::string path = target.dir.write("history.jsonl", recorder.jsonl());
+  const auto read = check::black_box::read_jsonl_file(path);
+  BOOST_TEST(read.requests.size() == recorder.history().requests.size());
+  BOOST_TEST(read.executions.size() == recorder.history().executions.size());
+  BOOST_TEST(check::black_box::judge(read).empty());
+}
+
+// Each defect breaks a promise a client or a provider can see; the rule stating that promise
+// names it, with no knowledge of the defect. (check-then-insert is not here: its race is inside
+// one store call, which the memory store's lock serializes, so sixteen concurrent clicks over
+// HTTP never make two jobs; the simulator's interleavings catch it.)
+BOOST_AUTO_TEST_CASE(defects_observable_over_http_are_caught_by_their_rule) {
+  struct Case {
+    std::string defect;
+    std::string clause;
+  };
+  const std::vector<Case> cases = {
+      {"ignore-fingerprint", "B2.other_payload_accepted"},
+      {"timeout-is-failure", "B7.failed_while_running"},
+      {"blind-overwrite", "B4.result_changed"},
+      {"late-merge", "B4.result_changed"},
+  };
+  for (const auto& [defect, clause] : cases) {
+    BOOST_TEST_CONTEXT("--defect " << defect) {
+      const bool late = defect == "blind-overwrite" || defect == "late-merge";
+      ProviderStub alpha("alpha", {StubCall{defect == "timeout-is-failure" ? ProviderOutcome::hang
+                                                                           : ProviderOutcome::ok,
+                                            late ? 3000ms : 0ms}});
+      ProviderStub beta("beta", {});
+      Target target(late ? "policy: {attempt_deadline: 20s, lease: 40s}"
+                         : "policy: {attempt_deadline: 1s, lease: 3s, reconcile_period: 1h}",
+                    {&alpha, &beta}, {defect});
+      BlackBoxRecorder recorder;
+      auto connection = target.connect();
+      // The fallback is certified before anything may move to it.
+      const auto give_up = std::chrono::steady_clock::now() + 20s;
+      while (beta.executions().empty() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(20ms);
+      }
+      const auto created =
+          recorder.create(connection, "alice", "alice-token", "k1", classify("first"));
+      BOOST_REQUIRE(created.status == 201);
+      const std::string job = job_of(created);
+      if (defect == "ignore-fingerprint") {
+        recorder.create(connection, "alice", "alice-token", "k1", classify("second"));
+      } else if (defect == "timeout-is-failure") {
+        wait_for(
+            [&] { return recorder.read(connection, "alice", "alice-token", job); },
+            [](const HttpReply& reply) { return body_of(reply).value("status", "") == "failed"; },
+            10s);
+      } else {  // blind-overwrite, late-merge: cancel alpha's call, retry on beta; alpha answers
+                // last
+        wait_attempts(alpha, 1);
+        const auto first = body_of(recorder.read(connection, "alice", "alice-token", job));
+        const auto attempt = first["attempts"][0]["attempt_id"].get<std::int64_t>();
+        const auto cancel = recorder.cancel(connection, "alice", "alice-ops", "c-1", job, attempt);
+        BOOST_REQUIRE_MESSAGE(cancel.status == 200, cancel.status << " " << cancel.body);
+        wait_for(
+            [&] {
+              return recorder.retry(connection, "alice", "alice-token", "r-1", job,
+                                    R"({"provider":"beta"})");
+            },
+            [](const HttpReply& reply) { return reply.status == 201; });
+        wait_for([&] { return recorder.read(connection, "alice", "alice-token", job); },
+                 [](const HttpReply& reply) {
+                   return body_of(reply).value("status", "") == "succeeded";
+                 });
+        // Alpha answers at 3 s; read until the result moves or 8 s pass.
+        const auto shown = body_of(recorder.read(connection, "alice", "alice-token", job));
+        wait_for(
+            [&] { return recorder.read(connection, "alice", "alice-token", job); },
+            [&](const HttpReply& reply) { return body_of(reply)["result"] != shown["result"]; },
+            8s);
+      }
+      recorder.add_executions(alpha);
+      recorder.add_executions(beta);
+      const auto findings = check::black_box::judge(recorder.history());
+      BOOST_TEST(caught(findings, clause), "expected " << clause << "; found:" << describe(findings)
+                                                       << "\nhistory:\n"
+                                                       << recorder.jsonl());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace onejob::testing
