@@ -16,6 +16,7 @@
 #include "harness/check/black_box.hpp"
 #include "harness/check/black_box_jsonl.hpp"
 #include "harness/real/black_box_recorder.hpp"
+#include "harness/real/fault_proxy.hpp"
 #include "harness/real/provider_stub.hpp"
 
 #include "tests/serve/serve_process.hpp"
@@ -25,9 +26,12 @@ namespace {
 
 using nlohmann::json;
 using real::BlackBoxRecorder;
+using real::FaultProxy;
 using real::HttpConnection;
 using real::HttpReply;
 using real::ProviderStub;
+using real::ProxyFault;
+using real::ProxyRule;
 using real::StubCall;
 using sim::ProviderOutcome;
 using namespace std::chrono_literals;
@@ -167,6 +171,49 @@ BOOST_AUTO_TEST_CASE(the_reference_passes_every_black_box_rule) {
   BOOST_TEST(read.requests.size() == recorder.history().requests.size());
   BOOST_TEST(read.executions.size() == recorder.history().executions.size());
   BOOST_TEST(check::black_box::judge(read).empty());
+}
+
+// The article's fractures on the wire, through the fault proxy: a create whose reply is lost
+// (the target did the work) and its retry with the same key get one job, the retry answered as a
+// replay; a create the target receives twice makes one job and one execution; a create that
+// never arrived is created by its retry. Every black-box rule holds.
+BOOST_AUTO_TEST_CASE(lost_replies_retransmissions_and_lost_requests_through_the_proxy) {
+  ProviderStub alpha("alpha", {}, StubCall{ProviderOutcome::ok, 50ms});
+  Target target("", {&alpha});
+  FaultProxy proxy(
+      "127.0.0.1", target.process->port_text(),
+      {ProxyRule{ProxyFault::drop_response}, ProxyRule{}, ProxyRule{ProxyFault::duplicate},
+       ProxyRule{ProxyFault::drop_request}, ProxyRule{}});
+  BlackBoxRecorder recorder;
+  HttpConnection connection("127.0.0.1", proxy.port_text());
+  const auto lost = recorder.create(connection, "alice", "alice-token", "k1", classify("lost"));
+  BOOST_TEST(!lost.answered());
+  const auto replayed = recorder.create(connection, "alice", "alice-token", "k1", classify("lost"));
+  BOOST_TEST(replayed.status == 200, replayed.status << " " << replayed.body);
+  const auto twice = recorder.create(connection, "alice", "alice-token", "k2", classify("twice"));
+  BOOST_TEST(twice.status == 201);
+  const auto dropped =
+      recorder.create(connection, "alice", "alice-token", "k3", classify("dropped"));
+  BOOST_TEST(!dropped.answered());
+  const auto created =
+      recorder.create(connection, "alice", "alice-token", "k3", classify("dropped"));
+  BOOST_TEST(created.status == 201, created.status << " " << created.body);
+  const auto events = proxy.events();
+  BOOST_REQUIRE(events.size() >= 5u);
+  BOOST_TEST(events[0].status == 201);  // the target created k1: only its reply was lost
+  BOOST_TEST(events[3].status == 0);    // k3's first send never reached it
+
+  recorder.quiet();
+  for (const auto& job : {job_of(replayed), job_of(twice), job_of(created)}) {
+    wait_for(
+        [&] { return recorder.read(connection, "alice", "alice-token", job); },
+        [](const HttpReply& reply) { return body_of(reply).value("status", "") == "succeeded"; });
+  }
+  recorder.add_executions(alpha);
+  BOOST_TEST(attempts_at(alpha) == 3u);
+  const auto findings = check::black_box::judge(recorder.history());
+  BOOST_TEST(findings.empty(), "findings:" << describe(findings) << "\nhistory:\n"
+                                           << recorder.jsonl());
 }
 
 // Each defect breaks a promise a client or a provider can see; the rule stating that promise

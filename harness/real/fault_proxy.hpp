@@ -1,0 +1,57 @@
+#pragma once
+// A fault-injecting HTTP proxy between clients and a target, both on loopback. Each request it
+// receives takes the next rule of its script (then `otherwise`):
+//   none           forwarded, and the target's answer passed back;
+//   drop_request   never forwarded: the client's connection is closed with no answer;
+//   drop_response  forwarded, the target's answer thrown away: the target did the work, the
+//                  client sees its connection closed (the reply lost on the way back);
+//   duplicate      forwarded twice (a retransmission): the client gets the first answer;
+//   delay          forwarded after `delay`.
+// A target that does not answer within `target_timeout` leaves the client with no answer too.
+// A thread per client connection: for tests and probes, not for load.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace onejob::real {
+
+enum class ProxyFault { none, drop_request, drop_response, duplicate, delay };
+std::string_view to_string(ProxyFault fault);
+
+struct ProxyRule {
+  ProxyFault fault = ProxyFault::none;
+  std::chrono::milliseconds delay{0};
+};
+
+// What the proxy did with one request: the rule it applied and what the target answered (0: it
+// did not, or was not asked).
+struct ProxyEvent {
+  std::uint64_t number = 0;  // 1-based, in arrival order
+  std::string method;
+  std::string target;
+  ProxyFault fault = ProxyFault::none;
+  int status = 0;
+};
+
+class FaultProxy {
+ public:
+  FaultProxy(std::string target_host, std::string target_port, std::vector<ProxyRule> script,
+             ProxyRule otherwise = {},
+             std::chrono::milliseconds target_timeout = std::chrono::seconds(10));
+  ~FaultProxy();  // closes every connection and joins its threads
+  FaultProxy(const FaultProxy&) = delete;
+  FaultProxy& operator=(const FaultProxy&) = delete;
+
+  unsigned short port() const;
+  std::string port_text() const;
+  std::vector<ProxyEvent> events() const;  // thread-safe
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace onejob::real
