@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include <boost/test/execution_monitor.hpp>
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -116,9 +117,12 @@ struct Restartable {
         "--listen", "127.0.0.1:0", "--tokens",  tokens, "--provider",       "alpha=" + alpha.url(),
         "--config", config,        "--workers", "2",    "--shutdown-grace", "5"};
     args.insert(args.end(), store.begin(), store.end());
-    return std::make_unique<ServeProcess>(args, dir.path() + "/serve.log");
+    // A log per start: processes started at once must not write over each other's.
+    return std::make_unique<ServeProcess>(
+        args, dir.path() + "/serve-" + std::to_string(++starts) + ".log");
   }
   static inline int runs = 0;
+  std::atomic<int> starts = 0;
   TempDir dir;
   std::string tokens;
   std::vector<std::string> store;
@@ -236,10 +240,22 @@ BOOST_AUTO_TEST_CASE(eight_processes_starting_at_once_on_a_fresh_schema_all_serv
   Restartable serving(true);
   std::vector<std::unique_ptr<ServeProcess>> processes(8);
   std::vector<std::thread> starting;
+  std::mutex mutex;
+  std::vector<std::string> failures;
   for (auto& process : processes) {
-    starting.emplace_back([&] { process = serving.start(alpha); });
+    starting.emplace_back([&] {
+      // A failed start is reported here, on the test's own thread: Boost.Test's failure
+      // exception must not leave a thread of its own.
+      try {
+        process = serving.start(alpha);
+      } catch (const boost::execution_aborted&) {
+        std::lock_guard lock(mutex);
+        failures.push_back("a process did not start (its log is in the failure above)");
+      }
+    });
   }
   for (auto& thread : starting) thread.join();
+  BOOST_REQUIRE_MESSAGE(failures.empty(), failures.size() << " of 8 processes did not start");
   for (const auto& process : processes) {
     HttpConnection connection("127.0.0.1", process->port_text());
     BOOST_TEST(connection.send("GET", "/readyz", {}, "").status == 200);

@@ -81,6 +81,11 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args, const std::stri
     seen.append(chunk, static_cast<std::size_t>(n));
   }
   if (!std::regex_search(seen, match, listening)) {
+    // Not left running: a process that never started must not hold ports or store connections
+    // into the tests after this one.
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    exited_ = true;
     std::ifstream log(log_file);
     std::stringstream text;
     text << log.rdbuf();
