@@ -3,10 +3,14 @@
 # Runs the PostgreSQL suite against a fresh database whose default isolation is SERIALIZABLE:
 # PgStore must pin READ COMMITTED itself. The binary checks the default really is serializable
 # (ONEJOB_PG_EXPECT_ISOLATION). The database is dropped afterwards.
+# The twin runs beside the main suite, which terminates every backend of its own database: the
+# database is created and dropped over a connection to the maintenance database `postgres`, never
+# to the suite's.
 set -euo pipefail
 binary=$1
 db="onejob_serializable_$$"
-psql "$ONEJOB_PG_URL" -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $db" \
+admin="$ONEJOB_PG_URL dbname=postgres"
+psql "$admin" -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $db" \
   -c "ALTER DATABASE $db SET default_transaction_isolation TO 'serializable'"
-trap 'psql "$ONEJOB_PG_URL" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true' EXIT
+trap 'psql "$admin" -qc "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true' EXIT
 ONEJOB_PG_URL="$ONEJOB_PG_URL dbname=$db" ONEJOB_PG_EXPECT_ISOLATION=serializable "$binary"
