@@ -380,4 +380,13 @@ std::vector<Finding> judge(const History& history) {
 
 bool is_safety(const Finding& finding) { return finding.rule != "availability"; }
 
+std::string evidence_lines(const Finding& finding) {
+  std::string text;
+  for (const auto line : finding.lines) {
+    text += text.empty() ? "line " : ", ";
+    text += std::to_string(line);
+  }
+  return text;
+}
+
 }  // namespace onejob::check::black_box

@@ -89,4 +89,7 @@ std::vector<Finding> judge(const History& history);
 
 bool is_safety(const Finding& finding);
 
+// "line 12, 3, 7": where a finding's evidence is, as reports print it.
+std::string evidence_lines(const Finding& finding);
+
 }  // namespace onejob::check::black_box

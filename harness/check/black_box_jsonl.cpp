@@ -296,4 +296,12 @@ std::string quiet_jsonl(std::int64_t t_us) {
   return dump(nlohmann::json{{"kind", "quiet"}, {"t_us", t_us}});
 }
 
+nlohmann::ordered_json finding_json(const Finding& finding) {
+  return {{"rule", finding.rule},
+          {"clause", finding.clause},
+          {"safety", is_safety(finding)},
+          {"message", finding.message},
+          {"lines", finding.lines}};
+}
+
 }  // namespace onejob::check::black_box

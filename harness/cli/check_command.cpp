@@ -16,15 +16,6 @@ namespace {
 
 using check::black_box::Finding;
 
-std::string lines_of(const Finding& finding) {
-  std::string text;
-  for (const auto line : finding.lines) {
-    text += text.empty() ? "line " : ", ";
-    text += std::to_string(line);
-  }
-  return text;
-}
-
 void print_text(const std::string& path, const check::black_box::History& history,
                 const std::vector<Finding>& findings) {
   std::cout << path << ": " << history.requests.size() << " requests, " << history.responses.size()
@@ -37,7 +28,7 @@ void print_text(const std::string& path, const check::black_box::History& histor
     for (const auto& finding : findings) {
       if (finding.rule != rule.id) continue;
       std::cout << "        " << finding.clause << ": " << finding.message << " ("
-                << lines_of(finding) << ")\n";
+                << check::black_box::evidence_lines(finding) << ")\n";
     }
   }
   int unavailable = 0;
@@ -45,7 +36,7 @@ void print_text(const std::string& path, const check::black_box::History& histor
     if (check::black_box::is_safety(finding)) continue;
     if (unavailable++ == 0) std::cout << "  availability (reported apart from safety):\n";
     std::cout << "        " << finding.clause << ": " << finding.message << " ("
-              << lines_of(finding) << ")\n";
+              << check::black_box::evidence_lines(finding) << ")\n";
   }
   if (unavailable == 0)
     std::cout << "  availability: every request after the quiet phase answered\n";
@@ -56,11 +47,7 @@ nlohmann::ordered_json as_json(const std::string& path, const std::vector<Findin
   bool safe = true;
   for (const auto& finding : findings) {
     safe = safe && !check::black_box::is_safety(finding);
-    out["findings"].push_back({{"rule", finding.rule},
-                               {"clause", finding.clause},
-                               {"safety", check::black_box::is_safety(finding)},
-                               {"message", finding.message},
-                               {"lines", finding.lines}});
+    out["findings"].push_back(check::black_box::finding_json(finding));
   }
   out["safe"] = safe;
   return out;

@@ -16,6 +16,7 @@
 #include "harness/cli/flags.hpp"
 #include "harness/cli/fuzz_command.hpp"
 #include "harness/cli/load_command.hpp"
+#include "harness/cli/probe_command.hpp"
 #include "harness/cli/run_command.hpp"
 #include "harness/cli/selftest_command.hpp"
 #include "harness/cli/serve_command.hpp"
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
       "failed; 2 bad input (unreadable or invalid scenario, bad flags); 3 a bug in onejob\n"
       "itself (an always-on assertion failed outside a scenario run).\n"
       "Run 'onejob COMMAND --help' for each command (run, replay, fuzz, merge, defects, "
-      "selftest, load, bench, serve, check).");
+      "selftest, load, bench, serve, check, probe).");
   app.set_version_flag("--version", std::string{"onejob "} + onejob::cli::version(),
                        "Print onejob's version (and the git commit it was built from) and exit");
   app.require_subcommand(1);
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
       add_run_command(app),   add_replay_command(app),  add_fuzz_command(app),
       add_merge_command(app), add_defects_command(app), add_selftest_command(app),
       add_load_command(app),  add_bench_command(app),   add_serve_command(app),
-      add_check_command(app),
+      add_check_command(app), add_probe_command(app),
   };
   try {
     app.parse(argc, argv);

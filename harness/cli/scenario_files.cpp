@@ -28,6 +28,9 @@ std::string default_catalogue() {
   if (!error) {
     const fs::path installed = binary.parent_path().parent_path() / "share/onejob/scenarios";
     if (fs::is_directory(installed, error)) return installed.string();
+    // A build folder inside the source tree (build/onejob, run from anywhere).
+    const fs::path source = binary.parent_path().parent_path() / "scenarios";
+    if (fs::is_directory(source, error)) return source.string();
   }
   return "scenarios";
 }

@@ -246,6 +246,7 @@ std::optional<std::string> apply_flags(const ServeFlags& flags, ServeSetup& setu
     options.endpoints.push_back(std::get<HttpProviderEndpoint>(std::move(parsed)));
   }
   for (const auto& name : flags.certify) {
+    if (name.empty()) continue;  // --certify "" names none (a probe's empty {certified})
     if (!options.system.find_provider(name)) return "--certify " + name + ": no such provider";
     options.certify.push_back(name);
   }
@@ -373,8 +374,11 @@ Command add_serve_command(CLI::App& app) {
       ->check(CLI::Range(1, 256));
   command->add_option("--provider", flags->providers,
                       "A provider NAME=http://HOST:PORT[/PATH] (repeatable)");
-  command->add_option("--certify", flags->certify,
-                      "Certify this provider at start and hourly (repeatable)");
+  command
+      ->add_option("--certify", flags->certify,
+                   "Certify this provider at start and hourly (repeatable; a comma-separated "
+                   "list works too)")
+      ->delimiter(',');
   add_defect_option(*command, flags->defects);
   command
       ->add_option("--shutdown-grace", flags->shutdown_grace,

@@ -16,33 +16,40 @@ namespace {
 using nlohmann::json;
 namespace bb = check::black_box;
 
-Headers bearer(const std::string& token, const std::string& key) {
-  Headers headers{{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
-  if (!key.empty()) headers.emplace_back("Idempotency-Key", key);
-  return headers;
+// The value at `pointer` in `body`, when there is one ("" is the whole body).
+const json* at_pointer(const json& body, const std::string& pointer) {
+  try {
+    const json& value = body.at(json::json_pointer(pointer));
+    return &value;
+  } catch (const json::exception&) {
+    return nullptr;
+  }
 }
 
-// What a client of `onejob serve` reads in an answer's body.
-void read_body(const std::string& text, bb::Response& response) {
+// What a client reads in an answer's body, where the profile says it is.
+void read_body(const TargetProfile& profile, const std::string& text, bb::Response& response) {
   const json body = json::parse(text, nullptr, false);
-  if (!body.is_object()) return;
-  if (const auto id = body.find("job_id"); id != body.end()) {
+  if (body.is_discarded()) return;
+  if (const json* id = at_pointer(body, profile.job_id_pointer)) {
     if (id->is_number_integer()) response.job = std::to_string(id->get<std::int64_t>());
     if (id->is_string()) response.job = id->get<std::string>();
   }
-  if (const auto status = body.find("status"); status != body.end() && status->is_string()) {
-    response.job_status = status->get<std::string>();
+  if (const json* status = at_pointer(body, profile.status_pointer);
+      status && status->is_string()) {
+    response.job_status = profile.status_of(status->get<std::string>());
   }
-  if (const auto result = body.find("result"); result != body.end() && !result->is_null()) {
+  if (const json* result = at_pointer(body, profile.result_pointer); result && !result->is_null()) {
     response.result = *result;
   }
-  if (const auto error = body.find("error"); error != body.end() && error->is_string()) {
+  if (const json* error = at_pointer(body, profile.error_pointer); error && error->is_string()) {
     response.error = error->get<std::string>();
   }
 }
 
-bb::Request make_request(const std::string& owner, const std::string& action) {
+bb::Request make_request(const std::string& client, const std::string& owner,
+                         const std::string& action) {
   bb::Request request;
+  request.client = client;
   request.owner = owner;
   request.action = action;
   return request;
@@ -55,7 +62,8 @@ json parsed_or_text(const std::string& text) {
 
 }  // namespace
 
-BlackBoxRecorder::BlackBoxRecorder() : origin_(std::chrono::steady_clock::now()) {}
+BlackBoxRecorder::BlackBoxRecorder(TargetProfile profile, std::chrono::milliseconds timeout)
+    : profile_(std::move(profile)), timeout_(timeout), origin_(std::chrono::steady_clock::now()) {}
 
 std::int64_t BlackBoxRecorder::us_of(std::chrono::steady_clock::time_point at) const {
   return std::max<std::int64_t>(
@@ -64,8 +72,13 @@ std::int64_t BlackBoxRecorder::us_of(std::chrono::steady_clock::time_point at) c
 std::int64_t BlackBoxRecorder::now_us() const { return us_of(std::chrono::steady_clock::now()); }
 
 HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connection,
-                                     const std::string& method, const std::string& path,
-                                     const Headers& headers, const std::string& body) {
+                                     const Route& route, const std::string& job,
+                                     const std::string& attempt, const std::string& credential,
+                                     const std::string& key, const std::string& body) {
+  Headers headers{{profile_.auth_header, profile_.auth_prefix + credential},
+                  {"Content-Type", "application/json"}};
+  if (!key.empty()) headers.emplace_back(profile_.key_header, key);
+  const std::string path = substitute(substitute(route.path, "job", job), "attempt", attempt);
   {
     std::lock_guard lock(mutex_);
     request.id = "r" + std::to_string(++requests_);
@@ -73,12 +86,12 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
     request.line = ++lines_;
     history_.requests.push_back(request);
   }
-  HttpReply reply = connection.send(method, path, headers, body);
+  HttpReply reply = connection.send(route.method, path, headers, body, timeout_);
   bb::Response response;
   response.id = request.id;
   if (reply.answered()) {
     response.status = reply.status;
-    read_body(reply.body, response);
+    read_body(profile_, reply.body, response);
   }
   std::lock_guard lock(mutex_);
   response.t_us = now_us();
@@ -88,37 +101,39 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
 }
 
 HttpReply BlackBoxRecorder::create(HttpConnection& connection, const std::string& owner,
-                                   const std::string& token, const std::string& key,
-                                   const std::string& body) {
-  bb::Request request = make_request(owner, "create");
+                                   const std::string& credential, const std::string& key,
+                                   const std::string& body, const std::string& client) {
+  bb::Request request = make_request(client, owner, "create");
   request.key = key;
   request.body = parsed_or_text(body);
-  return exchange(std::move(request), connection, "POST", "/jobs", bearer(token, key), body);
+  return exchange(std::move(request), connection, profile_.create, "", "", credential, key, body);
 }
 
 HttpReply BlackBoxRecorder::read(HttpConnection& connection, const std::string& owner,
-                                 const std::string& token, const std::string& job) {
-  bb::Request request = make_request(owner, "read");
+                                 const std::string& credential, const std::string& job,
+                                 const std::string& client) {
+  bb::Request request = make_request(client, owner, "read");
   request.job = job;
-  return exchange(std::move(request), connection, "GET", "/jobs/" + job, bearer(token, ""), "");
+  return exchange(std::move(request), connection, profile_.read, job, "", credential, "", "");
 }
 
 HttpReply BlackBoxRecorder::retry(HttpConnection& connection, const std::string& owner,
-                                  const std::string& token, const std::string& key,
-                                  const std::string& job, const std::string& body) {
-  bb::Request request = make_request(owner, "retry");
+                                  const std::string& credential, const std::string& key,
+                                  const std::string& job, const std::string& body,
+                                  const std::string& client) {
+  bb::Request request = make_request(client, owner, "retry");
   request.job = job;
-  return exchange(std::move(request), connection, "POST", "/jobs/" + job + "/attempts",
-                  bearer(token, key), body);
+  return exchange(std::move(request), connection, profile_.retry, job, "", credential, key, body);
 }
 
 HttpReply BlackBoxRecorder::cancel(HttpConnection& connection, const std::string& owner,
-                                   const std::string& token, const std::string& key,
-                                   const std::string& job, std::int64_t attempt) {
-  bb::Request request = make_request(owner, "cancel");
+                                   const std::string& credential, const std::string& key,
+                                   const std::string& job, const std::string& attempt,
+                                   const std::string& client) {
+  bb::Request request = make_request(client, owner, "cancel");
   request.job = job;
-  return exchange(std::move(request), connection, "POST",
-                  "/attempts/" + std::to_string(attempt) + "/cancel", bearer(token, key), "");
+  return exchange(std::move(request), connection, profile_.cancel, job, attempt, credential, key,
+                  "");
 }
 
 void BlackBoxRecorder::quiet() {

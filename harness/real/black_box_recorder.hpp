@@ -1,8 +1,8 @@
 #pragma once
 // Records a black-box history (harness/check/black_box.hpp) of a real run: each request a client
-// sends through it and what came back, read from the body the way a client of `onejob serve`
-// reads it (job_id, status, result, error), and the executions the provider stubs performed.
-// Thread-safe: clients on several threads share one recorder.
+// sends through it and what came back, read from the body where the target's profile says its
+// job id, status, result and error are (`onejob serve`'s by default), and the executions the
+// provider stubs performed. Thread-safe: clients on several threads share one recorder.
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -12,27 +12,36 @@
 #include "harness/check/black_box.hpp"
 #include "harness/real/http_client.hpp"
 #include "harness/real/provider_stub.hpp"
+#include "harness/real/target_profile.hpp"
 
 namespace onejob::real {
 
 class BlackBoxRecorder {
  public:
-  BlackBoxRecorder();
+  // Each call waits `timeout` for its answer (then records none).
+  explicit BlackBoxRecorder(TargetProfile profile = {},
+                            std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-  // POST /jobs as `owner` (bearer `token`) under `key` with `body` (JSON text), recorded.
-  HttpReply create(HttpConnection& connection, const std::string& owner, const std::string& token,
-                   const std::string& key, const std::string& body);
-  // GET /jobs/{job} as `owner`, recorded.
-  HttpReply read(HttpConnection& connection, const std::string& owner, const std::string& token,
-                 const std::string& job);
-  // POST /jobs/{job}/attempts (retry) as `owner` under `key`, recorded.
-  HttpReply retry(HttpConnection& connection, const std::string& owner, const std::string& token,
-                  const std::string& key, const std::string& job, const std::string& body);
-
-  // POST /attempts/{attempt}/cancel as `owner` (an operator's token) under `key`, recorded as a
-  // cancel of `job`.
-  HttpReply cancel(HttpConnection& connection, const std::string& owner, const std::string& token,
-                   const std::string& key, const std::string& job, std::int64_t attempt);
+  // Each call below is recorded as sent by `client` (may be empty) for `owner`, authenticated
+  // with `credential` (the profile's auth prefix goes before it); an empty `key` sends no
+  // idempotency-key header.
+  // The profile's create route (POST /jobs) with `body` (JSON text).
+  HttpReply create(HttpConnection& connection, const std::string& owner,
+                   const std::string& credential, const std::string& key, const std::string& body,
+                   const std::string& client = "");
+  // The profile's read route (GET /jobs/{job}).
+  HttpReply read(HttpConnection& connection, const std::string& owner,
+                 const std::string& credential, const std::string& job,
+                 const std::string& client = "");
+  // The profile's retry route (POST /jobs/{job}/attempts).
+  HttpReply retry(HttpConnection& connection, const std::string& owner,
+                  const std::string& credential, const std::string& key, const std::string& job,
+                  const std::string& body, const std::string& client = "");
+  // The profile's cancel route (POST /attempts/{attempt}/cancel), recorded as a cancel of `job`.
+  HttpReply cancel(HttpConnection& connection, const std::string& owner,
+                   const std::string& credential, const std::string& key, const std::string& job,
+                   const std::string& attempt, const std::string& client = "");
+  const TargetProfile& profile() const { return profile_; }
 
   // The faults are over: requests from now on must be answered.
   void quiet();
@@ -45,11 +54,14 @@ class BlackBoxRecorder {
 
  private:
   HttpReply exchange(check::black_box::Request request, HttpConnection& connection,
-                     const std::string& method, const std::string& path, const Headers& headers,
+                     const Route& route, const std::string& job, const std::string& attempt,
+                     const std::string& credential, const std::string& key,
                      const std::string& body);
   std::int64_t now_us() const;
   std::int64_t us_of(std::chrono::steady_clock::time_point at) const;
 
+  TargetProfile profile_;
+  std::chrono::milliseconds timeout_;
   std::chrono::steady_clock::time_point origin_;
   mutable std::mutex mutex_;
   check::black_box::History history_;

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -58,19 +59,16 @@ std::string_view to_string(ProxyFault fault) {
 }
 
 struct FaultProxy::Impl {
-  Impl(std::string host, std::string port, std::vector<ProxyRule> script_in, ProxyRule otherwise_in,
-       std::chrono::milliseconds timeout)
+  Impl(std::string host, std::string port, Chooser choose_in, std::chrono::milliseconds timeout)
       : target_host(std::move(host)),
         target_port(std::move(port)),
-        script(std::move(script_in)),
-        otherwise(otherwise_in),
+        choose(std::move(choose_in)),
         target_timeout(timeout),
         acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {}
 
   std::string target_host;
   std::string target_port;
-  std::vector<ProxyRule> script;
-  ProxyRule otherwise;
+  Chooser choose;
   std::chrono::milliseconds target_timeout;
   asio::io_context io{1};
   tcp::acceptor acceptor;
@@ -92,7 +90,7 @@ struct FaultProxy::Impl {
                                                 const std::string& target) {
     std::lock_guard lock(mutex);
     const std::size_t index = events.size();
-    const ProxyRule rule = index < script.size() ? script[index] : otherwise;
+    const ProxyRule rule = choose(index + 1);
     events.push_back(ProxyEvent{
         .number = index + 1, .method = method, .target = target, .fault = rule.fault, .status = 0});
     return {rule, index + 1};
@@ -122,10 +120,15 @@ struct FaultProxy::Impl {
     HttpConnection upstream(target_host, target_port);
     beast::flat_buffer buffer;
     while (!stopping) {
-      http::request<http::string_body> request;
+      // No limits of the proxy's own: the target's limits (an oversized body's 413) are what a
+      // probe observes. 64 MiB bounds the proxy's memory.
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(std::uint64_t{64} << 20);
+      parser.header_limit(std::uint32_t{1} << 20);
       error_code ec;
-      http::read(socket, buffer, request, ec);
+      http::read(socket, buffer, parser, ec);
       if (ec) break;
+      http::request<http::string_body> request = parser.release();
       const std::string method(request.method_string());
       const std::string target(request.target());
       const auto [rule, number] = next_rule(method, target);
@@ -170,8 +173,17 @@ struct FaultProxy::Impl {
 FaultProxy::FaultProxy(std::string target_host, std::string target_port,
                        std::vector<ProxyRule> script, ProxyRule otherwise,
                        std::chrono::milliseconds target_timeout)
+    : FaultProxy(
+          std::move(target_host), std::move(target_port),
+          [script = std::move(script), otherwise](std::uint64_t number) {
+            return number <= script.size() ? script[number - 1] : otherwise;
+          },
+          target_timeout) {}
+
+FaultProxy::FaultProxy(std::string target_host, std::string target_port, Chooser choose,
+                       std::chrono::milliseconds target_timeout)
     : impl_(std::make_unique<Impl>(std::move(target_host), std::move(target_port),
-                                   std::move(script), otherwise, target_timeout)) {
+                                   std::move(choose), target_timeout)) {
   impl_->accept_thread = std::thread([impl = impl_.get()] { impl->accept_loop(); });
 }
 

@@ -11,6 +11,7 @@
 // A thread per client connection: for tests and probes, not for load.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,8 +39,14 @@ struct ProxyEvent {
 
 class FaultProxy {
  public:
+  // Decides the rule for request `number` (1-based, arrival order) when it arrives; called on
+  // the connection's thread, one call at a time.
+  using Chooser = std::function<ProxyRule(std::uint64_t number)>;
+
   FaultProxy(std::string target_host, std::string target_port, std::vector<ProxyRule> script,
              ProxyRule otherwise = {},
+             std::chrono::milliseconds target_timeout = std::chrono::seconds(10));
+  FaultProxy(std::string target_host, std::string target_port, Chooser choose,
              std::chrono::milliseconds target_timeout = std::chrono::seconds(10));
   ~FaultProxy();  // closes every connection and joins its threads
   FaultProxy(const FaultProxy&) = delete;

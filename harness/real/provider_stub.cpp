@@ -26,11 +26,12 @@ Response answer(int status, const json& body) { return Response{status, {}, body
 }  // namespace
 
 struct ProviderStub::Impl {
-  Impl(std::string name_in, std::vector<StubCall> script_in, StubCall otherwise_in)
+  Impl(std::string name_in, std::vector<StubCall> script_in, StubCall otherwise_in,
+       unsigned short port)
       : name(std::move(name_in)),
         script(std::move(script_in)),
         otherwise(otherwise_in),
-        server(accept_io, "127.0.0.1", 0, HttpLimits{}) {}
+        server(accept_io, "127.0.0.1", port, HttpLimits{}) {}
 
   // What the stub knows of one key.
   struct Record {
@@ -138,8 +139,9 @@ Async<Response> ProviderStub::Impl::handle(Request request) {
   co_return answer(404, {{"error", "no such route"}});
 }
 
-ProviderStub::ProviderStub(std::string name, std::vector<StubCall> script, StubCall otherwise)
-    : impl_(std::make_unique<Impl>(std::move(name), std::move(script), otherwise)) {
+ProviderStub::ProviderStub(std::string name, std::vector<StubCall> script, StubCall otherwise,
+                           unsigned short port)
+    : impl_(std::make_unique<Impl>(std::move(name), std::move(script), otherwise, port)) {
   impl_->server.add_node(impl_->io, impl_->name, [impl = impl_.get()](Request request) {
     return impl->handle(std::move(request));
   });

@@ -38,7 +38,9 @@ struct StubExecution {
 // provider's do. Outputs are the simulated provider's (provider_output).
 class ProviderStub {
  public:
-  ProviderStub(std::string name, std::vector<StubCall> script, StubCall otherwise = {});
+  // On loopback port `port` (0: any free port).
+  ProviderStub(std::string name, std::vector<StubCall> script, StubCall otherwise = {},
+               unsigned short port = 0);
   ~ProviderStub();
   ProviderStub(const ProviderStub&) = delete;
   ProviderStub& operator=(const ProviderStub&) = delete;

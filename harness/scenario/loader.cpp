@@ -456,11 +456,12 @@ void count_values(const YAML::Node& root, const std::string& file) {
 
 }  // namespace
 
-ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file) {
+YAML::Node parse_yaml_document(const std::string& yaml_text, const std::string& file,
+                               std::string_view what) {
   if (yaml_text.size() > kMaxScenarioBytes) {
     throw ScenarioError(file, {0, 0},
                         "the text is larger than " + std::to_string(kMaxScenarioBytes) +
-                            " bytes, the most a scenario may have");
+                            " bytes, the most a " + std::string(what) + " may have");
   }
   refuse_leading_flow_entry(yaml_text, file);
   std::vector<YAML::Node> documents;
@@ -481,22 +482,27 @@ ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& fil
                         "invalid YAML: " + error.msg);
   }
   if (documents.empty() || documents.front().IsNull()) {
-    throw ScenarioError(file, {1, 1}, "empty scenario: expected a mapping with name, seed, ...");
+    throw ScenarioError(file, {1, 1}, "empty " + std::string(what) + ": expected a mapping");
   }
   if (documents.size() > 1) {
     throw ScenarioError(file, YamlReader(file).pos(documents[1]),
                         "expected one YAML document, found " + std::to_string(documents.size()));
   }
   count_values(documents.front(), file);
+  return documents.front();
+}
+
+ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file) {
+  const YAML::Node document = parse_yaml_document(yaml_text, file, "scenario");
   try {
-    return Loader(file).load(documents.front());
+    return Loader(file).load(document);
   } catch (const YAML::Exception& error) {
     // Conversions inside yaml-cpp itself; report them as bad input rather than crash.
     throw ScenarioError(file, {error.mark.line + 1, error.mark.column + 1}, error.msg);
   }
 }
 
-ScenarioSpec load_scenario_file(const std::string& path) {
+std::string read_yaml_file(const std::string& path) {
   // A device, a FIFO or a directory is never read: /dev/zero never ends, a FIFO may block.
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
@@ -519,7 +525,11 @@ ScenarioSpec load_scenario_file(const std::string& path) {
                         "the file is larger than " + std::to_string(kMaxScenarioBytes) +
                             " bytes, the most a scenario may have");
   }
-  return parse_scenario(text, path);
+  return text;
+}
+
+ScenarioSpec load_scenario_file(const std::string& path) {
+  return parse_scenario(read_yaml_file(path), path);
 }
 
 }  // namespace onejob::scenario

@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include <yaml-cpp/node/node.h>
+
 #include "harness/scenario/spec.hpp"
 
 namespace onejob::scenario {
@@ -13,5 +15,13 @@ ScenarioSpec load_scenario_file(const std::string& path);
 
 // The same, from text; `file` only names the source in errors.
 ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file);
+
+// A YAML file's text, refusing what is not a regular file or is larger than a scenario may be.
+std::string read_yaml_file(const std::string& path);
+
+// One YAML document from text under the scenario loader's limits (size, parse memory, depth,
+// value count), for the other YAML files onejob reads; `what` names the kind of file in errors.
+YAML::Node parse_yaml_document(const std::string& yaml_text, const std::string& file,
+                               std::string_view what);
 
 }  // namespace onejob::scenario

@@ -1,0 +1,645 @@
+#include "harness/real/probe.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "harness/real/black_box_recorder.hpp"
+#include "harness/real/fault_proxy.hpp"
+#include "harness/real/http_client.hpp"
+#include "harness/real/provider_stub.hpp"
+#include "harness/real/target_process.hpp"
+
+namespace onejob::real {
+namespace {
+
+namespace bb = check::black_box;
+using onejob::Duration;
+using scenario::LinkKind;
+using scenario::PartitionSpec;
+using scenario::ScenarioSpec;
+using scenario::TimelineEntry;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// What one timeline request came to: its last answer's status (0: none) and the job id learned.
+struct Outcome {
+  bool done = false;
+  int status = 0;
+  std::string job;
+};
+
+// A job the target acknowledged, for the quiet phase's reads.
+struct Acknowledged {
+  std::string owner;
+  std::string credential;
+  std::string job;
+  int request = 0;
+};
+
+bool is_terminal(const std::string& status) { return status == "succeeded" || status == "failed"; }
+
+class Run {
+ public:
+  Run(const ScenarioSpec& spec, const ProbeOptions& options, ProbeResult& result)
+      : spec_(spec),
+        options_(options),
+        result_(result),
+        port_(options.port),
+        recorder_(options.profile, request_timeout()),
+        random_(spec.seed) {}
+
+  void execute();
+
+ private:
+  milliseconds real(Duration scenario_time) const {
+    const double ms =
+        std::chrono::duration<double, std::milli>(scenario_time).count() / options_.time_scale;
+    return milliseconds(static_cast<std::int64_t>(std::llround(ms)));
+  }
+  Duration scenario_now() const {
+    const auto elapsed = std::chrono::duration<double, std::micro>(Clock::now() - origin_);
+    return std::chrono::duration_cast<Duration>(elapsed * options_.time_scale);
+  }
+  // A client's wait for an answer, scaled, but never under a second: a real target on a loaded
+  // machine must not look like a lost reply.
+  milliseconds request_timeout() const {
+    return std::max(real(spec_.policy.client_timeout), milliseconds(1000));
+  }
+
+  bool set_up();
+  void start_stubs();
+  bool start_target();
+  std::string expand_command() const;
+  std::string write_target_config() const;
+  void start_proxies();
+  ProxyRule choose(std::size_t client, std::uint64_t number);
+  void run_timeline();
+  void perform(const TimelineEntry& entry, HttpConnection& connection);
+  std::string wait_for_job(int request);
+  std::string operator_credential(const std::string& owner) const;
+  std::string credential(const std::string& owner) const;
+  void nemesis();
+  void quiet_phase();
+  void judge_expectations();
+
+  const ScenarioSpec& spec_;
+  const ProbeOptions& options_;
+  ProbeResult& result_;
+  std::string port_;  // the target's; options' "0" becomes a free port of this run
+  BlackBoxRecorder recorder_;
+  Clock::time_point origin_;
+  std::vector<std::unique_ptr<ProviderStub>> stubs_;
+  std::unique_ptr<TargetProcess> target_;
+  std::mutex target_mutex_;
+  std::vector<std::unique_ptr<FaultProxy>> proxies_;  // one per client, in spec order
+  std::map<std::string, std::size_t> client_index_;
+  std::atomic<bool> quiet_ = false;
+  std::mutex random_mutex_;
+  std::mt19937_64 random_;
+
+  std::mutex mutex_;  // guards everything below
+  std::condition_variable finished_;
+  std::map<int, Outcome> outcomes_;
+  std::vector<Acknowledged> acknowledged_;
+  std::map<std::string, std::string> final_status_;  // job -> last status read in the quiet phase
+  std::vector<std::string> notes_;
+};
+
+void Run::start_stubs() {
+  for (const auto& provider : spec_.providers) {
+    const auto call = [&](const scenario::ProviderCallSpec& spec) {
+      const auto latency = spec.latency ? spec.latency->min : provider.latency.min;
+      return StubCall{spec.outcome, real(latency)};
+    };
+    std::vector<StubCall> script;
+    for (const auto& scripted : provider.script) script.push_back(call(scripted));
+    const auto port = options_.profile.stub_ports.find(provider.name);
+    stubs_.push_back(std::make_unique<ProviderStub>(
+        provider.name, std::move(script), call(provider.default_call),
+        port == options_.profile.stub_ports.end() ? 0 : port->second));
+    if (provider.certify && options_.target_cmd.find("{certified}") == std::string::npos) {
+      notes_.push_back("provider " + provider.name +
+                       ": certified at start in the scenario; the target's own configuration "
+                       "decides here (--target-cmd has no {certified})");
+    }
+  }
+}
+
+std::string Run::expand_command() const {
+  std::string command = substitute(options_.target_cmd, "port", port_);
+  std::string all;
+  std::string certified;
+  for (const auto& stub : stubs_) {
+    command = substitute(command, "stub:" + stub->name(), stub->url());
+    all += (all.empty() ? "" : " ") + stub->name() + "=" + stub->url();
+  }
+  for (const auto& provider : spec_.providers) {
+    if (provider.certify) certified += (certified.empty() ? "" : ",") + provider.name;
+  }
+  command = substitute(substitute(command, "stubs", all), "certified", certified);
+  if (command.find("{config}") != std::string::npos) {
+    command = substitute(command, "config", write_target_config());
+  }
+  return command;
+}
+
+// The scenario's policy, on the probe's time scale, as `onejob serve --config` reads it.
+std::string Run::write_target_config() const {
+  const auto& policy = spec_.policy;
+  const auto duration = [&](Duration scenario_time) {
+    return std::to_string(std::max<std::int64_t>(1, real(scenario_time).count())) + "ms";
+  };
+  std::ostringstream yaml;
+  yaml << "# Written by onejob probe for scenario " << spec_.name << " (time scale "
+       << options_.time_scale << ")\n"
+       << "policy:\n"
+       << "  attempt_deadline: " << duration(policy.attempt_deadline) << "\n"
+       << "  lease: " << duration(policy.lease) << "\n"
+       << "  reconcile_period: " << duration(policy.reconcile_period) << "\n"
+       << "  status_timeout: " << duration(policy.status_timeout) << "\n"
+       << "  worker_poll: " << duration(policy.worker_poll) << "\n"
+       << "  worker_idle_poll: " << duration(policy.worker_idle_poll) << "\n"
+       << "  worker_capacity: " << policy.worker_capacity << "\n"
+       << "  attempt_limit: " << policy.attempt_limit << "\n";
+  const std::string path = options_.log_dir + "/" + spec_.name + ".target.yaml";
+  std::ofstream(path) << yaml.str();
+  return path;
+}
+
+bool Run::start_target() {
+  if (!target_) return true;
+  std::string why;
+  std::lock_guard lock(target_mutex_);
+  if (!target_->start(options_.host, port_, options_.profile.ready_path, options_.ready_bound,
+                      why)) {
+    result_.setup_error = why;
+    return false;
+  }
+  return true;
+}
+
+void Run::start_proxies() {
+  for (std::size_t i = 0; i < spec_.clients.size(); ++i) {
+    client_index_[spec_.clients[i].name] = i;
+    proxies_.push_back(std::make_unique<FaultProxy>(
+        options_.host, port_, [this, i](std::uint64_t number) { return choose(i, number); },
+        request_timeout() + milliseconds(1000)));
+  }
+}
+
+// The client_lb faults of the scenario for client `client`'s request arriving now; lb_api's
+// apply between every client and the target (the target is its own balancer and API nodes).
+ProxyRule Run::choose(std::size_t client, std::uint64_t /*number*/) {
+  if (quiet_) return {};
+  const Duration now = scenario_now();
+  const std::string& name = spec_.clients[client].name;
+  for (const PartitionSpec& partition : spec_.partitions) {
+    if (now < partition.from || now >= partition.until) continue;
+    const bool ours = partition.link == LinkKind::lb_api ||
+                      (partition.link == LinkKind::client_lb &&
+                       std::ranges::find(partition.nodes, name) != partition.nodes.end());
+    if (!ours) continue;
+    return {partition.direction == PartitionSpec::Direction::responses ? ProxyFault::drop_response
+                                                                       : ProxyFault::drop_request,
+            milliseconds(0)};
+  }
+  std::lock_guard lock(random_mutex_);
+  for (const auto* link : {&spec_.network.client_lb, &spec_.network.lb_api}) {
+    const auto draw = [&](scenario::Ppm ppm) {
+      return ppm > 0 &&
+             std::uniform_int_distribution<scenario::Ppm>(0, scenario::kPpmOne - 1)(random_) < ppm;
+    };
+    if (draw(link->drop_request)) return {ProxyFault::drop_request, milliseconds(0)};
+    // A reset after delivery looks to the client like a lost reply: the target did the work.
+    if (draw(link->drop_response) || draw(link->reset)) {
+      return {ProxyFault::drop_response, milliseconds(0)};
+    }
+    if (draw(link->duplicate)) return {ProxyFault::duplicate, milliseconds(0)};
+    if (draw(link->reorder)) {
+      const auto window = std::max<std::int64_t>(1, real(link->reorder_window).count());
+      return {ProxyFault::delay,
+              milliseconds(std::uniform_int_distribution<std::int64_t>(0, window)(random_))};
+    }
+  }
+  const milliseconds delay = real(spec_.network.client_lb.latency.min);
+  if (delay > milliseconds(0)) return {ProxyFault::delay, delay};
+  return {};
+}
+
+std::string Run::credential(const std::string& owner) const {
+  return options_.profile.owners.at(owner);  // checked before the run
+}
+
+std::string Run::operator_credential(const std::string& owner) const {
+  const auto found = options_.profile.operators.find(owner);
+  return found == options_.profile.operators.end() ? credential(owner) : found->second;
+}
+
+std::string Run::wait_for_job(int request) {
+  std::unique_lock lock(mutex_);
+  finished_.wait_for(lock, std::chrono::seconds(60), [&] { return outcomes_[request].done; });
+  return outcomes_[request].job;
+}
+
+void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
+  const std::string& owner = spec_.clients[client_index_.at(entry.client)].owner;
+  const auto record = [&](const HttpReply& reply) {
+    std::lock_guard lock(mutex_);
+    Outcome& outcome = outcomes_[entry.request];
+    if (!reply.answered()) return;
+    outcome.status = reply.status;
+    const nlohmann::json body = nlohmann::json::parse(reply.body, nullptr, false);
+    if (!body.is_discarded()) {
+      try {
+        const auto& id = body.at(nlohmann::json::json_pointer(options_.profile.job_id_pointer));
+        if (id.is_string()) outcome.job = id.get<std::string>();
+        if (id.is_number_integer()) outcome.job = std::to_string(id.get<std::int64_t>());
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+  };
+  const auto done = [&] {
+    std::lock_guard lock(mutex_);
+    outcomes_[entry.request].done = true;
+    finished_.notify_all();
+  };
+  const auto skip = [&](const std::string& why) {
+    std::lock_guard lock(mutex_);
+    notes_.push_back("request " + std::to_string(entry.request) + " (" + entry.client +
+                     "): not sent, " + why);
+  };
+  // Sends until answered, at most 1 + client_retries times (the same request, the same key).
+  const auto send = [&](const auto& once) {
+    HttpReply reply;
+    for (int sent = 0; sent <= spec_.policy.client_retries; ++sent) {
+      const auto resend_at = Clock::now() + request_timeout();
+      reply = once();
+      record(reply);
+      if (reply.answered()) break;
+      // A client learns of a lost reply by its timeout, not by the connection's end.
+      if (sent < spec_.policy.client_retries) std::this_thread::sleep_until(resend_at);
+    }
+    return reply;
+  };
+  const std::string key_of_action =
+      options_.key_prefix + entry.action_key.value_or("op-r" + std::to_string(entry.request));
+  switch (entry.kind) {
+    case TimelineEntry::Kind::create_job: {
+      const std::string key =
+          entry.create_job.key ? options_.key_prefix + *entry.create_job.key : "";
+      const HttpReply reply = send([&] {
+        return recorder_.create(connection, owner, credential(owner), key, entry.create_job.body,
+                                entry.client);
+      });
+      const auto& profile = options_.profile;
+      std::lock_guard lock(mutex_);
+      const Outcome& outcome = outcomes_[entry.request];
+      if ((reply.status == profile.translate(201) || reply.status == profile.translate(200)) &&
+          !outcome.job.empty()) {
+        acknowledged_.push_back({owner, credential(owner), outcome.job, entry.request});
+      }
+      break;
+    }
+    case TimelineEntry::Kind::get_job: {
+      if (entry.method || entry.path) {
+        skip("a probe of another method or path is not part of the black-box history");
+        break;
+      }
+      const std::string job = wait_for_job(entry.target_request);
+      if (job.empty()) {
+        skip("request " + std::to_string(entry.target_request) + " learned no job id");
+        break;
+      }
+      send([&] { return recorder_.read(connection, owner, credential(owner), job, entry.client); });
+      break;
+    }
+    case TimelineEntry::Kind::retry: {
+      const std::string job = wait_for_job(entry.target_request);
+      if (job.empty()) {
+        skip("request " + std::to_string(entry.target_request) + " learned no job id");
+        break;
+      }
+      std::string body = entry.retry_body.value_or("");
+      if (entry.provider) body = nlohmann::json{{"provider", *entry.provider}}.dump();
+      send([&] {
+        return recorder_.retry(connection, owner, operator_credential(owner), key_of_action, job,
+                               body, entry.client);
+      });
+      break;
+    }
+    case TimelineEntry::Kind::cancel: {
+      const std::string job = wait_for_job(entry.target_request);
+      if (job.empty()) {
+        skip("request " + std::to_string(entry.target_request) + " learned no job id");
+        break;
+      }
+      // The attempt's id, from a read of the job by its creator (recorded like any other read):
+      // a cancel by someone else must still name a real attempt.
+      const TimelineEntry& create =
+          spec_.timeline.at(static_cast<std::size_t>(entry.target_request - 1));
+      const std::string& creator = spec_.clients[client_index_.at(create.client)].owner;
+      const HttpReply read =
+          recorder_.read(connection, creator, credential(creator), job, create.client);
+      std::string attempt;
+      const nlohmann::json body = nlohmann::json::parse(read.body, nullptr, false);
+      try {
+        const auto& attempts =
+            body.at(nlohmann::json::json_pointer(options_.profile.attempts_pointer));
+        const auto& id = attempts.at(static_cast<std::size_t>(entry.attempt_no - 1))
+                             .at(nlohmann::json::json_pointer(options_.profile.attempt_id_pointer));
+        attempt = id.is_string() ? id.get<std::string>() : id.dump();
+      } catch (const nlohmann::json::exception&) {
+      }
+      if (attempt.empty()) {
+        skip("attempt " + std::to_string(entry.attempt_no) + " of job " + job +
+             " not found in its read");
+        break;
+      }
+      send([&] {
+        return recorder_.cancel(connection, owner, operator_credential(owner), key_of_action, job,
+                                attempt, entry.client);
+      });
+      break;
+    }
+  }
+  done();
+}
+
+void Run::run_timeline() {
+  std::vector<const TimelineEntry*> order;
+  for (const auto& entry : spec_.timeline) order.push_back(&entry);
+  std::ranges::stable_sort(order, [](const auto* a, const auto* b) { return a->at < b->at; });
+  std::atomic<std::size_t> next = 0;
+  const std::size_t threads = std::min<std::size_t>(order.size(), 64);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      std::map<std::size_t, std::unique_ptr<HttpConnection>> connections;
+      for (std::size_t i = next++; i < order.size(); i = next++) {
+        const TimelineEntry& entry = *order[i];
+        std::this_thread::sleep_until(origin_ + real(entry.at));
+        const std::size_t client = client_index_.at(entry.client);
+        auto& connection = connections[client];
+        if (!connection) {
+          connection = std::make_unique<HttpConnection>("127.0.0.1", proxies_[client]->port_text());
+        }
+        perform(entry, *connection);
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+}
+
+// Node faults and pauses, on the target as a whole: a crash is kill -9, a restart starts it
+// again, a pause is SIGSTOP until SIGCONT.
+void Run::nemesis() {
+  struct Act {
+    Duration at;
+    int kind;  // 0 kill, 1 start, 2 stop, 3 continue
+  };
+  std::vector<Act> acts;
+  for (const auto& fault : spec_.node_faults) {
+    acts.push_back({fault.at, fault.kind == scenario::NodeFaultSpec::Kind::crash ? 0 : 1});
+  }
+  for (const auto& pause : spec_.pauses) {
+    acts.push_back({pause.from, 2});
+    acts.push_back({pause.until, 3});
+  }
+  if (acts.empty()) return;
+  if (!target_) {
+    std::lock_guard lock(mutex_);
+    notes_.push_back(std::to_string(acts.size()) +
+                     " node faults and pauses not applied: the probe did not start the target "
+                     "(--target-cmd)");
+    return;
+  }
+  std::ranges::stable_sort(acts, [](const Act& a, const Act& b) { return a.at < b.at; });
+  int paused = 0;
+  for (const Act& act : acts) {
+    std::this_thread::sleep_until(origin_ + real(act.at));
+    std::lock_guard lock(target_mutex_);
+    if (act.kind == 0) {
+      target_->resume();
+      target_->kill();
+      paused = 0;
+    } else if (act.kind == 1) {
+      std::string why;
+      if (!target_->running() && !target_->start(options_.host, port_, options_.profile.ready_path,
+                                                 options_.ready_bound, why)) {
+        std::lock_guard notes(mutex_);
+        notes_.push_back("a restart failed: " + why);
+      }
+    } else if (act.kind == 2) {
+      if (paused++ == 0) target_->pause();
+    } else if (paused > 0 && --paused == 0) {
+      target_->resume();
+    }
+  }
+}
+
+void Run::quiet_phase() {
+  std::this_thread::sleep_until(origin_ + real(scenario::last_action(spec_)));
+  quiet_ = true;
+  if (target_) {
+    std::lock_guard lock(target_mutex_);
+    target_->resume();
+    std::string why;
+    if (!target_->running() && !target_->start(options_.host, port_, options_.profile.ready_path,
+                                               options_.ready_bound, why)) {
+      notes_.push_back("the restart for the quiet phase failed: " + why);
+    }
+  }
+  recorder_.quiet();
+  HttpConnection connection(options_.host, port_);
+  std::vector<Acknowledged> jobs;
+  {
+    std::lock_guard lock(mutex_);
+    jobs = acknowledged_;
+  }
+  std::set<std::string> seen;
+  std::erase_if(jobs, [&](const Acknowledged& job) { return !seen.insert(job.job).second; });
+  const auto give_up = Clock::now() + options_.settle;
+  std::set<std::string> finished;
+  while (true) {
+    for (const auto& job : jobs) {
+      if (finished.contains(job.job)) continue;
+      const HttpReply reply = recorder_.read(connection, job.owner, job.credential, job.job);
+      const auto history = recorder_.history();
+      const auto& last = history.responses.back();
+      if (last.job_status) final_status_[job.job] = *last.job_status;
+      if (reply.answered() &&
+          (reply.status != 200 || (last.job_status && is_terminal(*last.job_status)))) {
+        finished.insert(job.job);
+      }
+    }
+    if (finished.size() == jobs.size() || Clock::now() >= give_up) break;
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  // A provider answers after the job's last read is fine; its execution is ground truth still.
+  for (const auto& stub : stubs_) recorder_.add_executions(*stub);
+}
+
+void Run::judge_expectations() {
+  const auto& profile = options_.profile;
+  const auto& expect = spec_.expect;
+  for (const auto& response : expect.responses) {
+    const Outcome& outcome = outcomes_[response.request];
+    std::vector<int> allowed;
+    for (const int status : response.statuses) allowed.push_back(profile.translate(status));
+    if (std::ranges::find(allowed, outcome.status) == allowed.end()) {
+      std::string list;
+      for (const int status : allowed)
+        list += (list.empty() ? "" : " or ") + std::to_string(status);
+      result_.expectation_failures.push_back(
+          spec_.file + ":" + std::to_string(response.pos.line) + ": request " +
+          std::to_string(response.request) + ": expected " + list + ", got " +
+          (outcome.status == 0 ? std::string("no answer") : std::to_string(outcome.status)));
+    }
+  }
+  for (const auto& same : expect.same_job_id) {
+    std::set<std::string> ids;
+    std::string shown;
+    for (const int request : same.requests) {
+      const std::string& job = outcomes_[request].job;
+      ids.insert(job);
+      shown += (shown.empty() ? "" : ", ") + std::to_string(request) + ": " +
+               (job.empty() ? std::string("none") : job);
+    }
+    if (ids.size() != 1 || ids.begin()->empty()) {
+      result_.expectation_failures.push_back(spec_.file + ":" + std::to_string(same.pos.line) +
+                                             ": expected one job id, got " + shown);
+    }
+  }
+  for (const auto& final : expect.final_jobs) {
+    const std::string& job = outcomes_[final.request].job;
+    const bool judged = std::ranges::all_of(
+        final.statuses, [](const std::string& s) { return s == "succeeded" || s == "failed"; });
+    if (final.statuses.empty() || !judged) continue;
+    const std::string status = job.empty() ? "" : final_status_[job];
+    if (std::ranges::find(final.statuses, status) == final.statuses.end()) {
+      result_.expectation_failures.push_back(
+          spec_.file + ":" + std::to_string(final.pos.line) + ": the job of request " +
+          std::to_string(final.request) + " ended " + (status.empty() ? "unread" : status) +
+          ", expected " + final.statuses.front());
+    }
+  }
+}
+
+// A loopback port nothing listens on now (the target is started on it next).
+std::string free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t size = sizeof address;
+  std::string port = "0";
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+    port = std::to_string(ntohs(address.sin_port));
+  }
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+bool Run::set_up() {
+  if (port_ == "0") port_ = free_port();
+  for (const auto& client : spec_.clients) {
+    if (!options_.profile.owners.contains(client.owner)) {
+      result_.setup_error =
+          "the profile has no credential for owner \"" + client.owner + "\" (auth.owners)";
+      return false;
+    }
+  }
+  try {
+    start_stubs();
+  } catch (const std::exception& error) {
+    result_.setup_error = std::string("a provider stub could not listen: ") + error.what();
+    return false;
+  }
+  if (!options_.target_cmd.empty()) {
+    target_ = std::make_unique<TargetProcess>(expand_command(),
+                                              options_.log_dir + "/" + spec_.name + ".target.log");
+  }
+  if (!start_target()) return false;
+  start_proxies();
+  for (const auto& partition : spec_.partitions) {
+    if (partition.link == LinkKind::worker_provider || partition.link == LinkKind::node_store) {
+      notes_.push_back("partition on " + std::string(sim::link_info(partition.link).name) +
+                       " not applied: it is inside the target");
+    }
+  }
+  for (const auto* link : {&spec_.network.worker_provider, &spec_.network.node_store}) {
+    if (sim::has_faults(*link)) {
+      notes_.push_back(
+          "faults on the target's own links (worker_provider, node_store) not "
+          "applied: they are inside the target");
+      break;
+    }
+  }
+  return true;
+}
+
+void Run::execute() {
+  const auto started = Clock::now();
+  if (set_up()) {
+    origin_ = Clock::now();
+    std::thread nemesis_thread([this] { nemesis(); });
+    run_timeline();
+    nemesis_thread.join();
+    quiet_phase();
+    const bb::History history = recorder_.history();
+    result_.findings = bb::judge(history);
+    result_.requests = history.requests.size();
+    for (const auto& execution : history.executions) {
+      result_.executions += execution.purpose == "attempt" ? 1 : 0;
+    }
+    result_.acknowledged = acknowledged_.size();
+    if (options_.expectations) judge_expectations();
+    result_.jsonl = recorder_.jsonl();
+    proxies_.clear();
+    if (target_) {
+      result_.target_starts = target_->starts();
+      target_->kill();
+    }
+  }
+  result_.notes = notes_;
+  result_.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+}
+
+}  // namespace
+
+bool ProbeResult::safe() const {
+  return std::ranges::none_of(findings, [](const auto& f) { return bb::is_safety(f); });
+}
+
+bool ProbeResult::passed() const {
+  return setup_error.empty() && safe() && expectation_failures.empty();
+}
+
+ProbeResult probe_scenario(const ScenarioSpec& spec, const ProbeOptions& options) {
+  ProbeResult result;
+  result.name = spec.name;
+  result.file = spec.file;
+  Run run(spec, options, result);
+  run.execute();
+  return result;
+}
+
+}  // namespace onejob::real
