@@ -145,6 +145,14 @@ int probe_command(const ProbeFlags& flags) {
                      flags.settle, "\"");
   }
   options.settle = std::chrono::duration_cast<std::chrono::milliseconds>(*settle);
+  const auto observe = scenario::parse_duration(flags.observe_every);
+  if (!observe || *observe > std::chrono::hours(1)) {
+    return bad_input(
+        "--observe-every: expected a duration such as 200ms or 0s (never), at most "
+        "1h, found \"",
+        flags.observe_every, "\"");
+  }
+  options.observe_every = std::chrono::duration_cast<std::chrono::milliseconds>(*observe);
   options.time_scale = flags.time_scale;
   options.target_cmd = flags.target_cmd;
   options.expectations = !flags.no_expect;
@@ -246,6 +254,10 @@ Command add_probe_command(CLI::App& app) {
   probe->add_option("--settle", flags->settle,
                     "After the faults, how long acknowledged jobs are read until they finish "
                     "(default 10s)");
+  probe->add_option("--observe-every", flags->observe_every,
+                    "While the timeline runs, read every acknowledged job this often, real time "
+                    "(default 200ms; 0s: only the scenario's reads), so a result that changes is "
+                    "seen changing");
   probe->add_option("--repeat", flags->repeat, "Run everything this many times (default 1)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000}));
   probe->add_option("--key-prefix", flags->key_prefix,

@@ -16,6 +16,7 @@ struct ProbeFlags {
   double time_scale = 1.0;
   std::string target_cmd;
   std::string settle = "10s";
+  std::string observe_every = "200ms";
   std::uint64_t repeat = 1;
   std::string key_prefix = "auto";
   bool no_expect = false;

@@ -95,6 +95,7 @@ class Run {
   std::string operator_credential(const std::string& owner) const;
   std::string credential(const std::string& owner) const;
   void nemesis();
+  void observe();
   void quiet_phase();
   void judge_expectations();
 
@@ -110,6 +111,7 @@ class Run {
   std::vector<std::unique_ptr<FaultProxy>> proxies_;  // one per client, in spec order
   std::map<std::string, std::size_t> client_index_;
   std::atomic<bool> quiet_ = false;
+  std::atomic<bool> observing_done_ = false;
   std::mutex random_mutex_;
   std::mt19937_64 random_;
 
@@ -183,7 +185,17 @@ std::string Run::write_target_config() const {
 }
 
 bool Run::start_target() {
-  if (!target_) return true;
+  if (!target_) {
+    HttpConnection connection(options_.host, port_);
+    const HttpReply reply =
+        connection.send("GET", options_.profile.ready_path, {}, "", std::chrono::seconds(5));
+    if (!reply.answered()) {
+      result_.setup_error = "the target at " + options_.host + ":" + port_ + " does not answer (" +
+                            reply.failure + ")";
+      return false;
+    }
+    return true;
+  }
   std::string why;
   std::lock_guard lock(target_mutex_);
   if (!target_->start(options_.host, port_, options_.profile.ready_path, options_.ready_bound,
@@ -406,6 +418,28 @@ void Run::run_timeline() {
   for (auto& thread : pool) thread.join();
 }
 
+// Reads every acknowledged job every `observe_every` while the timeline runs, as client
+// "observer": a result that changes between two reads is only seen by someone who reads in
+// between, and the scenario's own reads are few.
+void Run::observe() {
+  if (options_.observe_every <= milliseconds(0)) return;
+  HttpConnection connection(options_.host, port_);
+  while (!observing_done_) {
+    std::vector<Acknowledged> jobs;
+    {
+      std::unique_lock lock(mutex_);
+      finished_.wait_for(lock, options_.observe_every, [&] { return observing_done_.load(); });
+      if (observing_done_) return;
+      jobs = acknowledged_;
+    }
+    std::set<std::string> seen;
+    for (const auto& job : jobs) {
+      if (!seen.insert(job.job).second || observing_done_) continue;
+      recorder_.read(connection, job.owner, job.credential, job.job, "observer");
+    }
+  }
+}
+
 // Node faults and pauses, on the target as a whole: a crash is kill -9, a restart starts it
 // again, a pause is SIGSTOP until SIGCONT.
 void Run::nemesis() {
@@ -601,8 +635,16 @@ void Run::execute() {
   if (set_up()) {
     origin_ = Clock::now();
     std::thread nemesis_thread([this] { nemesis(); });
+    std::thread observer([this] { observe(); });
     run_timeline();
     nemesis_thread.join();
+    std::this_thread::sleep_until(origin_ + real(scenario::last_action(spec_)));
+    {
+      std::lock_guard lock(mutex_);
+      observing_done_ = true;
+      finished_.notify_all();
+    }
+    observer.join();
     quiet_phase();
     const bb::History history = recorder_.history();
     result_.findings = bb::judge(history);

@@ -33,6 +33,9 @@ struct ProbeOptions {
   std::chrono::milliseconds ready_bound{60'000};  // a (re)started target's time to answer 200
   // Prefixed to every idempotency key, so that runs against one database never share keys.
   std::string key_prefix;
+  // While the timeline runs, every acknowledged job is read this often (0: never), so that a
+  // result that changes is seen changing.
+  std::chrono::milliseconds observe_every{200};
   bool expectations = true;  // also judge the scenario's response and same-job expectations
 };
 

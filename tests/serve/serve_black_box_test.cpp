@@ -264,7 +264,8 @@ BOOST_AUTO_TEST_CASE(defects_observable_over_http_are_caught_by_their_rule) {
         wait_attempts(alpha, 1);
         const auto first = body_of(recorder.read(connection, "alice", "alice-token", job));
         const auto attempt = first["attempts"][0]["attempt_id"].get<std::int64_t>();
-        const auto cancel = recorder.cancel(connection, "alice", "alice-ops", "c-1", job, std::to_string(attempt));
+        const auto cancel =
+            recorder.cancel(connection, "alice", "alice-ops", "c-1", job, std::to_string(attempt));
         BOOST_REQUIRE_MESSAGE(cancel.status == 200, cancel.status << " " << cancel.body);
         wait_for(
             [&] {

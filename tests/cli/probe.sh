@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Usage: probe.sh ONEJOB SOURCE_DIR MODE
+# `onejob probe` against `onejob serve` started by the probe itself (--target-cmd, a free port
+# per run, the scenario's policy time-scaled through {config}). Modes:
+#   conformance  the conformance suite passes on the memory store; `onejob check` on every
+#                recorded history agrees (exit 0)
+#   defects      each defect observable over HTTP is caught by its rule, and `onejob check` on
+#                the recorded history gives the same verdict
+#   kill_memory  kill -9 and restart of a memory-store target mid-run: reported as loss (B8)
+#   kill_pg      the same on PostgreSQL (ONEJOB_PG_URL; 77 = skipped): nothing lost
+set -uo pipefail
+onejob=$(realpath "$1")
+source_dir=$(realpath "$2")
+mode=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$source_dir" || exit 1
+serve="$onejob serve --listen 127.0.0.1:{port} --config {config} --tokens harness/real/onejob-serve.tokens --provider {stubs} --certify '{certified}' --no-logs"
+status=0
+fail() {
+  echo "FAILED: $*"
+  status=1
+}
+probe() {  # REPORT_DIR TARGET_CMD ARGS...
+  local dir=$1 cmd=$2
+  shift 2
+  "$onejob" probe --target http://127.0.0.1:0 --target-cmd "$cmd" --report-dir "$dir" \
+    --time-scale 20 --settle 5s "$@"
+}
+
+case $mode in
+  conformance)
+    probe "$work/c" "$serve" --suite conformance > "$work/out.txt" 2>&1
+    code=$?
+    cat "$work/out.txt"
+    [[ $code == 0 ]] || fail "conformance: exit $code, expected 0"
+    runs=$(grep -c "^PASS " "$work/out.txt")
+    [[ $runs -ge 10 ]] || fail "conformance: $runs passing runs, expected at least 10"
+    grep -q 'tests="10" failures="0"' "$work/c/probe.junit.xml" || fail "JUnit: not 10 tests, 0 failures"
+    for history in "$work"/c/*.history.jsonl; do
+      "$onejob" check "$history" > /dev/null || fail "onejob check disagrees on $history"
+    done
+    ;;
+  defects)
+    # defect:scenario:clause — every defect observable over HTTP, with the rule that must catch it.
+    for row in ignore-fingerprint:key_reused_with_other_payload:B2.other_payload_accepted \
+               timeout-is-failure:provider_never_answers:B7.failed_while_running \
+               blind-overwrite:reverse_order_completion:B4.result_changed \
+               late-merge:reverse_order_completion:B4.result_changed; do
+      IFS=: read -r defect scenario clause <<< "$row"
+      dir="$work/$defect"
+      probe "$dir" "$serve --defect $defect" "scenarios/$scenario.yaml" > "$work/out.txt" 2>&1
+      code=$?
+      grep -v "^  note" "$work/out.txt" | head -4
+      [[ $code == 1 ]] || fail "$defect: probe exit $code, expected 1"
+      grep -q "  $clause:" "$work/out.txt" || fail "$defect: $clause not reported"
+      "$onejob" check "$dir"/*.history.jsonl > "$work/check.txt"
+      code=$?
+      [[ $code == 1 ]] || fail "$defect: onejob check exit $code, expected 1"
+      grep -q "$clause" "$work/check.txt" || fail "$defect: onejob check did not find $clause"
+      echo "$defect -> $clause (probe and check agree)"
+    done
+    ;;
+  kill_memory)
+    probe "$work/m" "$serve" --no-expect scenarios/reconciler_resolves_after_another_won.yaml \
+      > "$work/out.txt" 2>&1
+    code=$?
+    cat "$work/out.txt"
+    [[ $code == 1 ]] || fail "memory store killed: exit $code, expected 1 (loss)"
+    grep -q "B8.acknowledged_job_missing" "$work/out.txt" || fail "memory store killed: no B8 finding"
+    ;;
+  kill_pg)
+    if [[ -z ${ONEJOB_PG_URL:-} ]]; then
+      [[ -n ${ONEJOB_REQUIRE_PG:-} ]] && { echo "ONEJOB_PG_URL not set"; exit 1; }
+      echo "skipped: ONEJOB_PG_URL not set"
+      exit 77
+    fi
+    schema="probe_$$"
+    probe "$work/p" "$serve --store 'postgres=$ONEJOB_PG_URL' --schema $schema" --no-expect \
+      scenarios/reconciler_resolves_after_another_won.yaml \
+      scenarios/every_api_node_crashes_after_commit.yaml > "$work/out.txt" 2>&1
+    code=$?
+    psql "$ONEJOB_PG_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" > /dev/null 2>&1
+    cat "$work/out.txt"
+    [[ $code == 0 ]] || fail "PostgreSQL target killed and restarted: exit $code, expected 0"
+    grep -Eq '"target_starts": ([2-9]|[1-9][0-9])' "$work/p/probe.json" ||
+      fail "the target was never killed and restarted"
+    ;;
+  *)
+    echo "unknown mode $mode"
+    exit 2
+    ;;
+esac
+exit $status
