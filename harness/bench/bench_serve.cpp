@@ -21,6 +21,7 @@
 
 #include "harness/bench/bench.hpp"
 #include "harness/bench/interleaved.hpp"
+#include "harness/real/fault_proxy.hpp"
 #include "harness/real/http_client.hpp"
 #include "harness/real/provider_stub.hpp"
 #include "harness/sim/complete_now.hpp"
@@ -177,6 +178,28 @@ void figures(const std::string& store, unsigned short serve_port, const PgTarget
   }
 }
 
+// The probe's fault proxy (no faults) in front of the service, against the service called
+// directly: what the proxy's hop costs, and the rate a probe can drive through it.
+void proxy_figures(unsigned short serve_port, const Settings& settings) {
+  static int runs = 0;
+  real::FaultProxy proxy("127.0.0.1", std::to_string(serve_port), std::vector<real::ProxyRule>{});
+  for (const int threads : {1, 8}) {
+    const std::string run = "p" + std::to_string(++runs);
+    Latencies proxy_latency(threads), direct_latency(threads);
+    std::vector<std::unique_ptr<Side>> sides;
+    sides.push_back(http_side("via probe proxy", proxy.port(), threads, proxy_latency, run));
+    sides.push_back(http_side("serve direct", serve_port, threads, direct_latency, run + "d"));
+    Plan plan;
+    plan.name = "probe proxy, HTTP creates on memory, " + std::to_string(threads) +
+                (threads == 1 ? " connection" : " connections") + " (keep-alive)";
+    plan.threads = threads;
+    print_figure(measure(plan, sides, settings));
+    std::printf("    latency: via probe proxy %s; serve direct %s\n",
+                proxy_latency.describe().c_str(), direct_latency.describe().c_str());
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 void serve(const Settings& settings, const PgTarget* pg) {
@@ -197,6 +220,7 @@ void serve(const Settings& settings, const PgTarget* pg) {
     Service service(std::move(options), log);
     service.start();
     figures("memory", service.port(), nullptr, settings);
+    proxy_figures(service.port(), settings);
     service.stop();
   }
   if (!pg) return;

@@ -249,7 +249,7 @@ Command add_probe_command(CLI::App& app) {
                     "Start the target with this shell command (and kill -9, restart, SIGSTOP it "
                     "at the scenario's node faults); {port}, {stub:NAME}, {stubs} (NAME=URL ...), "
                     "{certified} (NAME,...) and {config} (an 'onejob serve' config file with the "
-                    "scenario's policy, time-scaled) are replaced. With --target "
+                    "scenario's policy, time-scaled, and its providers at the stubs) are replaced. With --target "
                     "http://127.0.0.1:0 each run gets a free port");
   probe->add_option("--settle", flags->settle,
                     "After the faults, how long acknowledged jobs are read until they finish "

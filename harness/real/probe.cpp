@@ -89,6 +89,12 @@ class Run {
   std::string write_target_config() const;
   void start_proxies();
   ProxyRule choose(std::size_t client, std::uint64_t number);
+  ProxyRule choose_provider(std::size_t provider, std::uint64_t number);
+  std::optional<ProxyRule> draw_fault(const sim::LinkSpec& link);
+  std::optional<ProxyRule> partitioned(LinkKind link, const std::vector<std::string>& nodes,
+                                       bool any_node) const;
+  std::string provider_url(std::size_t provider) const;
+  bool has_provider_faults() const;
   void run_timeline();
   void perform(const TimelineEntry& entry, HttpConnection& connection);
   std::string wait_for_job(int request);
@@ -109,6 +115,9 @@ class Run {
   std::unique_ptr<TargetProcess> target_;
   std::mutex target_mutex_;
   std::vector<std::unique_ptr<FaultProxy>> proxies_;  // one per client, in spec order
+  // One per provider stub when the scenario has faults between the target and its providers
+  // (the stubs stay the ground truth: a request dropped before a stub never executed).
+  std::vector<std::unique_ptr<FaultProxy>> provider_proxies_;
   std::map<std::string, std::size_t> client_index_;
   std::atomic<bool> quiet_ = false;
   std::atomic<bool> observing_done_ = false;
@@ -123,6 +132,13 @@ class Run {
   std::vector<std::string> notes_;
 };
 
+bool Run::has_provider_faults() const {
+  return sim::has_faults(spec_.network.worker_provider) ||
+         std::ranges::any_of(spec_.partitions, [](const PartitionSpec& partition) {
+           return partition.link == LinkKind::worker_provider;
+         });
+}
+
 void Run::start_stubs() {
   for (const auto& provider : spec_.providers) {
     const auto call = [&](const scenario::ProviderCallSpec& spec) {
@@ -135,12 +151,33 @@ void Run::start_stubs() {
     stubs_.push_back(std::make_unique<ProviderStub>(
         provider.name, std::move(script), call(provider.default_call),
         port == options_.profile.stub_ports.end() ? 0 : port->second));
-    if (provider.certify && options_.target_cmd.find("{certified}") == std::string::npos) {
+    // A fixed port is the stub's: a target configured in advance calls it directly.
+    if (port != options_.profile.stub_ports.end() && has_provider_faults()) {
+      notes_.push_back("provider " + provider.name +
+                       ": faults between the target and it not applied (a fixed stub port)");
+    }
+    if (provider.certify && options_.target_cmd.find("{certified}") == std::string::npos &&
+        options_.target_cmd.find("{config}") == std::string::npos) {
       notes_.push_back("provider " + provider.name +
                        ": certified at start in the scenario; the target's own configuration "
-                       "decides here (--target-cmd has no {certified})");
+                       "decides here (--target-cmd has neither {certified} nor {config})");
     }
   }
+  if (!has_provider_faults() || !options_.profile.stub_ports.empty()) return;
+  for (std::size_t i = 0; i < stubs_.size(); ++i) {
+    // A hang is the stub's to end: the proxy waits as long as a call may.
+    provider_proxies_.push_back(std::make_unique<FaultProxy>(
+        "127.0.0.1", std::to_string(stubs_[i]->port()),
+        [this, i](std::uint64_t number) { return choose_provider(i, number); },
+        std::chrono::minutes(10)));
+  }
+}
+
+// Where the target calls provider `provider`: its fault proxy when the link has faults, else
+// the stub itself.
+std::string Run::provider_url(std::size_t provider) const {
+  if (provider_proxies_.empty()) return stubs_[provider]->url();
+  return "http://127.0.0.1:" + provider_proxies_[provider]->port_text();
 }
 
 std::string Run::expand_command() const {
@@ -148,8 +185,9 @@ std::string Run::expand_command() const {
   std::string all;
   std::string certified;
   for (const auto& stub : stubs_) {
-    command = substitute(command, "stub:" + stub->name(), stub->url());
-    all += (all.empty() ? "" : " ") + stub->name() + "=" + stub->url();
+    const std::string url = provider_url(static_cast<std::size_t>(&stub - stubs_.data()));
+    command = substitute(command, "stub:" + stub->name(), url);
+    all += (all.empty() ? "" : " ") + stub->name() + "=" + url;
   }
   for (const auto& provider : spec_.providers) {
     if (provider.certify) certified += (certified.empty() ? "" : ",") + provider.name;
@@ -161,12 +199,14 @@ std::string Run::expand_command() const {
   return command;
 }
 
-// The scenario's policy, on the probe's time scale, as `onejob serve --config` reads it.
+// The scenario's policy on the probe's time scale, and its providers at their stubs' URLs (with
+// certification, prompt template and limit), as `onejob serve --config` reads them.
 std::string Run::write_target_config() const {
   const auto& policy = spec_.policy;
   const auto duration = [&](Duration scenario_time) {
     return std::to_string(std::max<std::int64_t>(1, real(scenario_time).count())) + "ms";
   };
+  const auto quoted = [](const std::string& text) { return nlohmann::json(text).dump(); };
   std::ostringstream yaml;
   yaml << "# Written by onejob probe for scenario " << spec_.name << " (time scale "
        << options_.time_scale << ")\n"
@@ -179,6 +219,17 @@ std::string Run::write_target_config() const {
        << "  worker_idle_poll: " << duration(policy.worker_idle_poll) << "\n"
        << "  worker_capacity: " << policy.worker_capacity << "\n"
        << "  attempt_limit: " << policy.attempt_limit << "\n";
+  if (!stubs_.empty()) yaml << "providers:\n";
+  for (std::size_t i = 0; i < stubs_.size(); ++i) {
+    const auto& provider = spec_.providers[i];
+    yaml << "  - name: " << quoted(provider.name) << "\n"
+         << "    url: " << quoted(provider_url(i)) << "\n"
+         << "    certify: " << (provider.certify ? "true" : "false") << "\n"
+         << "    max_prompt_tokens: " << provider.max_prompt_tokens << "\n";
+    if (provider.prompt_template) {
+      yaml << "    prompt_template: " << quoted(*provider.prompt_template) << "\n";
+    }
+  }
   const std::string path = options_.log_dir + "/" + spec_.name + ".target.yaml";
   std::ofstream(path) << yaml.str();
   return path;
@@ -215,41 +266,72 @@ void Run::start_proxies() {
   }
 }
 
+// A random fault of `link`'s rates for one message, drawn from the scenario's seed.
+std::optional<ProxyRule> Run::draw_fault(const sim::LinkSpec& link) {
+  std::lock_guard lock(random_mutex_);
+  const auto draw = [&](scenario::Ppm ppm) {
+    return ppm > 0 &&
+           std::uniform_int_distribution<scenario::Ppm>(0, scenario::kPpmOne - 1)(random_) < ppm;
+  };
+  if (draw(link.drop_request)) return ProxyRule{ProxyFault::drop_request, milliseconds(0)};
+  // A reset after delivery looks to the sender like a lost reply: the far end did the work.
+  if (draw(link.drop_response) || draw(link.reset)) {
+    return ProxyRule{ProxyFault::drop_response, milliseconds(0)};
+  }
+  if (draw(link.duplicate)) return ProxyRule{ProxyFault::duplicate, milliseconds(0)};
+  if (draw(link.reorder)) {
+    const auto window = std::max<std::int64_t>(1, real(link.reorder_window).count());
+    return ProxyRule{ProxyFault::delay,
+                     milliseconds(std::uniform_int_distribution<std::int64_t>(0, window)(random_))};
+  }
+  return std::nullopt;
+}
+
+// The fault of a partition window on `link` that cuts off one of `nodes` now, if any.
+std::optional<ProxyRule> Run::partitioned(LinkKind link, const std::vector<std::string>& nodes,
+                                          bool any_node) const {
+  const Duration now = scenario_now();
+  for (const PartitionSpec& partition : spec_.partitions) {
+    if (partition.link != link || now < partition.from || now >= partition.until) continue;
+    const bool ours = any_node || std::ranges::any_of(nodes, [&](const std::string& node) {
+                        return std::ranges::find(partition.nodes, node) != partition.nodes.end();
+                      });
+    if (!ours) continue;
+    return ProxyRule{partition.direction == PartitionSpec::Direction::responses
+                         ? ProxyFault::drop_response
+                         : ProxyFault::drop_request,
+                     milliseconds(0)};
+  }
+  return std::nullopt;
+}
+
 // The client_lb faults of the scenario for client `client`'s request arriving now; lb_api's
 // apply between every client and the target (the target is its own balancer and API nodes).
 ProxyRule Run::choose(std::size_t client, std::uint64_t /*number*/) {
   if (quiet_) return {};
-  const Duration now = scenario_now();
   const std::string& name = spec_.clients[client].name;
-  for (const PartitionSpec& partition : spec_.partitions) {
-    if (now < partition.from || now >= partition.until) continue;
-    const bool ours = partition.link == LinkKind::lb_api ||
-                      (partition.link == LinkKind::client_lb &&
-                       std::ranges::find(partition.nodes, name) != partition.nodes.end());
-    if (!ours) continue;
-    return {partition.direction == PartitionSpec::Direction::responses ? ProxyFault::drop_response
-                                                                       : ProxyFault::drop_request,
-            milliseconds(0)};
-  }
-  std::lock_guard lock(random_mutex_);
+  if (auto rule = partitioned(LinkKind::client_lb, {name}, false)) return *rule;
+  if (auto rule = partitioned(LinkKind::lb_api, {}, true)) return *rule;
   for (const auto* link : {&spec_.network.client_lb, &spec_.network.lb_api}) {
-    const auto draw = [&](scenario::Ppm ppm) {
-      return ppm > 0 &&
-             std::uniform_int_distribution<scenario::Ppm>(0, scenario::kPpmOne - 1)(random_) < ppm;
-    };
-    if (draw(link->drop_request)) return {ProxyFault::drop_request, milliseconds(0)};
-    // A reset after delivery looks to the client like a lost reply: the target did the work.
-    if (draw(link->drop_response) || draw(link->reset)) {
-      return {ProxyFault::drop_response, milliseconds(0)};
-    }
-    if (draw(link->duplicate)) return {ProxyFault::duplicate, milliseconds(0)};
-    if (draw(link->reorder)) {
-      const auto window = std::max<std::int64_t>(1, real(link->reorder_window).count());
-      return {ProxyFault::delay,
-              milliseconds(std::uniform_int_distribution<std::int64_t>(0, window)(random_))};
-    }
+    if (auto rule = draw_fault(*link)) return *rule;
   }
   const milliseconds delay = real(spec_.network.client_lb.latency.min);
+  if (delay > milliseconds(0)) return {ProxyFault::delay, delay};
+  return {};
+}
+
+// The worker_provider faults for a call to provider `provider` arriving now: the target's
+// workers (any of them) and the stub are that link's ends.
+ProxyRule Run::choose_provider(std::size_t provider, std::uint64_t /*number*/) {
+  if (quiet_) return {};
+  const std::string& name = spec_.providers[provider].name;
+  std::vector<std::string> ends{name};
+  for (int worker = 1; worker <= spec_.topology.workers; ++worker) {
+    ends.push_back(scenario::worker_node(worker));
+  }
+  if (auto rule = partitioned(LinkKind::worker_provider, ends, false)) return *rule;
+  if (auto rule = draw_fault(spec_.network.worker_provider)) return *rule;
+  const milliseconds delay = real(spec_.network.worker_provider.latency.min);
   if (delay > milliseconds(0)) return {ProxyFault::delay, delay};
   return {};
 }
@@ -329,13 +411,22 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       break;
     }
     case TimelineEntry::Kind::get_job: {
-      if (entry.method || entry.path) {
-        skip("a probe of another method or path is not part of the black-box history");
-        break;
-      }
       const std::string job = wait_for_job(entry.target_request);
       if (job.empty()) {
         skip("request " + std::to_string(entry.target_request) + " learned no job id");
+        break;
+      }
+      if (entry.method || entry.path) {
+        // A probe of the routes (the scenario's paths are the reference's): sent as written,
+        // judged by the scenario's expected status, and not part of the black-box history,
+        // whose actions are creates, reads, retries and cancels.
+        const auto& profile = options_.profile;
+        const Headers headers{{profile.auth_header, profile.auth_prefix + credential(owner)}};
+        send([&] {
+          return connection.send(entry.method.value_or(profile.read.method),
+                                 substitute(entry.path.value_or(profile.read.path), "job", job),
+                                 headers, "", request_timeout());
+        });
         break;
       }
       send([&] { return recorder_.read(connection, owner, credential(owner), job, entry.client); });
@@ -361,13 +452,14 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
         skip("request " + std::to_string(entry.target_request) + " learned no job id");
         break;
       }
-      // The attempt's id, from a read of the job by its creator (recorded like any other read):
-      // a cancel by someone else must still name a real attempt.
+      // The attempt's id, from a read of the job by its creator, straight to the target (the
+      // probe looking up what the scenario names, not a client's action: no faults, recorded
+      // as client "probe"). A cancel by someone else must still name a real attempt.
       const TimelineEntry& create =
           spec_.timeline.at(static_cast<std::size_t>(entry.target_request - 1));
       const std::string& creator = spec_.clients[client_index_.at(create.client)].owner;
-      const HttpReply read =
-          recorder_.read(connection, creator, credential(creator), job, create.client);
+      HttpConnection direct(options_.host, port_);
+      const HttpReply read = recorder_.read(direct, creator, credential(creator), job, "probe");
       std::string attempt;
       const nlohmann::json body = nlohmann::json::parse(read.body, nullptr, false);
       try {
@@ -488,7 +580,7 @@ void Run::nemesis() {
 }
 
 void Run::quiet_phase() {
-  std::this_thread::sleep_until(origin_ + real(scenario::last_action(spec_)));
+  std::this_thread::sleep_until(origin_ + real(scenario::faults_end(spec_)));
   quiet_ = true;
   if (target_) {
     std::lock_guard lock(target_mutex_);
@@ -614,18 +706,16 @@ bool Run::set_up() {
   if (!start_target()) return false;
   start_proxies();
   for (const auto& partition : spec_.partitions) {
-    if (partition.link == LinkKind::worker_provider || partition.link == LinkKind::node_store) {
-      notes_.push_back("partition on " + std::string(sim::link_info(partition.link).name) +
-                       " not applied: it is inside the target");
+    if (partition.link == LinkKind::node_store) {
+      notes_.push_back(
+          "a partition between the target and its store not applied: it is inside "
+          "the target");
     }
   }
-  for (const auto* link : {&spec_.network.worker_provider, &spec_.network.node_store}) {
-    if (sim::has_faults(*link)) {
-      notes_.push_back(
-          "faults on the target's own links (worker_provider, node_store) not "
-          "applied: they are inside the target");
-      break;
-    }
+  if (sim::has_faults(spec_.network.node_store)) {
+    notes_.push_back(
+        "faults between the target and its store not applied: they are inside the "
+        "target");
   }
   return true;
 }
@@ -638,7 +728,7 @@ void Run::execute() {
     std::thread observer([this] { observe(); });
     run_timeline();
     nemesis_thread.join();
-    std::this_thread::sleep_until(origin_ + real(scenario::last_action(spec_)));
+    std::this_thread::sleep_until(origin_ + real(scenario::faults_end(spec_)));
     {
       std::lock_guard lock(mutex_);
       observing_done_ = true;
@@ -660,6 +750,10 @@ void Run::execute() {
       result_.target_starts = target_->starts();
       target_->kill();
     }
+    // The stubs before their proxies: a call a stub holds (a hang) ends with it, and so does the
+    // proxy's thread waiting on it.
+    stubs_.clear();
+    provider_proxies_.clear();
   }
   result_.notes = notes_;
   result_.seconds = std::chrono::duration<double>(Clock::now() - started).count();

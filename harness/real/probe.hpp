@@ -25,7 +25,8 @@ struct ProbeOptions {
   double time_scale = 1.0;  // scenario time / real time: 10 runs a 60 s story in 6 s
   // Started (and killed, paused, restarted) by the probe; "{port}", "{stub:NAME}" and
   // "{stubs}" (NAME=URL, space-separated) and "{certified}" (the providers the scenario certifies,
-  // comma-separated) are replaced first. Empty: the target runs already.
+  // comma-separated) and "{config}" (an `onejob serve` config file: the scenario's policy,
+  // time-scaled, and its providers at the stubs' URLs) are replaced first. Empty: the target runs already.
   std::string target_cmd;
   std::string log_dir = ".";  // the target's output goes to log_dir/NAME.target.log
   // After the faults, how long the probe reads acknowledged jobs waiting for them to finish.

@@ -73,12 +73,11 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
   asio::steady_timer timer(io);
   if (!records.contains(*key)) {
     const bool certification = body.value("purpose", "") == "certification";
+    // As the simulated provider: a certification call gets the provider's default behaviour
+    // (a provider that answers plausibly but wrongly does so to certification too) and does not
+    // use up the script.
     StubCall behaviour = otherwise;
-    if (certification) {
-      behaviour = StubCall{};
-    } else if (scripted < script.size()) {
-      behaviour = script[scripted++];
-    }
+    if (!certification && scripted < script.size()) behaviour = script[scripted++];
     StubExecution execution{.key = *key,
                             .purpose = certification ? "certification" : "attempt",
                             .operation = body["operation"].get<std::string>(),

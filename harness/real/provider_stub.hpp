@@ -34,8 +34,8 @@ struct StubExecution {
 // A model provider speaking the provider protocol of `onejob serve` (http_provider.hpp) on a
 // loopback port, on a thread of its own. It executes each Idempotency-Key once: a repeated call
 // waits for, and gets, the first one's answer. Attempt calls follow `script` in order, then
-// `otherwise`; certification calls always get the contract-honouring answer, as the simulated
-// provider's do. Outputs are the simulated provider's (provider_output).
+// `otherwise`; certification calls always get `otherwise`, as the simulated provider's get its
+// default. Outputs are the simulated provider's (provider_output).
 class ProviderStub {
  public:
   // On loopback port `port` (0: any free port).

@@ -6,8 +6,11 @@
 #                recorded history agrees (exit 0)
 #   defects      each defect observable over HTTP is caught by its rule, and `onejob check` on
 #                the recorded history gives the same verdict
+#   catalogue    more catalogue stories than the suite, on the memory store, pass (exit 0)
+#   pg_suites    the conformance suite and those stories on PostgreSQL (ONEJOB_PG_URL; 77 =
+#                skipped), one schema for all of them (the keys are prefixed per run)
 #   kill_memory  kill -9 and restart of a memory-store target mid-run: reported as loss (B8)
-#   kill_pg      the same on PostgreSQL (ONEJOB_PG_URL; 77 = skipped): nothing lost
+#   pg_kill_9    the same on PostgreSQL (ONEJOB_PG_URL; 77 = skipped): nothing lost
 set -uo pipefail
 onejob=$(realpath "$1")
 source_dir=$(realpath "$2")
@@ -15,7 +18,7 @@ mode=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$source_dir" || exit 1
-serve="$onejob serve --listen 127.0.0.1:{port} --config {config} --tokens harness/real/onejob-serve.tokens --provider {stubs} --certify '{certified}' --no-logs"
+serve="$onejob serve --listen 127.0.0.1:{port} --config {config} --tokens harness/real/onejob-serve.tokens --no-logs"
 status=0
 fail() {
   echo "FAILED: $*"
@@ -28,7 +31,46 @@ probe() {  # REPORT_DIR TARGET_CMD ARGS...
     --time-scale 20 --settle 5s "$@"
 }
 
+# Catalogue stories a black box can be told (no crash of a memory target, no fault inside the
+# target, no load balancer of the simulator's), beyond the conformance suite.
+catalogue=(answer_at_the_deadline attempt_limit body_size_limits cancelled_late_result_wins
+  claim_reply_lost failover_after_a_lost_failed_reply fallback_hallucinated_key
+  fallback_not_certified fallback_plausible_but_wrong fallback_wrong_operation json_repeated_key
+  late_answer_no_reconciler missing_key operator_double_click_cancel operator_retry_replayed
+  prompt_limit_boundary provider_timeout_cancel_fallback route_probes
+  transport_reset_after_delivery)
+catalogue_files=()
+for name in "${catalogue[@]}"; do catalogue_files+=("scenarios/$name.yaml"); done
+need_pg() {
+  if [[ -z ${ONEJOB_PG_URL:-} ]]; then
+    [[ -n ${ONEJOB_REQUIRE_PG:-} ]] && { echo "ONEJOB_PG_URL not set"; exit 1; }
+    echo "skipped: ONEJOB_PG_URL not set"
+    exit 77
+  fi
+}
+
 case $mode in
+  catalogue)
+    probe "$work/k" "$serve" "${catalogue_files[@]}" > "$work/out.txt" 2>&1
+    code=$?
+    cat "$work/out.txt"
+    [[ $code == 0 ]] || fail "catalogue stories: exit $code, expected 0"
+    runs=$(grep -c "^PASS " "$work/out.txt")
+    [[ $runs == "${#catalogue[@]}" ]] || fail "catalogue stories: $runs passed of ${#catalogue[@]}"
+    ;;
+  pg_suites)
+    need_pg
+    schema="probe_suites_$$"
+    probe "$work/s" "$serve --store 'postgres=$ONEJOB_PG_URL' --schema $schema" \
+      --suite conformance "${catalogue_files[@]}" > "$work/out.txt" 2>&1
+    code=$?
+    psql "$ONEJOB_PG_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" > /dev/null 2>&1
+    cat "$work/out.txt"
+    [[ $code == 0 ]] || fail "suites on PostgreSQL: exit $code, expected 0"
+    runs=$(grep -c "^PASS " "$work/out.txt")
+    expected=$((10 + ${#catalogue[@]}))
+    [[ $runs == "$expected" ]] || fail "suites on PostgreSQL: $runs passed of $expected"
+    ;;
   conformance)
     probe "$work/c" "$serve" --suite conformance > "$work/out.txt" 2>&1
     code=$?
@@ -69,12 +111,8 @@ case $mode in
     [[ $code == 1 ]] || fail "memory store killed: exit $code, expected 1 (loss)"
     grep -q "B8.acknowledged_job_missing" "$work/out.txt" || fail "memory store killed: no B8 finding"
     ;;
-  kill_pg)
-    if [[ -z ${ONEJOB_PG_URL:-} ]]; then
-      [[ -n ${ONEJOB_REQUIRE_PG:-} ]] && { echo "ONEJOB_PG_URL not set"; exit 1; }
-      echo "skipped: ONEJOB_PG_URL not set"
-      exit 77
-    fi
+  pg_kill_9)
+    need_pg
     schema="probe_$$"
     probe "$work/p" "$serve --store 'postgres=$ONEJOB_PG_URL' --schema $schema" --no-expect \
       scenarios/reconciler_resolves_after_another_won.yaml \
