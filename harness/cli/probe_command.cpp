@@ -15,6 +15,7 @@
 #include "harness/cli/scenario_files.hpp"
 #include "harness/real/probe.hpp"
 #include "harness/real/target_profile.hpp"
+#include "harness/report/black_box_timeline.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/yaml_reader.hpp"
 
@@ -202,7 +203,12 @@ int probe_command(const ProbeFlags& flags) {
       ProbeResult result = real::probe_scenario(spec, options);
       const std::string suffix = flags.repeat > 1 ? "." + std::to_string(round) : "";
       const std::string history = flags.report_dir + "/" + spec.name + suffix + ".history.jsonl";
-      if (!result.jsonl.empty()) report::write_file(history, result.jsonl);
+      if (!result.jsonl.empty()) {
+        report::write_file(history, result.jsonl);
+        const std::string page = flags.report_dir + "/" + spec.name + suffix + ".timeline.html";
+        report::write_file(page, report::black_box_timeline_html(result.history, result.findings,
+                                                                 "onejob probe: " + spec.name));
+      }
       print_result(result, history);
       passed += result.passed() ? 1 : 0;
       setup_failed = setup_failed || !result.setup_error.empty();
@@ -249,7 +255,8 @@ Command add_probe_command(CLI::App& app) {
                     "Start the target with this shell command (and kill -9, restart, SIGSTOP it "
                     "at the scenario's node faults); {port}, {stub:NAME}, {stubs} (NAME=URL ...), "
                     "{certified} (NAME,...) and {config} (an 'onejob serve' config file with the "
-                    "scenario's policy, time-scaled, and its providers at the stubs) are replaced. With --target "
+                    "scenario's policy, time-scaled, and its providers at the stubs) are replaced. "
+                    "With --target "
                     "http://127.0.0.1:0 each run gets a free port");
   probe->add_option("--settle", flags->settle,
                     "After the faults, how long acknowledged jobs are read until they finish "
@@ -267,8 +274,8 @@ Command add_probe_command(CLI::App& app) {
   probe->add_flag("--no-expect", flags->no_expect,
                   "Judge the black-box rules only, not the scenarios' expected responses");
   add_report_dir_option(*probe, flags->report_dir,
-                        "histories (NAME.history.jsonl), probe.json, probe.junit.xml and the "
-                        "target's output");
+                        "histories (NAME.history.jsonl), their pages (NAME.timeline.html), "
+                        "probe.json, probe.junit.xml and the target's output");
   probe->footer(
       "Exit codes: 0 every run safe and as expected (availability findings are printed apart); 1 "
       "a black-box rule broken or an expectation unmet; 2 bad input, or no run could be made "

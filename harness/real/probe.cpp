@@ -605,7 +605,8 @@ void Run::quiet_phase() {
   while (true) {
     for (const auto& job : jobs) {
       if (finished.contains(job.job)) continue;
-      const HttpReply reply = recorder_.read(connection, job.owner, job.credential, job.job);
+      const HttpReply reply =
+          recorder_.read(connection, job.owner, job.credential, job.job, "settle");
       const auto history = recorder_.history();
       const auto& last = history.responses.back();
       if (last.job_status) final_status_[job.job] = *last.job_status;
@@ -745,6 +746,7 @@ void Run::execute() {
     result_.acknowledged = acknowledged_.size();
     if (options_.expectations) judge_expectations();
     result_.jsonl = recorder_.jsonl();
+    result_.history = history;
     proxies_.clear();
     if (target_) {
       result_.target_starts = target_->starts();

@@ -26,7 +26,8 @@ struct ProbeOptions {
   // Started (and killed, paused, restarted) by the probe; "{port}", "{stub:NAME}" and
   // "{stubs}" (NAME=URL, space-separated) and "{certified}" (the providers the scenario certifies,
   // comma-separated) and "{config}" (an `onejob serve` config file: the scenario's policy,
-  // time-scaled, and its providers at the stubs' URLs) are replaced first. Empty: the target runs already.
+  // time-scaled, and its providers at the stubs' URLs) are replaced first. Empty: the target
+  // runs already.
   std::string target_cmd;
   std::string log_dir = ".";  // the target's output goes to log_dir/NAME.target.log
   // After the faults, how long the probe reads acknowledged jobs waiting for them to finish.
@@ -48,6 +49,7 @@ struct ProbeResult {
   std::vector<std::string> notes;  // what was not applied, and why
   std::string setup_error;         // the run could not be made (stub port, target start)
   std::string jsonl;               // the history, for `onejob check`
+  check::black_box::History history;
   std::size_t requests = 0;
   std::size_t executions = 0;
   std::size_t acknowledged = 0;

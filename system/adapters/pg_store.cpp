@@ -423,6 +423,15 @@ class PgStore::Session {
         // the job itself.
         const pqxx::result job = exec(tx, kLockJob, new_attempt.job_id);
         if (job.empty()) return InsertAttemptResult{Outcome::job_not_found, {}, {}};
+        // Again under the lock: a twin request with the same key (a double click) that held it
+        // has committed its attempt and its key by now, and this statement's snapshot sees them.
+        // Without this look the twin's attempt would read as a live attempt: 409, not a replay.
+        if (new_attempt.key) {
+          if (auto recorded =
+                  find_action_in(tx, new_attempt.key->owner_id, new_attempt.key->idempotency_key)) {
+            return InsertAttemptResult{Outcome::key_exists, {}, {}, std::move(recorded)};
+          }
+        }
         if (!job[0][0].is_null()) return InsertAttemptResult{Outcome::job_completed, {}, {}};
         // Looked up before inserting, so a refused insert spends no attempt id (the sequence
         // stays where MemoryStore's does); the index below still refuses whatever slips past.
@@ -479,6 +488,14 @@ class PgStore::Session {
     std::optional<Attempt> attempt =
         pg::at_most_one(exec(tx, kLockAttempt, update.attempt_id), pg::attempt_from_row);
     if (!attempt) return UpdateAttemptResult{Outcome::not_found, {}, {}};
+    // Again under the row lock: a twin request with the same key (a double-clicked cancel) that
+    // held it has committed its transition and its key by now, and this statement's snapshot
+    // sees them. Without this look the twin's transition would read as a state mismatch (409).
+    if (update.key) {
+      if (auto recorded = find_action_in(tx, update.key->owner_id, update.key->idempotency_key)) {
+        return UpdateAttemptResult{Outcome::key_exists, {}, {}, std::move(recorded)};
+      }
+    }
     if (update.fence && *update.fence != attempt->lease_token) {
       return UpdateAttemptResult{Outcome::fenced, attempt, attempt->state};
     }

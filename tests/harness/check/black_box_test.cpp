@@ -11,6 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/black_box_jsonl.hpp"
+#include "harness/report/black_box_timeline.hpp"
 
 namespace onejob::check::black_box {
 namespace {
@@ -384,6 +385,39 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_named_by_line_and_column_or_field) {
                  "for " << text << "\n  got: " << error.what() << "\n  expected: " << expected);
     }
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(black_box_page)
+
+BOOST_AUTO_TEST_CASE(the_page_outlines_what_each_finding_names_and_escapes_what_it_shows) {
+  auto s = clean();
+  s.execute(150, 160, "beta", "p7-2", "ok", kOther)
+      .act("r9", 200, "alice", "read", "7")
+      .answer("r9", 210, 200, "7", "succeeded", kOther);
+  auto history = s.history();
+  history.requests.front().client = "<script>alert(1)</script>";
+  const auto findings = judge(history);
+  BOOST_REQUIRE_EQUAL(findings.size(), 1u);
+  const std::string page = report::black_box_timeline_html(history, findings, "a <title>");
+  BOOST_TEST(page.find("B4.result_changed") != std::string::npos);
+  // Every line the finding names is an anchor the list links to, drawn outlined.
+  for (const auto line : findings.front().lines) {
+    const std::string anchor = "id=\"line-" + std::to_string(line) + "\"";
+    BOOST_TEST(page.find(anchor) != std::string::npos, anchor);
+    BOOST_TEST(page.find("href=\"#line-" + std::to_string(line) + "\"") != std::string::npos);
+  }
+  BOOST_TEST(page.find("class=\"finding\"") != std::string::npos);
+  BOOST_TEST(page.find("<script>") == std::string::npos);
+  BOOST_TEST(page.find("a &lt;title&gt;") != std::string::npos);
+  // A clean history's page says so, and outlines nothing.
+  const std::string clean_page = report::black_box_timeline_html(clean().history(), {}, "clean");
+  BOOST_TEST(clean_page.find("none: every black-box rule holds") != std::string::npos);
+  BOOST_TEST(clean_page.find("class=\"finding\"") == std::string::npos);
+  // A long history's page draws what it may and says how much it left out.
+  const std::string short_page = report::black_box_timeline_html(history, findings, "cut", 4);
+  BOOST_TEST(short_page.find("the lanes draw the first 4 of ") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
