@@ -1,6 +1,7 @@
 #include "harness/cli/check_command.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "harness/check/black_box.hpp"
 #include "harness/check/black_box_jsonl.hpp"
+#include "harness/report/black_box_timeline.hpp"
+#include "harness/report/report.hpp"
 
 namespace onejob::cli {
 namespace {
@@ -65,6 +68,16 @@ int check_command(const CheckFlags& flags) {
       return bad_input(error.what());
     }
     const auto findings = check::black_box::judge(history);
+    if (!flags.html_dir.empty()) {
+      const std::filesystem::path page = std::filesystem::path(flags.html_dir) /
+                                         (std::filesystem::path(path).stem().string() + ".html");
+      try {
+        std::filesystem::create_directories(flags.html_dir);
+        report::write_file(page, report::black_box_timeline_html(history, findings, path));
+      } catch (const std::exception& error) {
+        return bad_input("--html: ", error.what());
+      }
+    }
     if (flags.json) {
       std::cout
           << as_json(path, findings).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
@@ -92,6 +105,11 @@ Command add_check_command(CLI::App& app) {
       ->required()
       ->check(non_empty_path());
   check->add_flag("--json", flags->json, "One JSON object per history instead of text");
+  check
+      ->add_option("--html", flags->html_dir,
+                   "Also write a page per history (lanes per client and provider, the findings "
+                   "outlined) to DIR/NAME.html")
+      ->check(non_empty_path());
   check->footer(
       "Exit codes: 0 every safety rule holds (availability findings are printed, apart); 1 a "
       "rule is broken; 2 bad input (an unreadable file, a malformed line: FILE:LINE[:COL]); 3 a "

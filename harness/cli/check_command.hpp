@@ -10,6 +10,7 @@ namespace onejob::cli {
 struct CheckFlags {
   std::vector<std::string> histories;
   bool json = false;
+  std::string html_dir;  // when set: a page per history, DIR/<file name without .jsonl>.html
 };
 
 // `onejob check HISTORY.jsonl...`: judges black-box histories (client requests and answers,

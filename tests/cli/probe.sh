@@ -37,8 +37,8 @@ catalogue=(answer_at_the_deadline attempt_limit body_size_limits cancelled_late_
   claim_reply_lost failover_after_a_lost_failed_reply fallback_hallucinated_key
   fallback_not_certified fallback_plausible_but_wrong fallback_wrong_operation json_repeated_key
   late_answer_no_reconciler missing_key operator_double_click_cancel operator_retry_replayed
-  prompt_limit_boundary provider_timeout_cancel_fallback route_probes
-  transport_reset_after_delivery)
+  prompt_limit_boundary provider_timeout_cancel_fallback route_probes same_key_other_provider
+  store_lost_before_the_call transport_reset_after_delivery zombie_worker_fenced)
 catalogue_files=()
 for name in "${catalogue[@]}"; do catalogue_files+=("scenarios/$name.yaml"); done
 need_pg() {
