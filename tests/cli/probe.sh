@@ -36,7 +36,8 @@ probe() {  # REPORT_DIR TARGET_CMD ARGS...
 catalogue=(answer_at_the_deadline attempt_limit body_size_limits cancelled_late_result_wins
   claim_reply_lost failover_after_a_lost_failed_reply fallback_hallucinated_key
   fallback_not_certified fallback_plausible_but_wrong fallback_wrong_operation json_repeated_key
-  late_answer_no_reconciler missing_key operator_double_click_cancel operator_retry_replayed
+  late_answer_no_reconciler missing_key operator_double_click_cancel operator_keys_reused
+  operator_retry_replayed
   prompt_limit_boundary provider_timeout_cancel_fallback route_probes same_key_other_provider
   store_lost_before_the_call transport_reset_after_delivery zombie_worker_fenced)
 catalogue_files=()
@@ -86,6 +87,7 @@ case $mode in
   defects)
     # defect:scenario:clause — every defect observable over HTTP, with the rule that must catch it.
     for row in ignore-fingerprint:key_reused_with_other_payload:B2.other_payload_accepted \
+               fingerprint-without-provider:same_key_other_provider:B2.other_payload_accepted \
                timeout-is-failure:provider_never_answers:B7.failed_while_running \
                blind-overwrite:reverse_order_completion:B4.result_changed \
                late-merge:reverse_order_completion:B4.result_changed; do
