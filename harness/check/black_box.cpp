@@ -347,6 +347,66 @@ void availability(const History& history, const Index& index, std::vector<Findin
   }
 }
 
+// B9: an operator action's idempotency key stands for one request. Among retries and cancels
+// of one owner under one key: once one is acknowledged, another request (another action, job,
+// attempt or body) is refused, never acknowledged; the same request acknowledged again repeats
+// the first acknowledgement (its status, and the attempt it named); and a cancel refused with
+// 409 (its attempt was not live, and an attempt that stopped being live never is again) is not
+// acknowledged later when sent again.
+void action_keys_stand_for_one_request(const History& history, const Index& index,
+                                       std::vector<Finding>& out) {
+  const auto same_request = [](const Request& a, const Request& b) {
+    return a.action == b.action && a.job == b.job && a.attempt == b.attempt && a.body == b.body;
+  };
+  std::map<std::string, std::pair<const Request*, const Response*>> first_acknowledged;
+  std::map<std::string, std::vector<std::pair<const Request*, const Response*>>> refused_cancels;
+  for (const Response* response : by_arrival(history)) {
+    const Request* request = index.request_of(*response);
+    if (!request || (request->action != "retry" && request->action != "cancel") || !request->key ||
+        !response->status) {
+      continue;
+    }
+    const std::string identity = identity_of(request->owner, *request->key);
+    if (request->action == "cancel" && *response->status == 409) {
+      refused_cancels[identity].emplace_back(request, response);
+      continue;
+    }
+    if (!success(response->status)) continue;
+    for (const auto& [refused, refusal] : refused_cancels[identity]) {
+      // Refused, and the refusal seen, before this request was sent.
+      if (!same_request(*refused, *request) || refusal->t_us >= request->t_us) continue;
+      out.push_back(finding("B9.refused_then_acknowledged",
+                            describe_identity(identity) + ": a cancel refused 409 was answered " +
+                                std::to_string(*response->status) + " when sent again",
+                            {response->line, request->line, refusal->line}));
+      break;
+    }
+    const auto [it, fresh] =
+        first_acknowledged.emplace(identity, std::make_pair(request, response));
+    if (fresh) continue;
+    const auto& [first, first_answer] = it->second;
+    if (!same_request(*first, *request)) {
+      out.push_back(finding("B9.key_answered_another_request",
+                            describe_identity(identity) + " was acknowledged for a " +
+                                first->action + " of job " + first->job.value_or("?") +
+                                " and again for another request (a " + request->action +
+                                " of job " + request->job.value_or("?") + "), answered " +
+                                std::to_string(*response->status) + " instead of a refusal",
+                            {response->line, request->line, first_answer->line}));
+    } else if (*first_answer->status != *response->status ||
+               (first_answer->attempt && response->attempt &&
+                *first_answer->attempt != *response->attempt)) {
+      out.push_back(finding("B9.replay_differs",
+                            describe_identity(identity) + ": the same " + request->action +
+                                " was answered " + std::to_string(*first_answer->status) +
+                                " (attempt " + first_answer->attempt.value_or("?") + "), then " +
+                                std::to_string(*response->status) + " (attempt " +
+                                response->attempt.value_or("?") + ")",
+                            {response->line, request->line, first_answer->line}));
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<Rule>& all_rules() {
@@ -359,6 +419,7 @@ const std::vector<Rule>& all_rules() {
       {"B6", "each provider key executes at most once"},
       {"B7", "a job is never shown failed while an execution for it still runs"},
       {"B8", "nothing acknowledged is lost: an acknowledged job never reads 404 to its owner"},
+      {"B9", "an operator action's key stands for one request, and its replay repeats its answer"},
   };
   return rules;
 }
@@ -374,6 +435,7 @@ std::vector<Finding> judge(const History& history) {
   key_executes_once(history, out);
   timeout_is_not_failure(history, index, out);
   nothing_lost(history, index, out);
+  action_keys_stand_for_one_request(history, index, out);
   availability(history, index, out);
   return out;
 }

@@ -17,7 +17,9 @@
 namespace onejob::check::black_box {
 
 // A request as it left a client. `action`: create, read, retry or cancel. A create carries the
-// owner's idempotency `key` and its `body`; the others name the `job` they act on.
+// owner's idempotency `key` and its `body`; the others name the `job` they act on. A retry or a
+// cancel may carry the operator's idempotency `key` (and a retry its `body`); a cancel names the
+// `attempt` it cancels.
 struct Request {
   std::uint64_t line = 0;  // where the history holds it (1-based): the evidence's address
   std::int64_t t_us = 0;
@@ -28,6 +30,7 @@ struct Request {
   std::optional<std::string> key{};
   std::optional<nlohmann::json> body{};
   std::optional<std::string> job{};
+  std::optional<std::string> attempt{};
 };
 
 // What reached the client for request `id`. No `status`: nothing came back (the connection was
@@ -41,6 +44,7 @@ struct Response {
   std::optional<std::string> job_status{};  // queued, running, succeeded, failed, ...
   std::optional<nlohmann::json> result{};
   std::optional<std::string> error{};
+  std::optional<std::string> attempt{};  // the attempt a retry or cancel answer names
 };
 
 // An execution a provider stub performed: its side effect happened at `t_us`. `ended_us` is when

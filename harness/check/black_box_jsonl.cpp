@@ -129,6 +129,8 @@ Request read_request(Fields& f) {
   r.key = f.maybe_text("key");
   r.body = f.maybe_json("body");
   r.job = f.maybe_job("job");
+  r.attempt = f.maybe_job("attempt");
+  if (r.attempt && r.action != "cancel") f.fail("attempt", "only a cancel names an attempt");
   if (r.action == "create") {
     if (!r.key) f.fail("key", "a create needs its idempotency key");
     if (!r.body) f.fail("body", "a create needs its body");
@@ -153,7 +155,8 @@ Response read_response(Fields& f) {
   r.job_status = f.maybe_text("job_status");
   r.result = f.maybe_json("result");
   r.error = f.maybe_text("error");
-  if (!r.status && (r.job || r.job_status || r.result || r.error)) {
+  r.attempt = f.maybe_job("attempt");
+  if (!r.status && (r.job || r.job_status || r.result || r.error || r.attempt)) {
     f.fail("status", "a response with no status (nothing came back) shows nothing");
   }
   return r;
@@ -269,6 +272,7 @@ std::string to_jsonl(const Request& r) {
   if (r.key) line["key"] = *r.key;
   if (r.body) line["body"] = *r.body;
   if (r.job) line["job"] = *r.job;
+  if (r.attempt) line["attempt"] = *r.attempt;
   return dump(line);
 }
 
@@ -279,6 +283,7 @@ std::string to_jsonl(const Response& r) {
   if (r.job_status) line["job_status"] = *r.job_status;
   if (r.result) line["result"] = *r.result;
   if (r.error) line["error"] = *r.error;
+  if (r.attempt) line["attempt"] = *r.attempt;
   return dump(line);
 }
 

@@ -46,6 +46,16 @@ void read_body(const TargetProfile& profile, const std::string& text, bb::Respon
   }
 }
 
+// The attempt an operator action's answer names, at the profile's attempt-id pointer.
+void read_attempt(const TargetProfile& profile, const std::string& text, bb::Response& response) {
+  const json body = json::parse(text, nullptr, false);
+  if (body.is_discarded()) return;
+  if (const json* id = at_pointer(body, profile.attempt_id_pointer)) {
+    if (id->is_number_integer()) response.attempt = std::to_string(id->get<std::int64_t>());
+    if (id->is_string()) response.attempt = id->get<std::string>();
+  }
+}
+
 bb::Request make_request(const std::string& client, const std::string& owner,
                          const std::string& action) {
   bb::Request request;
@@ -92,6 +102,9 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
   if (reply.answered()) {
     response.status = reply.status;
     read_body(profile_, reply.body, response);
+    if (request.action == "retry" || request.action == "cancel") {
+      read_attempt(profile_, reply.body, response);
+    }
   }
   std::lock_guard lock(mutex_);
   response.t_us = now_us();
@@ -123,6 +136,8 @@ HttpReply BlackBoxRecorder::retry(HttpConnection& connection, const std::string&
                                   const std::string& client) {
   bb::Request request = make_request(client, owner, "retry");
   request.job = job;
+  if (!key.empty()) request.key = key;
+  if (!body.empty()) request.body = parsed_or_text(body);
   return exchange(std::move(request), connection, profile_.retry, job, "", credential, key, body);
 }
 
@@ -132,6 +147,8 @@ HttpReply BlackBoxRecorder::cancel(HttpConnection& connection, const std::string
                                    const std::string& client) {
   bb::Request request = make_request(client, owner, "cancel");
   request.job = job;
+  request.attempt = attempt;
+  if (!key.empty()) request.key = key;
   return exchange(std::move(request), connection, profile_.cancel, job, attempt, credential, key,
                   "");
 }

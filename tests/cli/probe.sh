@@ -88,6 +88,8 @@ case $mode in
     # defect:scenario:clause — every defect observable over HTTP, with the rule that must catch it.
     for row in ignore-fingerprint:key_reused_with_other_payload:B2.other_payload_accepted \
                fingerprint-without-provider:same_key_other_provider:B2.other_payload_accepted \
+               action-key-ignores-request:operator_keys_reused:B9.key_answered_another_request \
+               record-refused-action:operator_keys_reused:B9.refused_then_acknowledged \
                timeout-is-failure:provider_never_answers:B7.failed_while_running \
                blind-overwrite:reverse_order_completion:B4.result_changed \
                late-merge:reverse_order_completion:B4.result_changed; do

@@ -41,6 +41,23 @@ class Story {
     history_.requests.push_back(std::move(r));
     return *this;
   }
+  // An operator's retry (attempt empty) or cancel of `attempt`, under `key`.
+  Story& keyed(std::string id, std::int64_t t, std::string action, std::string key,
+               std::optional<std::string> attempt = {}) {
+    Request r = request(std::move(id), t, "alice", std::move(action));
+    r.job = "7";
+    r.key = std::move(key);
+    r.attempt = std::move(attempt);
+    history_.requests.push_back(std::move(r));
+    return *this;
+  }
+  Story& acted(std::string id, std::int64_t t, int status, std::optional<std::string> attempt) {
+    Response r = response(std::move(id), t);
+    r.status = status;
+    r.attempt = std::move(attempt);
+    history_.responses.push_back(std::move(r));
+    return *this;
+  }
   Story& answer(std::string id, std::int64_t t, int status, std::optional<std::string> job = {},
                 std::optional<std::string> job_status = {}, std::optional<json> result = {}) {
     Response r = response(std::move(id), t);
@@ -141,7 +158,7 @@ BOOST_AUTO_TEST_SUITE(black_box_rules)
 BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
   const auto found = clauses(clean().history());
   BOOST_TEST(found.empty(), joined(found));
-  BOOST_TEST(all_rules().size() == 8u);
+  BOOST_TEST(all_rules().size() == 9u);
 }
 
 BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
@@ -282,6 +299,61 @@ BOOST_AUTO_TEST_CASE(b8_an_acknowledged_job_read_404_by_its_owner) {
   BOOST_TEST(found.empty(), joined(found));
 }
 
+BOOST_AUTO_TEST_CASE(b9_an_operator_key_answering_another_request) {
+  auto s = clean();
+  s.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  s.keyed("r11", 220, "cancel", "op-1", "2").acted("r11", 230, 200, "2");
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B9.key_answered_another_request"), joined(found));
+  // Refused, as it must be: no finding.
+  auto refused = clean();
+  refused.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  refused.keyed("r11", 220, "cancel", "op-1", "2").acted("r11", 230, 422, std::nullopt);
+  found = clauses(refused.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b9_a_replay_that_differs_from_the_first_answer) {
+  auto s = clean();
+  s.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  s.keyed("r11", 220, "retry", "op-1").acted("r11", 230, 201, "3");
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B9.replay_differs"), joined(found));
+  auto status = clean();
+  status.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  status.keyed("r11", 220, "retry", "op-1").acted("r11", 230, 200, "2");
+  found = clauses(status.history());
+  BOOST_TEST(only(found, "B9.replay_differs"), joined(found));
+  // The same answer again (a double click, a resend): no finding.
+  auto same = clean();
+  same.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  same.keyed("r11", 201, "retry", "op-1").acted("r11", 230, 201, "2");
+  found = clauses(same.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b9_a_refused_cancel_acknowledged_when_sent_again) {
+  auto s = clean();
+  s.keyed("r10", 200, "cancel", "op-2", "1").acted("r10", 210, 409, "1");
+  s.keyed("r11", 220, "cancel", "op-2", "1").acted("r11", 230, 200, "1");
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B9.refused_then_acknowledged"), joined(found));
+  // Refused twice; or a retry refused while an attempt ran and accepted after: no finding.
+  auto twice = clean();
+  twice.keyed("r10", 200, "cancel", "op-2", "1").acted("r10", 210, 409, "1");
+  twice.keyed("r11", 220, "cancel", "op-2", "1").acted("r11", 230, 409, "1");
+  twice.keyed("r12", 240, "retry", "op-3").acted("r12", 250, 409, std::nullopt);
+  twice.keyed("r13", 260, "retry", "op-3").acted("r13", 270, 201, "2");
+  found = clauses(twice.history());
+  BOOST_TEST(found.empty(), joined(found));
+  // Two clicks in flight at once (the refusal arrives after the twin was sent): not judged.
+  auto racing = clean();
+  racing.keyed("r10", 200, "cancel", "op-2", "1").keyed("r11", 201, "cancel", "op-2", "1");
+  racing.acted("r10", 210, 409, "1").acted("r11", 230, 200, "1");
+  found = clauses(racing.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
 BOOST_AUTO_TEST_CASE(availability_is_reported_apart_from_safety) {
   auto s = clean();
   s.quiet(300)
@@ -356,6 +428,8 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_named_by_line_and_column_or_field) {
       {R"({"kind":"quiet","t_us":-1})", "h:1: field \"t_us\": expected microseconds"},
       {R"({"kind":"quiet","t_us":1,"extra":2})", "h:1: field \"extra\": unknown field"},
       {R"({"kind":"gossip","t_us":1})", "h:1: field \"kind\": expected request, response"},
+      {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"retry","job":"7","attempt":"1"})",
+       "h:1: field \"attempt\": only a cancel names an attempt"},
       {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"create","body":{}})",
        "h:1: field \"key\": a create needs its idempotency key"},
       {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"read"})",
