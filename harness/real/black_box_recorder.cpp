@@ -26,14 +26,22 @@ const json* at_pointer(const json& body, const std::string& pointer) {
   }
 }
 
-// What a client reads in an answer's body, where the profile says it is.
-void read_body(const TargetProfile& profile, const std::string& text, bb::Response& response) {
+// The id at `pointer` in `body` (a string, or an integer as its decimal text), if there is one.
+std::optional<std::string> id_in(const json& body, const std::string& pointer) {
+  const json* id = at_pointer(body, pointer);
+  if (id && id->is_number_integer()) return std::to_string(id->get<std::int64_t>());
+  if (id && id->is_string()) return id->get<std::string>();
+  return std::nullopt;
+}
+
+// What a client reads in an answer's body, where the profile says it is; for an operator
+// action's answer, the attempt it names too.
+void read_body(const TargetProfile& profile, const std::string& text, bool action,
+               bb::Response& response) {
   const json body = json::parse(text, nullptr, false);
   if (body.is_discarded()) return;
-  if (const json* id = at_pointer(body, profile.job_id_pointer)) {
-    if (id->is_number_integer()) response.job = std::to_string(id->get<std::int64_t>());
-    if (id->is_string()) response.job = id->get<std::string>();
-  }
+  response.job = id_in(body, profile.job_id_pointer);
+  if (action) response.attempt = id_in(body, profile.attempt_id_pointer);
   if (const json* status = at_pointer(body, profile.status_pointer);
       status && status->is_string()) {
     response.job_status = profile.status_of(status->get<std::string>());
@@ -46,15 +54,15 @@ void read_body(const TargetProfile& profile, const std::string& text, bb::Respon
   }
 }
 
-// The attempt an operator action's answer names, at the profile's attempt-id pointer.
-void read_attempt(const TargetProfile& profile, const std::string& text, bb::Response& response) {
-  const json body = json::parse(text, nullptr, false);
-  if (body.is_discarded()) return;
-  if (const json* id = at_pointer(body, profile.attempt_id_pointer)) {
-    if (id->is_number_integer()) response.attempt = std::to_string(id->get<std::int64_t>());
-    if (id->is_string()) response.attempt = id->get<std::string>();
-  }
+}  // namespace
+
+std::optional<std::string> id_at(const std::string& body_text, const std::string& pointer) {
+  const json body = json::parse(body_text, nullptr, false);
+  if (body.is_discarded()) return std::nullopt;
+  return id_in(body, pointer);
 }
+
+namespace {
 
 bb::Request make_request(const std::string& client, const std::string& owner,
                          const std::string& action) {
@@ -101,10 +109,8 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
   response.id = request.id;
   if (reply.answered()) {
     response.status = reply.status;
-    read_body(profile_, reply.body, response);
-    if (request.action == "retry" || request.action == "cancel") {
-      read_attempt(profile_, reply.body, response);
-    }
+    read_body(profile_, reply.body, request.action == "retry" || request.action == "cancel",
+              response);
   }
   std::lock_guard lock(mutex_);
   response.t_us = now_us();

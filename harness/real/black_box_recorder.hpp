@@ -16,6 +16,10 @@
 
 namespace onejob::real {
 
+// The id at JSON pointer `pointer` in the JSON text `body_text` (a string, or an integer as its
+// decimal text), if the text is JSON and has one there.
+std::optional<std::string> id_at(const std::string& body_text, const std::string& pointer);
+
 class BlackBoxRecorder {
  public:
   // Each call waits `timeout` for its answer (then records none).

@@ -358,15 +358,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
     Outcome& outcome = outcomes_[entry.request];
     if (!reply.answered()) return;
     outcome.status = reply.status;
-    const nlohmann::json body = nlohmann::json::parse(reply.body, nullptr, false);
-    if (!body.is_discarded()) {
-      try {
-        const auto& id = body.at(nlohmann::json::json_pointer(options_.profile.job_id_pointer));
-        if (id.is_string()) outcome.job = id.get<std::string>();
-        if (id.is_number_integer()) outcome.job = std::to_string(id.get<std::int64_t>());
-      } catch (const nlohmann::json::exception&) {
-      }
-    }
+    if (auto job = id_at(reply.body, options_.profile.job_id_pointer)) outcome.job = *job;
   };
   const auto done = [&] {
     std::lock_guard lock(mutex_);
@@ -460,16 +452,11 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       const std::string& creator = spec_.clients[client_index_.at(create.client)].owner;
       HttpConnection direct(options_.host, port_);
       const HttpReply read = recorder_.read(direct, creator, credential(creator), job, "probe");
-      std::string attempt;
-      const nlohmann::json body = nlohmann::json::parse(read.body, nullptr, false);
-      try {
-        const auto& attempts =
-            body.at(nlohmann::json::json_pointer(options_.profile.attempts_pointer));
-        const auto& id = attempts.at(static_cast<std::size_t>(entry.attempt_no - 1))
-                             .at(nlohmann::json::json_pointer(options_.profile.attempt_id_pointer));
-        attempt = id.is_string() ? id.get<std::string>() : id.dump();
-      } catch (const nlohmann::json::exception&) {
-      }
+      // The attempt_no-th element of the job's attempts, then the id inside it.
+      const std::string attempt = id_at(read.body, options_.profile.attempts_pointer + "/" +
+                                                       std::to_string(entry.attempt_no - 1) +
+                                                       options_.profile.attempt_id_pointer)
+                                      .value_or("");
       if (attempt.empty()) {
         skip("attempt " + std::to_string(entry.attempt_no) + " of job " + job +
              " not found in its read");
