@@ -385,6 +385,16 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
   };
   const std::string key_of_action =
       options_.key_prefix + entry.action_key.value_or("op-r" + std::to_string(entry.request));
+  // Every action but a create acts on the job an earlier create learned.
+  std::string job;
+  if (entry.kind != TimelineEntry::Kind::create_job) {
+    job = wait_for_job(entry.target_request);
+    if (job.empty()) {
+      skip("request " + std::to_string(entry.target_request) + " learned no job id");
+      done();
+      return;
+    }
+  }
   switch (entry.kind) {
     case TimelineEntry::Kind::create_job: {
       const std::string key =
@@ -403,11 +413,6 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       break;
     }
     case TimelineEntry::Kind::get_job: {
-      const std::string job = wait_for_job(entry.target_request);
-      if (job.empty()) {
-        skip("request " + std::to_string(entry.target_request) + " learned no job id");
-        break;
-      }
       if (entry.method || entry.path) {
         // A probe of the routes (the scenario's paths are the reference's): sent as written,
         // judged by the scenario's expected status, and not part of the black-box history,
@@ -425,11 +430,6 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       break;
     }
     case TimelineEntry::Kind::retry: {
-      const std::string job = wait_for_job(entry.target_request);
-      if (job.empty()) {
-        skip("request " + std::to_string(entry.target_request) + " learned no job id");
-        break;
-      }
       std::string body = entry.retry_body.value_or("");
       if (entry.provider) body = nlohmann::json{{"provider", *entry.provider}}.dump();
       send([&] {
@@ -439,11 +439,6 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       break;
     }
     case TimelineEntry::Kind::cancel: {
-      const std::string job = wait_for_job(entry.target_request);
-      if (job.empty()) {
-        skip("request " + std::to_string(entry.target_request) + " learned no job id");
-        break;
-      }
       // The attempt's id, from a read of the job by its creator, straight to the target (the
       // probe looking up what the scenario names, not a client's action: no faults, recorded
       // as client "probe"). A cancel by someone else must still name a real attempt.
