@@ -301,6 +301,15 @@ void nothing_lost(const History& history, const Index& index, std::vector<Findin
   for (const Response* response : by_arrival(history)) {
     const Request* request = index.request_of(*response);
     if (!request) continue;
+    if (request->action == "create" && success(response->status) && !response->job) {
+      out.push_back(finding("B8.acknowledged_without_job",
+                            "a create of owner " + request->owner + " (key " +
+                                request->key.value_or("?") + ") was acknowledged " +
+                                std::to_string(*response->status) +
+                                " naming no job: what it promised cannot be found",
+                            {response->line, request->line}));
+      continue;
+    }
     if (request->action == "create" && success(response->status) && response->job) {
       acknowledged.emplace(identity_of(request->owner, *response->job), response);
       continue;
@@ -347,25 +356,40 @@ void availability(const History& history, const Index& index, std::vector<Findin
   }
 }
 
-// B9: an operator action's idempotency key stands for one request. Among retries and cancels
+// B9: an operator action's idempotency key stands for one request, and every acknowledgement of
+// it shows what the action did: a retry's attempt starting, a cancel's attempt cancelled (a
+// replay too: it repeats the first answer, not the attempt's state now). Among retries and cancels
 // of one owner under one key: once one is acknowledged, another request (another action, job,
 // attempt or body) is refused, never acknowledged; the same request acknowledged again repeats
-// the first acknowledgement (its status, and the attempt it named); and a cancel refused with
-// 409 (its attempt was not live, and an attempt that stopped being live never is again) is not
-// acknowledged later when sent again.
+// the first acknowledgement (its status, the attempt it named, and its whole body where both
+// bodies were recorded); where the target marks replays, at most one acknowledgement goes
+// unmarked (one request did the action, every other answer replays it); and a cancel refused
+// with 409 (its attempt was not live, and an attempt that stopped being live never is again) is
+// not acknowledged later when sent again.
 void action_keys_stand_for_one_request(const History& history, const Index& index,
                                        std::vector<Finding>& out) {
   const auto same_request = [](const Request& a, const Request& b) {
     return a.action == b.action && a.job == b.job && a.attempt == b.attempt && a.body == b.body;
   };
   std::map<std::string, std::pair<const Request*, const Response*>> first_acknowledged;
+  std::map<std::string, const Response*> unmarked;  // the acknowledgement that did the action
   std::map<std::string, std::vector<std::pair<const Request*, const Response*>>> refused_cancels;
   for (const Response* response : by_arrival(history)) {
     const Request* request = index.request_of(*response);
-    if (!request || (request->action != "retry" && request->action != "cancel") || !request->key ||
+    if (!request || (request->action != "retry" && request->action != "cancel") ||
         !response->status) {
       continue;
     }
+    const std::string did = request->action == "retry" ? "starting" : "cancelled";
+    if (success(response->status) && response->attempt_state && *response->attempt_state != did) {
+      out.push_back(finding("B9.answer_misstates",
+                            "a " + request->action + " of job " + request->job.value_or("?") +
+                                " was answered " + std::to_string(*response->status) +
+                                " showing its attempt " + *response->attempt_state + ", not " +
+                                did + " (what the " + request->action + " did)",
+                            {response->line, request->line}));
+    }
+    if (!request->key) continue;
     const std::string identity = identity_of(request->owner, *request->key);
     if (request->action == "cancel" && *response->status == 409) {
       refused_cancels[identity].emplace_back(request, response);
@@ -380,6 +404,17 @@ void action_keys_stand_for_one_request(const History& history, const Index& inde
                                 std::to_string(*response->status) + " when sent again",
                             {response->line, request->line, refusal->line}));
       break;
+    }
+    if (response->replayed == false) {
+      const auto [original, first] = unmarked.emplace(identity, response);
+      if (!first) {
+        out.push_back(finding("B9.replay_unmarked",
+                              describe_identity(identity) + ": two acknowledgements (" +
+                                  std::to_string(*original->second->status) + ", then " +
+                                  std::to_string(*response->status) +
+                                  ") carry no replay mark, as if each had done the action",
+                              {response->line, request->line, original->second->line}));
+      }
     }
     const auto [it, fresh] =
         first_acknowledged.emplace(identity, std::make_pair(request, response));
@@ -403,6 +438,12 @@ void action_keys_stand_for_one_request(const History& history, const Index& inde
                                 std::to_string(*response->status) + " (attempt " +
                                 response->attempt.value_or("?") + ")",
                             {response->line, request->line, first_answer->line}));
+    } else if (first_answer->body && response->body && *first_answer->body != *response->body) {
+      out.push_back(finding("B9.replay_differs",
+                            describe_identity(identity) + ": the same " + request->action +
+                                " was answered " + first_answer->body->dump() + ", then " +
+                                response->body->dump(),
+                            {response->line, request->line, first_answer->line}));
     }
   }
 }
@@ -418,8 +459,12 @@ const std::vector<Rule>& all_rules() {
       {"B5", "the shown result is the output of an execution performed for that job"},
       {"B6", "each provider key executes at most once"},
       {"B7", "a job is never shown failed while an execution for it still runs"},
-      {"B8", "nothing acknowledged is lost: an acknowledged job never reads 404 to its owner"},
-      {"B9", "an operator action's key stands for one request, and its replay repeats its answer"},
+      {"B8",
+       "nothing acknowledged is lost: an acknowledged create names its job, and that job never "
+       "reads 404 to its owner"},
+      {"B9",
+       "an operator action's key stands for one request, its replay repeats its answer, and "
+       "every acknowledgement shows what the action did"},
   };
   return rules;
 }

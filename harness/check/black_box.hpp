@@ -45,6 +45,12 @@ struct Response {
   std::optional<nlohmann::json> result{};
   std::optional<std::string> error{};
   std::optional<std::string> attempt{};  // the attempt a retry or cancel answer names
+  // A retry's or cancel's answer: its whole body (JSON), and whether it carried the target's
+  // replay mark (absent: not recorded, e.g. the target marks no replays).
+  std::optional<nlohmann::json> body{};
+  std::optional<bool> replayed{};
+  // The state the answer shows its attempt in: starting, cancelled, or the target's own word.
+  std::optional<std::string> attempt_state{};
 };
 
 // An execution a provider stub performed: its side effect happened at `t_us`. `ended_us` is when

@@ -75,6 +75,12 @@ class Fields {
     if (!value->is_string()) fail(field, "expected a string or null");
     return value->get<std::string>();
   }
+  std::optional<bool> maybe_bool(const char* field) {
+    const nlohmann::json* value = find(field);
+    if (!value || value->is_null()) return std::nullopt;
+    if (!value->is_boolean()) fail(field, "expected true, false or null");
+    return value->get<bool>();
+  }
   std::int64_t micros(const char* field) {
     const auto& value = need(field);
     if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
@@ -156,7 +162,11 @@ Response read_response(Fields& f) {
   r.result = f.maybe_json("result");
   r.error = f.maybe_text("error");
   r.attempt = f.maybe_job("attempt");
-  if (!r.status && (r.job || r.job_status || r.result || r.error || r.attempt)) {
+  r.body = f.maybe_json("body");
+  r.replayed = f.maybe_bool("replayed");
+  r.attempt_state = f.maybe_text("attempt_state");
+  if (!r.status && (r.job || r.job_status || r.result || r.error || r.attempt || r.body ||
+                    r.replayed || r.attempt_state)) {
     f.fail("status", "a response with no status (nothing came back) shows nothing");
   }
   return r;
@@ -284,6 +294,9 @@ std::string to_jsonl(const Response& r) {
   if (r.result) line["result"] = *r.result;
   if (r.error) line["error"] = *r.error;
   if (r.attempt) line["attempt"] = *r.attempt;
+  if (r.body) line["body"] = *r.body;
+  if (r.replayed) line["replayed"] = *r.replayed;
+  if (r.attempt_state) line["attempt_state"] = *r.attempt_state;
   return dump(line);
 }
 

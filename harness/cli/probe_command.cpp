@@ -1,5 +1,6 @@
 #include "harness/cli/probe_command.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -156,6 +157,26 @@ int probe_command(const ProbeFlags& flags) {
   options.observe_every = std::chrono::duration_cast<std::chrono::milliseconds>(*observe);
   options.time_scale = flags.time_scale;
   options.target_cmd = flags.target_cmd;
+  if (!flags.store_upstream.empty() && !flags.store_upstream.starts_with("/")) {
+    const auto colon = flags.store_upstream.rfind(':');
+    const std::string port =
+        colon == std::string::npos ? "" : flags.store_upstream.substr(colon + 1);
+    if (colon == 0 || port.empty() || port.size() > 5 ||
+        !std::ranges::all_of(port, [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoi(port) == 0 || std::stoi(port) > 65535) {
+      return bad_input("--store-upstream: expected HOST:PORT or a Unix socket's path, found \"",
+                       flags.store_upstream, "\"");
+    }
+  }
+  if (!flags.store_upstream.empty()) {
+    if (flags.target_cmd.find("{store}") == std::string::npos) {
+      return bad_input(
+          "--store-upstream: --target-cmd must point the target at {store}, the proxy's address");
+    }
+  } else if (flags.target_cmd.find("{store}") != std::string::npos) {
+    return bad_input("--target-cmd: {store} needs --store-upstream HOST:PORT (the real store)");
+  }
+  options.store_upstream = flags.store_upstream;
   options.expectations = !flags.no_expect;
   if (!flags.profile.empty()) {
     try {
@@ -255,9 +276,14 @@ Command add_probe_command(CLI::App& app) {
                     "Start the target with this shell command (and kill -9, restart, SIGSTOP it "
                     "at the scenario's node faults); {port}, {stub:NAME}, {stubs} (NAME=URL ...), "
                     "{certified} (NAME,...) and {config} (an 'onejob serve' config file with the "
-                    "scenario's policy, time-scaled, and its providers at the stubs) are replaced. "
-                    "With --target "
-                    "http://127.0.0.1:0 each run gets a free port");
+                    "scenario's policy, time-scaled, and its providers at the stubs) and {store} "
+                    "(see --store-upstream) are replaced. With --target http://127.0.0.1:0 each "
+                    "run gets a free port");
+  probe->add_option("--store-upstream", flags->store_upstream,
+                    "HOST:PORT (or a Unix socket's path) of the target's store, e.g. its "
+                    "PostgreSQL: the probe proxies it "
+                    "at {store} in --target-cmd and applies the scenario's faults between the "
+                    "target and its store there (a lost message closes its connection)");
   probe->add_option("--settle", flags->settle,
                     "After the faults, how long acknowledged jobs are read until they finish "
                     "(default 10s)");
@@ -268,9 +294,9 @@ Command add_probe_command(CLI::App& app) {
   probe->add_option("--repeat", flags->repeat, "Run everything this many times (default 1)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000}));
   probe->add_option("--key-prefix", flags->key_prefix,
-                    "Put before every idempotency key: auto (default; unique per run, so runs "
-                    "against one database never share keys), none (the scenario's keys as "
-                    "written: key-length stories against a fresh target), or this text");
+                    "Tag every idempotency key: auto (default; unique per run, so runs against "
+                    "one database never share keys), none (the scenario's keys as written), or "
+                    "this text. An empty key stays empty and a long key keeps its length");
   probe->add_flag("--no-expect", flags->no_expect,
                   "Judge the black-box rules only, not the scenarios' expected responses");
   add_report_dir_option(*probe, flags->report_dir,

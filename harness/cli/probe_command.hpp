@@ -15,6 +15,7 @@ struct ProbeFlags {
   std::string profile;
   double time_scale = 1.0;
   std::string target_cmd;
+  std::string store_upstream;
   std::string settle = "10s";
   std::string observe_every = "200ms";
   std::uint64_t repeat = 1;

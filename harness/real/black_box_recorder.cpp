@@ -3,7 +3,9 @@
 #include <utility>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,7 +43,16 @@ void read_body(const TargetProfile& profile, const std::string& text, bool actio
   const json body = json::parse(text, nullptr, false);
   if (body.is_discarded()) return;
   response.job = id_in(body, profile.job_id_pointer);
-  if (action) response.attempt = id_in(body, profile.attempt_id_pointer);
+  if (action) {
+    response.attempt = id_in(body, profile.attempt_id_pointer);
+    response.body = body;
+    if (const json* state = profile.attempt_state_pointer.empty()
+                                ? nullptr
+                                : at_pointer(body, profile.attempt_state_pointer);
+        state && state->is_string()) {
+      response.attempt_state = profile.attempt_state_of(state->get<std::string>());
+    }
+  }
   if (const json* status = at_pointer(body, profile.status_pointer);
       status && status->is_string()) {
     response.job_status = profile.status_of(status->get<std::string>());
@@ -109,8 +120,15 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
   response.id = request.id;
   if (reply.answered()) {
     response.status = reply.status;
-    read_body(profile_, reply.body, request.action == "retry" || request.action == "cancel",
-              response);
+    const bool action = request.action == "retry" || request.action == "cancel";
+    read_body(profile_, reply.body, action, response);
+    if (action && !profile_.replay_header.empty()) {
+      const auto mark = find_header(reply.headers, profile_.replay_header);
+      response.replayed =
+          mark && std::ranges::equal(*mark, std::string_view("true"), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == b;
+          });
+    }
   }
   std::lock_guard lock(mutex_);
   response.t_us = now_us();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <condition_variable>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "harness/real/fault_proxy.hpp"
 #include "harness/real/http_client.hpp"
 #include "harness/real/provider_stub.hpp"
+#include "harness/real/stream_proxy.hpp"
 #include "harness/real/target_process.hpp"
 
 namespace onejob::real {
@@ -54,6 +56,20 @@ struct Acknowledged {
 
 bool is_terminal(const std::string& status) { return status == "succeeded" || status == "failed"; }
 
+// A scenario's idempotency keys, each as written: creates' and operator actions' (an action
+// without one of its own is sent under "op-r<request>").
+std::vector<std::string> scenario_keys(const ScenarioSpec& spec) {
+  std::vector<std::string> keys;
+  for (const auto& entry : spec.timeline) {
+    if (entry.kind == TimelineEntry::Kind::create_job) {
+      if (entry.create_job.key) keys.push_back(*entry.create_job.key);
+    } else {
+      keys.push_back(entry.action_key.value_or("op-r" + std::to_string(entry.request)));
+    }
+  }
+  return keys;
+}
+
 class Run {
  public:
   Run(const ScenarioSpec& spec, const ProbeOptions& options, ProbeResult& result)
@@ -62,7 +78,8 @@ class Run {
         result_(result),
         port_(options.port),
         recorder_(options.profile, request_timeout()),
-        random_(spec.seed) {}
+        random_(spec.seed),
+        keys_(tag_keys(options.key_prefix, scenario_keys(spec))) {}
 
   void execute();
 
@@ -90,6 +107,8 @@ class Run {
   void start_proxies();
   ProxyRule choose(std::size_t client, std::uint64_t number);
   ProxyRule choose_provider(std::size_t provider, std::uint64_t number);
+  StreamRule choose_store(StreamDirection direction);
+  bool start_store_proxy();
   std::optional<ProxyRule> draw_fault(const sim::LinkSpec& link);
   std::optional<ProxyRule> partitioned(LinkKind link, const std::vector<std::string>& nodes,
                                        bool any_node) const;
@@ -118,11 +137,14 @@ class Run {
   // One per provider stub when the scenario has faults between the target and its providers
   // (the stubs stay the ground truth: a request dropped before a stub never executed).
   std::vector<std::unique_ptr<FaultProxy>> provider_proxies_;
+  // Between the target and its store (--store-upstream): the node_store faults.
+  std::unique_ptr<StreamProxy> store_proxy_;
   std::map<std::string, std::size_t> client_index_;
   std::atomic<bool> quiet_ = false;
   std::atomic<bool> observing_done_ = false;
   std::mutex random_mutex_;
   std::mt19937_64 random_;
+  const std::map<std::string, std::string> keys_;  // each scenario key as this run sends it
 
   std::mutex mutex_;  // guards everything below
   std::condition_variable finished_;
@@ -182,6 +204,9 @@ std::string Run::provider_url(std::size_t provider) const {
 
 std::string Run::expand_command() const {
   std::string command = substitute(options_.target_cmd, "port", port_);
+  if (store_proxy_) {
+    command = substitute(command, "store", "127.0.0.1:" + std::to_string(store_proxy_->port()));
+  }
   std::string all;
   std::string certified;
   for (const auto& stub : stubs_) {
@@ -336,6 +361,59 @@ ProxyRule Run::choose_provider(std::size_t provider, std::uint64_t /*number*/) {
   return {};
 }
 
+// The node_store faults for a chunk of the store protocol crossing now: the target is every
+// API node and worker at once (one process, one pool of store connections), so a partition of
+// any of them cuts the target's link.
+StreamRule Run::choose_store(StreamDirection direction) {
+  if (quiet_) return {};
+  const bool to_store = direction == StreamDirection::to_server;
+  const Duration now = scenario_now();
+  for (const PartitionSpec& partition : spec_.partitions) {
+    if (partition.link != LinkKind::node_store || now < partition.from || now >= partition.until) {
+      continue;
+    }
+    if (partition.direction == PartitionSpec::Direction::both ||
+        (partition.direction == PartitionSpec::Direction::requests) == to_store) {
+      return {.cut = true};
+    }
+  }
+  const sim::LinkSpec& link = spec_.network.node_store;
+  {
+    std::lock_guard lock(random_mutex_);
+    const auto draw = [&](scenario::Ppm ppm) {
+      return ppm > 0 &&
+             std::uniform_int_distribution<scenario::Ppm>(0, scenario::kPpmOne - 1)(random_) < ppm;
+    };
+    if (to_store ? draw(link.drop_request) : draw(link.drop_response) || draw(link.reset)) {
+      return {.cut = true};
+    }
+  }
+  return {.delay = real(link.latency.min)};
+}
+
+bool Run::start_store_proxy() {
+  if (options_.store_upstream.empty()) return true;
+  const std::string& upstream = options_.store_upstream;
+  const bool path = upstream.starts_with("/");
+  const auto colon = path ? upstream.size() : upstream.rfind(':');
+  try {
+    store_proxy_ = std::make_unique<StreamProxy>(
+        upstream.substr(0, colon), path ? "" : upstream.substr(colon + 1),
+        [this](StreamDirection direction) { return choose_store(direction); });
+  } catch (const std::exception& error) {
+    result_.setup_error = error.what();
+    return false;
+  }
+  for (const auto& partition : spec_.partitions) {
+    if (partition.link != LinkKind::node_store) continue;
+    std::string nodes;
+    for (const auto& node : partition.nodes) nodes += (nodes.empty() ? "" : ", ") + node;
+    notes_.push_back("the partition between " + nodes +
+                     " and the store cuts the whole target's link to it (one process)");
+  }
+  return true;
+}
+
 std::string Run::credential(const std::string& owner) const {
   return options_.profile.owners.at(owner);  // checked before the run
 }
@@ -377,14 +455,19 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       const auto resend_at = Clock::now() + request_timeout();
       reply = once();
       record(reply);
-      if (reply.answered()) break;
+      // As the scenario's clients: a 502 or 503 (unavailable) is resent like a lost reply.
+      const bool unavailable =
+          reply.status == 502 || reply.status == options_.profile.translate(503);
+      if (reply.answered() && !unavailable) break;
       // A client learns of a lost reply by its timeout, not by the connection's end.
       if (sent < spec_.policy.client_retries) std::this_thread::sleep_until(resend_at);
     }
     return reply;
   };
-  const std::string key_of_action =
-      options_.key_prefix + entry.action_key.value_or("op-r" + std::to_string(entry.request));
+  // An operator action's key (none for a create or a read).
+  const auto key_of_action = [&] {
+    return keys_.at(entry.action_key.value_or("op-r" + std::to_string(entry.request)));
+  };
   // Every action but a create acts on the job an earlier create learned.
   std::string job;
   if (entry.kind != TimelineEntry::Kind::create_job) {
@@ -397,8 +480,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
   }
   switch (entry.kind) {
     case TimelineEntry::Kind::create_job: {
-      const std::string key =
-          entry.create_job.key ? options_.key_prefix + *entry.create_job.key : "";
+      const std::string key = entry.create_job.key ? keys_.at(*entry.create_job.key) : "";
       const HttpReply reply = send([&] {
         return recorder_.create(connection, owner, credential(owner), key, entry.create_job.body,
                                 entry.client);
@@ -433,7 +515,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       std::string body = entry.retry_body.value_or("");
       if (entry.provider) body = nlohmann::json{{"provider", *entry.provider}}.dump();
       send([&] {
-        return recorder_.retry(connection, owner, operator_credential(owner), key_of_action, job,
+        return recorder_.retry(connection, owner, operator_credential(owner), key_of_action(), job,
                                body, entry.client);
       });
       break;
@@ -458,7 +540,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
         break;
       }
       send([&] {
-        return recorder_.cancel(connection, owner, operator_credential(owner), key_of_action, job,
+        return recorder_.cancel(connection, owner, operator_credential(owner), key_of_action(), job,
                                 attempt, entry.client);
       });
       break;
@@ -682,23 +764,22 @@ bool Run::set_up() {
     result_.setup_error = std::string("a provider stub could not listen: ") + error.what();
     return false;
   }
+  if (!start_store_proxy()) return false;
   if (!options_.target_cmd.empty()) {
     target_ = std::make_unique<TargetProcess>(expand_command(),
                                               options_.log_dir + "/" + spec_.name + ".target.log");
   }
   if (!start_target()) return false;
   start_proxies();
+  if (store_proxy_) return true;
   for (const auto& partition : spec_.partitions) {
     if (partition.link == LinkKind::node_store) {
       notes_.push_back(
-          "a partition between the target and its store not applied: it is inside "
-          "the target");
+          "a partition between the target and its store not applied: no --store-upstream");
     }
   }
   if (sim::has_faults(spec_.network.node_store)) {
-    notes_.push_back(
-        "faults between the target and its store not applied: they are inside the "
-        "target");
+    notes_.push_back("faults between the target and its store not applied: no --store-upstream");
   }
   return true;
 }
@@ -738,6 +819,7 @@ void Run::execute() {
     // proxy's thread waiting on it.
     stubs_.clear();
     provider_proxies_.clear();
+    store_proxy_.reset();
   }
   result_.notes = notes_;
   result_.seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -760,6 +842,42 @@ ProbeResult probe_scenario(const ScenarioSpec& spec, const ProbeOptions& options
   Run run(spec, options, result);
   run.execute();
   return result;
+}
+
+std::map<std::string, std::string> tag_keys(const std::string& tag,
+                                            const std::vector<std::string>& keys) {
+  const auto tag_like = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  };
+  const auto keeps_length = [&](const std::string& key) {
+    return key.size() >= tag.size() + 8 &&
+           std::all_of(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(tag.size()),
+                       tag_like);
+  };
+  std::map<std::string, std::string> tagged;
+  for (const auto& key : keys) {
+    if (tag.empty() || key.empty()) {
+      tagged[key] = key;
+    } else {
+      tagged[key] = keeps_length(key) ? tag + key.substr(tag.size()) : tag + key;
+    }
+  }
+  // Two keys sent as one: prefix the one that kept its length (prefixed keys differ as the
+  // scenario's keys do), until no two are.
+  for (bool again = true; again;) {
+    again = false;
+    std::map<std::string, std::string> sender;  // tagged key -> scenario key
+    for (auto& [key, sent] : tagged) {
+      const auto [it, fresh] = sender.emplace(sent, key);
+      if (fresh) continue;
+      // Of the two, one kept its length (prefixed keys never meet): it is prefixed now.
+      const std::string kept = sent == tag + key ? it->second : key;
+      tagged[kept] = tag + kept;
+      again = true;
+      break;
+    }
+  }
+  return tagged;
 }
 
 }  // namespace onejob::real

@@ -62,8 +62,8 @@ std::map<std::string, std::string> read_names(const YamlReader& reader, const YA
 
 TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
   const YamlMap top(reader, root, "profile",
-                    {"name", "routes", "ready_path", "idempotency_header", "auth", "pointers",
-                     "statuses", "codes", "stub_ports"});
+                    {"name", "routes", "ready_path", "idempotency_header", "replay_header", "auth",
+                     "pointers", "statuses", "attempt_states", "codes", "stub_ports"});
   TargetProfile profile;
   if (auto node = top.get("name")) profile.name = reader.string(*node, "name");
   if (auto node = top.get("routes")) {
@@ -79,6 +79,9 @@ TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
     if (profile.key_header.empty())
       reader.fail(*node, "idempotency_header: expected a header name");
   }
+  if (auto node = top.get("replay_header")) {
+    profile.replay_header = reader.string(*node, "replay_header");
+  }
   if (auto node = top.get("auth")) {
     const YamlMap auth(reader, *node, "auth", {"header", "prefix", "owners", "operators"});
     if (auto v = auth.get("header")) profile.auth_header = reader.string(*v, "auth.header");
@@ -89,12 +92,17 @@ TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
     }
   }
   if (auto node = top.get("pointers")) {
-    const YamlMap pointers(reader, *node, "pointers",
-                           {"job_id", "status", "result", "error", "attempts", "attempt_id"});
+    const YamlMap pointers(
+        reader, *node, "pointers",
+        {"job_id", "status", "result", "error", "attempts", "attempt_id", "attempt_state"});
     const std::pair<const char*, std::string*> fields[] = {
-        {"job_id", &profile.job_id_pointer},     {"status", &profile.status_pointer},
-        {"result", &profile.result_pointer},     {"error", &profile.error_pointer},
-        {"attempts", &profile.attempts_pointer}, {"attempt_id", &profile.attempt_id_pointer}};
+        {"job_id", &profile.job_id_pointer},
+        {"status", &profile.status_pointer},
+        {"result", &profile.result_pointer},
+        {"error", &profile.error_pointer},
+        {"attempts", &profile.attempts_pointer},
+        {"attempt_id", &profile.attempt_id_pointer},
+        {"attempt_state", &profile.attempt_state_pointer}};
     for (const auto& [key, field] : fields) {
       if (auto v = pointers.get(key))
         *field = read_pointer(reader, *v, std::string("pointers.") + key);
@@ -105,6 +113,17 @@ TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
     for (const char* meaning : {"succeeded", "failed"}) {
       if (auto v = statuses.get(meaning)) {
         profile.status_words[reader.string(*v, std::string("statuses.") + meaning)] = meaning;
+      }
+    }
+  }
+  if (auto node = top.get("attempt_states")) {
+    const YamlMap states(reader, *node, "attempt_states", {"starting", "cancelled"});
+    for (const char* meaning : {"starting", "cancelled"}) {
+      if (auto v = states.get(meaning)) {
+        std::erase_if(profile.attempt_state_words,
+                      [&](const auto& word) { return word.second == meaning; });
+        profile.attempt_state_words[reader.string(*v, std::string("attempt_states.") + meaning)] =
+            meaning;
       }
     }
   }
@@ -142,6 +161,11 @@ int TargetProfile::translate(int reference_status) const {
 std::string TargetProfile::status_of(const std::string& word) const {
   const auto found = status_words.find(word);
   return found == status_words.end() ? word : found->second;
+}
+
+std::string TargetProfile::attempt_state_of(const std::string& word) const {
+  const auto found = attempt_state_words.find(word);
+  return found == attempt_state_words.end() ? word : found->second;
 }
 
 TargetProfile parse_profile(const std::string& yaml_text, const std::string& file) {

@@ -23,6 +23,9 @@ struct TargetProfile {
   Route cancel{"POST", "/attempts/{attempt}/cancel"};
   std::string ready_path = "/readyz";  // answers 200 once the target takes requests
   std::string key_header = "Idempotency-Key";
+  // The header that marks a replayed operator action's answer (its value "true", in any case);
+  // empty: the target does not mark replays, and the history records no mark.
+  std::string replay_header = "Idempotent-Replayed";
   std::string auth_header = "Authorization";
   std::string auth_prefix = "Bearer ";
   // The credential each owner sends, and the one an operator acting on that owner's jobs sends
@@ -40,9 +43,15 @@ struct TargetProfile {
   std::string error_pointer = "/error";
   std::string attempts_pointer = "/attempts";      // an array, oldest first
   std::string attempt_id_pointer = "/attempt_id";  // inside one element of it
+  // In a retry's or cancel's answer: the state of the attempt it names ("": not read).
+  std::string attempt_state_pointer = "/state";
   // The target's words for the statuses the rules speak of (succeeded, failed); a word not
   // listed is passed through as it is.
   std::map<std::string, std::string> status_words;
+  // The target's words for the attempt states an acknowledged action shows (starting: a
+  // retry's new attempt; cancelled: a cancel's attempt), each to the rules' word.
+  std::map<std::string, std::string> attempt_state_words{{"STARTING", "starting"},
+                                                         {"CANCELLED", "cancelled"}};
   // The codes the target answers with, by meaning: created, replayed, conflict (a reused key
   // with another body), in_flight (a retry while an attempt may still run), not_found,
   // unavailable. A scenario's expected codes are the reference's and are translated.
@@ -56,6 +65,8 @@ struct TargetProfile {
   int translate(int reference_status) const;
   // The rules' word for the target's job status `word`.
   std::string status_of(const std::string& word) const;
+  // The rules' word for the target's attempt state `word`.
+  std::string attempt_state_of(const std::string& word) const;
 };
 
 // Reads and validates a profile file; throws scenario::ScenarioError ("file:line:col: what").

@@ -11,6 +11,10 @@
 #                skipped), one schema for all of them (the keys are prefixed per run)
 #   kill_memory  kill -9 and restart of a memory-store target mid-run: reported as loss (B8)
 #   pg_kill_9    the same on PostgreSQL (ONEJOB_PG_URL; 77 = skipped): nothing lost
+#   pg_store_faults  the probe between a PostgreSQL target and its database (--store-upstream):
+#                a create whose INSERT is lost passes on the reference, lost-create is caught by
+#                B8.acknowledged_without_job (probe and check agree), store-error-500 by the
+#                story's expected answer
 set -uo pipefail
 onejob=$(realpath "$1")
 source_dir=$(realpath "$2")
@@ -90,6 +94,8 @@ case $mode in
                fingerprint-without-provider:same_key_other_provider:B2.other_payload_accepted \
                action-key-ignores-request:operator_keys_reused:B9.key_answered_another_request \
                record-refused-action:operator_keys_reused:B9.refused_then_acknowledged \
+               replay-current-state:operator_retry_replayed:B9.answer_misstates \
+               replay-unmarked:operator_double_click_cancel:B9.replay_unmarked \
                timeout-is-failure:provider_never_answers:B7.failed_while_running \
                blind-overwrite:reverse_order_completion:B4.result_changed \
                late-merge:reverse_order_completion:B4.result_changed; do
@@ -114,6 +120,39 @@ case $mode in
     cat "$work/out.txt"
     [[ $code == 1 ]] || fail "memory store killed: exit $code, expected 1 (loss)"
     grep -q "B8.acknowledged_job_missing" "$work/out.txt" || fail "memory store killed: no B8 finding"
+    ;;
+  pg_store_faults)
+    need_pg
+    # The database's address from ONEJOB_PG_URL (keyword form): a Unix socket's directory or a
+    # host, its port, user and database; the target reaches it through the probe's proxy.
+    field() { sed -nE "s/.*(^| )$1=([^ ]+).*/\2/p" <<< "$ONEJOB_PG_URL"; }
+    host=$(field host) port=$(field port) user=$(field user) db=$(field dbname)
+    if [[ $host == /* ]]; then upstream="$host/.s.PGSQL.${port:-5432}"; else upstream="${host:-127.0.0.1}:${port:-5432}"; fi
+    schema="probe_store_$$"
+    target="$serve --store 'postgres=postgresql://${user:-postgres}@{store}/${db:-postgres}' --schema $schema"
+    for defect in none lost-create store-error-500; do
+      cmd=$target
+      [[ $defect == none ]] || cmd="$target --defect $defect"
+      probe "$work/$defect" "$cmd" --store-upstream "$upstream" \
+        scenarios/store_request_lost_on_create.yaml > "$work/out.txt" 2>&1
+      code=$?
+      grep -v "^  note" "$work/out.txt" | head -4
+      case $defect in
+        none) [[ $code == 0 ]] || fail "reference: exit $code, expected 0" ;;
+        lost-create)
+          [[ $code == 1 ]] || fail "lost-create: exit $code, expected 1"
+          grep -q "  B8.acknowledged_without_job:" "$work/out.txt" ||
+            fail "lost-create: B8.acknowledged_without_job not reported"
+          "$onejob" check "$work/$defect"/*.history.jsonl > "$work/check.txt"
+          [[ $? == 1 ]] && grep -q B8.acknowledged_without_job "$work/check.txt" ||
+            fail "lost-create: onejob check does not agree" ;;
+        store-error-500)
+          [[ $code == 1 ]] || fail "store-error-500: exit $code, expected 1"
+          grep -q "expected 201, got 500" "$work/out.txt" ||
+            fail "store-error-500: the 500 was not reported against the expected answer" ;;
+      esac
+    done
+    psql "$ONEJOB_PG_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" > /dev/null 2>&1
     ;;
   pg_kill_9)
     need_pg

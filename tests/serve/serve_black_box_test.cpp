@@ -17,6 +17,7 @@
 #include "harness/check/black_box_jsonl.hpp"
 #include "harness/real/black_box_recorder.hpp"
 #include "harness/real/fault_proxy.hpp"
+#include "harness/real/probe.hpp"
 #include "harness/real/provider_stub.hpp"
 
 #include "tests/serve/serve_process.hpp"
@@ -292,6 +293,37 @@ BOOST_AUTO_TEST_CASE(defects_observable_over_http_are_caught_by_their_rule) {
                                                        << recorder.jsonl());
     }
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// How the probe tells one run's keys from another's without changing what a story says of a key.
+BOOST_AUTO_TEST_SUITE(probe_keys)
+
+BOOST_AUTO_TEST_CASE(tagged_keys_keep_emptiness_length_and_distinctness) {
+  const std::string tag = "p1a2b-1-";  // 8 characters
+  const std::string longest(255, 'k');
+  const std::string too_long(256, 'k');
+  const std::vector<std::string> keys = {"", "k1", longest, too_long,
+                                         // Overwritten, the three would be sent as one.
+                                         "order-00-suffix-0001", "xxxxxxxx-suffix-0001",
+                                         "-suffix-0001", "\tcontrol-character-key-here"};
+  const auto tagged = real::tag_keys(tag, keys);
+  BOOST_TEST(tagged.at("") == "");
+  BOOST_TEST(tagged.at("k1") == tag + "k1");
+  BOOST_TEST(tagged.at(longest).size() == 255u);
+  BOOST_TEST(tagged.at(too_long).size() == 256u);
+  BOOST_TEST(tagged.at(longest).starts_with(tag));
+  // Its first characters are not the tag's kind: prefixed, so the story's bad key stays bad.
+  BOOST_TEST(tagged.at("\tcontrol-character-key-here") == tag + "\tcontrol-character-key-here");
+  std::set<std::string> sent;
+  for (const auto& [key, as_sent] : tagged) {
+    BOOST_TEST(as_sent.starts_with(tag) == !key.empty(), key);
+    sent.insert(as_sent);
+  }
+  BOOST_TEST(sent.size() == tagged.size(), "two keys are sent as one");
+  // No tag: every key as it is.
+  for (const auto& [key, as_sent] : real::tag_keys("", keys)) BOOST_TEST(as_sent == key);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -51,10 +51,13 @@ class Story {
     history_.requests.push_back(std::move(r));
     return *this;
   }
-  Story& acted(std::string id, std::int64_t t, int status, std::optional<std::string> attempt) {
+  Story& acted(std::string id, std::int64_t t, int status, std::optional<std::string> attempt,
+               std::optional<json> body = {}, std::optional<bool> replayed = {}) {
     Response r = response(std::move(id), t);
     r.status = status;
     r.attempt = std::move(attempt);
+    r.body = std::move(body);
+    r.replayed = replayed;
     history_.responses.push_back(std::move(r));
     return *this;
   }
@@ -93,6 +96,11 @@ class Story {
     return *this;
   }
   const History& history() const { return history_; }
+  // The last answer shows its attempt in `state`.
+  Story& shows(std::string state) {
+    history_.responses.back().attempt_state = std::move(state);
+    return *this;
+  }
 
  private:
   std::uint64_t next() { return ++lines_; }
@@ -299,6 +307,20 @@ BOOST_AUTO_TEST_CASE(b8_an_acknowledged_job_read_404_by_its_owner) {
   BOOST_TEST(found.empty(), joined(found));
 }
 
+BOOST_AUTO_TEST_CASE(b8_a_create_acknowledged_without_its_job) {
+  Story s;
+  s.create("r1", 0, "alice", "k1").answer("r1", 10, 201);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B8.acknowledged_without_job"), joined(found));
+  // Refused, unavailable or unanswered without a job: no finding.
+  Story refused;
+  refused.create("r1", 0, "alice", "k1").answer("r1", 10, 503);
+  refused.create("r2", 20, "alice", "k2").answer("r2", 30, 422);
+  refused.create("r3", 40, "alice", "k3").lost("r3", 50);
+  found = clauses(refused.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
 BOOST_AUTO_TEST_CASE(b9_an_operator_key_answering_another_request) {
   auto s = clean();
   s.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
@@ -329,6 +351,64 @@ BOOST_AUTO_TEST_CASE(b9_a_replay_that_differs_from_the_first_answer) {
   same.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
   same.keyed("r11", 201, "retry", "op-1").acted("r11", 230, 201, "2");
   found = clauses(same.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b9_a_replay_whose_body_differs) {
+  const json starting = {{"attempt_id", "2"}, {"state", "starting"}};
+  const json running = {{"attempt_id", "2"}, {"state", "running"}};
+  auto s = clean();
+  s.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2", starting);
+  s.keyed("r11", 220, "retry", "op-1").acted("r11", 230, 201, "2", running);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B9.replay_differs"), joined(found));
+  // The same body again, or a body not recorded: no finding.
+  auto same = clean();
+  same.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2", starting);
+  same.keyed("r11", 220, "retry", "op-1").acted("r11", 230, 201, "2", starting);
+  same.keyed("r12", 240, "retry", "op-1").acted("r12", 250, 201, "2");
+  found = clauses(same.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b9_an_acknowledgement_that_misstates_what_the_action_did) {
+  auto s = clean();
+  s.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  s.shows("succeeded");  // a replay showing the state now
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B9.answer_misstates"), joined(found));
+  auto cancel = clean();
+  cancel.keyed("r10", 200, "cancel", "op-2", "1").acted("r10", 210, 200, "1");
+  cancel.shows("running");
+  found = clauses(cancel.history());
+  BOOST_TEST(only(found, "B9.answer_misstates"), joined(found));
+  // What each did, or a refusal showing the attempt as it is: no finding.
+  auto right = clean();
+  right.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  right.shows("starting");
+  right.keyed("r11", 220, "cancel", "op-2", "2").acted("r11", 230, 200, "2");
+  right.shows("cancelled");
+  right.keyed("r12", 240, "cancel", "op-3", "1").acted("r12", 250, 409, "1");
+  right.shows("succeeded");
+  found = clauses(right.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b9_two_acknowledgements_without_the_replay_mark) {
+  auto s = clean();
+  s.keyed("r10", 200, "cancel", "op-2", "1").acted("r10", 210, 200, "1", {}, false);
+  s.keyed("r11", 220, "cancel", "op-2", "1").acted("r11", 230, 200, "1", {}, false);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B9.replay_unmarked"), joined(found));
+  // The original unmarked and its replays marked (in whatever order they arrive), or a target
+  // whose marks were not recorded: no finding.
+  auto marked = clean();
+  marked.keyed("r10", 200, "cancel", "op-2", "1").keyed("r11", 201, "cancel", "op-2", "1");
+  marked.acted("r11", 210, 200, "1", {}, true).acted("r10", 230, 200, "1", {}, false);
+  marked.keyed("r12", 240, "cancel", "op-2", "1").acted("r12", 250, 200, "1", {}, true);
+  marked.keyed("r13", 260, "retry", "op-3").acted("r13", 270, 201, "2");
+  marked.keyed("r14", 280, "retry", "op-3").acted("r14", 290, 201, "2");
+  found = clauses(marked.history());
   BOOST_TEST(found.empty(), joined(found));
 }
 
