@@ -12,6 +12,8 @@
 #include <utility>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -448,6 +450,78 @@ void action_keys_stand_for_one_request(const History& history, const Index& inde
   }
 }
 
+// B10: a job is its owner's: a read, retry or cancel of a job acknowledged to one owner, sent as
+// another owner (or that owner's operator), is never acknowledged.
+void jobs_stay_their_owners(const History& history, const Index& index, std::vector<Finding>& out) {
+  for (const Response* response : by_arrival(history)) {
+    const Request* request = index.request_of(*response);
+    if (!request || request->action == "create" || !request->job || !success(response->status)) {
+      continue;
+    }
+    const auto identity = index.identity_of_job.find(*request->job);
+    if (identity == index.identity_of_job.end()) continue;
+    const std::string owner = identity->second.substr(0, identity->second.find('\0'));
+    if (owner == request->owner) continue;
+    const Response* acknowledgement = index.jobs_of_identity.at(identity->second).at(*request->job);
+    out.push_back(finding("B10.another_owners_job",
+                          "a " + request->action + " of job " + *request->job + " (owner " + owner +
+                              "'s) sent as " + request->owner + " was answered " +
+                              std::to_string(*response->status),
+                          {response->line, request->line, acknowledgement->line}));
+  }
+}
+
+// B11: a job moves to another provider on its own only once that provider passed its contract:
+// the first execution for a job names its provider; an execution for it on another provider,
+// before any operator retry of the job was sent, needs a certification execution on that
+// provider that ended before it, and the last such one answered correctly (outcome "ok").
+void failover_is_certified(const History& history, const Index& index, std::vector<Finding>& out) {
+  std::map<std::string, std::int64_t> first_retry;  // job id -> when its first retry was sent
+  for (const auto& request : history.requests) {
+    if (request.action != "retry" || !request.job) continue;
+    const auto [it, fresh] = first_retry.emplace(*request.job, request.t_us);
+    if (!fresh) it->second = std::min(it->second, request.t_us);
+  }
+  for (const auto& [identity, executions] : index.executions_of_identity) {
+    std::int64_t retried = std::numeric_limits<std::int64_t>::max();
+    if (const auto jobs = index.jobs_of_identity.find(identity);
+        jobs != index.jobs_of_identity.end()) {
+      for (const auto& [job, response] : jobs->second) {
+        if (const auto at = first_retry.find(job); at != first_retry.end()) {
+          retried = std::min(retried, at->second);
+        }
+      }
+    }
+    const std::string& own = executions.front()->provider;
+    std::set<std::string> judged;
+    for (const Execution* execution : executions) {
+      if (execution->provider == own || execution->t_us >= retried ||
+          !judged.insert(execution->provider).second) {
+        continue;
+      }
+      const Execution* last = nullptr;  // the provider's last certification that ended before
+      for (const auto& certification : history.executions) {
+        if (certification.purpose != "certification" ||
+            certification.provider != execution->provider || !certification.ended_us ||
+            *certification.ended_us > execution->t_us) {
+          continue;
+        }
+        if (!last || *certification.ended_us >= *last->ended_us) last = &certification;
+      }
+      if (last && last->outcome == "ok") continue;
+      std::vector<std::uint64_t> lines{execution->line, executions.front()->line};
+      if (last) lines.push_back(last->line);
+      out.push_back(
+          finding("B11.uncertified_failover",
+                  "the job of " + describe_identity(identity) + ", first executed on " + own +
+                      ", was executed on " + execution->provider +
+                      (last ? ", whose last certification before it answered " + last->outcome
+                            : ", which no certification had passed before it"),
+                  std::move(lines)));
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<Rule>& all_rules() {
@@ -465,6 +539,9 @@ const std::vector<Rule>& all_rules() {
       {"B9",
        "an operator action's key stands for one request, its replay repeats its answer, and "
        "every acknowledgement shows what the action did"},
+      {"B10", "a job is its owner's: another owner's read, retry or cancel of it is refused"},
+      {"B11",
+       "a job moves to another provider on its own only once that provider passed its contract"},
   };
   return rules;
 }
@@ -481,6 +558,8 @@ std::vector<Finding> judge(const History& history) {
   timeout_is_not_failure(history, index, out);
   nothing_lost(history, index, out);
   action_keys_stand_for_one_request(history, index, out);
+  jobs_stay_their_owners(history, index, out);
+  failover_is_certified(history, index, out);
   availability(history, index, out);
   return out;
 }

@@ -1,5 +1,6 @@
 #include "harness/cli/check_command.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -26,7 +27,9 @@ void print_text(const std::string& path, const check::black_box::History& histor
   for (const auto& rule : check::black_box::all_rules()) {
     int broken = 0;
     for (const auto& finding : findings) broken += finding.rule == rule.id ? 1 : 0;
-    std::cout << "  " << rule.id << "  " << (broken == 0 ? "ok      " : "BROKEN  ") << rule.promise
+    std::string id(rule.id);
+    id.resize(std::max<std::size_t>(id.size(), 3), ' ');  // B1 and B10 in one column
+    std::cout << "  " << id << " " << (broken == 0 ? "ok      " : "BROKEN  ") << rule.promise
               << "\n";
     for (const auto& finding : findings) {
       if (finding.rule != rule.id) continue;
@@ -97,10 +100,11 @@ Command add_check_command(CLI::App& app) {
   auto* check = app.add_subcommand(
       "check",
       "Judge black-box histories (JSON Lines of client requests, the answers they got and the "
-      "provider executions, as harness/README.md documents them) by the black-box rules B1..B9: "
+      "provider executions, as harness/README.md documents them) by the black-box rules B1..B11: "
       "one job per key, reused keys refused, one execution at a time, one result that never "
       "changes, results that providers produced, each provider key executed once, no timeout "
-      "shown as failure, nothing acknowledged lost.");
+      "shown as failure, nothing acknowledged lost, an operator key for one request, jobs "
+      "that stay their owner's, failover only to a certified provider.");
   check->add_option("history", flags->histories, "History files (JSON Lines)")
       ->required()
       ->check(non_empty_path());

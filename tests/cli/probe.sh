@@ -96,6 +96,9 @@ case $mode in
                record-refused-action:operator_keys_reused:B9.refused_then_acknowledged \
                replay-current-state:operator_retry_replayed:B9.answer_misstates \
                replay-unmarked:operator_double_click_cancel:B9.replay_unmarked \
+               foreign-owner-retry:owner_b_probes_owner_a:B10.another_owners_job \
+               skip-contract:fallback_not_certified:B11.uncertified_failover \
+               schema-only-contract:fallback_plausible_but_wrong:B11.uncertified_failover \
                timeout-is-failure:provider_never_answers:B7.failed_while_running \
                blind-overwrite:reverse_order_completion:B4.result_changed \
                late-merge:reverse_order_completion:B4.result_changed; do

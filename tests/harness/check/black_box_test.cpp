@@ -75,6 +75,13 @@ class Story {
     history_.responses.push_back(response(std::move(id), t));
     return *this;
   }
+  // A certification call a provider stub answered with `outcome` (ok: the known answer).
+  Story& certify(std::int64_t t, std::int64_t ended, std::string provider, std::string outcome) {
+    execute(t, ended, std::move(provider), "cert-" + std::to_string(t), std::move(outcome),
+            json::object(), json{{"text", "known question"}});
+    history_.executions.back().purpose = "certification";
+    return *this;
+  }
   Story& execute(std::int64_t t, std::optional<std::int64_t> ended, std::string provider,
                  std::string key, std::string outcome = "ok", std::optional<json> output = kBilling,
                  json input = kInput) {
@@ -166,7 +173,7 @@ BOOST_AUTO_TEST_SUITE(black_box_rules)
 BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
   const auto found = clauses(clean().history());
   BOOST_TEST(found.empty(), joined(found));
-  BOOST_TEST(all_rules().size() == 9u);
+  BOOST_TEST(all_rules().size() == 11u);
 }
 
 BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
@@ -200,6 +207,7 @@ BOOST_AUTO_TEST_CASE(b3_a_new_execution_while_the_first_may_still_run) {
   s.create("r1", 0, "alice", "k1")
       .answer("r1", 10, 201, "7")
       .execute(30, std::nullopt, "alpha", "p7-1", "hang", std::nullopt)
+      .certify(1, 5, "beta", "ok")
       .execute(5000, 5100, "beta", "p7-2");
   auto found = clauses(s.history());
   BOOST_TEST(only(found, "B3.overlapping_executions"), joined(found));
@@ -208,8 +216,9 @@ BOOST_AUTO_TEST_CASE(b3_a_new_execution_while_the_first_may_still_run) {
   cancelled.create("r1", 0, "alice", "k1")
       .answer("r1", 10, 201, "7")
       .execute(30, std::nullopt, "alpha", "p7-1", "hang", std::nullopt)
-      .act("r2", 4000, "ops", "cancel", "7")
+      .act("r2", 4000, "alice", "cancel", "7")
       .answer("r2", 4010, 200, "7")
+      .certify(1, 5, "beta", "ok")
       .execute(5000, 5100, "beta", "p7-2");
   found = clauses(cancelled.history());
   BOOST_TEST(found.empty(), joined(found));
@@ -218,6 +227,7 @@ BOOST_AUTO_TEST_CASE(b3_a_new_execution_while_the_first_may_still_run) {
   failover.create("r1", 0, "alice", "k1")
       .answer("r1", 10, 201, "7")
       .execute(30, 40, "alpha", "p7-1", "error", std::nullopt)
+      .certify(1, 5, "beta", "ok")
       .execute(50, 60, "beta", "p7-2");
   found = clauses(failover.history());
   BOOST_TEST(found.empty(), joined(found));
@@ -225,7 +235,8 @@ BOOST_AUTO_TEST_CASE(b3_a_new_execution_while_the_first_may_still_run) {
 
 BOOST_AUTO_TEST_CASE(b4_a_result_that_changes_or_a_success_undone) {
   auto s = clean();
-  s.execute(150, 160, "beta", "p7-2", "ok", kOther)
+  s.certify(1, 5, "beta", "ok")
+      .execute(150, 160, "beta", "p7-2", "ok", kOther)
       .act("r9", 200, "alice", "read", "7")
       .answer("r9", 210, 200, "7", "succeeded", kOther);
   auto found = clauses(s.history());
@@ -434,6 +445,51 @@ BOOST_AUTO_TEST_CASE(b9_a_refused_cancel_acknowledged_when_sent_again) {
   BOOST_TEST(found.empty(), joined(found));
 }
 
+BOOST_AUTO_TEST_CASE(b10_another_owners_job_acted_on) {
+  auto s = clean();
+  s.act("r9", 200, "bob", "retry", "7").answer("r9", 210, 201);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B10.another_owners_job"), joined(found));
+  // Refused (404 or 403), or the owner's own: no finding.
+  auto refused = clean();
+  refused.act("r9", 200, "bob", "cancel", "7").answer("r9", 210, 404);
+  refused.act("r10", 220, "mallory", "read", "7").answer("r10", 230, 403);
+  refused.act("r11", 240, "alice", "read", "7").answer("r11", 250, 200, "7", "succeeded", kBilling);
+  found = clauses(refused.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+// A job that failed on alpha and then ran on beta.
+Story failed_over() {
+  Story s;
+  s.create("r1", 0, "alice", "k1").answer("r1", 10, 201, "7", "queued");
+  s.execute(30, 40, "alpha", "7:1", "error", std::nullopt);
+  return s;
+}
+
+BOOST_AUTO_TEST_CASE(b11_a_failover_to_a_provider_that_passed_no_contract) {
+  auto never = failed_over();
+  never.execute(100, 120, "beta", "7:2");
+  auto found = clauses(never.history());
+  BOOST_TEST(only(found, "B11.uncertified_failover"), joined(found));
+  auto wrong = failed_over();
+  wrong.certify(1, 5, "beta", "ok").certify(50, 60, "beta", "plausible");
+  wrong.certify(90, 130, "beta", "ok");  // still running when beta executed: not the gate's
+  wrong.execute(100, 120, "beta", "7:2");
+  found = clauses(wrong.history());
+  BOOST_TEST(only(found, "B11.uncertified_failover"), joined(found));
+  // Certified before; or moved by an operator's retry: no finding.
+  auto certified = failed_over();
+  certified.certify(1, 5, "beta", "ok").execute(100, 120, "beta", "7:2");
+  found = clauses(certified.history());
+  BOOST_TEST(found.empty(), joined(found));
+  auto moved = failed_over();
+  moved.act("r2", 80, "alice", "retry", "7").answer("r2", 90, 201);
+  moved.execute(100, 120, "beta", "7:2");
+  found = clauses(moved.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
 BOOST_AUTO_TEST_CASE(availability_is_reported_apart_from_safety) {
   auto s = clean();
   s.quiet(300)
@@ -547,7 +603,8 @@ BOOST_AUTO_TEST_SUITE(black_box_page)
 
 BOOST_AUTO_TEST_CASE(the_page_outlines_what_each_finding_names_and_escapes_what_it_shows) {
   auto s = clean();
-  s.execute(150, 160, "beta", "p7-2", "ok", kOther)
+  s.certify(1, 5, "beta", "ok")
+      .execute(150, 160, "beta", "p7-2", "ok", kOther)
       .act("r9", 200, "alice", "read", "7")
       .answer("r9", 210, 200, "7", "succeeded", kOther);
   auto history = s.history();
