@@ -63,6 +63,7 @@ struct Index {
   // (their input is one of its creates', perhaps another identity's too).
   std::map<std::string, std::vector<const Execution*>> executions_of_identity;
   std::map<std::string, std::vector<const Execution*>> candidates_of_identity;
+  std::map<std::string, std::int64_t> first_retry;  // identity -> its first retry's sending
 
   explicit Index(const History& history) {
     for (const auto& request : history.requests) request_by_id.emplace(request.id, &request);
@@ -91,6 +92,19 @@ struct Index {
     for (auto& [identity, executions] : executions_of_identity) {
       std::ranges::stable_sort(executions, {}, &Execution::t_us);
     }
+    for (const auto& request : history.requests) {
+      if (request.action != "retry" || !request.job) continue;
+      const auto identity = identity_of_job.find(*request.job);
+      if (identity == identity_of_job.end()) continue;
+      const auto [it, fresh] = first_retry.emplace(identity->second, request.t_us);
+      if (!fresh) it->second = std::min(it->second, request.t_us);
+    }
+  }
+
+  // When the first operator retry of the identity's job was sent (never: the largest time).
+  std::int64_t first_retry_of(const std::string& identity) const {
+    const auto found = first_retry.find(identity);
+    return found == first_retry.end() ? std::numeric_limits<std::int64_t>::max() : found->second;
   }
 
   const Request* request_of(const Response& response) const {
@@ -476,22 +490,8 @@ void jobs_stay_their_owners(const History& history, const Index& index, std::vec
 // before any operator retry of the job was sent, needs a certification execution on that
 // provider that ended before it, and the last such one answered correctly (outcome "ok").
 void failover_is_certified(const History& history, const Index& index, std::vector<Finding>& out) {
-  std::map<std::string, std::int64_t> first_retry;  // job id -> when its first retry was sent
-  for (const auto& request : history.requests) {
-    if (request.action != "retry" || !request.job) continue;
-    const auto [it, fresh] = first_retry.emplace(*request.job, request.t_us);
-    if (!fresh) it->second = std::min(it->second, request.t_us);
-  }
   for (const auto& [identity, executions] : index.executions_of_identity) {
-    std::int64_t retried = std::numeric_limits<std::int64_t>::max();
-    if (const auto jobs = index.jobs_of_identity.find(identity);
-        jobs != index.jobs_of_identity.end()) {
-      for (const auto& [job, response] : jobs->second) {
-        if (const auto at = first_retry.find(job); at != first_retry.end()) {
-          retried = std::min(retried, at->second);
-        }
-      }
-    }
+    const std::int64_t retried = index.first_retry_of(identity);
     const std::string& own = executions.front()->provider;
     std::set<std::string> judged;
     for (const Execution* execution : executions) {
@@ -522,6 +522,49 @@ void failover_is_certified(const History& history, const Index& index, std::vect
   }
 }
 
+// B12: a failure is answered as one the client may retry under the same key — 503 (unavailable,
+// with Retry-After) or a gateway's 502 or 504 — never as another server error, which leaves the
+// client unable to tell whether to resend.
+void failures_are_declared(const History& history, const Index& index,
+                           std::vector<Finding>& out) {
+  for (const auto& response : history.responses) {
+    if (!response.status || *response.status < 500 || *response.status == 502 ||
+        *response.status == 503 || *response.status == 504) {
+      continue;
+    }
+    const Request* request = index.request_of(response);
+    out.push_back(finding("B12.undeclared_server_error",
+                          "request " + response.id + " (" +
+                              (request ? request->action : std::string("?")) +
+                              ") was answered " + std::to_string(*response.status) +
+                              ", not a failure it may retry (502, 503, 504)",
+                          {response.line}));
+  }
+}
+
+// B13: where the history declares the target's attempt limit, a job's executions, before any
+// operator retry of it was sent, are under at most that many provider keys (an attempt keeps its
+// key when it is sent again; each new attempt, a failover's too, has its own).
+void attempts_within_limit(const History& history, const Index& index,
+                           std::vector<Finding>& out) {
+  if (!history.attempt_limit) return;
+  for (const auto& [identity, executions] : index.executions_of_identity) {
+    const std::int64_t retried = index.first_retry_of(identity);
+    std::set<std::pair<std::string, std::string>> keys;
+    for (const Execution* execution : executions) {
+      if (execution->t_us >= retried) break;
+      keys.emplace(execution->provider, execution->provider_key);
+      if (static_cast<int>(keys.size()) <= *history.attempt_limit) continue;
+      out.push_back(finding("B13.attempts_past_limit",
+                            "the job of " + describe_identity(identity) + " was executed under " +
+                                std::to_string(keys.size()) + " provider keys, past its limit of " +
+                                std::to_string(*history.attempt_limit) + " attempts",
+                            {execution->line, executions.front()->line}));
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<Rule>& all_rules() {
@@ -542,6 +585,10 @@ const std::vector<Rule>& all_rules() {
       {"B10", "a job is its owner's: another owner's read, retry or cancel of it is refused"},
       {"B11",
        "a job moves to another provider on its own only once that provider passed its contract"},
+      {"B12",
+       "a failure is answered as one to retry under the same key (502, 503, 504), never another "
+       "5xx"},
+      {"B13", "a job runs at most the target's declared number of attempts"},
   };
   return rules;
 }
@@ -560,6 +607,8 @@ std::vector<Finding> judge(const History& history) {
   action_keys_stand_for_one_request(history, index, out);
   jobs_stay_their_owners(history, index, out);
   failover_is_certified(history, index, out);
+  failures_are_declared(history, index, out);
+  attempts_within_limit(history, index, out);
   availability(history, index, out);
   return out;
 }

@@ -75,6 +75,8 @@ struct History {
   std::vector<Execution> executions;
   // When the faults stopped (a "quiet" line): requests sent after it must be answered.
   std::optional<std::int64_t> quiet_from_us{};
+  // The target's limit of attempts per job (a "policy" line), when the history declares it.
+  std::optional<int> attempt_limit{};
 };
 
 // One broken promise, with the history lines that show it.

@@ -232,8 +232,17 @@ void read_line(const std::string& line, const std::string& where, History& histo
   } else if (kind == "quiet") {
     if (history.quiet_from_us) f.fail("kind", "a second quiet line");
     history.quiet_from_us = t_us;
+  } else if (kind == "policy") {
+    if (history.attempt_limit) f.fail("kind", "a second policy line");
+    const nlohmann::json& limit = f.need("attempt_limit");
+    if (!limit.is_number_integer() || limit.get<std::int64_t>() < 1 ||
+        limit.get<std::int64_t>() > 1'000'000) {
+      f.fail("attempt_limit", "expected an integer from 1 to 1000000");
+    }
+    history.attempt_limit = limit.get<int>();
   } else {
-    f.fail("kind", "expected request, response, execution or quiet, found \"" + kind + "\"");
+    f.fail("kind",
+           "expected request, response, execution, quiet or policy, found \"" + kind + "\"");
   }
   f.no_other_fields();
 }
@@ -308,6 +317,10 @@ std::string to_jsonl(const Execution& e) {
   if (e.output) line["output"] = *e.output;
   line["ended_us"] = e.ended_us ? nlohmann::json(*e.ended_us) : nlohmann::json(nullptr);
   return dump(line);
+}
+
+std::string policy_jsonl(int attempt_limit) {
+  return dump(nlohmann::ordered_json{{"kind", "policy"}, {"t_us", 0}, {"attempt_limit", attempt_limit}});
 }
 
 std::string quiet_jsonl(std::int64_t t_us) {

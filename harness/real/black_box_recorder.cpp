@@ -183,6 +183,12 @@ void BlackBoxRecorder::quiet() {
   quiet_line_ = ++lines_;
 }
 
+void BlackBoxRecorder::declare_attempt_limit(int limit) {
+  std::lock_guard lock(mutex_);
+  history_.attempt_limit = limit;
+  policy_line_ = ++lines_;
+}
+
 void BlackBoxRecorder::add_executions(const ProviderStub& stub) {
   const auto executions = stub.executions();
   std::lock_guard lock(mutex_);
@@ -214,6 +220,9 @@ std::string BlackBoxRecorder::jsonl() const {
   for (const auto& e : history_.executions) lines.emplace_back(e.line, bb::to_jsonl(e));
   if (history_.quiet_from_us)
     lines.emplace_back(quiet_line_, bb::quiet_jsonl(*history_.quiet_from_us));
+  if (history_.attempt_limit) {
+    lines.emplace_back(policy_line_, bb::policy_jsonl(*history_.attempt_limit));
+  }
   std::ranges::sort(lines);
   std::string text;
   for (const auto& [number, line] : lines) text += line + "\n";

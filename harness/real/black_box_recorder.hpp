@@ -49,6 +49,9 @@ class BlackBoxRecorder {
 
   // The faults are over: requests from now on must be answered.
   void quiet();
+  // The target's attempt limit per job, which B13 judges executions against; declared before
+  // the first request, it is the history's first line.
+  void declare_attempt_limit(int limit);
   // Every execution `stub` performed so far (certifications included), on this history's clock.
   void add_executions(const ProviderStub& stub);
 
@@ -71,6 +74,7 @@ class BlackBoxRecorder {
   check::black_box::History history_;
   std::uint64_t lines_ = 0;
   std::uint64_t quiet_line_ = 0;
+  std::uint64_t policy_line_ = 0;
   std::uint64_t requests_ = 0;
 };
 

@@ -751,6 +751,11 @@ std::string free_port() {
 
 bool Run::set_up() {
   if (port_ == "0") port_ = free_port();
+  // The target's policy is the scenario's when the probe wrote its config: its attempt limit is
+  // then known, and judged (B13).
+  if (options_.target_cmd.find("{config}") != std::string::npos) {
+    recorder_.declare_attempt_limit(spec_.policy.attempt_limit);
+  }
   for (const auto& client : spec_.clients) {
     if (!options_.profile.owners.contains(client.owner)) {
       result_.setup_error =

@@ -13,8 +13,8 @@
 #   pg_kill_9    the same on PostgreSQL (ONEJOB_PG_URL; 77 = skipped): nothing lost
 #   pg_store_faults  the probe between a PostgreSQL target and its database (--store-upstream):
 #                a create whose INSERT is lost passes on the reference, lost-create is caught by
-#                B8.acknowledged_without_job (probe and check agree), store-error-500 by the
-#                story's expected answer
+#                B8.acknowledged_without_job, store-error-500 by B12.undeclared_server_error
+#                (probe and check agree)
 set -uo pipefail
 onejob=$(realpath "$1")
 source_dir=$(realpath "$2")
@@ -99,6 +99,7 @@ case $mode in
                foreign-owner-retry:owner_b_probes_owner_a:B10.another_owners_job \
                skip-contract:fallback_not_certified:B11.uncertified_failover \
                schema-only-contract:fallback_plausible_but_wrong:B11.uncertified_failover \
+               failover-past-limit:attempt_limit:B13.attempts_past_limit \
                timeout-is-failure:provider_never_answers:B7.failed_while_running \
                blind-overwrite:reverse_order_completion:B4.result_changed \
                late-merge:reverse_order_completion:B4.result_changed; do
@@ -151,8 +152,11 @@ case $mode in
             fail "lost-create: onejob check does not agree" ;;
         store-error-500)
           [[ $code == 1 ]] || fail "store-error-500: exit $code, expected 1"
-          grep -q "expected 201, got 500" "$work/out.txt" ||
-            fail "store-error-500: the 500 was not reported against the expected answer" ;;
+          grep -q "  B12.undeclared_server_error:" "$work/out.txt" ||
+            fail "store-error-500: B12.undeclared_server_error not reported"
+          "$onejob" check "$work/$defect"/*.history.jsonl > "$work/check.txt"
+          [[ $? == 1 ]] && grep -q B12.undeclared_server_error "$work/check.txt" ||
+            fail "store-error-500: onejob check does not agree" ;;
       esac
     done
     psql "$ONEJOB_PG_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" > /dev/null 2>&1

@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_SUITE(black_box_rules)
 BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
   const auto found = clauses(clean().history());
   BOOST_TEST(found.empty(), joined(found));
-  BOOST_TEST(all_rules().size() == 11u);
+  BOOST_TEST(all_rules().size() == 13u);
 }
 
 BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
@@ -490,6 +490,44 @@ BOOST_AUTO_TEST_CASE(b11_a_failover_to_a_provider_that_passed_no_contract) {
   BOOST_TEST(found.empty(), joined(found));
 }
 
+BOOST_AUTO_TEST_CASE(b12_a_server_error_the_client_cannot_act_on) {
+  auto s = clean();
+  s.create("r9", 200, "alice", "k9").answer("r9", 210, 500);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B12.undeclared_server_error"), joined(found));
+  // Unavailable, or a gateway's, before the quiet phase: no finding.
+  auto declared = clean();
+  declared.create("r9", 200, "alice", "k9").answer("r9", 210, 503);
+  declared.act("r10", 220, "alice", "read", "7").answer("r10", 230, 502);
+  declared.act("r11", 240, "alice", "read", "7").answer("r11", 250, 504);
+  found = clauses(declared.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b13_a_job_run_past_its_declared_attempt_limit) {
+  auto s = failed_over();
+  s.certify(1, 5, "beta", "ok").execute(100, 120, "beta", "7:2", "error", std::nullopt);
+  s.certify(2, 6, "gamma", "ok").execute(200, 220, "gamma", "7:3");
+  auto limited = s.history();
+  limited.attempt_limit = 2;
+  auto found = clauses(limited);
+  BOOST_TEST(only(found, "B13.attempts_past_limit"), joined(found));
+  // No declared limit, a limit not passed, or an operator's retry before the third: no finding.
+  found = clauses(s.history());
+  BOOST_TEST(found.empty(), joined(found));
+  limited.attempt_limit = 3;
+  found = clauses(limited);
+  BOOST_TEST(found.empty(), joined(found));
+  auto retried = failed_over();
+  retried.certify(1, 5, "beta", "ok").execute(100, 120, "beta", "7:2", "error", std::nullopt);
+  retried.act("r2", 150, "alice", "retry", "7").answer("r2", 160, 201);
+  retried.certify(2, 6, "gamma", "ok").execute(200, 220, "gamma", "7:3");
+  auto operated = retried.history();
+  operated.attempt_limit = 2;
+  found = clauses(operated);
+  BOOST_TEST(found.empty(), joined(found));
+}
+
 BOOST_AUTO_TEST_CASE(availability_is_reported_apart_from_safety) {
   auto s = clean();
   s.quiet(300)
@@ -546,6 +584,11 @@ BOOST_AUTO_TEST_CASE(a_history_written_reads_back_to_the_same_verdicts) {
   BOOST_TEST(found[0].lines == (std::vector<std::uint64_t>{13, 2}));
 }
 
+BOOST_AUTO_TEST_CASE(a_policy_line_declares_the_attempt_limit) {
+  std::istringstream in(policy_jsonl(3) + "\n");
+  BOOST_TEST((read_jsonl(in, "h").attempt_limit == std::optional<int>(3)));
+}
+
 BOOST_AUTO_TEST_CASE(integer_job_ids_read_as_their_text) {
   std::istringstream in(
       R"({"kind":"request","t_us":0,"id":"r1","owner":"a","action":"create","key":"k","body":{}})"
@@ -572,6 +615,12 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_named_by_line_and_column_or_field) {
        "h:1: field \"job\": a read needs the job it acts on"},
       {R"({"kind":"request","t_us":1,"id":"r","owner":"a","action":"delete","job":1})",
        "h:1: field \"action\": expected create, read, retry or cancel"},
+      {R"({"kind":"policy","t_us":0,"attempt_limit":0})",
+       "h:1: field \"attempt_limit\": expected an integer from 1 to 1000000"},
+      {R"({"kind":"policy","t_us":0,"attempt_limit":2})"
+       "\n"
+       R"({"kind":"policy","t_us":0,"attempt_limit":2})",
+       "h:2: field \"kind\": a second policy line"},
       {R"({"kind":"response","t_us":1,"id":"r","status":700})",
        "h:1: field \"status\": expected an HTTP status"},
       {R"({"kind":"response","t_us":1,"id":"nobody","status":200})",
