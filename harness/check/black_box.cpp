@@ -525,8 +525,7 @@ void failover_is_certified(const History& history, const Index& index, std::vect
 // B12: a failure is answered as one the client may retry under the same key — 503 (unavailable,
 // with Retry-After) or a gateway's 502 or 504 — never as another server error, which leaves the
 // client unable to tell whether to resend.
-void failures_are_declared(const History& history, const Index& index,
-                           std::vector<Finding>& out) {
+void failures_are_declared(const History& history, const Index& index, std::vector<Finding>& out) {
   for (const auto& response : history.responses) {
     if (!response.status || *response.status < 500 || *response.status == 502 ||
         *response.status == 503 || *response.status == 504) {
@@ -535,8 +534,8 @@ void failures_are_declared(const History& history, const Index& index,
     const Request* request = index.request_of(response);
     out.push_back(finding("B12.undeclared_server_error",
                           "request " + response.id + " (" +
-                              (request ? request->action : std::string("?")) +
-                              ") was answered " + std::to_string(*response.status) +
+                              (request ? request->action : std::string("?")) + ") was answered " +
+                              std::to_string(*response.status) +
                               ", not a failure it may retry (502, 503, 504)",
                           {response.line}));
   }
@@ -545,8 +544,7 @@ void failures_are_declared(const History& history, const Index& index,
 // B13: where the history declares the target's attempt limit, a job's executions, before any
 // operator retry of it was sent, are under at most that many provider keys (an attempt keeps its
 // key when it is sent again; each new attempt, a failover's too, has its own).
-void attempts_within_limit(const History& history, const Index& index,
-                           std::vector<Finding>& out) {
+void attempts_within_limit(const History& history, const Index& index, std::vector<Finding>& out) {
   if (!history.attempt_limit) return;
   for (const auto& [identity, executions] : index.executions_of_identity) {
     const std::int64_t retried = index.first_retry_of(identity);

@@ -320,7 +320,8 @@ std::string to_jsonl(const Execution& e) {
 }
 
 std::string policy_jsonl(int attempt_limit) {
-  return dump(nlohmann::ordered_json{{"kind", "policy"}, {"t_us", 0}, {"attempt_limit", attempt_limit}});
+  return dump(
+      nlohmann::ordered_json{{"kind", "policy"}, {"t_us", 0}, {"attempt_limit", attempt_limit}});
 }
 
 std::string quiet_jsonl(std::int64_t t_us) {
