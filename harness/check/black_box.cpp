@@ -563,6 +563,40 @@ void attempts_within_limit(const History& history, const Index& index, std::vect
   }
 }
 
+// B14: a live attempt can be cancelled: a cancel refused 409 names an attempt that had
+// finished. A finished attempt never runs again, so a read of the job, sent after the refusal
+// arrived, that shows the attempt in a live state shows it was live when the cancel was refused.
+void live_attempts_cancellable(const History& history, const Index& index,
+                               std::vector<Finding>& out) {
+  std::map<std::string, std::vector<const Response*>> reads_of_job;  // in arrival order
+  for (const Response* response : by_arrival(history)) {
+    const Request* request = index.request_of(*response);
+    if (request && request->action == "read" && request->job && response->attempts) {
+      reads_of_job[*request->job].push_back(response);
+    }
+  }
+  for (const auto& response : history.responses) {
+    const Request* request = index.request_of(response);
+    if (!request || request->action != "cancel" || response.status != 409 || !request->job ||
+        !request->attempt) {
+      continue;
+    }
+    const auto reads = reads_of_job.find(*request->job);
+    if (reads == reads_of_job.end()) continue;
+    for (const Response* read : reads->second) {
+      if (index.request_of(*read)->t_us <= response.t_us) continue;
+      const auto shown = std::ranges::find(*read->attempts, *request->attempt, &AttemptShown::id);
+      if (shown == read->attempts->end() || !shown->live) continue;
+      out.push_back(finding("B14.live_attempt_refused",
+                            "a cancel of attempt " + *request->attempt + " (job " + *request->job +
+                                ") was refused 409, and a read sent after the refusal shows it " +
+                                shown->state + ", still live",
+                            {response.line, request->line, read->line}));
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<Rule>& all_rules() {
@@ -587,6 +621,8 @@ const std::vector<Rule>& all_rules() {
        "a failure is answered as one to retry under the same key (502, 503, 504), never another "
        "5xx"},
       {"B13", "a job runs at most the target's declared number of attempts"},
+      {"B14",
+       "a live attempt can be cancelled: a cancel is refused only once its attempt finished"},
   };
   return rules;
 }
@@ -607,6 +643,7 @@ std::vector<Finding> judge(const History& history) {
   failover_is_certified(history, index, out);
   failures_are_declared(history, index, out);
   attempts_within_limit(history, index, out);
+  live_attempts_cancellable(history, index, out);
   availability(history, index, out);
   return out;
 }

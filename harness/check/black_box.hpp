@@ -33,6 +33,14 @@ struct Request {
   std::optional<std::string> attempt{};
 };
 
+// An attempt a read's answer listed: its id, its state as shown, and whether that state is a
+// live one (the attempt may still run: not finished).
+struct AttemptShown {
+  std::string id;
+  std::string state;
+  bool live = false;
+};
+
 // What reached the client for request `id`. No `status`: nothing came back (the connection was
 // reset, the reply was lost, the client gave up). The rest is what the body showed, when it did.
 struct Response {
@@ -51,6 +59,8 @@ struct Response {
   std::optional<bool> replayed{};
   // The state the answer shows its attempt in: starting, cancelled, or the target's own word.
   std::optional<std::string> attempt_state{};
+  // A read's answer: the job's attempts it listed (absent: not recorded).
+  std::optional<std::vector<AttemptShown>> attempts{};
 };
 
 // An execution a provider stub performed: its side effect happened at `t_us`. `ended_us` is when

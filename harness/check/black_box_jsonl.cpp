@@ -165,8 +165,24 @@ Response read_response(Fields& f) {
   r.body = f.maybe_json("body");
   r.replayed = f.maybe_bool("replayed");
   r.attempt_state = f.maybe_text("attempt_state");
+  if (const nlohmann::json* attempts = f.find("attempts"); attempts && !attempts->is_null()) {
+    if (!attempts->is_array()) f.fail("attempts", "expected an array of attempts");
+    r.attempts.emplace();
+    for (const auto& item : *attempts) {
+      if (!item.is_object() || !item.contains("attempt") || !item.contains("live") ||
+          !item["live"].is_boolean() ||
+          !(item["attempt"].is_string() || item["attempt"].is_number_integer()) ||
+          (item.contains("state") && !item["state"].is_string())) {
+        f.fail("attempts", "expected {\"attempt\": id, \"state\": text, \"live\": true|false}");
+      }
+      const auto& id = item["attempt"];
+      r.attempts->push_back(
+          {id.is_string() ? id.get<std::string>() : std::to_string(id.get<std::int64_t>()),
+           item.value("state", std::string()), item["live"].get<bool>()});
+    }
+  }
   if (!r.status && (r.job || r.job_status || r.result || r.error || r.attempt || r.body ||
-                    r.replayed || r.attempt_state)) {
+                    r.replayed || r.attempt_state || r.attempts)) {
     f.fail("status", "a response with no status (nothing came back) shows nothing");
   }
   return r;
@@ -306,6 +322,12 @@ std::string to_jsonl(const Response& r) {
   if (r.body) line["body"] = *r.body;
   if (r.replayed) line["replayed"] = *r.replayed;
   if (r.attempt_state) line["attempt_state"] = *r.attempt_state;
+  if (r.attempts) {
+    line["attempts"] = nlohmann::ordered_json::array();
+    for (const auto& a : *r.attempts) {
+      line["attempts"].push_back({{"attempt", a.id}, {"state", a.state}, {"live", a.live}});
+    }
+  }
   return dump(line);
 }
 

@@ -37,12 +37,26 @@ std::optional<std::string> id_in(const json& body, const std::string& pointer) {
 }
 
 // What a client reads in an answer's body, where the profile says it is; for an operator
-// action's answer, the attempt it names too.
-void read_body(const TargetProfile& profile, const std::string& text, bool action,
-               bb::Response& response) {
+// action's answer (`request_action` retry or cancel), the attempt it names and its whole body
+// too; for a read's, the job's attempts.
+void read_body(const TargetProfile& profile, const std::string& text,
+               const std::string& request_action, bb::Response& response) {
+  const bool action = request_action == "retry" || request_action == "cancel";
   const json body = json::parse(text, nullptr, false);
   if (body.is_discarded()) return;
   response.job = id_in(body, profile.job_id_pointer);
+  if (const json* attempts =
+          request_action == "read" ? at_pointer(body, profile.attempts_pointer) : nullptr;
+      attempts && attempts->is_array() && !profile.attempt_state_pointer.empty()) {
+    response.attempts.emplace();
+    for (const auto& item : *attempts) {
+      const auto id = id_in(item, profile.attempt_id_pointer);
+      const json* state = at_pointer(item, profile.attempt_state_pointer);
+      if (!id || !state || !state->is_string()) continue;
+      const std::string word = state->get<std::string>();
+      response.attempts->push_back({*id, word, profile.live_attempt_words.contains(word)});
+    }
+  }
   if (action) {
     response.attempt = id_in(body, profile.attempt_id_pointer);
     response.body = body;
@@ -121,7 +135,7 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
   if (reply.answered()) {
     response.status = reply.status;
     const bool action = request.action == "retry" || request.action == "cancel";
-    read_body(profile_, reply.body, action, response);
+    read_body(profile_, reply.body, request.action, response);
     if (action && !profile_.replay_header.empty()) {
       const auto mark = find_header(reply.headers, profile_.replay_header);
       response.replayed =

@@ -117,7 +117,14 @@ TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
     }
   }
   if (auto node = top.get("attempt_states")) {
-    const YamlMap states(reader, *node, "attempt_states", {"starting", "cancelled"});
+    const YamlMap states(reader, *node, "attempt_states", {"starting", "cancelled", "live"});
+    if (auto v = states.get("live")) {
+      if (!v->IsSequence()) reader.fail(*v, "attempt_states.live: expected a list of words");
+      profile.live_attempt_words.clear();
+      for (const auto& word : *v) {
+        profile.live_attempt_words.insert(reader.string(word, "attempt_states.live"));
+      }
+    }
     for (const char* meaning : {"starting", "cancelled"}) {
       if (auto v = states.get(meaning)) {
         std::erase_if(profile.attempt_state_words,

@@ -5,6 +5,7 @@
 // is `onejob serve`'s; harness/real/onejob-serve.profile.yaml is the same as a file, and the
 // README ("`onejob probe`") documents every field.
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ struct TargetProfile {
   // retry's new attempt; cancelled: a cancel's attempt), each to the rules' word.
   std::map<std::string, std::string> attempt_state_words{{"STARTING", "starting"},
                                                          {"CANCELLED", "cancelled"}};
+  // The target's words for the attempt states that may still run (not finished).
+  std::set<std::string> live_attempt_words{"STARTING", "RUNNING", "UNKNOWN"};
   // The codes the target answers with, by meaning: created, replayed, conflict (a reused key
   // with another body), in_flight (a retry while an attempt may still run), not_found,
   // unavailable. A scenario's expected codes are the reference's and are translated.

@@ -100,6 +100,7 @@ case $mode in
                skip-contract:fallback_not_certified:B11.uncertified_failover \
                schema-only-contract:fallback_plausible_but_wrong:B11.uncertified_failover \
                failover-past-limit:attempt_limit:B13.attempts_past_limit \
+               cancel-skips-unknown:provider_timeout_cancel_fallback:B14.live_attempt_refused \
                timeout-is-failure:provider_never_answers:B7.failed_while_running \
                blind-overwrite:reverse_order_completion:B4.result_changed \
                late-merge:reverse_order_completion:B4.result_changed; do

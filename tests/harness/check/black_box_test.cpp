@@ -103,6 +103,11 @@ class Story {
     return *this;
   }
   const History& history() const { return history_; }
+  // The last answer (a read's) lists the job's attempts.
+  Story& listed(std::vector<AttemptShown> attempts) {
+    history_.responses.back().attempts = std::move(attempts);
+    return *this;
+  }
   // The last answer shows its attempt in `state`.
   Story& shows(std::string state) {
     history_.responses.back().attempt_state = std::move(state);
@@ -173,7 +178,7 @@ BOOST_AUTO_TEST_SUITE(black_box_rules)
 BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
   const auto found = clauses(clean().history());
   BOOST_TEST(found.empty(), joined(found));
-  BOOST_TEST(all_rules().size() == 13u);
+  BOOST_TEST(all_rules().size() == 14u);
 }
 
 BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
@@ -525,6 +530,34 @@ BOOST_AUTO_TEST_CASE(b13_a_job_run_past_its_declared_attempt_limit) {
   auto operated = retried.history();
   operated.attempt_limit = 2;
   found = clauses(operated);
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b14_a_cancel_refused_while_its_attempt_was_live) {
+  // Job 7's only attempt hangs at its provider.
+  const auto hanging = [] {
+    Story story;
+    story.create("r1", 0, "alice", "k1").answer("r1", 10, 201, "7", "queued");
+    story.execute(30, std::nullopt, "alpha", "7:1", "hang", std::nullopt);
+    return story;
+  };
+  const auto shows = [](Story& story, std::string id, std::int64_t t, std::string state,
+                        bool live) {
+    story.act(id, t, "alice", "read", "7").answer(id, t + 10, 200, "7", "running");
+    story.listed({{"1", std::move(state), live}});
+  };
+  auto s = hanging();
+  s.keyed("r10", 200, "cancel", "op-2", "1").acted("r10", 210, 409, "1");
+  shows(s, "r11", 220, "UNKNOWN", true);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B14.live_attempt_refused"), joined(found));
+  // Finished when read after the refusal; or read live only before it (it may have finished in
+  // between): no finding.
+  auto finished = hanging();
+  shows(finished, "r9", 180, "RUNNING", true);
+  finished.keyed("r10", 200, "cancel", "op-2", "1").acted("r10", 210, 409, "1");
+  shows(finished, "r11", 220, "CANCELLED", false);
+  found = clauses(finished.history());
   BOOST_TEST(found.empty(), joined(found));
 }
 
