@@ -457,8 +457,8 @@ void action_keys_stand_for_one_request(const History& history, const Index& inde
     } else if (first_answer->body && response->body && *first_answer->body != *response->body) {
       out.push_back(finding("B9.replay_differs",
                             describe_identity(identity) + ": the same " + request->action +
-                                " was answered " + first_answer->body->dump() + ", then " +
-                                response->body->dump(),
+                                " was answered " + shown(*first_answer->body) + ", then " +
+                                shown(*response->body),
                             {response->line, request->line, first_answer->line}));
     }
   }

@@ -140,6 +140,8 @@ class Run {
   // Between the target and its store (--store-upstream): the node_store faults.
   std::unique_ptr<StreamProxy> store_proxy_;
   std::map<std::string, std::size_t> client_index_;
+  // The timeline has begun (origin_ is set): faults apply from then on, and until quiet_.
+  std::atomic<bool> running_ = false;
   std::atomic<bool> quiet_ = false;
   std::atomic<bool> observing_done_ = false;
   std::mutex random_mutex_;
@@ -333,7 +335,7 @@ std::optional<ProxyRule> Run::partitioned(LinkKind link, const std::vector<std::
 // The client_lb faults of the scenario for client `client`'s request arriving now; lb_api's
 // apply between every client and the target (the target is its own balancer and API nodes).
 ProxyRule Run::choose(std::size_t client, std::uint64_t /*number*/) {
-  if (quiet_) return {};
+  if (!running_ || quiet_) return {};
   const std::string& name = spec_.clients[client].name;
   if (auto rule = partitioned(LinkKind::client_lb, {name}, false)) return *rule;
   if (auto rule = partitioned(LinkKind::lb_api, {}, true)) return *rule;
@@ -348,7 +350,7 @@ ProxyRule Run::choose(std::size_t client, std::uint64_t /*number*/) {
 // The worker_provider faults for a call to provider `provider` arriving now: the target's
 // workers (any of them) and the stub are that link's ends.
 ProxyRule Run::choose_provider(std::size_t provider, std::uint64_t /*number*/) {
-  if (quiet_) return {};
+  if (!running_ || quiet_) return {};
   const std::string& name = spec_.providers[provider].name;
   std::vector<std::string> ends{name};
   for (int worker = 1; worker <= spec_.topology.workers; ++worker) {
@@ -365,7 +367,7 @@ ProxyRule Run::choose_provider(std::size_t provider, std::uint64_t /*number*/) {
 // API node and worker at once (one process, one pool of store connections), so a partition of
 // any of them cuts the target's link.
 StreamRule Run::choose_store(StreamDirection direction) {
-  if (quiet_) return {};
+  if (!running_ || quiet_) return {};
   const bool to_store = direction == StreamDirection::to_server;
   const Duration now = scenario_now();
   for (const PartitionSpec& partition : spec_.partitions) {
@@ -793,6 +795,7 @@ void Run::execute() {
   const auto started = Clock::now();
   if (set_up()) {
     origin_ = Clock::now();
+    running_ = true;
     std::thread nemesis_thread([this] { nemesis(); });
     std::thread observer([this] { observe(); });
     run_timeline();
@@ -815,17 +818,19 @@ void Run::execute() {
     if (options_.expectations) judge_expectations();
     result_.jsonl = recorder_.jsonl();
     result_.history = history;
-    proxies_.clear();
-    if (target_) {
-      result_.target_starts = target_->starts();
-      target_->kill();
-    }
-    // The stubs before their proxies: a call a stub holds (a hang) ends with it, and so does the
-    // proxy's thread waiting on it.
-    stubs_.clear();
-    provider_proxies_.clear();
-    store_proxy_.reset();
   }
+  // Whether or not the run was made: nothing the proxies' threads use (random_, the spec) may
+  // end before them.
+  proxies_.clear();
+  if (target_) {
+    result_.target_starts = target_->starts();
+    target_->kill();
+  }
+  // The stubs before their proxies: a call a stub holds (a hang) ends with it, and so does the
+  // proxy's thread waiting on it. The store's proxy after the target: its connections end first.
+  stubs_.clear();
+  provider_proxies_.clear();
+  store_proxy_.reset();
   result_.notes = notes_;
   result_.seconds = std::chrono::duration<double>(Clock::now() - started).count();
 }
@@ -851,8 +856,12 @@ ProbeResult probe_scenario(const ScenarioSpec& spec, const ProbeOptions& options
 
 std::map<std::string, std::string> tag_keys(const std::string& tag,
                                             const std::vector<std::string>& keys) {
-  const auto tag_like = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  // A visible ASCII character, as every character of a tag is: overwriting it with one keeps
+  // the key as valid, or as invalid, as it was.
+  const auto tag_like = [](char c) { return c > ' ' && c < 127; };
+  // Blank (a header's value is trimmed): sent as it is, so that it stays as refused as empty.
+  const auto blank = [](const std::string& key) {
+    return std::ranges::all_of(key, [](char c) { return c == ' ' || c == '\t'; });
   };
   const auto keeps_length = [&](const std::string& key) {
     return key.size() >= tag.size() + 8 &&
@@ -861,7 +870,7 @@ std::map<std::string, std::string> tag_keys(const std::string& tag,
   };
   std::map<std::string, std::string> tagged;
   for (const auto& key : keys) {
-    if (tag.empty() || key.empty()) {
+    if (tag.empty() || blank(key)) {
       tagged[key] = key;
     } else {
       tagged[key] = keeps_length(key) ? tag + key.substr(tag.size()) : tag + key;

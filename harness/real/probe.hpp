@@ -51,10 +51,10 @@ struct ProbeOptions {
 
 // Each of a scenario's idempotency keys as a run sends it, with the run's `tag` (empty: every
 // key as it is), so that runs against one database never share keys — and what a story says of a
-// key still holds of it: an empty key stays empty, and a key long enough to hold the tag and 8
-// of its own characters keeps its length (the tag overwrites its first characters, when they
-// are letters, digits, '-' or '_' as the tag's are). Any other key is prefixed with the tag, and
-// so is any key that would otherwise be sent as another's.
+// key still holds of it: an empty (or blank) key stays as it is, and a key long enough to hold
+// the tag and 8 of its own characters keeps its length (the tag overwrites its first characters,
+// when they are visible ASCII as the tag's are). Any other key is prefixed with the tag, and so
+// is any key that would otherwise be sent as another's.
 std::map<std::string, std::string> tag_keys(const std::string& tag,
                                             const std::vector<std::string>& keys);
 
