@@ -110,6 +110,11 @@ class Run {
   StreamRule choose_store(StreamDirection direction);
   bool start_store_proxy();
   std::optional<ProxyRule> draw_fault(const sim::LinkSpec& link);
+  // True with probability `ppm` parts per million, from the scenario's seed (random_mutex_ held).
+  bool draw(scenario::Ppm ppm) {
+    return ppm > 0 &&
+           std::uniform_int_distribution<scenario::Ppm>(0, scenario::kPpmOne - 1)(random_) < ppm;
+  }
   std::optional<ProxyRule> partitioned(LinkKind link, const std::vector<std::string>& nodes,
                                        bool any_node) const;
   std::string provider_url(std::size_t provider) const;
@@ -296,10 +301,6 @@ void Run::start_proxies() {
 // A random fault of `link`'s rates for one message, drawn from the scenario's seed.
 std::optional<ProxyRule> Run::draw_fault(const sim::LinkSpec& link) {
   std::lock_guard lock(random_mutex_);
-  const auto draw = [&](scenario::Ppm ppm) {
-    return ppm > 0 &&
-           std::uniform_int_distribution<scenario::Ppm>(0, scenario::kPpmOne - 1)(random_) < ppm;
-  };
   if (draw(link.drop_request)) return ProxyRule{ProxyFault::drop_request, milliseconds(0)};
   // A reset after delivery looks to the sender like a lost reply: the far end did the work.
   if (draw(link.drop_response) || draw(link.reset)) {
@@ -382,10 +383,6 @@ StreamRule Run::choose_store(StreamDirection direction) {
   const sim::LinkSpec& link = spec_.network.node_store;
   {
     std::lock_guard lock(random_mutex_);
-    const auto draw = [&](scenario::Ppm ppm) {
-      return ppm > 0 &&
-             std::uniform_int_distribution<scenario::Ppm>(0, scenario::kPpmOne - 1)(random_) < ppm;
-    };
     if (to_store ? draw(link.drop_request) : draw(link.drop_response) || draw(link.reset)) {
       return {.cut = true};
     }

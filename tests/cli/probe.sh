@@ -144,20 +144,16 @@ case $mode in
       grep -v "^  note" "$work/out.txt" | head -4
       case $defect in
         none) [[ $code == 0 ]] || fail "reference: exit $code, expected 0" ;;
-        lost-create)
-          [[ $code == 1 ]] || fail "lost-create: exit $code, expected 1"
-          grep -q "  B8.acknowledged_without_job:" "$work/out.txt" ||
-            fail "lost-create: B8.acknowledged_without_job not reported"
+        *)
+          case $defect in
+            lost-create) clause=B8.acknowledged_without_job ;;
+            store-error-500) clause=B12.undeclared_server_error ;;
+          esac
+          [[ $code == 1 ]] || fail "$defect: exit $code, expected 1"
+          grep -q "  $clause:" "$work/out.txt" || fail "$defect: $clause not reported"
           "$onejob" check "$work/$defect"/*.history.jsonl > "$work/check.txt"
-          [[ $? == 1 ]] && grep -q B8.acknowledged_without_job "$work/check.txt" ||
-            fail "lost-create: onejob check does not agree" ;;
-        store-error-500)
-          [[ $code == 1 ]] || fail "store-error-500: exit $code, expected 1"
-          grep -q "  B12.undeclared_server_error:" "$work/out.txt" ||
-            fail "store-error-500: B12.undeclared_server_error not reported"
-          "$onejob" check "$work/$defect"/*.history.jsonl > "$work/check.txt"
-          [[ $? == 1 ]] && grep -q B12.undeclared_server_error "$work/check.txt" ||
-            fail "store-error-500: onejob check does not agree" ;;
+          [[ $? == 1 ]] && grep -q "$clause" "$work/check.txt" ||
+            fail "$defect: onejob check does not agree" ;;
       esac
     done
     psql "$ONEJOB_PG_URL" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" > /dev/null 2>&1
