@@ -47,23 +47,28 @@ std::string write_test_tokens(const TempDir& dir) {
 }
 
 ServeProcess::ServeProcess(const std::vector<std::string>& args, const std::string& log_file) {
+  // Everything the child needs is made here, before fork: the tests start processes from
+  // several threads at once, and a child of a multi-threaded parent may only make async-signal-
+  // safe calls until it execs (an allocation there can wait forever on a lock another thread of
+  // the parent held at the fork). The descriptors are close-on-exec, so that processes started
+  // at once do not inherit each other's pipes; dup2 clears the flag on the copies kept.
+  std::vector<std::string> all{ONEJOB_BINARY, "serve"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : all) argv.push_back(arg.data());
+  argv.push_back(nullptr);
   int pipe_fds[2];
-  BOOST_REQUIRE(::pipe(pipe_fds) == 0);
+  BOOST_REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  const int log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pid_ = ::fork();
   BOOST_REQUIRE(pid_ >= 0);
   if (pid_ == 0) {
     ::dup2(pipe_fds[1], STDOUT_FILENO);
-    const int log = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (log >= 0) ::dup2(log, STDERR_FILENO);
-    ::close(pipe_fds[0]);
-    std::vector<std::string> all{ONEJOB_BINARY, "serve"};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& arg : all) argv.push_back(arg.data());
-    argv.push_back(nullptr);
+    if (log_fd >= 0) ::dup2(log_fd, STDERR_FILENO);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
+  if (log_fd >= 0) ::close(log_fd);
   ::close(pipe_fds[1]);
   stdout_fd_ = pipe_fds[0];
   std::string seen;
