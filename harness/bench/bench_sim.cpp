@@ -106,7 +106,14 @@ LoadFigures measure_load(int jobs) {
   if (child == 0) {
     close(pipe_fds[0]);
     const double start = cpu_seconds();
-    auto result = scenario::run_scenario(bench::generated_load(jobs, true));
+    scenario::RunResult result;
+    try {
+      result =
+          scenario::run_scenario(bench::generated_load(static_cast<std::uint64_t>(jobs), true));
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "onejob: bench: the load of %d jobs: %s\n", jobs, error.what());
+      _exit(1);
+    }
     LoadFigures mine;
     mine.jobs = jobs;
     mine.cpu_s = cpu_seconds() - start;

@@ -51,7 +51,8 @@ bool is_valid_name(std::string_view name) {
 
 class Loader {
  public:
-  explicit Loader(const std::string& file) : reader_(file) {}
+  Loader(const std::string& file, std::uint64_t max_load_jobs)
+      : reader_(file), max_load_jobs_(max_load_jobs) {}
 
   ScenarioSpec load(const YAML::Node& root);
 
@@ -72,6 +73,7 @@ class Loader {
   CreateJobAction load_create_job(const YAML::Node& node);
 
   YamlReader reader_;
+  std::uint64_t max_load_jobs_;
   ScenarioSpec spec_;
   std::size_t padded_bytes_ = 0;  // create bodies' padding (pad_to), in all
 };
@@ -92,7 +94,7 @@ void Loader::load_defects(const YAML::Node& node) {
 ScenarioSpec Loader::load(const YAML::Node& root) {
   YamlMap top(reader_, root, "scenario",
               {"name", "description", "seed", "duration", "quiet", "swarm", "stop_when_quiescent",
-               "defects", "topology", "policy", "providers", "clients", "network", "faults",
+               "defects", "topology", "policy", "providers", "clients", "load", "network", "faults",
                "timeline", "expect", "invariants", "requires"});
   spec_.file = reader_.file();
   const auto name = top.require("name");
@@ -119,10 +121,17 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
   if (auto topology = top.get("topology")) load_topology(*topology);
   if (auto policy = top.get("policy")) load_policy(*policy);
   if (auto providers = top.get("providers")) load_providers(*providers);
-  load_clients(top.require("clients"));
+  const auto load = top.get("load");
+  // With a load, the named clients and the written timeline are optional: it brings its own.
+  if (auto clients = top.get("clients"); clients || !load) load_clients(top.require("clients"));
+  std::optional<loading::LoadSpec> generated;
+  if (load) generated = loading::read_load(reader_, *load, spec_, max_load_jobs_);
   if (auto network = top.get("network")) spec_.network = loading::read_network(reader_, *network);
   if (auto faults = top.get("faults")) loading::read_faults(reader_, *faults, spec_);
-  load_timeline(top.require("timeline"));
+  if (auto timeline = top.get("timeline"); timeline || !load) {
+    load_timeline(top.require("timeline"));
+  }
+  if (generated) loading::expand_load(*generated, spec_);
   if (auto expect = top.get("expect")) loading::read_expectations(reader_, *expect, spec_);
   if (auto invariants = top.get("invariants")) {
     loading::read_invariants(reader_, *invariants, spec_);
@@ -132,7 +141,11 @@ ScenarioSpec Loader::load(const YAML::Node& root) {
     }
   }
   if (auto required = top.get("requires")) loading::read_requires(reader_, *required, spec_);
-  check_run_size(top.get("duration") ? *top.get("duration") : top.require("timeline"));
+  if (auto duration = top.get("duration")) {
+    check_run_size(*duration);
+  } else {
+    check_run_size(load && !top.get("timeline") ? *load : top.require("timeline"));
+  }
   return std::move(spec_);
 }
 
@@ -492,10 +505,11 @@ YAML::Node parse_yaml_document(const std::string& yaml_text, const std::string& 
   return documents.front();
 }
 
-ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file) {
+ScenarioSpec parse_scenario(const std::string& yaml_text, const std::string& file,
+                            std::uint64_t max_load_jobs) {
   const YAML::Node document = parse_yaml_document(yaml_text, file, "scenario");
   try {
-    return Loader(file).load(document);
+    return Loader(file, max_load_jobs).load(document);
   } catch (const YAML::Exception& error) {
     // Conversions inside yaml-cpp itself; report them as bad input rather than crash.
     throw ScenarioError(file, {error.mark.line + 1, error.mark.column + 1}, error.msg);

@@ -3,7 +3,11 @@
 // The parts of the scenario loader that live outside loader.cpp. Internal to the loader: the
 // public entry points are in loader.hpp.
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/node/node.h>
@@ -15,6 +19,36 @@ namespace onejob::scenario::loading {
 
 // The most requests a timeline may send (a run must stay within seconds and memory).
 inline constexpr int kMaxRequests = 5'000;
+
+// The `load:` statement: `jobs` creates from generated clients load-1..load-N (owners owner-1..
+// owner-M, client c belonging to owner ((c - 1) mod M) + 1), job n (from 0) sent by client
+// (n mod N) + 1 at start + n * every (random: plus a seeded draw below every), with the key
+// and the body (bodies used in turn) where "{n}" stands for n; a `double_click` share of the
+// jobs, spread evenly, sent again `double_click_after` later.
+inline constexpr std::string_view kLoadClientPrefix = "load-";
+struct LoadSpec {
+  std::uint64_t jobs = 0;
+  int clients = 1;
+  int owners = 1;
+  Duration start{0};
+  Duration every{0};
+  bool random_arrivals = false;
+  Ppm double_click = 0;
+  Duration double_click_after = std::chrono::milliseconds(200);
+  std::optional<std::string> key = "load-{n}";  // null in the file: creates without a key
+  std::vector<std::string> bodies;              // JSON text, "{n}" not yet replaced
+  SourcePos pos;
+};
+
+// Reads `load:` and adds its generated clients to spec.clients. REQUIRES: spec.seed,
+// spec.providers and the named clients already read.
+// At most `max_jobs` jobs (kMaxLoadJobs unless the caller lowers it).
+LoadSpec read_load(const YamlReader& reader, const YAML::Node& node, ScenarioSpec& spec,
+                   std::uint64_t max_jobs);
+
+// Appends the load's create_job steps to spec.timeline, in time order, numbered after the
+// steps already there. REQUIRES: the written timeline already read.
+void expand_load(const LoadSpec& load, ScenarioSpec& spec);
 
 // The `network:` mapping: one optional entry per link, each key optional.
 NetworkSpec read_network(const YamlReader& reader, const YAML::Node& node);

@@ -1,9 +1,15 @@
 #include "harness/scenario/loader.hpp"
 
+#include <utility>
+
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 
+#include "harness/bench/generated_load.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/yaml_reader.hpp"
 
@@ -593,6 +599,138 @@ BOOST_AUTO_TEST_CASE(a_document_starting_with_a_comma_is_refused_before_yaml_cpp
   check_error("\n" + std::string(34, '"') + ",\"\"\"\"-midp", "1:1",
               "invalid YAML: parsing it took more than 256 MB");
   check_error(kValid + "--- ,a\n", "24:5", "a document cannot start with ','");
+}
+
+// ---- load: the generator statement ------------------------------------------------------------
+
+const std::string kLoad = R"(name: generated
+seed: 3
+providers:
+  - {name: alpha}
+  - {name: beta}
+load:
+  jobs: 10
+  clients: 3
+  owners: 2
+  start: 1s
+  every: 100ms
+  double_click: 20%
+  double_click_after: 150ms
+  key: "k-{n}"
+  bodies:
+    - {operation: classify, provider: alpha, input: {text: "job {n}"}}
+    - {operation: classify, provider: beta, input: {text: "job {n}", n: "{n}{n}"}}
+)";
+
+BOOST_AUTO_TEST_CASE(a_load_expands_into_clients_and_creates) {
+  const auto spec = parse_scenario(kLoad, "s.yaml");
+  BOOST_REQUIRE(spec.clients.size() == 3u);
+  BOOST_TEST(spec.clients[0].name == "load-1");
+  BOOST_TEST(spec.clients[0].owner == "owner-1");
+  BOOST_TEST(spec.clients[1].owner == "owner-2");
+  BOOST_TEST(spec.clients[2].owner == "owner-1");
+  // Ten jobs, two of them (0 and 5) double-clicked: twelve creates in time order.
+  BOOST_REQUIRE(spec.timeline.size() == 12u);
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < spec.timeline.size(); ++i) {
+    const auto& entry = spec.timeline[i];
+    BOOST_TEST(entry.request == static_cast<int>(i) + 1);
+    BOOST_TEST((entry.kind == TimelineEntry::Kind::create_job));
+    BOOST_TEST(entry.client == entry.create_job.client);
+    if (i > 0) BOOST_TEST((entry.at >= spec.timeline[i - 1].at));
+    keys.push_back(entry.create_job.key.value_or("(none)"));
+  }
+  const std::vector<std::string> expected{"k-0", "k-1", "k-0", "k-2", "k-3", "k-4",
+                                          "k-5", "k-6", "k-5", "k-7", "k-8", "k-9"};
+  BOOST_TEST(keys == expected, boost::test_tools::per_element());
+  using std::chrono::milliseconds;
+  BOOST_TEST((spec.timeline[0].at == milliseconds(1000)));
+  BOOST_TEST((spec.timeline[2].at == milliseconds(1150)));  // job 0 again
+  BOOST_TEST((spec.timeline[11].at == milliseconds(1900)));
+  // Job n goes to client (n mod 3) + 1, with body n mod 2, "{n}" replaced everywhere.
+  BOOST_TEST(spec.timeline[1].client == "load-2");
+  BOOST_TEST(spec.timeline[1].create_job.body ==
+             R"({"input":{"n":"11","text":"job 1"},"operation":"classify","provider":"beta"})");
+  BOOST_TEST(spec.timeline[0].create_job.body ==
+             R"({"input":{"text":"job 0"},"operation":"classify","provider":"alpha"})");
+  // The run lasts past the last create, as a written timeline's does.
+  BOOST_TEST((run_end(spec) > milliseconds(1900)));
+}
+
+BOOST_AUTO_TEST_CASE(a_load_joins_a_written_timeline_and_its_expectations) {
+  const std::string text = R"(name: mixed
+seed: 1
+providers: [{name: alpha}]
+clients:
+  - {name: browser, owner: alice}
+load: {jobs: 3, every: 1s, key: null, arrivals: random}
+timeline:
+  - at: 0s
+    create_job: {client: browser, key: a, body: {operation: classify, provider: alpha}}
+expect:
+  responses:
+    - {request: 4, status: 201}
+)";
+  const auto spec = parse_scenario(text, "s.yaml");
+  BOOST_REQUIRE(spec.timeline.size() == 4u);
+  BOOST_TEST(spec.timeline[0].client == "browser");
+  BOOST_TEST(spec.clients.size() == 2u);
+  for (int i = 1; i < 4; ++i) {
+    const auto& entry = spec.timeline[static_cast<std::size_t>(i)];
+    BOOST_TEST(!entry.create_job.key.has_value());
+    // Random arrivals stay within their own second.
+    BOOST_TEST((entry.at >= std::chrono::seconds(i - 1) && entry.at < std::chrono::seconds(i)));
+  }
+  // The same seed draws the same instants; another seed others.
+  const auto again = parse_scenario(text, "s.yaml");
+  const auto other = parse_scenario(replace_first(text, "seed: 1", "seed: 2"), "s.yaml");
+  bool all_same = true;
+  for (std::size_t i = 1; i < 4; ++i) {
+    BOOST_TEST((again.timeline[i].at == spec.timeline[i].at));
+    all_same = all_same && other.timeline[i].at == spec.timeline[i].at;
+  }
+  BOOST_TEST(!all_same);
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_load_is_refused_with_its_place) {
+  const auto with = [](const std::string& from, const std::string& to) {
+    return replace_first(kLoad, from, to);
+  };
+  check_error(with("  jobs: 10", "  jobs: 0"), "7:9", "load.jobs: expected 1 to 1000000");
+  check_error(with("  jobs: 10", "  jobs: 1000001"), "7:9", "load.jobs: expected 1 to 1000000");
+  check_error(with("  owners: 2", "  owners: 4"), "9:11", "load.owners: expected an integer");
+  check_error(with("  every: 100ms", "  over: 1s\n  every: 100ms"), "7:3",
+              "give either every or over");
+  check_error(with("  every: 100ms\n", ""), "7:3", "missing how the arrivals are spaced");
+  check_error(with("  every: 100ms", "  over: 5us"), "11:9",
+              "shorter than one microsecond per job");
+  check_error(with("  every: 100ms", "  every: 0ms"), "11:10", "load.every: expected more than 0");
+  // 720h is the longest run: job 999 would arrive at 999h.
+  check_error(replace_first(with("  jobs: 10", "  jobs: 1000"), "every: 100ms", "every: 1h"),
+              "11:10", "the last arrival would come after 720h");
+  check_error(with("  double_click: 20%", "  double_click: 120%"), "12:17", "load.double_click");
+  check_error(with("  every: 100ms", "  every: 100ms\n  arrivals: poisson"), "12:13",
+              "load.arrivals: expected even");
+  check_error(with("  bodies:\n", "  bodies: []\n  old_bodies:\n"), "16:3",
+              "unknown key \"old_bodies\" in load");
+  check_error(with("    - {operation: classify, provider: alpha, input: {text: \"job {n}\"}}",
+                   "    - just text"),
+              "16:7", "load.bodies: expected each body as a JSON object");
+  check_error(replace_first(kLoad, "load:", "clients: [{name: load-2, owner: x}]\nload:"), "8:3",
+              "generated client \"load-2\" is already defined under clients");
+}
+
+BOOST_AUTO_TEST_CASE(the_bench_loads_are_files_that_say_what_the_bench_runs) {
+  for (const auto& [file, jobs] :
+       {std::pair{"load-100k-faults.yaml", 100'000}, std::pair{"load-1m-faults.yaml", 1'000'000}}) {
+    std::ifstream in(std::string(ONEJOB_BENCH_LOADS) + "/" + file);
+    std::stringstream text;
+    text << in.rdbuf();
+    // The file is the bench's text after its comment lines.
+    std::string body = text.str();
+    while (body.starts_with("#")) body.erase(0, body.find('\n') + 1);
+    BOOST_TEST(body == bench::generated_load_yaml(static_cast<std::uint64_t>(jobs), true));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
