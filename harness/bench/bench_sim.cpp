@@ -6,13 +6,19 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <sched.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +29,7 @@
 #include "harness/fuzz/campaign.hpp"
 #include "harness/scenario/runner.hpp"
 #include "harness/sim/rng.hpp"
+#include "harness/sim/sim_loop.hpp"
 
 namespace onejob::bench {
 namespace {
@@ -145,31 +152,192 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+namespace {
+
+// The same actors as bare_loop_rate (1,000 of them, each drawing a delay of 1-1000 us and
+// queueing itself again, until `events` have run), through the simulator's own loop: its queue,
+// its tie-break draw and its poll of the io_context after every event. `coroutines`: each actor
+// is a coroutine that co_awaits SimLoop::sleep_for, as the system's loops do.
+double sim_loop_rate(std::uint64_t events, bool coroutines) {
+  sim::SimLoop loop(sim::Rng(11));
+  sim::Rng rng(7);
+  std::uint64_t ran = 0;
+  std::function<void()> act;
+  act = [&] {
+    ++ran;
+    if (ran + loop.pending() >= events) return;
+    loop.schedule_after(Duration(rng.between(1, 1000)), [&] { act(); });
+  };
+  const auto actor = [&]() -> Async<void> {
+    for (;;) {
+      co_await loop.sleep_for(Duration(rng.between(1, 1000)));
+      if (++ran >= events) co_return;
+    }
+  };
+  for (int i = 0; i < 1000; ++i) {
+    if (coroutines) {
+      boost::asio::co_spawn(loop.io(), actor(), boost::asio::detached);
+    } else {
+      loop.schedule_after(Duration(rng.between(1, 1000)), [&] { act(); });
+    }
+  }
+  loop.run(Instant(Duration(0)));  // the coroutines start and queue their first sleeps
+  const double start = cpu_seconds();
+  loop.run();
+  const double seconds = std::max(cpu_seconds() - start, 1e-9);
+  loop.shutdown();
+  return static_cast<double>(ran) / seconds;
+}
+
+// The machine the figures come from, printed beside them.
+void describe_machine() {
+  std::string model = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.starts_with("model name")) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  utsname system{};
+  uname(&system);
+  std::printf("  machine: %s, %ld CPUs online, Linux %s; built by GCC %s%s\n", model.c_str(),
+              sysconf(_SC_NPROCESSORS_ONLN), system.release, __VERSION__,
+#ifdef NDEBUG
+              ", optimized"
+#else
+              ", with assertions of the standard library and no optimization"
+#endif
+  );
+}
+
+// Pins this process to the last CPU it may run on while it lives, so that every side of the loop
+// figure runs on the same core; then gives back the CPUs it had (the loads and the fuzzer that
+// follow use them). where() says which CPU, or why not.
+class PinnedToOneCpu {
+ public:
+  PinnedToOneCpu() {
+    CPU_ZERO(&allowed_);
+    if (sched_getaffinity(0, sizeof allowed_, &allowed_) != 0) {
+      where_ = "not pinned (the affinity cannot be read)";
+      return;
+    }
+    int last = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed_)) last = cpu;
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    if (last >= 0) CPU_SET(last, &one);
+    if (last < 0 || sched_setaffinity(0, sizeof one, &one) != 0) {
+      where_ = "not pinned (the affinity cannot be set)";
+      return;
+    }
+    pinned_ = true;
+    where_ = "pinned to CPU " + std::to_string(last);
+  }
+  ~PinnedToOneCpu() {
+    if (pinned_) sched_setaffinity(0, sizeof allowed_, &allowed_);
+  }
+  PinnedToOneCpu(const PinnedToOneCpu&) = delete;
+  PinnedToOneCpu& operator=(const PinnedToOneCpu&) = delete;
+  const std::string& where() const { return where_; }
+
+ private:
+  cpu_set_t allowed_;
+  bool pinned_ = false;
+  std::string where_;
+};
+
+struct Spread {
+  double median;
+  double low;
+  double high;
+};
+
+Spread spread_of(const std::vector<double>& values) {
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  return {median(values), *low, *high};
+}
+
+}  // namespace
+
 void simulator(const Settings& flags, const std::vector<scenario::ScenarioSpec>& catalogue) {
-  // The catalogue: every scenario once, its loop events over the CPU time it took.
-  std::uint64_t events = 0;
-  std::vector<double> rates;
+  // Every round runs each side once, in an order that turns round each time (A B C D E, then
+  // E D C B A): whatever drifts over the run (the clock's frequency, a neighbour) falls on every
+  // side alike. Each side's figure is the median of its rounds; each ratio the median of the
+  // per-round ratios, with their range.
+  describe_machine();
+  std::optional<PinnedToOneCpu> pinned(std::in_place);
+  const std::uint64_t events = flags.quick ? 300'000 : 2'000'000;
+  enum LoopSide { kBare, kAsio, kSimLoop, kSimCoroutines, kCatalogue, kSides };
+  const char* names[kSides] = {"bare priority-queue loop", "the same, each event through Asio",
+                               "SimLoop, the same handlers", "SimLoop, actors as coroutines",
+                               "the catalogue, whole runs"};
+  std::vector<std::vector<double>> rates(kSides);
+  std::uint64_t catalogue_events = 0;
+  double catalogue_runs_per_s = 0;
+  std::vector<double> runs_per_s;
   for (int round = 0; round < flags.rounds; ++round) {
-    std::uint64_t round_events = 0;
-    const double start = cpu_seconds();
-    for (const auto& spec : catalogue) round_events += scenario::run_scenario(spec).loop_events;
-    rates.push_back(static_cast<double>(round_events) / (cpu_seconds() - start));
-    events = round_events;
+    for (int k = 0; k < kSides; ++k) {
+      const int side = round % 2 == 0 ? k : kSides - 1 - k;
+      switch (side) {
+        case kBare:
+          rates[side].push_back(bare_loop_rate(events, false));
+          break;
+        case kAsio:
+          rates[side].push_back(bare_loop_rate(events, true));
+          break;
+        case kSimLoop:
+          rates[side].push_back(sim_loop_rate(events, false));
+          break;
+        case kSimCoroutines:
+          rates[side].push_back(sim_loop_rate(events, true));
+          break;
+        default: {
+          std::uint64_t round_events = 0;
+          const double start = cpu_seconds();
+          for (const auto& spec : catalogue)
+            round_events += scenario::run_scenario(spec).loop_events;
+          const double seconds = std::max(cpu_seconds() - start, 1e-9);
+          rates[side].push_back(static_cast<double>(round_events) / seconds);
+          runs_per_s.push_back(static_cast<double>(catalogue.size()) / seconds);
+          catalogue_events = round_events;
+        }
+      }
+    }
   }
-  const double sim_rate = median(rates);
-  std::vector<double> bare;
-  std::vector<double> asio;
-  for (int round = 0; round < flags.rounds; ++round) {
-    bare.push_back(bare_loop_rate(std::max<std::uint64_t>(events, 100'000), false));
-    asio.push_back(bare_loop_rate(std::max<std::uint64_t>(events, 100'000), true));
+  catalogue_runs_per_s = median(runs_per_s);
+  std::printf(
+      "simulator (CPU time; %d interleaved rounds, %s; medians, with the range over "
+      "rounds)\n",
+      flags.rounds, pinned->where().c_str());
+  std::printf(
+      "  loop events/s on one workload, %llu events of 1,000 actors each re-queueing "
+      "after a drawn delay:\n",
+      static_cast<unsigned long long>(events));
+  for (int side = kBare; side <= kSimCoroutines; ++side) {
+    const Spread rate = spread_of(rates[side]);
+    std::printf("    %-36s %6.2f M/s (%.2f-%.2f, spread %2.0f%%)", names[side], rate.median / 1e6,
+                rate.low / 1e6, rate.high / 1e6, 100 * (rate.high - rate.low) / rate.median);
+    if (side != kBare) {
+      std::vector<double> ratios;
+      for (int r = 0; r < flags.rounds; ++r) ratios.push_back(rates[side][r] / rates[kBare][r]);
+      const Spread ratio = spread_of(ratios);
+      std::printf("   ratio %.2f (%.2f-%.2f)", ratio.median, ratio.low, ratio.high);
+    }
+    std::printf("\n");
   }
-  std::printf("simulator (CPU time; %d rounds, medians)\n", flags.rounds);
-  std::printf("  loop events/s, catalogue (%llu events)   %6.2f M/s\n",
-              static_cast<unsigned long long>(events), sim_rate / 1e6);
-  std::printf("    bare priority-queue loop               %6.2f M/s   ratio %.2f\n",
-              median(bare) / 1e6, sim_rate / median(bare));
-  std::printf("    the same loop through asio post+poll   %6.2f M/s   ratio %.2f\n",
-              median(asio) / 1e6, sim_rate / median(asio));
+  const Spread whole = spread_of(rates[kCatalogue]);
+  std::printf(
+      "  the catalogue (%zu scenarios, %llu loop events a round), whole runs: building "
+      "each world, the system's work, faults, the trace, every invariant check\n",
+      catalogue.size(), static_cast<unsigned long long>(catalogue_events));
+  std::printf("    %-36s %6.2f M/s (%.2f-%.2f, spread %2.0f%%), %.0f runs/s\n", names[kCatalogue],
+              whole.median / 1e6, whole.low / 1e6, whole.high / 1e6,
+              100 * (whole.high - whole.low) / whole.median, catalogue_runs_per_s);
+  std::vector<double> bare = rates[kBare];
+  pinned.reset();
 
   std::vector<int> sizes =
       flags.quick ? std::vector<int>{1'000, 4'000} : std::vector<int>{1'000, 10'000, 100'000};
