@@ -36,12 +36,13 @@ struct ServeFlags {
   std::string schema;
   std::string tokens;
   int api_threads = 0;
-  int workers = 0;
+  int workers = -1;                    // unset: the config's, or 2
   std::vector<std::string> providers;  // NAME=URL
   std::vector<std::string> certify;
   std::vector<std::string> defects;
   double shutdown_grace = -1;
   bool no_logs = false;
+  bool no_listen = false;
 };
 
 // What the config file and the flags come to, before anything is opened.
@@ -191,7 +192,7 @@ void read_config(const std::string& file, ServeSetup& setup) {
   if (auto value = top.get("api_threads"))
     options.api_threads = reader.small_integer(*value, "api_threads", 1, 256);
   if (auto value = top.get("workers"))
-    options.workers = reader.small_integer(*value, "workers", 1, 256);
+    options.workers = reader.small_integer(*value, "workers", 0, 256);
   if (auto value = top.get("logs")) options.json_logs = reader.boolean(*value, "logs");
   if (auto value = top.get("shutdown_grace")) {
     options.shutdown_grace = millis(reader.duration(*value, "shutdown_grace"));
@@ -226,7 +227,7 @@ std::optional<std::string> apply_flags(const ServeFlags& flags, ServeSetup& setu
   if (!flags.schema.empty()) setup.schema = flags.schema;
   if (!flags.tokens.empty()) setup.tokens_file = flags.tokens;
   if (flags.api_threads > 0) options.api_threads = flags.api_threads;
-  if (flags.workers > 0) options.workers = flags.workers;
+  if (flags.workers >= 0) options.workers = flags.workers;
   if (flags.no_logs) options.json_logs = false;
   if (flags.shutdown_grace >= 0) {
     options.shutdown_grace =
@@ -295,12 +296,21 @@ int serve(const ServeFlags& flags) {
   if (auto problem = parse_store(setup.store, choice)) return bad_input(*problem);
   if (auto problem = store_defect_problem(choice, options.system.defects))
     return bad_input(*problem);
+  if (options.workers == 0 && !choice.postgres) {
+    return bad_input(
+        "serve: workers 0 needs --store postgres: with the memory store no other process can "
+        "run this one's jobs");
+  }
+  if (flags.no_listen && !choice.postgres) {
+    return bad_input("serve: --no-listen applies to --store postgres only");
+  }
   std::unique_ptr<MemoryStore> memory;
   std::unique_ptr<LockedStore> locked;
   if (choice.postgres) {
     options.connect = [connect = durable_schema(choice, setup.schema)](EventSink& events) {
       return connect(&events);
     };
+    if (!flags.no_listen) options.share_rings = work_channel(choice, setup.schema);
   } else {
     // The store-level defects (--defect check-then-insert, blind-overwrite, ...) live in it.
     memory = std::make_unique<MemoryStore>(options.system.defects);
@@ -370,8 +380,11 @@ Command add_serve_command(CLI::App& app) {
       ->type_name("FILE");
   command->add_option("--api-threads", flags->api_threads, "API threads (default 2)")
       ->check(CLI::Range(1, 256));
-  command->add_option("--workers", flags->workers, "Worker threads (default 2)")
-      ->check(CLI::Range(1, 256));
+  command
+      ->add_option("--workers", flags->workers,
+                   "Worker threads (default 2); 0 with --store postgres: an API-only process, "
+                   "whose jobs the workers of other processes on the same schema run")
+      ->check(CLI::Range(0, 256));
   command->add_option("--provider", flags->providers,
                       "A provider NAME=http://HOST:PORT[/PATH] (repeatable)");
   command
@@ -385,6 +398,10 @@ Command add_serve_command(CLI::App& app) {
                    "Seconds a stop waits for requests in flight and the loops (default 10)")
       ->check(CLI::Range(0.0, 3600.0));
   command->add_flag("--no-logs", flags->no_logs, "No JSON event lines on stderr");
+  command->add_flag("--no-listen", flags->no_listen,
+                    "With --store postgres: do not carry work rings between processes over "
+                    "LISTEN/NOTIFY (e.g. behind a pooler that does not support LISTEN); the "
+                    "workers of other processes then find new jobs at their idle poll");
   command->footer(
       "Exit codes: 0 stopped within the grace; 1 stopped with work cut off; 2 bad flags, config, "
       "tokens, address or store; 3 a bug in onejob itself.");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "system/adapters/pg_store.hpp"
+#include "system/adapters/pg_work_channel.hpp"
 #include "system/ports/store_wrapper.hpp"
 
 #include "harness/scenario/yaml_reader.hpp"
@@ -23,15 +24,20 @@ std::string next_schema_name() {
   return "onejob_run_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
 }
 
-std::unique_ptr<PgStore> open_pg(const StoreChoice& choice, const std::string& schema, bool owner,
-                                 EventSink* events = nullptr) {
+PgStoreOptions pg_options(const StoreChoice& choice, const std::string& schema) {
   PgStoreOptions options;
-  options.events = events;
   options.connection_string = choice.uri;
   options.connect_timeout = choice.connect_timeout;
   options.statement_timeout = choice.statement_timeout;
   options.reply_timeout = choice.reply_timeout;
   options.schema = schema;
+  return options;
+}
+
+std::unique_ptr<PgStore> open_pg(const StoreChoice& choice, const std::string& schema, bool owner,
+                                 EventSink* events = nullptr) {
+  PgStoreOptions options = pg_options(choice, schema);
+  options.events = events;
   options.drop_schema_on_close = owner;
   auto store = std::make_unique<PgStore>(std::move(options));
   if (owner) store->migrate();
@@ -220,6 +226,13 @@ std::function<std::unique_ptr<Store>(EventSink*)> durable_schema(const StoreChoi
     auto connection = open_pg(store, schema, false, events);
     connection->migrate();
     return connection;
+  };
+}
+
+std::function<std::unique_ptr<WorkBell>(WorkBell& local)> work_channel(const StoreChoice& store,
+                                                                       std::string schema) {
+  return [options = pg_options(store, schema)](WorkBell& local) {
+    return std::make_unique<PgWorkChannel>(options, local);
   };
 }
 

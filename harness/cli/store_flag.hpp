@@ -8,6 +8,7 @@
 
 #include "system/ports/event_sink.hpp"
 #include "system/ports/store.hpp"
+#include "system/ports/work_signal.hpp"
 #include "system/service/defects.hpp"
 
 namespace CLI {
@@ -70,5 +71,10 @@ SharedSchema open_shared_schema(const StoreChoice& store);
 // REQUIRES: store.postgres.
 std::function<std::unique_ptr<Store>(EventSink*)> durable_schema(const StoreChoice& store,
                                                                  std::string schema);
+
+// The bell that carries work rings between the processes serving one schema (LISTEN/NOTIFY on
+// a connection of its own; see PgWorkChannel). REQUIRES: store.postgres.
+std::function<std::unique_ptr<WorkBell>(WorkBell& local)> work_channel(const StoreChoice& store,
+                                                                       std::string schema);
 
 }  // namespace onejob::cli

@@ -51,9 +51,8 @@ std::string quoted(std::string_view value) {
   return out + "'";
 }
 
-// The connection string with the options' bounds added where it sets none of its own: either
-// form libpq accepts (key=value or a URI) is parsed by libpq itself and written back as
-// key=value. A string libpq cannot parse is passed on as it is, for libpq to refuse.
+}  // namespace
+
 std::string bounded_conninfo(const PgStoreOptions& options) {
   char* problem = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(options.connection_string.c_str(), &problem);
@@ -91,8 +90,6 @@ std::string bounded_conninfo(const PgStoreOptions& options) {
   }
   return conninfo;
 }
-
-}  // namespace
 
 ReplyWatchdog::ReplyWatchdog() : thread_{[this] { watch(); }} {}
 

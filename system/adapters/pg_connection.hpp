@@ -67,6 +67,11 @@ class ReplyWatchdog {
 // (PgStore::kMigrateReplyTimeout) rather than the statement_timeout of ordinary statements.
 void wait_for_schema_lock(pqxx::transaction_base& tx);
 
+// The connection string with the options' bounds added where it sets none of its own: either
+// form libpq accepts (key=value or a URI) is parsed by libpq itself and written back as
+// key=value. A string libpq cannot parse is passed on as it is, for libpq to refuse.
+std::string bounded_conninfo(const PgStoreOptions& options);
+
 class Connection {
  public:
   // `prepare` registers the prepared statements on each new connection. Connects now; throws

@@ -79,6 +79,9 @@ struct Service::Impl {
   // The nodes (their io_contexts) before accept_io: destroyed after its pending accept, whose
   // socket belongs to a node's io_context.
   std::vector<std::unique_ptr<ServiceNode>> nodes;
+  // options.share_rings's bell, if any; destroyed before the nodes, whose doorbells it rings.
+  std::unique_ptr<WorkBell> shared_rings;
+  WorkBell& rings() { return shared_rings ? *shared_rings : workers; }
   asio::io_context accept_io{1};
   asio::executor_work_guard<asio::io_context::executor_type> accepting =
       asio::make_work_guard(accept_io);
@@ -98,7 +101,7 @@ ServiceNode& Service::Impl::add_node(std::string name, ServiceNode::Role role) {
                                             options.json_logs);
   node->providers = std::make_unique<HttpProviderClient>(node->io, clock, options.endpoints);
   node->connection = options.connect(node->events);
-  node->store = std::make_unique<RingingStore>(*node->connection, workers);
+  node->store = std::make_unique<RingingStore>(*node->connection, rings());
   if (role == ServiceNode::Role::worker) {
     node->work = std::make_unique<Doorbell>(node->timer);
     workers.add(*node->work);
@@ -181,6 +184,7 @@ Service::Service(ServiceOptions options, std::ostream& log)
     : impl_(std::make_unique<Impl>(std::move(options), log)) {
   auto& impl = *impl_;
   impl.options.system.validate();
+  if (impl.options.share_rings) impl.shared_rings = impl.options.share_rings(impl.workers);
   for (int i = 0; i < impl.options.api_threads; ++i) {
     auto& node = impl.add_node("api-" + std::to_string(i + 1), ServiceNode::Role::api);
     node.api = std::make_unique<ApiHandler>(*node.context);

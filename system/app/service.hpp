@@ -35,6 +35,11 @@ struct ServiceOptions {
   // Opens one store connection; the store's notices go to `events`. Called once per node, on
   // the thread that builds the service. Throws StoreError when the store cannot be reached.
   std::function<std::unique_ptr<Store>(EventSink& events)> connect;
+  // Carries work rings to the other processes sharing the store (PostgreSQL's LISTEN/NOTIFY):
+  // given this process's own bell, returns the bell its writes ring, which rings `local` and
+  // tells the others, and rings `local` when another process tells it. Empty: rings stay in
+  // this process (the memory store has no other).
+  std::function<std::unique_ptr<WorkBell>(WorkBell& local)> share_rings;
 };
 
 // The reference system as a real HTTP service: API nodes behind an HttpServer, workers, and one

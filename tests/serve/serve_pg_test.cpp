@@ -262,6 +262,63 @@ BOOST_AUTO_TEST_CASE(eight_processes_starting_at_once_on_a_fresh_schema_all_serv
   }
 }
 
+// A job created through an API-only process is run by another process's worker as soon as it
+// is created: the create's ring crosses over LISTEN/NOTIFY. The worker's idle poll is a minute,
+// so without the channel (--no-listen) the job waits for it.
+BOOST_AUTO_TEST_CASE(a_ring_crosses_to_another_process_over_listen_notify) {
+  ProviderStub alpha("alpha", {}, {ProviderOutcome::ok, 10ms});
+  Restartable serving(true);
+  const std::string config =
+      serving.dir.write("idle.yaml", "policy: {worker_idle_poll: 60s, worker_poll: 60s}\n");
+  const auto start = [&](const std::string& workers, bool listen) {
+    std::vector<std::string> args{"--listen",     "127.0.0.1:0", "--tokens",
+                                  serving.tokens, "--provider",  "alpha=" + alpha.url(),
+                                  "--config",     config,        "--workers",
+                                  workers};
+    args.insert(args.end(), serving.store.begin(), serving.store.end());
+    if (!listen) args.emplace_back("--no-listen");
+    return std::make_unique<ServeProcess>(
+        args, serving.dir.path() + "/listen-" + std::to_string(++serving.starts) + ".log");
+  };
+  // How long a job created on `api` takes to succeed (at most `bound`).
+  const auto time_to_succeed = [&](const ServeProcess& api, const std::string& key,
+                                   std::chrono::seconds bound) {
+    HttpConnection connection("127.0.0.1", api.port_text());
+    const Headers owner{{"Authorization", "Bearer alice-token"}};
+    Headers keyed = owner;
+    keyed.emplace_back("Idempotency-Key", key);
+    const auto created_at = std::chrono::steady_clock::now();
+    const auto created = connection.send("POST", "/jobs", keyed, body_for(key));
+    BOOST_REQUIRE_MESSAGE(created.status == 201, created.status << " " << created.body);
+    const auto id = json::parse(created.body)["job_id"].get<std::int64_t>();
+    for (;;) {
+      const auto reply = connection.send("GET", "/jobs/" + std::to_string(id), owner, "");
+      const auto waited = std::chrono::steady_clock::now() - created_at;
+      if (json::parse(reply.body, nullptr, false).value("status", "") == "succeeded" ||
+          waited > bound) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(waited);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  };
+  {
+    const auto worker = start("1", true);
+    const auto api = start("0", true);
+    std::this_thread::sleep_for(1s);  // the worker has looked once at start, and waits
+    const auto took = time_to_succeed(*api, "across", 10s);
+    BOOST_TEST_MESSAGE("with LISTEN/NOTIFY: succeeded after " << took.count() << " ms");
+    BOOST_TEST((took < 5s));
+  }
+  {
+    const auto worker = start("1", false);
+    const auto api = start("0", false);
+    std::this_thread::sleep_for(1s);
+    const auto took = time_to_succeed(*api, "not-across", 5s);
+    BOOST_TEST_MESSAGE("with --no-listen: " << took.count() << " ms and not succeeded");
+    BOOST_TEST((took > 5s));
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // The rule has teeth: the memory store keeps nothing across a restart, and the same judgement
