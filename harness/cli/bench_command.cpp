@@ -14,12 +14,14 @@
 
 #include "harness/bench/bench.hpp"
 #include "harness/cli/exit_codes.hpp"
+#include "harness/cli/flags.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/cli/store_flag.hpp"
 
 namespace onejob::cli {
 
 int bench_command(const BenchFlags& flags) {
+  keep_freed_memory();
   StoreChoice choice;
   if (auto problem = parse_store(flags.store, choice)) {
     return bad_input(*problem);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include <CLI/CLI.hpp>
+#include <malloc.h>
 
 namespace onejob::cli {
 namespace {
@@ -45,6 +46,11 @@ void add_defect_option(CLI::App& command, std::vector<std::string>& names) {
   command.add_option(
       "--defect", names,
       "Run the system with this named defect (repeatable; 'onejob defects' lists them)");
+}
+
+void keep_freed_memory() {
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
 }
 
 void add_report_dir_option(CLI::App& command, std::string& dir, const std::string& what) {

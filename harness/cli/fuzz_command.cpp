@@ -21,6 +21,7 @@
 #include "harness/check/marks.hpp"
 #include "harness/cli/defect_flags.hpp"
 #include "harness/cli/exit_codes.hpp"
+#include "harness/cli/flags.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/fuzz/campaign.hpp"
 #include "harness/fuzz/campaign_report.hpp"
@@ -151,6 +152,7 @@ int run_jobs(const FuzzFlags& flags, std::uint64_t shard, std::uint64_t shards) 
 }
 
 int fuzz_command(const FuzzFlags& flags) {
+  keep_freed_memory();
   if (flags.report_dir.empty()) {
     return bad_input("--report-dir: expected a folder, found an empty path");
   }

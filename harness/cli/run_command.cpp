@@ -17,6 +17,7 @@
 
 #include "harness/cli/defect_flags.hpp"
 #include "harness/cli/exit_codes.hpp"
+#include "harness/cli/flags.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/cli/store_flag.hpp"
 #include "harness/report/report.hpp"
@@ -90,6 +91,7 @@ void print_store_hashes(const std::vector<scenario::RunResult>& results,
 }
 
 int run_command(RunFlags flags) {
+  keep_freed_memory();
   if (auto problem = parse_defects(flags.defect_names, flags.defects)) {
     return bad_input(*problem);
   }
@@ -163,6 +165,7 @@ struct ReplayFlags {
 // Reruns one scenario; prints its trace for people, its hash, and its verdict, or where it
 // departs from another run's trace.
 int replay_command(const ReplayFlags& flags) {
+  keep_freed_memory();
   Defects defects;
   if (auto problem = parse_defects(flags.defect_names, defects)) {
     return bad_input(*problem);

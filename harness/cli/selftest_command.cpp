@@ -15,6 +15,7 @@
 
 #include "harness/cli/defect_flags.hpp"
 #include "harness/cli/exit_codes.hpp"
+#include "harness/cli/flags.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/fuzz/selftest.hpp"
 #include "harness/report/report.hpp"
@@ -26,6 +27,7 @@ namespace onejob::cli {
 namespace fs = std::filesystem;
 
 int selftest_command(const SelftestFlags& flags) {
+  keep_freed_memory();
   if (flags.report_dir.empty()) {
     return bad_input("--report-dir: expected a folder, found an empty path");
   }

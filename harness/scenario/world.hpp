@@ -79,10 +79,12 @@ class World {
   void client_retry(int number, int send);
   // The balancer's try `lb_try` failed (a timeout, or a reset when `reset`): the next API node,
   // while its retries last; after a reset with none left, 502.
-  void lb_retry(int number, int send, const Request& request, int lb_try, bool reset);
+  // A request as the client sent it, handed on through the simulated network's closures.
+  using SharedRequest = std::shared_ptr<const Request>;
+  void lb_retry(int number, int send, const SharedRequest& request, int lb_try, bool reset);
   static Async<void> cancel_attempt(World* world, int number, int send, JobId job, Request request,
                                     events::ClientSent sent);
-  void lb_receive(int number, int send, const Request& request, int lb_try);
+  void lb_receive(int number, int send, const SharedRequest& request, int lb_try);
   void api_receive(const std::string& api, int number, int send, int lb_try, Request request);
   void lb_respond(int number, int send, const std::string& client, const Response& response);
   void client_receive(int number, int send, const std::string& client, const Response& response);

@@ -127,8 +127,11 @@ void World::transmit(int number, int send, Request request) {
   const auto& client = spec_.timeline[number - 1].client;
   const std::string id = request.request_id;
   auto& link = *links_.at(LinkKind::client_lb);
+  // Shared, never copied: a create's body can be a megabyte, and the request is handed on
+  // through several closures (a duplicated delivery shares it too).
+  auto shared = std::make_shared<const Request>(std::move(request));
   link.send(sim::Direction::request, client, kLb, id,
-            [this, &link, client, id, number, send, request = std::move(request)] {
+            [this, &link, client, id, number, send, request = std::move(shared)] {
               if (link.reset(client, kLb, id)) {
                 // The balancer has the request; the client learns its connection broke.
                 requests_[number - 1].sends[send].reply_lost = true;
@@ -150,7 +153,7 @@ void World::client_retry(int number, int send) {
   client_send(number, send + 1);
 }
 
-void World::lb_retry(int number, int send, const Request& request, int lb_try, bool reset) {
+void World::lb_retry(int number, int send, const SharedRequest& request, int lb_try, bool reset) {
   const Send& state = requests_[number - 1].sends[send];
   if (state.lb_answered || state.lb_try != lb_try) return;
   if (lb_try < spec_.policy.lb_retries) {
@@ -163,37 +166,38 @@ void World::lb_retry(int number, int send, const Request& request, int lb_try, b
   }
 }
 
-void World::lb_receive(int number, int send, const Request& request, int lb_try) {
+void World::lb_receive(int number, int send, const SharedRequest& request, int lb_try) {
   Send& state = requests_[number - 1].sends[send];
   // Round robin across requests; a retry of one request moves on to the next node.
   if (!state.lb_base) state.lb_base = lb_next_++;
   const std::string api =
       api_names_[(*state.lb_base + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
-  Request forwarded = request;
-  forwarded.request_id = events::forwarded_request_id(number, send, lb_try + 1);
+  auto copy = std::make_shared<Request>(*request);
+  copy->request_id = events::forwarded_request_id(number, send, lb_try + 1);
   // Defect lb-new-key: a retried create goes out under a key of the balancer's own.
   if (lb_try > 0 && config_.defects.has(Defect::lb_new_key)) {
-    for (auto& [name, value] : forwarded.headers) {
+    for (auto& [name, value] : copy->headers) {
       if (name == "Idempotency-Key") value += "~lb" + std::to_string(lb_try + 1);
     }
   }
+  const SharedRequest forwarded = std::move(copy);
   trace_.record(kLb, events::to_event(events::LbForwarded{.request = number,
                                                           .send = send,
                                                           .lb_try = lb_try + 1,
                                                           .to = api,
-                                                          .request_id = forwarded.request_id}));
+                                                          .request_id = forwarded->request_id}));
   state.lb_try = lb_try;
   auto& link = *links_.at(LinkKind::lb_api);
-  link.send(sim::Direction::request, kLb, api, forwarded.request_id,
+  link.send(sim::Direction::request, kLb, api, forwarded->request_id,
             [this, &link, api, number, send, request, forwarded, lb_try] {
-              if (link.reset(kLb, api, forwarded.request_id)) {
+              if (link.reset(kLb, api, forwarded->request_id)) {
                 // The node has the request; the balancer learns the connection broke.
                 requests_[number - 1].sends[send].lb_tries_reset.insert(lb_try);
                 loop_.schedule_after(link.latency(), [this, number, send, request, lb_try] {
                   lb_retry(number, send, request, lb_try, /*reset=*/true);
                 });
               }
-              api_receive(api, number, send, lb_try, forwarded);
+              api_receive(api, number, send, lb_try, *forwarded);
             });
   // The API node did not answer in time: the same request (same key) goes to another node.
   loop_.schedule_after(spec_.policy.lb_timeout, [this, number, send, request, lb_try] {

@@ -93,11 +93,16 @@ void SimLink::send(Direction direction, const std::string& from, const std::stri
     delay += Duration(rng_.between(0, spec_.reorder_window.count()));
     record_fault(events::InjectedFault::delay, direction, from, to, what);
   }
-  loop_.schedule_after(delay, deliver);
-  if (chance(spec_.duplicate)) {
-    record_fault(events::InjectedFault::duplicate, direction, from, to, what);
-    loop_.schedule_after(latency(), deliver);
+  // The duplicate is drawn before the first delivery is queued (no draw of this link's comes in
+  // between, and queueing draws from the loop's own stream), so `deliver` is copied only for a
+  // duplicate.
+  if (!chance(spec_.duplicate)) {
+    loop_.schedule_after(delay, std::move(deliver));
+    return;
   }
+  record_fault(events::InjectedFault::duplicate, direction, from, to, what);
+  loop_.schedule_after(delay, deliver);
+  loop_.schedule_after(latency(), std::move(deliver));
 }
 
 }  // namespace onejob::sim
