@@ -188,8 +188,37 @@ std::string route_breach(const events::ClientSent& sent, const events::ClientRec
   return {};
 }
 
+// What the checker's own parsers make of one request's body, each worked out at most once: the
+// answers to a request's resends are judged on the same bytes, which can be a megabyte.
+class BodyFacts {
+ public:
+  explicit BodyFacts(const std::string& body) : body_(body) {}
+  const std::string& body() const { return body_; }
+  bool create_input_ok() {
+    return remember(input_ok_, [&] { return check::create_input_ok(body_); });
+  }
+  bool readable() {
+    return remember(readable_, [&] { return readable_json(body_); });
+  }
+  std::size_t depth() {
+    return remember(depth_, [&] { return depth_of(body_); });
+  }
+
+ private:
+  template <typename T, typename Work>
+  static T remember(std::optional<T>& slot, Work work) {
+    if (!slot) slot = work();
+    return *slot;
+  }
+  const std::string& body_;
+  std::optional<bool> input_ok_;
+  std::optional<bool> readable_;
+  std::optional<std::size_t> depth_;
+};
+
 std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
-                         const std::string& body) {
+                         BodyFacts& facts) {
+  const std::string& body = facts.body();
   if (got.status == 502) return {};  // the load balancer's, not the API's
   const std::string error = got.error.value_or("");
   const bool too_big = body.size() > kBodyLimit;
@@ -216,18 +245,18 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
   if (!create && is_success(got.status) && !retry_body_ok(body)) {
     return "a retry body the contract refuses (" + body + ") was accepted";
   }
-  if (create && is_success(got.status) && !create_input_ok(body)) {
+  if (create && is_success(got.status) && !facts.create_input_ok()) {
     return "a create whose input the contract refuses (" + body + ") was accepted";
   }
-  if (is_success(got.status) && !readable_json(body)) {
+  if (is_success(got.status) && !facts.readable()) {
     return "a body this checker's parser cannot read as one JSON value (a key repeated in an "
            "object, a number beyond a double, or no JSON at all) was accepted";
   }
-  const std::size_t depth = depth_of(body);
+  const std::size_t depth = facts.depth();
   if (depth > kDepthLimit && error != "invalid_json" && got.status != 404) {
     return "JSON nested " + std::to_string(depth) + " levels deep was not refused as invalid JSON";
   }
-  if (depth <= kDepthLimit && error == "invalid_json" && readable_json(body)) {
+  if (depth <= kDepthLimit && error == "invalid_json" && facts.readable()) {
     return "JSON nested " + std::to_string(depth) + " levels deep was refused as invalid";
   }
   return {};
@@ -436,7 +465,10 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
       check_recorded_answer(model, exchange, out);
     }
   }
+  static const std::string kNoBody;
   for (const auto& [number, request] : model.requests) {
+    // A create's resends carry the bytes of its first send.
+    std::optional<BodyFacts> first_body;
     for (const auto& received : request.received) {
       const auto& got = received.what;
       const auto sent = model.client_send(number, got.send);
@@ -456,11 +488,16 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                                 received.seq, {send_seq}));
         continue;
       }
-      // A create's resends carry the bytes of its first send.
-      const std::string body = sent->body.value_or(request.first.body.value_or(""));
-      if (auto wrong = route_breach(*sent, got, body); !wrong.empty()) {
+      std::optional<BodyFacts> own_body;
+      BodyFacts& facts =
+          sent->body
+              ? own_body.emplace(*sent->body)
+              : (first_body
+                     ? *first_body
+                     : first_body.emplace(request.first.body ? *request.first.body : kNoBody));
+      if (auto wrong = route_breach(*sent, got, facts.body()); !wrong.empty()) {
         out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
-      } else if (auto breach = limit_breach(*sent, got, body); !breach.empty()) {
+      } else if (auto breach = limit_breach(*sent, got, facts); !breach.empty()) {
         out.push_back(violation("I13.limit_misjudged", head + breach, received.seq, {send_seq}));
       } else if (auto misshapen = read_shape(*sent, got); !misshapen.empty()) {
         out.push_back(violation("I13.read_misstates", head + misshapen, received.seq, {send_seq}));
