@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/detail/thread_context.hpp>
+#include <boost/asio/detail/thread_info_base.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -18,6 +20,13 @@ struct SimLoop::Io {
   // Keeps poll() from marking the context stopped when it momentarily has no work.
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
       context.get_executor()};
+  // Asio recycles the memory of coroutine frames and handlers through the thread_info at the
+  // top of the thread's call stack, which only run() and poll() push: handlers the loop calls
+  // itself (every timer's completion, which resumes a coroutine) would allocate afresh. run()
+  // pushes this one under its own key, so recycling works there too, while whether code runs
+  // "inside" the io_context (what dispatch() asks, by the io_context's key) stays as it was.
+  boost::asio::detail::thread_context recycling_key;
+  boost::asio::detail::thread_info_base recycling;
 };
 
 SimLoop::SimLoop(Rng tie_breaker) : io_(std::make_unique<Io>()), tie_breaker_(tie_breaker) {}
@@ -27,6 +36,8 @@ SimLoop::~SimLoop() { shutdown(); }
 
 void SimLoop::shutdown() {
   queue_.clear();
+  slots_.clear();
+  free_slots_.clear();
   io_.reset();
 }
 
@@ -35,7 +46,7 @@ boost::asio::io_context& SimLoop::io() {
   return io_->context;
 }
 
-bool SimLoop::later(const Entry& a, const Entry& b) {
+bool SimLoop::Later::operator()(const Entry& a, const Entry& b) const {
   if (a.at != b.at) return a.at > b.at;
   if (a.tie != b.tie) return a.tie > b.tie;
   return a.seq > b.seq;
@@ -44,8 +55,16 @@ bool SimLoop::later(const Entry& a, const Entry& b) {
 void SimLoop::schedule_at(Instant at, UniqueFunction handler) {
   ONEJOB_ASSERT(at >= now_, "SimLoop::schedule_at: an instant in the past");
   ONEJOB_ASSERT(static_cast<bool>(handler), "SimLoop::schedule_at: an empty handler");
-  queue_.push_back(Entry{at, tie_breaker_.next(), next_seq_++, std::move(handler)});
-  std::push_heap(queue_.begin(), queue_.end(), later);
+  std::size_t slot = slots_.size();
+  if (free_slots_.empty()) {
+    slots_.push_back(std::move(handler));
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = std::move(handler);
+  }
+  queue_.push_back(Entry{at, tie_breaker_.next(), next_seq_++, slot});
+  std::push_heap(queue_.begin(), queue_.end(), Later{});
 }
 
 Async<void> SimLoop::sleep_for(Duration delay) {
@@ -60,17 +79,23 @@ Async<void> SimLoop::sleep_for(Duration delay) {
 std::uint64_t SimLoop::run(Instant until) {
   std::uint64_t ran = 0;
   auto& context = io();
+  const boost::asio::detail::thread_context::thread_call_stack::context recycling{
+      &io_->recycling_key, io_->recycling};
   for (;;) {
     handled_ += context.poll();
     if (queue_.empty() || queue_.front().at > until) break;
-    std::pop_heap(queue_.begin(), queue_.end(), later);
-    Entry entry = std::move(queue_.back());
+    std::pop_heap(queue_.begin(), queue_.end(), Later{});
+    const Entry entry = queue_.back();
     queue_.pop_back();
+    UniqueFunction handler = std::move(slots_[entry.slot]);
+    free_slots_.push_back(entry.slot);
     ONEJOB_ASSERT(entry.at >= now_, "SimLoop::run: time went backwards");
     now_ = entry.at;
     // Called, not posted: a timer's completion resumes its coroutine here, and whatever that
-    // posts (a spawn, a message handed on) runs in the next poll(), in the order posted.
-    entry.handler();
+    // posts (a spawn, a message handed on) runs in the next poll(), in the order posted. (Run
+    // from inside a handler of the io_context instead, a dispatch would run at once rather than
+    // in order: the traces change.)
+    handler();
     ++handled_;
     ++ran;
   }
