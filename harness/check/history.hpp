@@ -3,6 +3,7 @@
 #include <utility>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -136,7 +137,7 @@ struct HistoryModel {
 
   // What nodes and clients saw.
   std::map<std::int64_t, ClientRequest> requests;                         // by timeline number
-  std::vector<ApiExchange> exchanges;                                     // in request order
+  std::deque<ApiExchange> exchanges;  // in request order (a deque: no doubling copy as it grows)
   std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
   std::vector<CallSpan> call_spans;  // every worker's calls with their ends, in trace order
 
