@@ -136,7 +136,7 @@ struct HistoryModel {
   std::map<std::string, std::size_t> first_execution;  // provider key -> index in executions
 
   // What nodes and clients saw.
-  std::map<std::int64_t, ClientRequest> requests;                         // by timeline number
+  std::map<std::int64_t, ClientRequest> requests;  // by timeline number
   std::deque<ApiExchange> exchanges;  // in request order (a deque: no doubling copy as it grows)
   std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
   std::vector<CallSpan> call_spans;  // every worker's calls with their ends, in trace order
