@@ -87,15 +87,18 @@ std::uint64_t SimLoop::run(Instant until) {
     std::pop_heap(queue_.begin(), queue_.end(), Later{});
     const Entry entry = queue_.back();
     queue_.pop_back();
-    UniqueFunction handler = std::move(slots_[entry.slot]);
-    free_slots_.push_back(entry.slot);
     ONEJOB_ASSERT(entry.at >= now_, "SimLoop::run: time went backwards");
     now_ = entry.at;
     // Called, not posted: a timer's completion resumes its coroutine here, and whatever that
     // posts (a spawn, a message handed on) runs in the next poll(), in the order posted. (Run
     // from inside a handler of the io_context instead, a dispatch would run at once rather than
     // in order: the traces change.)
+    // Called where it lies (a deque's elements stay put as handlers queue more), and its slot
+    // freed only afterwards.
+    UniqueFunction& handler = slots_[entry.slot];
     handler();
+    handler = UniqueFunction();
+    free_slots_.push_back(entry.slot);
     ++handled_;
     ++ran;
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -96,7 +97,7 @@ class SimLoop final : public Clock, public Timer {
   std::uint64_t next_seq_ = 0;
   std::uint64_t handled_ = 0;
   std::vector<Entry> queue_;  // a min-heap on (at, tie, seq)
-  std::vector<UniqueFunction> slots_;
+  std::deque<UniqueFunction> slots_;
   std::vector<std::size_t> free_slots_;
 };
 
