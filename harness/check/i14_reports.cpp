@@ -165,11 +165,12 @@ class FiledReports {
     filed_.push_back({node + '\n' + std::move(key), seq, false});
   }
   // Call once, after the last add().
-  void sort() { std::ranges::stable_sort(filed_, {}, &Filed::key); }
+  void sort() { std::stable_sort(filed_.begin(), filed_.end(), by_key); }
   // Consumes the earliest report of (node, key) after `seq`; false when there is none.
   bool consume_after(const std::string& node, const std::string& key, std::uint64_t seq) {
-    const std::string wanted = node + '\n' + key;
-    auto [first, last] = std::ranges::equal_range(filed_, wanted, {}, &Filed::key);
+    const Filed wanted{node + '\n' + key, 0, false};
+    // The classic algorithms: clang 14's ranges::equal_range does not build with libstdc++ 12.
+    const auto [first, last] = std::equal_range(filed_.begin(), filed_.end(), wanted, by_key);
     for (auto it = first; it != last; ++it) {
       if (!it->consumed && it->seq > seq) {
         it->consumed = true;
@@ -185,6 +186,7 @@ class FiledReports {
     std::uint64_t seq;
     bool consumed;
   };
+  static bool by_key(const Filed& a, const Filed& b) { return a.key < b.key; }
   std::vector<Filed> filed_;
 };
 

@@ -15,18 +15,19 @@
 namespace onejob::sim {
 
 struct SimLoop::Io {
-  // Single-threaded by contract: the scheduler takes no locks.
-  boost::asio::io_context context{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
-  // Keeps poll() from marking the context stopped when it momentarily has no work.
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
-      context.get_executor()};
   // Asio recycles the memory of coroutine frames and handlers through the thread_info at the
   // top of the thread's call stack, which only run() and poll() push: handlers the loop calls
   // itself (every timer's completion, which resumes a coroutine) would allocate afresh. run()
   // pushes this one under its own key, so recycling works there too, while whether code runs
   // "inside" the io_context (what dispatch() asks, by the io_context's key) stays as it was.
+  // Declared first, so destroyed after the io_context, whose frames may still be freed.
   boost::asio::detail::thread_context recycling_key;
   boost::asio::detail::thread_info_base recycling;
+  // Single-threaded by contract: the scheduler takes no locks.
+  boost::asio::io_context context{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
+  // Keeps poll() from marking the context stopped when it momentarily has no work.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
+      context.get_executor()};
 };
 
 SimLoop::SimLoop(Rng tie_breaker) : io_(std::make_unique<Io>()), tie_breaker_(tie_breaker) {}
@@ -36,8 +37,8 @@ SimLoop::~SimLoop() { shutdown(); }
 
 void SimLoop::shutdown() {
   queue_.clear();
-  slots_.clear();
   free_slots_.clear();
+  slots_.clear();
   io_.reset();
 }
 
@@ -96,9 +97,15 @@ std::uint64_t SimLoop::run(Instant until) {
     // Called where it lies (a deque's elements stay put as handlers queue more), and its slot
     // freed only afterwards.
     UniqueFunction& handler = slots_[entry.slot];
+    struct FreeSlot {  // also when the handler throws
+      SimLoop& loop;
+      std::size_t slot;
+      ~FreeSlot() {
+        loop.slots_[slot] = UniqueFunction();
+        loop.free_slots_.push_back(slot);
+      }
+    } free_slot{*this, entry.slot};
     handler();
-    handler = UniqueFunction();
-    free_slots_.push_back(entry.slot);
     ++handled_;
     ++ran;
   }

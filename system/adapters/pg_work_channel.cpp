@@ -108,8 +108,13 @@ void PgWorkChannel::run() {
       // The channel is a hint: its failures only leave the workers to their idle poll.
     }
     listening_ = false;
-    if (stopping_) break;
-    wait(-1, backoff);
+    // The whole backoff, whatever rings come meanwhile (each wakes the poll): only a stop cuts
+    // it short, so a channel that cannot connect tries at most once per backoff.
+    const auto until = std::chrono::steady_clock::now() + backoff;
+    for (auto now = std::chrono::steady_clock::now(); !stopping_ && now < until;
+         now = std::chrono::steady_clock::now()) {
+      wait(-1, std::chrono::duration_cast<std::chrono::milliseconds>(until - now) + 1ms);
+    }
     backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
   }
 }

@@ -79,7 +79,8 @@ struct Service::Impl {
   // The nodes (their io_contexts) before accept_io: destroyed after its pending accept, whose
   // socket belongs to a node's io_context.
   std::vector<std::unique_ptr<ServiceNode>> nodes;
-  // options.share_rings's bell, if any; destroyed before the nodes, whose doorbells it rings.
+  // options.share_rings's bell, if any; destroyed before the nodes, whose doorbells it rings
+  // (their stores ring it in turn, but only on the node threads, which stop() has joined).
   std::unique_ptr<WorkBell> shared_rings;
   WorkBell& rings() { return shared_rings ? *shared_rings : workers; }
   asio::io_context accept_io{1};
