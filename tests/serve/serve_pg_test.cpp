@@ -301,18 +301,36 @@ BOOST_AUTO_TEST_CASE(a_ring_crosses_to_another_process_over_listen_notify) {
       std::this_thread::sleep_for(20ms);
     }
   };
+  // A job made before the worker starts is taken at the worker's first look; once it has
+  // succeeded, the worker has looked and waits (a fixed sleep is not enough under ASan).
+  const auto worker_waiting = [&](bool listen, const std::string& key) {
+    auto api = start("0", listen);
+    HttpConnection connection("127.0.0.1", api->port_text());
+    const Headers owner{{"Authorization", "Bearer alice-token"}};
+    Headers keyed = owner;
+    keyed.emplace_back("Idempotency-Key", key);
+    const auto created = connection.send("POST", "/jobs", keyed, body_for(key));
+    BOOST_REQUIRE_MESSAGE(created.status == 201, created.status << " " << created.body);
+    const auto id = json::parse(created.body)["job_id"].get<std::int64_t>();
+    auto worker = start("1", listen);
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (json::parse(connection.send("GET", "/jobs/" + std::to_string(id), owner, "").body,
+                       nullptr, false)
+               .value("status", "") != "succeeded") {
+      BOOST_REQUIRE(std::chrono::steady_clock::now() < give_up);
+      std::this_thread::sleep_for(20ms);
+    }
+    std::this_thread::sleep_for(1s);
+    return std::pair{std::move(api), std::move(worker)};
+  };
   {
-    const auto worker = start("1", true);
-    const auto api = start("0", true);
-    std::this_thread::sleep_for(1s);  // the worker has looked once at start, and waits
+    const auto [api, worker] = worker_waiting(true, "first-look");
     const auto took = time_to_succeed(*api, "across", 10s);
     BOOST_TEST_MESSAGE("with LISTEN/NOTIFY: succeeded after " << took.count() << " ms");
     BOOST_TEST((took < 5s));
   }
   {
-    const auto worker = start("1", false);
-    const auto api = start("0", false);
-    std::this_thread::sleep_for(1s);
+    const auto [api, worker] = worker_waiting(false, "first-look-2");
     const auto took = time_to_succeed(*api, "not-across", 5s);
     BOOST_TEST_MESSAGE("with --no-listen: " << took.count() << " ms and not succeeded");
     BOOST_TEST((took > 5s));
