@@ -301,17 +301,11 @@ void simulator(const Settings& flags, const std::vector<scenario::ScenarioSpec>&
   std::uint64_t catalogue_events = 0;
   double catalogue_runs_per_s = 0;
   std::vector<double> runs_per_s;
-  // Round -1 warms up (the first catalogue pass pays for the pages it touches first), and is
-  // left out.
-  for (int round = -1; round < flags.rounds; ++round) {
+  // A warm-up pass first (the first catalogue pass pays for the pages it touches first), left out.
+  for (const auto& spec : catalogue) scenario::run_scenario(spec);
+  for (int round = 0; round < flags.rounds; ++round) {
     for (int k = 0; k < kSides; ++k) {
       const int side = round % 2 == 0 ? k : kSides - 1 - k;
-      if (round < 0) {
-        if (side == kCatalogue) {
-          for (const auto& spec : catalogue) scenario::run_scenario(spec);
-        }
-        continue;
-      }
       switch (side) {
         case kBare:
           rates[side].push_back(bare_loop_rate(events, false));
