@@ -68,7 +68,7 @@ bool any_before(const std::vector<At<T>>& writes, std::uint64_t seq, Match match
 
 std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded) {
   const Event& event = recorded.event;
-  const std::string node = recorded.node.str();
+  const std::string& node = recorded.node.str();
   const auto seq = recorded.seq;
   if (auto created = events::from_event<events::AttemptCreated>(event)) {
     const AttemptRecord* attempt = model.attempt(created->attempt_id);
@@ -279,7 +279,7 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
   std::map<std::pair<std::string, std::int64_t>, int> may_call;
   for (const auto& recorded : history) {
     const Event& event = recorded.event;
-    const std::string node = recorded.node.str();
+    const std::string& node = recorded.node.str();
     if (events::from_event<events::NodeCrashed>(event)) {
       down.insert(node);
     } else if (events::from_event<events::NodeStarted>(event)) {

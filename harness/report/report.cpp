@@ -102,6 +102,20 @@ void write_file(const std::filesystem::path& path, const std::string& content) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+namespace {
+
+// The trace's JSON Lines, written piece by piece (a big load's trace is hundreds of MB).
+void write_trace(const std::filesystem::path& path, const sim::History& history) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  sim::render_jsonl_pieces(history, [&out](std::string_view piece) {
+    out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  });
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
 std::string defect_flags(const Defects& defects) {
   std::string flags;
   for (const auto& info : all_defects()) {
@@ -428,7 +442,7 @@ void write_reports(const std::filesystem::path& dir,
   std::string manifest;
   for (const auto& result : results) {
     const fs::path trace = traces / (result.name + ".jsonl");
-    write_file(trace, sim::render_jsonl(result.history));
+    write_trace(trace, result.history);
     manifest += trace.lexically_relative(dir).string() + "\n";
     if (html_for_all || !result.passed()) {
       const fs::path page = write_timeline(dir, result, replay_command(result));

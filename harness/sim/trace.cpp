@@ -33,8 +33,13 @@ void append_json_string(std::string& out, std::string_view text) {
   }
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
+  // Runs of bytes written as they are go in one append; only the escaped ones go one by one.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"':
         out += "\\\"";
@@ -58,15 +63,12 @@ void append_json_string(std::string& out, std::string_view text) {
         out += "\\t";
         break;
       default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-        } else {
-          out += ch;
-        }
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
     }
   }
+  out.append(text.data() + run, text.size() - run);
   out += '"';
 }
 
@@ -137,6 +139,21 @@ std::string render_jsonl(const History& history) {
     out += '\n';
   }
   return out;
+}
+
+void render_jsonl_pieces(const History& history, const std::function<void(std::string_view)>& sink,
+                         std::size_t piece_bytes) {
+  std::string piece;
+  piece.reserve(piece_bytes + 4096);
+  for (const auto& event : history) {
+    append_json_line(piece, event);
+    piece += '\n';
+    if (piece.size() >= piece_bytes) {
+      sink(piece);
+      piece.clear();
+    }
+  }
+  if (!piece.empty()) sink(piece);
 }
 
 std::string hash_jsonl(const History& history) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -74,6 +75,10 @@ void append_json_string(std::string& out, std::string_view text);
 // A whole history as JSON Lines, and the FNV-1a 64 hash of exactly those bytes (16 hex
 // digits), computed line by line without holding the whole text.
 std::string render_jsonl(const History& history);
+// The same bytes handed to `sink` in pieces of about `piece_bytes`, in order: a history of
+// millions of events is written out without holding its whole text.
+void render_jsonl_pieces(const History& history, const std::function<void(std::string_view)>& sink,
+                         std::size_t piece_bytes = std::size_t{1} << 20);
 std::string hash_jsonl(const History& history);
 std::string hex64(std::uint64_t value);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "system/domain/attempt.hpp"
 #include "system/domain/time.hpp"
@@ -31,29 +32,64 @@ concept EventType = requires {
 
 namespace detail {
 
+// The interned ids of T's field names, in fields() order, and T's interned kind: found once
+// per type, so reading an event compares numbers and pointers instead of names.
+struct FieldNameIds {
+  std::vector<std::uint32_t> ids;
+  template <typename V>
+  void operator()(std::string_view name, const V& /*value*/) {
+    ids.push_back(intern_id(name));
+  }
+};
+
+template <EventType T>
+const std::vector<std::uint32_t>& field_name_ids() {
+  static const std::vector<std::uint32_t> ids = [] {
+    FieldNameIds names;
+    const T value{};
+    T::fields(value, names);
+    return std::move(names.ids);
+  }();
+  return ids;
+}
+
+template <EventType T>
+const std::string* interned_kind() {
+  static const std::string* const kind = &intern_name(T::kind);
+  return kind;
+}
+
+// Writes T's fields in fields() order; `ids` are their interned names in that order.
 class FieldWriter {
  public:
-  explicit FieldWriter(Event& event) : event_(event) {}
-  void operator()(std::string_view name, std::int64_t value) { event_.with(name, value); }
-  void operator()(std::string_view name, int value) { event_.with(name, value); }
-  void operator()(std::string_view name, bool value) { event_.with(name, value); }
-  void operator()(std::string_view name, const std::string& value) { event_.with(name, value); }
-  void operator()(std::string_view name, Instant value) {
-    event_.with(name, std::int64_t{value.time_since_epoch().count()});
-  }
-  void operator()(std::string_view name, AttemptState value) {
-    event_.with(name, to_string(value));
-  }
-  void operator()(std::string_view name, AttemptOrigin value) {
-    event_.with(name, to_string(value));
-  }
+  FieldWriter(Event& event, const std::vector<std::uint32_t>& ids) : event_(event), ids_(ids) {}
+
   template <typename V>
-  void operator()(std::string_view name, const std::optional<V>& value) {
-    if (value) (*this)(name, *value);
+  void operator()(std::string_view /*name*/, const V& value) {
+    ONEJOB_ASSERT(next_ < ids_.size(), "an event type lists its fields in one order");
+    write(Event::NameId{ids_[next_++]}, value);
   }
 
  private:
+  void write(Event::NameId name, std::int64_t value) { event_.with(name, value); }
+  void write(Event::NameId name, int value) { event_.with(name, std::int64_t{value}); }
+  void write(Event::NameId name, bool value) { event_.with(name, value); }
+  void write(Event::NameId name, const std::string& value) {
+    event_.with(name, std::string_view(value));
+  }
+  void write(Event::NameId name, Instant value) {
+    event_.with(name, std::int64_t{value.time_since_epoch().count()});
+  }
+  void write(Event::NameId name, AttemptState value) { event_.with(name, to_string(value)); }
+  void write(Event::NameId name, AttemptOrigin value) { event_.with(name, to_string(value)); }
+  template <typename V>
+  void write(Event::NameId name, const std::optional<V>& value) {
+    if (value) write(name, *value);
+  }
+
   Event& event_;
+  const std::vector<std::uint32_t>& ids_;
+  std::size_t next_ = 0;
 };
 
 // What FieldWriter will write: the fields present and their string bytes, so the event is
@@ -81,62 +117,73 @@ struct FieldSizer {
   }
 };
 
+// Reads T's fields in fields() order; `ids` are their interned names in that order.
 class FieldReader {
  public:
-  explicit FieldReader(const Event& event) : event_(event) {}
+  FieldReader(const Event& event, const std::vector<std::uint32_t>& ids)
+      : event_(event), ids_(ids) {}
   bool ok() const { return ok_; }
 
-  void operator()(std::string_view name, std::int64_t& value) {
-    take(event_.int_field(name), value);
+  template <typename V>
+  void operator()(std::string_view /*name*/, V& value) {
+    ONEJOB_ASSERT(next_ < ids_.size(), "an event type lists its fields in one order");
+    read(ids_[next_++], value);
   }
-  void operator()(std::string_view name, int& value) {
-    std::int64_t wide = 0;
-    take(event_.int_field(name), wide);
-    value = static_cast<int>(wide);
+
+ private:
+  using Type = Event::Field::Type;
+
+  const Event::Field* field(std::uint32_t id, Type type) {
+    const Event::Field* found = event_.find_id(id);
+    if (found == nullptr || found->type() != type) {
+      ok_ = false;
+      return nullptr;
+    }
+    return found;
   }
-  void operator()(std::string_view name, bool& value) { take(event_.bool_field(name), value); }
-  void operator()(std::string_view name, std::string& value) {
-    take(event_.string_field(name), value);
+  void read(std::uint32_t id, std::int64_t& value) {
+    if (const auto* found = field(id, Type::integer)) value = found->number;
   }
-  void operator()(std::string_view name, Instant& value) {
-    std::int64_t us = 0;
-    take(event_.int_field(name), us);
-    value = Instant(Duration(us));
+  void read(std::uint32_t id, int& value) {
+    if (const auto* found = field(id, Type::integer)) value = static_cast<int>(found->number);
   }
-  void operator()(std::string_view name, AttemptState& value) {
-    take(parse(event_.string_field(name), parse_attempt_state), value);
+  void read(std::uint32_t id, bool& value) {
+    if (const auto* found = field(id, Type::boolean)) value = found->number != 0;
   }
-  void operator()(std::string_view name, AttemptOrigin& value) {
-    take(parse(event_.string_field(name), parse_attempt_origin), value);
+  void read(std::uint32_t id, std::string& value) {
+    if (const auto* found = field(id, Type::string)) value = event_.text(*found);
+  }
+  void read(std::uint32_t id, Instant& value) {
+    if (const auto* found = field(id, Type::integer)) value = Instant(Duration(found->number));
+  }
+  void read(std::uint32_t id, AttemptState& value) { read_parsed(id, value, parse_attempt_state); }
+  void read(std::uint32_t id, AttemptOrigin& value) {
+    read_parsed(id, value, parse_attempt_origin);
   }
   template <typename V>
-  void operator()(std::string_view name, std::optional<V>& value) {
-    if (!event_.has(name)) {
+  void read(std::uint32_t id, std::optional<V>& value) {
+    if (event_.find_id(id) == nullptr) {
       value.reset();
       return;
     }
     V inner{};
-    (*this)(name, inner);
+    read(id, inner);
     value = std::move(inner);
   }
-
- private:
-  template <typename V>
-  void take(std::optional<V> found, V& value) {
-    if (found) {
-      value = std::move(*found);
+  template <typename V, typename Parse>
+  void read_parsed(std::uint32_t id, V& value, Parse parse_text) {
+    const auto* found = field(id, Type::string);
+    if (found == nullptr) return;
+    if (auto parsed = parse_text(event_.text(*found))) {
+      value = *parsed;
     } else {
       ok_ = false;
     }
   }
-  template <typename Parse>
-  static auto parse(const std::optional<std::string>& text, Parse parse_text)
-      -> decltype(parse_text(std::string_view{})) {
-    if (!text) return std::nullopt;
-    return parse_text(*text);
-  }
 
   const Event& event_;
+  const std::vector<std::uint32_t>& ids_;
+  std::size_t next_ = 0;
   bool ok_ = true;
 };
 
@@ -144,20 +191,20 @@ class FieldReader {
 
 template <EventType T>
 Event to_event(const T& value) {
-  Event event{T::kind};
+  Event event{Event::InternedKind{detail::interned_kind<T>()}};
   detail::FieldSizer size;
   T::fields(value, size);
   event.reserve(size.fields, size.string_bytes);
-  T::fields(value, detail::FieldWriter(event));
+  T::fields(value, detail::FieldWriter(event, detail::field_name_ids<T>()));
   return event;
 }
 
 // The typed event, or nothing when `event` is of another kind or lacks a required field.
 template <EventType T>
 std::optional<T> from_event(const Event& event) {
-  if (event.kind() != T::kind) return std::nullopt;
+  if (&event.kind() != detail::interned_kind<T>()) return std::nullopt;
   T value{};
-  detail::FieldReader reader(event);
+  detail::FieldReader reader(event, detail::field_name_ids<T>());
   T::fields(value, reader);
   if (!reader.ok()) return std::nullopt;
   return value;

@@ -168,19 +168,31 @@ void Event::push(Field field, std::string_view bytes) {
   field_data()[count_++] = field;
 }
 
-Event& Event::with(std::string_view name, std::int64_t value) {
-  push(Field{intern_id(name), 0, static_cast<std::uint32_t>(Field::Type::integer), value});
+Event& Event::with(NameId name, std::int64_t value) {
+  push(Field{name.id, 0, static_cast<std::uint32_t>(Field::Type::integer), value});
   return *this;
+}
+
+Event& Event::with(NameId name, bool value) {
+  push(Field{name.id, 0, static_cast<std::uint32_t>(Field::Type::boolean), value ? 1 : 0});
+  return *this;
+}
+
+Event& Event::with(NameId name, std::string_view value) {
+  push(Field{name.id, 0, static_cast<std::uint32_t>(Field::Type::string), 0}, value);
+  return *this;
+}
+
+Event& Event::with(std::string_view name, std::int64_t value) {
+  return with(NameId{intern_id(name)}, value);
 }
 
 Event& Event::with(std::string_view name, bool value) {
-  push(Field{intern_id(name), 0, static_cast<std::uint32_t>(Field::Type::boolean), value ? 1 : 0});
-  return *this;
+  return with(NameId{intern_id(name)}, value);
 }
 
 Event& Event::with(std::string_view name, std::string_view value) {
-  push(Field{intern_id(name), 0, static_cast<std::uint32_t>(Field::Type::string), 0}, value);
-  return *this;
+  return with(NameId{intern_id(name)}, value);
 }
 
 EventValue Event::value(const Field& field) const {

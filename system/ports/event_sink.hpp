@@ -43,6 +43,11 @@ class Event {
   };
 
   explicit Event(std::string_view kind) : kind_(&intern_name(kind)) {}
+  // A kind already interned: REQUIRES `kind` is intern_name's string for it.
+  struct InternedKind {
+    const std::string* kind;
+  };
+  explicit Event(InternedKind kind) : kind_(kind.kind) {}
   Event(const Event& other);
   Event(Event&& other) noexcept;
   Event& operator=(const Event& other);
@@ -56,6 +61,13 @@ class Event {
     return with(name, std::string_view(value));
   }
   Event& with(std::string_view name, int value) { return with(name, std::int64_t{value}); }
+  // The same, by a name already interned (intern_id): for writers that intern their names once.
+  struct NameId {
+    std::uint32_t id;
+  };
+  Event& with(NameId name, std::int64_t value);
+  Event& with(NameId name, bool value);
+  Event& with(NameId name, std::string_view value);
   // Room for this many fields and string bytes, so building the event reallocates nothing.
   void reserve(std::size_t fields, std::size_t string_bytes = 0);
   // Gives back any spare room: what a history keeps is exactly the event's size.
@@ -77,6 +89,14 @@ class Event {
   std::optional<std::string> string_field(std::string_view name) const;
   std::optional<bool> bool_field(std::string_view name) const;
   bool has(std::string_view name) const { return find(name) != nullptr; }
+  // The field named by interned id `name_id` (intern_id), or nothing: a lookup without
+  // comparing names, for readers that intern their names once.
+  const Field* find_id(std::uint32_t name_id) const {
+    for (const auto& field : fields()) {
+      if (field.name_id == name_id) return &field;
+    }
+    return nullptr;
+  }
 
   friend bool operator==(const Event& a, const Event& b);
 

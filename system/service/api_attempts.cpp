@@ -3,6 +3,7 @@
 
 #include "system/service/api_endpoints.hpp"
 #include "system/service/canonical_json.hpp"
+#include "system/service/json_document.hpp"
 #include "system/service/settlement.hpp"
 
 namespace onejob {
@@ -17,11 +18,11 @@ std::variant<std::string, ApiAnswer> requested_provider(const Request& request,
                                                         const Job& job) {
   if (request.body.empty())
     return attempts.empty() ? job.target_provider : attempts.back().provider;
-  auto canonical = canonicalize_json(request.body);
+  auto canonical = parse_canonical_json(request.body);
   if (auto* error = std::get_if<JsonError>(&canonical)) {
     return ApiAnswer::failure(400, "invalid_json", error->message);
   }
-  const auto body = json::parse(std::get<CanonicalJson>(canonical).bytes);
+  const auto& body = std::get<ParsedJson>(canonical).document;
   if (!body.is_object() || body.size() != 1 || !body.contains("provider") ||
       !body["provider"].is_string()) {
     return ApiAnswer::failure(400, "invalid_body", "expected {\"provider\": name} or no body");

@@ -7,6 +7,7 @@
 #include "system/events/api_events.hpp"
 #include "system/service/api_endpoints.hpp"
 #include "system/service/canonical_json.hpp"
+#include "system/service/json_document.hpp"
 #include "system/service/settlement.hpp"
 
 namespace onejob {
@@ -25,8 +26,7 @@ struct CreateBody {
 // refused rather than ignored: an ignored field would still be part of the fingerprint the
 // client believes it sent.
 std::variant<CreateBody, std::string> parse_create_body(const SystemConfig& config,
-                                                        const std::string& canonical) {
-  const auto body = json::parse(canonical);
+                                                        const json& body) {
   if (!body.is_object()) return std::string("body must be a JSON object");
   for (const auto& [name, value] : body.items()) {
     if (name != "operation" && name != "provider" && name != "input" && name != "failover") {
@@ -65,7 +65,7 @@ std::variant<CreateBody, std::string> parse_create_body(const SystemConfig& conf
     }
   }
   if (!body.contains("input")) return std::string("\"input\" is required");
-  auto input = validate_input(parsed.operation, body["input"].dump());
+  auto input = validate_input_document(parsed.operation, body["input"]);
   if (auto* bad = std::get_if<ContractViolation>(&input)) return bad->reason;
   parsed.input_json = std::get<ContractOk>(input).canonical;
   return parsed;
@@ -99,12 +99,12 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     co_return ApiAnswer::failure(400, "idempotency_key_invalid",
                                  "Idempotency-Key must be 1-255 printable ASCII characters");
   }
-  auto canonical = canonicalize_json(request.body);
+  auto canonical = parse_canonical_json(request.body);
   if (auto* error = std::get_if<JsonError>(&canonical)) {
     co_return ApiAnswer::failure(400, "invalid_json", error->message);
   }
-  const auto& payload = std::get<CanonicalJson>(canonical).bytes;
-  auto body = parse_create_body(context.config, payload);
+  const auto& payload = std::get<ParsedJson>(canonical).canonical;
+  auto body = parse_create_body(context.config, std::get<ParsedJson>(canonical).document);
   if (auto* error = std::get_if<std::string>(&body)) {
     co_return ApiAnswer::failure(400, "invalid_body", *error);
   }

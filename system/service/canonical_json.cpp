@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/service/json_document.hpp"
+
 namespace onejob {
 namespace {
 
@@ -36,7 +38,7 @@ std::size_t nesting_depth(std::string_view text, std::size_t limit) {
 
 }  // namespace
 
-std::variant<CanonicalJson, JsonError> canonicalize_json(std::string_view text) {
+std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text) {
   if (nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth) {
     return JsonError{"nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
   }
@@ -57,9 +59,9 @@ std::variant<CanonicalJson, JsonError> canonicalize_json(std::string_view text) 
     }
     return true;
   };
-  nlohmann::json document;
+  ParsedJson parsed;
   try {
-    document = nlohmann::json::parse(text.begin(), text.end(), track_keys);
+    parsed.document = nlohmann::json::parse(text.begin(), text.end(), track_keys);
   } catch (const nlohmann::json::parse_error& error) {
     return JsonError{"invalid JSON at byte " + std::to_string(error.byte)};
   } catch (const nlohmann::json::out_of_range&) {
@@ -70,10 +72,17 @@ std::variant<CanonicalJson, JsonError> canonicalize_json(std::string_view text) 
   if (!duplicate_key.empty()) return JsonError{"duplicate key \"" + duplicate_key + "\""};
   // nlohmann::json stores objects in a std::map, so dump() writes keys in sorted order.
   try {
-    return CanonicalJson{document.dump()};
+    parsed.canonical = parsed.document.dump();
   } catch (const nlohmann::json::type_error&) {
     return JsonError{"string is not valid UTF-8"};
   }
+  return parsed;
+}
+
+std::variant<CanonicalJson, JsonError> canonicalize_json(std::string_view text) {
+  auto parsed = parse_canonical_json(text);
+  if (auto* error = std::get_if<JsonError>(&parsed)) return std::move(*error);
+  return CanonicalJson{std::move(std::get<ParsedJson>(parsed).canonical)};
 }
 
 }  // namespace onejob

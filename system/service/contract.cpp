@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "system/service/canonical_json.hpp"
+#include "system/service/json_document.hpp"
 
 namespace onejob {
 namespace {
@@ -14,17 +15,18 @@ using nlohmann::json;
 
 constexpr std::string_view kLabels[] = {"billing", "support", "sales", "other"};
 
-// Parses `text` as one JSON object, refusing repeated keys (canonicalize_json's rule).
-std::variant<json, ContractViolation> parse_object(const std::string& text, std::string_view what) {
-  auto canonical = canonicalize_json(text);
-  if (auto* error = std::get_if<JsonError>(&canonical)) {
+// Parses `text` as one JSON object, refusing repeated keys (canonicalize_json's rule), with its
+// canonical bytes.
+std::variant<ParsedJson, ContractViolation> parse_object(const std::string& text,
+                                                         std::string_view what) {
+  auto parsed = parse_canonical_json(text);
+  if (auto* error = std::get_if<JsonError>(&parsed)) {
     return ContractViolation{std::string(what) + " is not JSON: " + error->message};
   }
-  auto document = json::parse(std::get<CanonicalJson>(canonical).bytes);
-  if (!document.is_object()) {
+  if (!std::get<ParsedJson>(parsed).document.is_object()) {
     return ContractViolation{std::string(what) + " must be a JSON object"};
   }
-  return document;
+  return std::move(std::get<ParsedJson>(parsed));
 }
 
 // Refuses any top-level key outside `allowed` and any missing one.
@@ -144,31 +146,45 @@ ContractCheck validate_input(std::string_view operation, const std::string& inpu
   }
   auto parsed = parse_object(input_json, "input");
   if (auto* bad = std::get_if<ContractViolation>(&parsed)) return *bad;
-  const auto& input = std::get<json>(parsed);
+  auto& input = std::get<ParsedJson>(parsed);
+  if (auto bad = check_input(operation, input.document)) return *bad;
+  return ContractOk{std::move(input.canonical)};
+}
+
+ContractCheck validate_input_document(std::string_view operation, const json& input) {
+  if (!is_known_operation(operation)) {
+    return ContractViolation{"unknown operation \"" + std::string(operation) + "\""};
+  }
+  if (!input.is_object()) return ContractViolation{"input must be a JSON object"};
   if (auto bad = check_input(operation, input)) return *bad;
   return ContractOk{input.dump()};
 }
 
 ContractCheck validate_output(std::string_view operation, const std::string& input_json,
                               const std::string& output) {
-  auto input = validate_input(operation, input_json);
-  if (auto* bad = std::get_if<ContractViolation>(&input)) {
-    return ContractViolation{"cannot judge an output for an invalid input: " + bad->reason};
+  auto invalid_input = [](const ContractViolation& bad) {
+    return ContractViolation{"cannot judge an output for an invalid input: " + bad.reason};
+  };
+  if (!is_known_operation(operation)) {
+    return invalid_input({"unknown operation \"" + std::string(operation) + "\""});
   }
-  const auto input_object = json::parse(std::get<ContractOk>(input).canonical);
+  auto input_parsed = parse_object(input_json, "input");
+  if (auto* bad = std::get_if<ContractViolation>(&input_parsed)) return invalid_input(*bad);
+  const auto& input_object = std::get<ParsedJson>(input_parsed).document;
+  if (auto bad = check_input(operation, input_object)) return invalid_input(*bad);
   auto parsed = parse_object(output, "output");
   if (auto* bad = std::get_if<ContractViolation>(&parsed)) return *bad;
-  const auto& document = std::get<json>(parsed);
+  auto& document = std::get<ParsedJson>(parsed);
   std::optional<ContractViolation> bad;
   if (operation == "classify") {
-    bad = check_classify(document);
+    bad = check_classify(document.document);
   } else if (operation == "summarize") {
-    bad = check_summarize(input_object, document);
+    bad = check_summarize(input_object, document.document);
   } else {
-    bad = check_extract(input_object, document);
+    bad = check_extract(input_object, document.document);
   }
   if (bad) return *bad;
-  return ContractOk{document.dump()};
+  return ContractOk{std::move(document.canonical)};
 }
 
 std::variant<RenderedPrompt, PromptRejected> render_prompt(const ProviderProfile& profile,

@@ -1,0 +1,28 @@
+#pragma once
+
+// The parsed side of canonical JSON, for the service's own .cpp files that read what they
+// canonicalize: a body is parsed once, not once to canonicalize and again to read. Kept out of
+// canonical_json.hpp and contract.hpp so their includers do not compile nlohmann::json.
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "system/service/canonical_json.hpp"
+#include "system/service/contract.hpp"
+
+namespace onejob {
+
+// `text` under canonicalize_json's rules (nesting depth, no repeated key), as a document and its
+// canonical bytes (exactly canonicalize_json's).
+struct ParsedJson {
+  nlohmann::json document;
+  std::string canonical;
+};
+std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text);
+
+// validate_input on an input already parsed under those rules.
+ContractCheck validate_input_document(std::string_view operation, const nlohmann::json& input);
+
+}  // namespace onejob
