@@ -141,19 +141,18 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
     const std::string key = delivered->provider_key;
     model_.deliveries[key].push_back(Delivery{recorded.node, at(std::move(*delivered), recorded)});
-  } else if (event.kind() == events::NodeStarted::kind) {
+  } else if (events::is<events::NodeStarted>(event)) {
     model_.node_life[recorded.node.str()].push_back(At<bool>{true, recorded.seq, recorded.at});
-  } else if (event.kind() == events::NodePaused::kind ||
-             event.kind() == events::NodeResumed::kind) {
+  } else if (events::is<events::NodePaused>(event) || events::is<events::NodeResumed>(event)) {
     model_.node_pauses[recorded.node.str()].push_back(
-        At<bool>{event.kind() == events::NodePaused::kind, recorded.seq, recorded.at});
-  } else if (event.kind() == events::NodeCrashed::kind) {
+        At<bool>{events::is<events::NodePaused>(event), recorded.seq, recorded.at});
+  } else if (events::is<events::NodeCrashed>(event)) {
     model_.node_life[recorded.node.str()].push_back(At<bool>{false, recorded.seq, recorded.at});
   } else if (auto policy = events::from_event<events::RunPolicy>(event)) {
     model_.policy = at(std::move(*policy), recorded);
   } else if (auto provider = events::from_event<events::RunProvider>(event)) {
     model_.providers[provider->name] = std::move(*provider);
-  } else if (event.kind() == events::QuietStarted::kind) {
+  } else if (events::is<events::QuietStarted>(event)) {
     model_.quiet_seq = recorded.seq;
   } else if (auto ended = events::from_event<events::RunEnded>(event)) {
     model_.end_seq = recorded.seq;

@@ -232,8 +232,8 @@ std::optional<std::string> report_key(const Event& event) {
   if (auto status = events::from_event<events::ReconcilerStatus>(event)) {
     return status_key(status->attempt_id);
   }
-  if (event.kind() == events::WorkerStoreError::kind ||
-      event.kind() == events::ReconcilerStoreError::kind) {
+  if (events::is<events::WorkerStoreError>(event) ||
+      events::is<events::ReconcilerStoreError>(event)) {
     return std::string(kStoreErrorKey);
   }
   return std::nullopt;
@@ -284,8 +284,7 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
       down.insert(node);
     } else if (events::from_event<events::NodeStarted>(event)) {
       down.erase(node);
-    } else if (event.kind() == events::NodePaused::kind ||
-               event.kind() == events::NodeResumed::kind) {
+    } else if (events::is<events::NodePaused>(event) || events::is<events::NodeResumed>(event)) {
       // The world records these for a node, not the node itself.
     } else if (down.contains(node)) {
       out.push_back(violation(

@@ -148,32 +148,47 @@ void reach_job_marks(const HistoryModel& model, Tally& tally) {
 // refused): one toward UNKNOWN (its deadline) and one settling it (the answer).
 void reach_deadline_races(const HistoryModel& model, Tally& tally) {
   using Write = std::tuple<std::int64_t, std::string, Instant>;  // attempt, writer, instant
+  // The moves to UNKNOWN first (few: one per timeout); a settling write is looked up only when
+  // its attempt has one.
   std::set<Write> to_unknown;
-  std::set<Write> settling;
+  std::set<std::int64_t> timed_out;
   for (const auto& [id, attempt] : model.attempts) {
     for (const auto& step : attempt.steps) {
-      if (step.what.takeover || step.what.claim) continue;
-      if (step.what.to == AttemptState::unknown) to_unknown.emplace(id, step.what.by, step.at);
-      if (step.what.to == AttemptState::failed) settling.emplace(id, step.what.by, step.at);
+      if (step.what.takeover || step.what.claim || step.what.to != AttemptState::unknown) continue;
+      to_unknown.emplace(id, step.what.by, step.at);
+      timed_out.insert(id);
+    }
+  }
+  for (const auto& refused : model.refusals) {
+    if (!refused.what.attempt_id || refused.what.wanted != AttemptState::unknown) continue;
+    to_unknown.emplace(*refused.what.attempt_id, refused.what.by, refused.at);
+    timed_out.insert(*refused.what.attempt_id);
+  }
+  std::set<Write> raced;
+  auto settling = [&](std::int64_t attempt, const std::string& by, Instant at) {
+    if (!timed_out.contains(attempt)) return;
+    Write write{attempt, by, at};
+    if (to_unknown.contains(write)) raced.insert(std::move(write));
+  };
+  for (const auto& [id, attempt] : model.attempts) {
+    for (const auto& step : attempt.steps) {
+      if (step.what.takeover || step.what.claim || step.what.to != AttemptState::failed) continue;
+      settling(id, step.what.by, step.at);
     }
   }
   for (const auto& [id, job] : model.jobs) {
-    for (const auto& cas : job.cas) settling.emplace(cas.what.attempt_id, cas.what.by, cas.at);
+    for (const auto& cas : job.cas) settling(cas.what.attempt_id, cas.what.by, cas.at);
   }
   for (const auto& refused : model.refusals) {
-    if (!refused.what.attempt_id) continue;
-    const Write write{*refused.what.attempt_id, refused.what.by, refused.at};
     const auto wanted = refused.what.wanted;
-    if (wanted == AttemptState::unknown) to_unknown.insert(write);
-    if (wanted == AttemptState::succeeded || wanted == AttemptState::failed) settling.insert(write);
+    if (refused.what.attempt_id &&
+        (wanted == AttemptState::succeeded || wanted == AttemptState::failed)) {
+      settling(*refused.what.attempt_id, refused.what.by, refused.at);
+    }
   }
-  for (const auto& write : to_unknown) {
-    if (settling.contains(write)) tally.add(Mark::deadline_race);
-  }
+  tally.add(Mark::deadline_race, raced.size());
 }
 
-// A create whose commit no API node answered with 201, answered later with 200: the commit's
-// outcome was unknown to its writer and a retry resolved it. Creates in the order answered.
 void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
   std::map<std::uint64_t, const events::ApiResponse*> answers;
   for (const auto& exchange : model.exchanges) {
@@ -212,16 +227,16 @@ void reach_world_marks(const sim::History& history, Tally& tally) {
   const auto reset = events::injected_fault(events::InjectedFault::reset);
   for (const auto& recorded : history) {
     const Event& event = recorded.event;
-    if (event.kind() == events::ProviderDeduped::kind) {
+    if (events::is<events::ProviderDeduped>(event)) {
       tally.add(Mark::provider_dedup);
     } else if (auto fault = events::from_event<events::StoreFault>(event)) {
       if (fault->maybe_committed) tally.add(Mark::write_reply_lost);
       if (fault->fault == reset.store) tally.add(Mark::connection_reset);
     } else if (auto net = events::from_event<events::NetFault>(event)) {
       if (net->fault == reset.net) tally.add(Mark::connection_reset);
-    } else if (event.kind() == events::NodePaused::kind) {
+    } else if (events::is<events::NodePaused>(event)) {
       tally.add(Mark::node_pause);
-    } else if (event.kind() == events::NodeCrashed::kind) {
+    } else if (events::is<events::NodeCrashed>(event)) {
       tally.add(Mark::node_crash);
     } else if (auto started = events::from_event<events::NodeStarted>(event)) {
       if (started->incarnation > 1) tally.add(Mark::node_restart);

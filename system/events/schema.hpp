@@ -199,10 +199,16 @@ Event to_event(const T& value) {
   return event;
 }
 
+// Whether `event` is of T's kind (compared as interned names: one pointer comparison).
+template <EventType T>
+bool is(const Event& event) {
+  return &event.kind() == detail::interned_kind<T>();
+}
+
 // The typed event, or nothing when `event` is of another kind or lacks a required field.
 template <EventType T>
 std::optional<T> from_event(const Event& event) {
-  if (&event.kind() != detail::interned_kind<T>()) return std::nullopt;
+  if (!is<T>(event)) return std::nullopt;
   T value{};
   detail::FieldReader reader(event, detail::field_name_ids<T>());
   T::fields(value, reader);
