@@ -101,15 +101,12 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   const Event& event = recorded.event;
   if (auto sent = events::from_event<events::ClientSent>(event)) {
     auto [it, first] = model_.requests.try_emplace(sent->request);
-    if (first) {
-      it->second.client = recorded.node;
-      it->second.first = *sent;
-    }
+    if (first) it->second.client = recorded.node;
     it->second.send_seqs.push_back(recorded.seq);
   } else if (auto skipped = events::from_event<events::ClientSkipped>(event)) {
     model_.requests[skipped->request].skipped = skipped->reason;
   } else if (auto received = events::from_event<events::ClientReceived>(event)) {
-    model_.requests[received->request].received.push_back(at(std::move(*received), recorded));
+    model_.requests[received->request].received_seqs.push_back(recorded.seq);
   } else if (auto forwarded = events::from_event<events::LbForwarded>(event)) {
     forwarded_[forwarded->request_id] = {forwarded->request, forwarded->send};
   } else if (auto request = events::from_event<events::ApiRequest>(event)) {
@@ -262,6 +259,26 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
     return JobEnd::awaiting_operator;
   }
   return JobEnd::stuck;
+}
+
+events::ClientSent HistoryModel::first_send(const ClientRequest& request) const {
+  if (request.send_seqs.empty() || history == nullptr) return {};
+  auto sent = events::from_event<events::ClientSent>((*history)[request.send_seqs[0] - 1].event);
+  ONEJOB_ASSERT(sent.has_value(), "a request's send is a client.sent in the trace");
+  return std::move(*sent);
+}
+
+std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientRequest& request) const {
+  std::vector<At<events::ClientReceived>> out;
+  if (history == nullptr) return out;
+  out.reserve(request.received_seqs.size());
+  for (const auto seq : request.received_seqs) {
+    const sim::TraceEvent& recorded = (*history)[seq - 1];
+    auto received = events::from_event<events::ClientReceived>(recorded.event);
+    ONEJOB_ASSERT(received.has_value(), "a request's receipt is a client.received in the trace");
+    out.push_back(at(std::move(*received), recorded));
+  }
+  return out;
 }
 
 std::optional<events::ClientSent> HistoryModel::client_send(std::int64_t request,

@@ -80,12 +80,12 @@ enum class JobEnd {
 };
 std::string_view to_string(JobEnd end);
 
-// One timeline request as its client sent and received it.
+// One timeline request as its client sent and received it: where its sends and receipts are in
+// the trace, not copies of them (HistoryModel::first_send and receipts read them).
 struct ClientRequest {
   std::string client;
-  events::ClientSent first;  // the first send (it carries a create's body)
   std::vector<std::uint64_t> send_seqs;
-  std::vector<At<events::ClientReceived>> received;
+  std::vector<std::uint64_t> received_seqs;
   std::optional<std::string> skipped;  // why it was never sent
 };
 
@@ -165,6 +165,10 @@ struct HistoryModel {
   const AttemptRecord* attempt(std::int64_t id) const;
   const Execution* execution_of(std::int64_t attempt_id) const;
   JobEnd end_of(const JobRecord& job) const;
+  // The request's first send (it carries a create's body); empty when it was never sent.
+  events::ClientSent first_send(const ClientRequest& request) const;
+  // What its client received for it, in order.
+  std::vector<At<events::ClientReceived>> receipts(const ClientRequest& request) const;
   // Send `send` (1-based) of timeline request `request`, as its client recorded it.
   std::optional<events::ClientSent> client_send(std::int64_t request, std::int64_t send) const;
   // Whether `node` was up when the run ended (started, and not crashed since).

@@ -60,7 +60,7 @@ std::map<OwnerKey, std::vector<Binding>> bindings(const HistoryModel& model) {
 struct Success {
   std::int64_t request = 0;
   events::ClientSent sent;
-  const At<events::ClientReceived>* received = nullptr;
+  At<events::ClientReceived> received;
 };
 
 // The request as the client sent it: what one key must never be shared across.
@@ -81,12 +81,13 @@ std::optional<std::string> named_provider(const events::ClientSent& sent) {
 std::vector<Success> successes(const HistoryModel& model) {
   std::vector<Success> out;
   for (const auto& [number, request] : model.requests) {
-    if (request.first.action != "retry" && request.first.action != "cancel") continue;
-    for (const auto& received : request.received) {
+    const auto action = model.first_send(request).action;
+    if (action != "retry" && action != "cancel") continue;
+    for (auto& received : model.receipts(request)) {
       if (!is_success(received.what.status)) continue;
       auto sent = model.client_send(number, received.what.send);
       if (!sent) continue;
-      out.push_back(Success{number, std::move(*sent), &received});
+      out.push_back(Success{number, std::move(*sent), std::move(received)});
     }
   }
   return out;
@@ -94,12 +95,12 @@ std::vector<Success> successes(const HistoryModel& model) {
 
 // What the success claims the action did, checked against the commit log; empty when it holds.
 std::string misbacked(const HistoryModel& model, const Success& success, const Binding* binding) {
-  const auto& got = success.received->what;
+  const auto& got = success.received.what;
   const bool retry = success.sent.action == "retry";
   const std::int64_t named = got.attempt_id.value_or(0);
   const AttemptRecord* attempt = model.attempt(named);
   const std::string what = retry ? "retry" : "cancel";
-  if (attempt == nullptr || attempt->inserted.seq > success.received->seq) {
+  if (attempt == nullptr || attempt->inserted.seq > success.received.seq) {
     return "naming " + attempt_ref(named) + ", which the store had not inserted";
   }
   if (retry) {
@@ -119,12 +120,12 @@ std::string misbacked(const HistoryModel& model, const Success& success, const B
              success.sent.path.value_or("") + " cancels";
     }
     const bool cancelled = std::ranges::any_of(attempt->steps, [&](const auto& step) {
-      return step.what.to == AttemptState::cancelled && step.seq < success.received->seq;
+      return step.what.to == AttemptState::cancelled && step.seq < success.received.seq;
     });
     if (!cancelled) return "but the store never moved " + attempt_ref(named) + " to CANCELLED";
   }
   if (success.sent.key) {
-    if (binding == nullptr || binding->seq > success.received->seq) {
+    if (binding == nullptr || binding->seq > success.received.seq) {
       return "but the store recorded no " + what + " under key \"" + *success.sent.key + "\"";
     }
     if (binding->retry != retry || binding->attempt_id != named) {
@@ -197,7 +198,7 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
   std::map<OwnerKey, const Success*> first_success;
   const auto all = successes(model);
   for (const auto& success : all) {
-    const auto& got = success.received->what;
+    const auto& got = success.received.what;
     const std::string head = "request " + std::to_string(success.request) + " (" +
                              success.sent.action + " " + success.sent.path.value_or("") +
                              ") was answered " + std::to_string(got.status) + " ";
@@ -211,7 +212,7 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
         binding ? std::vector<std::uint64_t>{binding->seq} : std::vector<std::uint64_t>{};
     if (auto wrong = misbacked(model, success, binding); !wrong.empty()) {
       out.push_back(
-          violation("I11.unbacked_success", head + wrong, success.received->seq, evidence));
+          violation("I11.unbacked_success", head + wrong, success.received.seq, evidence));
       continue;
     }
     const bool retry = success.sent.action == "retry";
@@ -224,7 +225,7 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
                                   job_ref(got.job_id.value_or(0)) + "; the " + success.sent.action +
                                   " left it " + state + " in " + job_ref(attempt.job_id()) +
                                   ", and a replay repeats that first answer",
-                              success.received->seq, evidence));
+                              success.received.seq, evidence));
       continue;
     }
     if (!key) continue;
@@ -237,17 +238,17 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
                                     std::to_string(earlier.request) + " used for " +
                                     earlier.sent.action + " " + earlier.sent.path.value_or("") +
                                     ": a key reused with another request is refused",
-                                success.received->seq, {earlier.received->seq}));
+                                success.received.seq, {earlier.received.seq}));
         continue;
       }
-      if (earlier.received->what.status != got.status ||
-          earlier.received->what.body_digest != got.body_digest) {
+      if (earlier.received.what.status != got.status ||
+          earlier.received.what.body_digest != got.body_digest) {
         out.push_back(violation("I11.replay_differs",
                                 head + "under key \"" + key->second +
                                     "\" with another answer than the first one (request " +
                                     std::to_string(earlier.request) + ", status " +
-                                    std::to_string(earlier.received->what.status) + ")",
-                                success.received->seq, {earlier.received->seq}));
+                                    std::to_string(earlier.received.what.status) + ")",
+                                success.received.seq, {earlier.received.seq}));
         continue;
       }
     }
@@ -260,7 +261,7 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
                                   ", replaying what request " + std::to_string(request) +
                                   " (send " + std::to_string(send) +
                                   ") recorded, without Idempotent-Replayed: true",
-                              success.received->seq, evidence));
+                              success.received.seq, evidence));
     }
   }
   return out;

@@ -341,7 +341,7 @@ void check_read(const HistoryModel& model, const ApiExchange& exchange, const An
   const auto due = blocked_during(model, *exchange.response->what.job_id, exchange.request.seq,
                                   exchange.response->seq);
   if (!due) return;
-  for (const auto& received : request->second.received) {
+  for (const auto& received : model.receipts(request->second)) {
     if (received.what.send != exchange.client_send || received.what.status != 200) continue;
     if (!received.what.shown_blocked || *received.what.shown_blocked == *due) continue;
     out.push_back(violation(
@@ -390,7 +390,7 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
   const auto request = model.requests.find(exchange.client_request);
   if (request == model.requests.end()) return;
   const auto& answer = exchange.response->what;
-  for (const auto& received : request->second.received) {
+  for (const auto& received : model.receipts(request->second)) {
     const auto& got = received.what;
     if (got.send != exchange.client_send || got.status == 502) continue;
     std::string differs;
@@ -468,8 +468,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
   static const std::string kNoBody;
   for (const auto& [number, request] : model.requests) {
     // A create's resends carry the bytes of its first send.
+    std::optional<std::string> first_text;  // what first_body reads
     std::optional<BodyFacts> first_body;
-    for (const auto& received : request.received) {
+    for (const auto& received : model.receipts(request)) {
       const auto& got = received.what;
       const auto sent = model.client_send(number, got.send);
       if (!sent) continue;
@@ -490,11 +491,10 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
       }
       std::optional<BodyFacts> own_body;
       BodyFacts& facts =
-          sent->body
-              ? own_body.emplace(*sent->body)
-              : (first_body
-                     ? *first_body
-                     : first_body.emplace(request.first.body ? *request.first.body : kNoBody));
+          sent->body ? own_body.emplace(*sent->body)
+                     : (first_body ? *first_body
+                                   : first_body.emplace(first_text.emplace(
+                                         model.first_send(request).body.value_or(kNoBody))));
       if (auto wrong = route_breach(*sent, got, facts.body()); !wrong.empty()) {
         out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
       } else if (auto breach = limit_breach(*sent, got, facts); !breach.empty()) {

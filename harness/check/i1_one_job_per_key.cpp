@@ -54,9 +54,8 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   }
   std::set<std::pair<std::string, std::string>> sent;
   for (const auto& [number, request] : model.requests) {
-    if (request.first.action == "create_job" && request.first.key) {
-      sent.emplace(request.first.owner, *request.first.key);
-    }
+    const auto first = model.first_send(request);
+    if (first.action == "create_job" && first.key) sent.emplace(first.owner, *first.key);
   }
   for (const auto& [id, job] : model.jobs) {
     const auto& inserted = job.inserted.what;
@@ -78,11 +77,12 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
     }
   }
   for (const auto& [number, request] : model.requests) {
-    if (request.first.action != "create_job" || !request.first.key) continue;
     if (reported.contains(number)) continue;
-    for (const auto& received : request.received) {
-      check_answer(model, request.first.owner, *request.first.key, received.what.status,
-                   received.what.job_id, received.seq, request.client.c_str(), out);
+    const auto first = model.first_send(request);
+    if (first.action != "create_job" || !first.key) continue;
+    for (const auto& received : model.receipts(request)) {
+      check_answer(model, first.owner, *first.key, received.what.status, received.what.job_id,
+                   received.seq, request.client.c_str(), out);
     }
   }
   return out;

@@ -37,8 +37,10 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
                               seq, {}));
     }
     const auto request = model.requests.find(exchange.client_request);
-    if (request == model.requests.end() || !request->second.first.body) continue;
-    const auto sent = nlohmann::json::parse(*request->second.first.body, nullptr, false);
+    if (request == model.requests.end()) continue;
+    const auto first = model.first_send(request->second);
+    if (!first.body) continue;
+    const auto sent = nlohmann::json::parse(*first.body, nullptr, false);
     const JobRecord* stored = model.job_for_key(response.owner, response.key, seq);
     if (sent.is_discarded()) continue;
     if (stored == nullptr) {
@@ -62,8 +64,8 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     }
   }
   for (const auto& [number, request] : model.requests) {
-    if (request.first.action != "create_job") continue;
-    for (const auto& received : request.received) {
+    if (model.first_send(request).action != "create_job") continue;
+    for (const auto& received : model.receipts(request)) {
       if (received.what.status == 422 && received.what.job_id && !leaked.contains(number)) {
         out.push_back(violation("I2.conflict_names_a_job",
                                 request.client + " got 422 naming " +

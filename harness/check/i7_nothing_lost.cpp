@@ -48,8 +48,10 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     if (exchange.request.what.route != "get_job") continue;
     if (response.status != 404) continue;
     const auto request = model.requests.find(exchange.client_request);
-    if (request == model.requests.end() || !request->second.first.job_id) continue;
-    const JobRecord* job = model.job(*request->second.first.job_id);
+    if (request == model.requests.end()) continue;
+    const auto asked = model.first_send(request->second).job_id;
+    if (!asked) continue;
+    const JobRecord* job = model.job(*asked);
     if (job != nullptr && job->inserted.what.owner == asker &&
         job->inserted.seq < exchange.request.seq) {
       out.push_back(violation("I7.job_hidden_from_owner",

@@ -194,11 +194,13 @@ BOOST_AUTO_TEST_CASE(an_api_exchange_joins_its_client_request_through_the_forwar
   BOOST_TEST(model.exchanges[2].client_request == 0);
   const ClientRequest& request = model.requests.at(3);
   BOOST_TEST(request.client == "browser");
-  BOOST_TEST(request.first.body.value_or("") == kBody);
+  BOOST_TEST(model.first_send(request).body.value_or("") == kBody);
   BOOST_TEST(request.send_seqs == std::vector<std::uint64_t>{sent});
-  BOOST_TEST_REQUIRE(request.received.size() == 1u);
-  BOOST_TEST(request.received[0].seq == receipt);
-  BOOST_TEST(request.received[0].what.job_id.value_or(0) == 1);
+  BOOST_TEST(request.received_seqs == std::vector<std::uint64_t>{receipt});
+  const auto receipts = model.receipts(request);
+  BOOST_TEST_REQUIRE(receipts.size() == 1u);
+  BOOST_TEST(receipts[0].seq == receipt);
+  BOOST_TEST(receipts[0].what.job_id.value_or(0) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(job_for_key_sees_only_a_job_committed_before_the_event) {
