@@ -34,6 +34,7 @@
 //     operator finds the detail the answer leaves out.
 // Does not check: what a success says (I1, I5, I11), owner scope (I7).
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -104,9 +105,9 @@ bool retry_body_ok(const std::string& body) {
          parsed["provider"].is_string();
 }
 
-// A create's input, as far as this checker states the contract: an object whose "text" is a
-// non-empty string and whose other members are only "fields" (extract's list). Bodies that are
-// not JSON objects are judged elsewhere.
+// A create's input, as DESIGN.md states the contract: an object whose "text" is a non-empty
+// string; extract's also has "fields", a non-empty list of distinct non-empty names, and the
+// other operations' have nothing else. Bodies that are not JSON objects are judged elsewhere.
 bool create_input_ok(const std::string& body) {
   const auto parsed = nlohmann::json::parse(body, nullptr, false);
   if (!parsed.is_object() || !parsed.contains("input")) return true;
@@ -115,8 +116,21 @@ bool create_input_ok(const std::string& body) {
   for (const auto& [name, value] : input.items()) {
     if (name != "text" && name != "fields") return false;
   }
-  return input.contains("text") && input["text"].is_string() &&
-         !input["text"].get<std::string>().empty();
+  if (!input.contains("text") || !input["text"].is_string() ||
+      input["text"].get<std::string>().empty()) {
+    return false;
+  }
+  const bool extract = parsed.contains("operation") && parsed["operation"] == "extract";
+  if (!extract) return !input.contains("fields");
+  if (!input.contains("fields")) return false;
+  const auto& fields = input["fields"];
+  if (!fields.is_array() || fields.empty()) return false;
+  std::set<std::string> names;
+  for (const auto& name : fields) {
+    if (!name.is_string() || name.get<std::string>().empty()) return false;
+    if (!names.insert(name.get<std::string>()).second) return false;
+  }
+  return true;
 }
 
 // The API's routes, as DESIGN.md states them: POST /jobs, GET /jobs/{id},

@@ -190,6 +190,27 @@ BOOST_AUTO_TEST_CASE(i13_the_body_limit_is_judged_at_its_exact_boundary) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(i13_extract_fields_are_part_of_the_input_contract) {
+  auto accepted = [](const std::string& operation, const std::string& input) {
+    HistoryBuilder h;
+    h.add("browser", create_sent(1, "alice", "k1",
+                                 R"({"input":)" + input + R"(,"operation":")" + operation +
+                                     R"(","provider":"alpha"})"));
+    h.add("browser", received(1, 201, 1));
+    return check_api_contract(h.model());
+  };
+  require_none(accepted("extract", R"({"fields":["total","due"],"text":"t"})"));
+  require_none(accepted("classify", R"({"text":"t"})"));
+  for (const std::string input :
+       {R"({"text":"t"})", R"({"fields":[],"text":"t"})", R"({"fields":"total","text":"t"})",
+        R"({"fields":[""],"text":"t"})", R"({"fields":[1],"text":"t"})",
+        R"({"fields":["a","a"],"text":"t"})"}) {
+    BOOST_TEST_CONTEXT(input) { require_one(accepted("extract", input), "I13.limit_misjudged", 2); }
+  }
+  require_one(accepted("summarize", R"({"fields":["total"],"text":"t"})"), "I13.limit_misjudged",
+              2);
+}
+
 BOOST_AUTO_TEST_CASE(i13_json_depth_is_judged_at_its_exact_boundary) {
   auto nested = [](std::size_t depth) {
     return R"({"input":{"n":)" + std::string(depth - 2, '[') + std::string(depth - 2, ']') +
