@@ -124,13 +124,28 @@ std::string padded_body(std::size_t bytes, std::string body) {
 }
 
 // Bodies the input contract refuses, each readable JSON no deeper than the limit: 3 an empty
-// text, 4 an input member the operation does not take, 5 that member a list of 70 empty lists and
-// objects side by side (a depth count that never closes a bracket reads it as 70 deep), 6 a name
-// used both inside the input and after it in the body (one set of names per object: no duplicate),
-// 7 an operation that is not a string, 10 a member repeated in one object.
-std::string refused_body(int kind, const std::string& provider) {
+// text, 4 (by `variant`) an input member the operation does not take, an extract whose fields name
+// "" or one name twice or none, or fields on a summarize, 5 an unknown member holding a list of 70
+// empty lists and objects side by side (a depth count that never closes a bracket reads it as 70
+// deep), 6 a name used both inside the input and after it in the body (one set of names per object:
+// no duplicate), 7 an operation that is not a string, 10 a member repeated in one object.
+std::string refused_body(int kind, int variant, const std::string& provider) {
   const std::string head = R"({"operation":"summarize","provider":")" + provider + '"';
+  const std::string extract = R"({"operation":"extract","provider":")" + provider + '"';
   switch (kind) {
+    case 4:  // a member the operation does not take, or extract's fields broken
+      switch (wrap(variant, 5)) {
+        case 1:
+          return extract + R"(,"input":{"text":"Invoice 7","fields":["total",""]}})";
+        case 2:
+          return extract + R"(,"input":{"text":"Invoice 7","fields":["total","total"]}})";
+        case 3:
+          return extract + R"(,"input":{"text":"Invoice 7","fields":[]}})";
+        case 4:
+          return head + R"(,"input":{"text":"Notes","fields":["total"]}})";
+        default:
+          return head + R"(,"input":{"text":"Notes","lang":"en"}})";
+      }
     case 3:
       return R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":""}})";
     case 5: {
@@ -294,7 +309,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
           s.deep == 1 || s.deep == 2 ? nested_body(s.deep == 1 ? 64 : 65, providers[0])
           : s.deep == 8 || s.deep == 9
               ? padded_body(s.deep == 8 ? kBodyLimit : kBodyLimit + 1, body(s.body, providers))
-          : s.deep > 2 ? refused_body(s.deep, providers[0])
+          : s.deep > 2 ? refused_body(s.deep, s.body, providers[0])
                        : body(s.body, providers);
       create.request = static_cast<int>(spec.timeline.size()) + 1;
       creates.push_back({create.request, at, body_provider(s.body, providers)});

@@ -46,7 +46,9 @@ struct RawStep {
   // characters, empty, space and tilde, 0x1f, 0x7f).
   int odd_key = 0;
   // create: 0 the body `body` names; 1 and 2 JSON nested exactly at the depth limit (64) and one
-  // level past it; 3 and 4 inputs the contract refuses (an empty text, an unknown member); 5 one
+  // level past it; 3 and 4 inputs the contract refuses (an empty text; by `body`, an
+  // unknown member, an extract whose fields are empty or name "" or a name twice, or fields on a
+  // summarize); 5 one
   // shallow list of 70 empty lists and objects side by side (more brackets than the depth limit,
   // none deeper than 4); 6 a member name repeated in an object and in the object it contains (not
   // a duplicate key); 7 an operation that is not a string; 8 and 9 the body `body` names, padded
