@@ -189,6 +189,8 @@ void reach_deadline_races(const HistoryModel& model, Tally& tally) {
   tally.add(Mark::deadline_race, raced.size());
 }
 
+// A create whose commit no API node answered with 201, answered later with 200: the commit's
+// outcome was unknown to its writer and a retry resolved it. Creates in the order answered.
 void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
   std::map<std::uint64_t, const events::ApiResponse*> answers;
   for (const auto& exchange : model.exchanges) {

@@ -134,10 +134,7 @@ std::string to_json_line(const TraceEvent& event) {
 std::string render_jsonl(const History& history) {
   std::string out;
   out.reserve(history.size() * 200);
-  for (const auto& event : history) {
-    append_json_line(out, event);
-    out += '\n';
-  }
+  render_jsonl_pieces(history, [&out](std::string_view piece) { out += piece; });
   return out;
 }
 

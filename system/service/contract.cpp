@@ -140,10 +140,17 @@ bool is_known_operation(std::string_view operation) {
   return std::ranges::find(known_operations(), operation) != known_operations().end();
 }
 
+namespace {
+
+std::optional<ContractViolation> unknown_operation(std::string_view operation) {
+  if (is_known_operation(operation)) return std::nullopt;
+  return ContractViolation{"unknown operation \"" + std::string(operation) + "\""};
+}
+
+}  // namespace
+
 ContractCheck validate_input(std::string_view operation, const std::string& input_json) {
-  if (!is_known_operation(operation)) {
-    return ContractViolation{"unknown operation \"" + std::string(operation) + "\""};
-  }
+  if (auto bad = unknown_operation(operation)) return *bad;
   auto parsed = parse_object(input_json, "input");
   if (auto* bad = std::get_if<ContractViolation>(&parsed)) return *bad;
   auto& input = std::get<ParsedJson>(parsed);
@@ -152,9 +159,7 @@ ContractCheck validate_input(std::string_view operation, const std::string& inpu
 }
 
 ContractCheck validate_input_document(std::string_view operation, const json& input) {
-  if (!is_known_operation(operation)) {
-    return ContractViolation{"unknown operation \"" + std::string(operation) + "\""};
-  }
+  if (auto bad = unknown_operation(operation)) return *bad;
   if (!input.is_object()) return ContractViolation{"input must be a JSON object"};
   if (auto bad = check_input(operation, input)) return *bad;
   return ContractOk{input.dump()};
@@ -165,9 +170,7 @@ ContractCheck validate_output(std::string_view operation, const std::string& inp
   auto invalid_input = [](const ContractViolation& bad) {
     return ContractViolation{"cannot judge an output for an invalid input: " + bad.reason};
   };
-  if (!is_known_operation(operation)) {
-    return invalid_input({"unknown operation \"" + std::string(operation) + "\""});
-  }
+  if (auto bad = unknown_operation(operation)) return invalid_input(*bad);
   auto input_parsed = parse_object(input_json, "input");
   if (auto* bad = std::get_if<ContractViolation>(&input_parsed)) return invalid_input(*bad);
   const auto& input_object = std::get<ParsedJson>(input_parsed).document;
