@@ -24,3 +24,4 @@ add_compile_definitions(BOOST_ASIO_NO_DEPRECATED)
 target_compile_options(onejob_root_includes INTERFACE -include utility)
 
 include(${CMAKE_CURRENT_LIST_DIR}/OnejobUnity.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/OnejobAllocator.cmake)

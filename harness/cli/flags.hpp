@@ -50,7 +50,9 @@ void add_report_dir_option(CLI::App& command, std::string& dir, const std::strin
 // the same memory run after run, and glibc's default hands the top of the heap back to the
 // kernel as soon as 128 KB of it is free, so the next run faults it in again page by page (in a
 // fuzz campaign, page faults were 7% of the CPU and 90,000 per 10,000 cases). Keeps up to
-// 512 MB of freed memory in the process instead, and grows the heap 64 MB at a time.
+// 512 MB of freed memory in the process instead, and grows the heap 64 MB at a time. (When the
+// executable links tcmalloc, cmake/OnejobAllocator.cmake, these settings of glibc's malloc go
+// unused: tcmalloc keeps freed spans in its page heap and returns them to the kernel slowly.)
 void keep_freed_memory();
 
 }  // namespace onejob::cli
