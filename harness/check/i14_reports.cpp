@@ -1,9 +1,11 @@
 // I14 — what a node reports about its own writes agrees with the commit log.
 //
-// Engineers replaying a failure read the nodes' events (attempt.created, attempt.state, job.cas,
-// job.completed, result.discarded, job.failed); a report that does not match the write it
-// describes sends them the wrong way. Each report must match a write the store committed, on the
-// reporting node's connection, before the report:
+// Engineers replaying a failure read the nodes' events (job.created, attempt.created,
+// attempt.state, job.cas, job.completed, result.discarded, job.failed, certification.recorded); a
+// report that does not
+// match the write it describes sends them the wrong way. Each report must match a write the store
+// committed, on the reporting node's connection, before the report:
+//   - job.created: an inserted job with the same id, owner and idempotency key;
 //   - attempt.created: an inserted attempt with the same id, number, provider, provider key and
 //     origin;
 //   - attempt.state: a transition of that attempt with the same from and to (and, for a claim,
@@ -15,6 +17,7 @@
 //   - result.discarded: the losing compare-and-swap of that attempt, naming the winner it found and
 //     the result bytes the attempt offered (not the winner's);
 //   - job.failed: the job's failure;
+//   - certification.recorded: a recorded certification of that provider with the same verdict;
 //   - attempt.write_refused: a refusal the store recorded for that node's write of that attempt,
 //     fenced or for its state as the report says, of the state the write wanted;
 //   - worker.store_error naming an injected fault ("store <fault> during <operation>", the text the
@@ -23,9 +26,11 @@
 // And a node that reports a compare-and-swap reports its consequence: job.cas won is followed by
 // its job.completed, job.cas lost by its result.discarded (report_incomplete).
 // report_missing — a node reports what reached it, joined from the truth to the report:
-//   - every write the store committed on a node's connection (commit.attempt_inserted,
-//     commit.attempt, commit.cas, commit.job_failed) is followed by that node's report of it
-//     (attempt.created, attempt.state with the same from and to, job.cas, job.failed), and every
+//   - every write the store committed on a node's connection (commit.job_inserted,
+//     commit.attempt_inserted, commit.attempt, commit.cas, commit.job_failed,
+//     commit.certification) is followed by that node's report of it (job.created,
+//     attempt.created, attempt.state with the same from and to, job.cas, job.failed,
+//     certification.recorded of that provider and verdict), and every
 //     attempt write it refused (fenced, or for its state) by attempt.write_refused;
 //   - every provider reply the transport delivered to a node for a call that node reported
 //     (provider.call of that key) is followed by its provider.reply for that attempt, naming the
@@ -50,7 +55,9 @@
 #include <span>
 #include <tuple>
 
+#include "system/events/api_events.hpp"
 #include "system/events/attempt_events.hpp"
+#include "system/events/certification_events.hpp"
 #include "system/events/reconciler_events.hpp"
 #include "system/events/worker_events.hpp"
 
@@ -59,6 +66,10 @@
 
 namespace onejob::check {
 namespace {
+
+std::string certification_key(const std::string& provider, bool passed) {
+  return "certification.recorded of " + provider + (passed ? " (passed)" : " (failed)");
+}
 
 template <typename T, typename Match>
 bool any_before(const std::vector<At<T>>& writes, std::uint64_t seq, Match match) {
@@ -70,6 +81,14 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded)
   const Event& event = recorded.event;
   const std::string& node = recorded.node.str();
   const auto seq = recorded.seq;
+  if (auto created = events::from_event<events::JobCreated>(event)) {
+    const JobRecord* job = model.job(created->job_id);
+    const bool ok = job != nullptr && job->inserted.seq < seq && [&] {
+      const auto& row = job->inserted.what;
+      return row.by == node && row.owner == created->owner && row.key == created->key;
+    }();
+    return ok ? "" : "job.created of " + job_ref(created->job_id);
+  }
   if (auto created = events::from_event<events::AttemptCreated>(event)) {
     const AttemptRecord* attempt = model.attempt(created->attempt_id);
     const bool ok = attempt != nullptr && attempt->inserted.seq < seq && [&] {
@@ -136,6 +155,13 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded)
                     });
     return ok ? "" : "job.failed of " + job_ref(failed->job_id);
   }
+  if (auto recorded_one = events::from_event<events::CertificationRecorded>(event)) {
+    const bool ok = any_before(model.certifications, seq, [&](const auto& write) {
+      return write.by == node && write.provider == recorded_one->provider &&
+             write.passed == recorded_one->passed;
+    });
+    return ok ? "" : certification_key(recorded_one->provider, recorded_one->passed);
+  }
   return {};
 }
 
@@ -154,6 +180,7 @@ constexpr std::string_view kTransitionOperations[] = {"claim_next_attempt", "upd
                                                       "complete_attempt"};
 constexpr std::string_view kCasOperations[] = {"complete_attempt"};
 constexpr std::string_view kFailOperations[] = {"fail_job"};
+constexpr std::string_view kCertificationOperations[] = {"record_certification"};
 constexpr std::string_view kRefusalOperations[] = {"update_attempt", "complete_attempt"};
 
 // The reports nodes filed, by (node, key), in history order within a key: each consumed by at
@@ -211,6 +238,9 @@ bool reports_store_errors(std::string_view node) {
 
 // The key a node's report is filed under, or nothing for events that are not such reports.
 std::optional<std::string> report_key(const Event& event) {
+  if (auto created = events::from_event<events::JobCreated>(event)) {
+    return "job.created of " + job_ref(created->job_id);
+  }
   if (auto created = events::from_event<events::AttemptCreated>(event)) {
     return "attempt.created of " + attempt_ref(created->attempt_id);
   }
@@ -222,6 +252,9 @@ std::optional<std::string> report_key(const Event& event) {
   }
   if (auto failed = events::from_event<events::JobFailed>(event)) {
     return "job.failed of " + job_ref(failed->job_id);
+  }
+  if (auto certification = events::from_event<events::CertificationRecorded>(event)) {
+    return certification_key(certification->provider, certification->passed);
   }
   if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
     return "attempt.write_refused of " + attempt_ref(refused->attempt_id);
@@ -242,6 +275,10 @@ std::optional<std::string> report_key(const Event& event) {
 // The report a commit owes its writer, if any.
 std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded) {
   const Event& event = recorded.event;
+  if (auto inserted = events::from_event<events::CommitJobInserted>(event)) {
+    return Owed{inserted->by, "job.created of " + job_ref(inserted->job_id), recorded.seq,
+                recorded.at, kInsertOperations};
+  }
   if (auto inserted = events::from_event<events::CommitAttemptInserted>(event)) {
     return Owed{inserted->by, "attempt.created of " + attempt_ref(inserted->attempt_id),
                 recorded.seq, recorded.at, kInsertOperations};
@@ -257,6 +294,11 @@ std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded) {
   if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
     return Owed{failed->by, "job.failed of " + job_ref(failed->job_id), recorded.seq, recorded.at,
                 kFailOperations};
+  }
+  if (auto certification = events::from_event<events::CommitCertification>(event)) {
+    return Owed{certification->by,
+                certification_key(certification->provider, certification->passed), recorded.seq,
+                recorded.at, kCertificationOperations};
   }
   if (auto refused = events::from_event<events::StoreRefused>(event);
       refused && refused->attempt_id &&

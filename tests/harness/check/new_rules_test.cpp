@@ -2,6 +2,7 @@
 // failing on the history that breaks it and passing on the one that keeps it.
 #include <boost/test/unit_test.hpp>
 
+#include "system/events/certification_events.hpp"
 #include "system/events/reconciler_events.hpp"
 
 #include "harness/check/invariant.hpp"
@@ -239,6 +240,7 @@ BOOST_AUTO_TEST_CASE(i13_json_depth_is_judged_at_its_exact_boundary) {
 // call to alpha under key 1:1.
 void claimed_and_called(HistoryBuilder& h) {
   insert_job(h, {});
+  h.add("api-1", events::JobCreated{.job_id = 1, .owner = "alice", .key = "k1"});
   h.add("api-1", events::AttemptCreated{.job_id = 1,
                                         .attempt_id = 1,
                                         .attempt_no = 1,
@@ -296,6 +298,79 @@ BOOST_AUTO_TEST_CASE(i14_a_committed_write_its_writer_never_reports_is_a_violati
   const auto seq = h.add(kStore, job_failed(1, "worker-1")).last_seq();
   end_quiescent(h);
   require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+// An inserted job is reported by the API node that inserted it (job.created), with the owner
+// and key of the row: the report engineers follow from a click to its job.
+struct JobReported {
+  std::vector<check::Violation> violations;
+  std::uint64_t inserted = 0;  // the job's row
+  std::uint64_t report = 0;    // the job.created, if any
+};
+JobReported job_reported(std::optional<events::JobCreated> report) {
+  HistoryBuilder h;
+  JobReported out;
+  h.add(kStore, job_inserted({}));
+  out.inserted = h.last_seq();
+  h.add(kStore, attempt_inserted(1, 1, 1, "alpha", AttemptOrigin::initial, "api-1"));
+  if (report) out.report = h.add("api-1", *report).last_seq();
+  h.add("api-1", events::AttemptCreated{.job_id = 1,
+                                        .attempt_id = 1,
+                                        .attempt_no = 1,
+                                        .provider = "alpha",
+                                        .provider_key = provider_key(1, 1)});
+  end_quiescent(h);
+  out.violations = check_reports(h.model());
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_job_insert_is_reported_by_its_api_node_as_it_was_committed) {
+  require_none(
+      job_reported(events::JobCreated{.job_id = 1, .owner = "alice", .key = "k1"}).violations);
+  const auto missing = job_reported(std::nullopt);
+  require_one(missing.violations, "I14.report_missing", missing.inserted);
+  for (const auto& untrue : {events::JobCreated{.job_id = 1, .owner = "alice", .key = "k2"},
+                             events::JobCreated{.job_id = 1, .owner = "bob", .key = "k1"},
+                             events::JobCreated{.job_id = 2, .owner = "alice", .key = "k1"}}) {
+    const auto got = job_reported(untrue);
+    BOOST_TEST_CONTEXT("job " << untrue.job_id << " " << untrue.owner << "/" << untrue.key) {
+      // Untrue, and not the report the insert is owed (a wrong job id), or untrue only.
+      BOOST_TEST_REQUIRE(!got.violations.empty(), describe(got.violations));
+      BOOST_TEST(got.violations[0].clause == "I14.report_untrue", describe(got.violations));
+      BOOST_TEST(got.violations[0].event_seq.value_or(0) == got.report);
+      const bool owed_elsewhere = untrue.job_id != 1;
+      BOOST_TEST(got.violations.size() == (owed_elsewhere ? 2u : 1u), describe(got.violations));
+      if (owed_elsewhere && got.violations.size() == 2u) {
+        BOOST_TEST(got.violations[1].clause == "I14.report_missing");
+        BOOST_TEST(got.violations[1].event_seq.value_or(0) == got.inserted);
+      }
+    }
+  }
+}
+
+// A recorded certification is reported by the node that recorded it (certification.recorded),
+// with the verdict the store took: failover trusts that verdict.
+BOOST_AUTO_TEST_CASE(i14_a_certification_is_reported_by_its_certifier_with_its_verdict) {
+  const auto reported = [](std::optional<events::CertificationRecorded> report) {
+    HistoryBuilder h;
+    certify(h, "beta", true);
+    const auto recorded = h.last_seq();
+    if (report) h.add("certifier", *report);
+    end_quiescent(h);
+    return std::tuple{check_reports(h.model()), recorded, h.last_seq() - 1};
+  };
+  require_none(std::get<0>(
+      reported(events::CertificationRecorded{.provider = "beta", .passed = true, .reasons = ""})));
+  const auto [missing, recorded, unused] = reported(std::nullopt);
+  require_one(missing, "I14.report_missing", recorded);
+  // The opposite verdict is untrue, and leaves the one recorded unreported.
+  const auto [wrong, write, report] = reported(
+      events::CertificationRecorded{.provider = "beta", .passed = false, .reasons = "wrong label"});
+  BOOST_TEST_REQUIRE(wrong.size() == 2u, describe(wrong));
+  BOOST_TEST(wrong[0].clause == "I14.report_untrue");
+  BOOST_TEST(wrong[0].event_seq.value_or(0) == report);
+  BOOST_TEST(wrong[1].clause == "I14.report_missing");
+  BOOST_TEST(wrong[1].event_seq.value_or(0) == write);
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_write_whose_reply_was_lost_need_not_be_reported) {
