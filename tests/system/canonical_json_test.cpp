@@ -44,6 +44,19 @@ BOOST_AUTO_TEST_CASE(rejects_invalid_json_and_invalid_utf8) {
   BOOST_TEST(rejection("\"\xff\"").empty() == false);
 }
 
+// Whitespace after the value is skipped without the lexer (a body padded to the size limit);
+// what is accepted, and the byte an error names, are as if it had been read.
+BOOST_AUTO_TEST_CASE(trailing_whitespace_changes_neither_the_bytes_nor_the_error) {
+  BOOST_TEST(canonical("{\"a\" : [1, 2]} \t\r\n" + std::string(4096, ' ')) == R"({"a":[1,2]})");
+  BOOST_TEST(canonical("7\n") == "7");
+  BOOST_TEST(rejection(" \t\n ").find("invalid JSON at byte") == 0u);
+  BOOST_TEST(rejection("{\"a\":1   ") == "invalid JSON at byte 10");
+  BOOST_TEST(rejection("{\"a\":1} x  ") == "invalid JSON at byte 9");
+  BOOST_TEST(rejection("{\"a\":1,\"a\":2}   ") == R"(duplicate key "a")");
+  // A form feed is not JSON whitespace: not trimmed, and refused.
+  BOOST_TEST(rejection("{}\f").find("invalid JSON at byte") == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
