@@ -21,7 +21,8 @@
 //     (an id: a positive decimal number, digits only) is answered 404, one that fits with another
 //     method 405, and one that fits with its method never 405;
 //   - a job read shows a result exactly when it shows "succeeded" and a failure_reason exactly
-//     when it shows "failed" (read_misstates);
+//     when it shows "failed", that reason a non-empty text: a failed job says why
+//     (read_misstates);
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
@@ -326,8 +327,8 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
 std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_id,
                                    std::uint64_t from, std::uint64_t to);
 
-// A job read shows a result exactly when it shows the job succeeded, and a failure reason exactly
-// when it shows it failed (as the client read the body).
+// A job read shows a result exactly when it shows the job succeeded, and a failure reason (a
+// non-empty text) exactly when it shows it failed (as the client read the body).
 std::string read_shape(const events::ClientSent& sent, const events::ClientReceived& got) {
   if (sent.action != "get_job" || got.status != 200 || !got.shown_status) return {};
   const bool succeeded = got.shown_status == "succeeded";
@@ -338,6 +339,9 @@ std::string read_shape(const events::ClientSent& sent, const events::ClientRecei
   if (got.shows_failure_reason.has_value() != failed) {
     return "a " + *got.shown_status + " job read " + (failed ? "without" : "with") +
            " a failure_reason";
+  }
+  if (failed && !*got.shows_failure_reason) {
+    return "a failed job read whose failure_reason is empty or not a text: it does not say why";
   }
   return {};
 }

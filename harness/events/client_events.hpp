@@ -93,8 +93,9 @@ struct ClientReceived {
   std::optional<std::string> error{};
   std::optional<bool> replayed{};
   std::optional<std::string> retry_after{};
-  std::optional<bool> shown_blocked{};         // a job read's "blocked"
-  std::optional<bool> shows_failure_reason{};  // true when the body has "failure_reason"
+  std::optional<bool> shown_blocked{};  // a job read's "blocked"
+  // A body with "failure_reason": true when it is a non-empty text (a reason), false otherwise.
+  std::optional<bool> shows_failure_reason{};
   std::optional<bool> quotes_store{};       // true when the body quotes a store failure's own words
   std::optional<std::string> request_id{};  // a failure body's "request_id"
   template <typename Self, typename F>

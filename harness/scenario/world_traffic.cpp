@@ -277,7 +277,11 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("blocked") && body["blocked"].is_boolean()) {
     received.shown_blocked = body["blocked"].get<bool>();
   }
-  if (body.contains("failure_reason")) received.shows_failure_reason = true;
+  if (body.contains("failure_reason")) {
+    const auto& reason = body["failure_reason"];
+    received.shows_failure_reason =
+        reason.is_string() && !reason.get_ref<const std::string&>().empty();
+  }
   if (body.contains("error") && body["error"].is_string()) {
     received.error = body["error"].get<std::string>();
   }

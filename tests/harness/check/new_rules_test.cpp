@@ -519,17 +519,20 @@ BOOST_AUTO_TEST_CASE(i4_a_call_whose_end_its_caller_never_records_is_a_violation
 }
 
 BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_failure_reason_only_for_a_failed_job) {
-  const auto read = [](std::string status, bool reason) {
+  // reason: absent, a text ("why"), or present but empty or not a text.
+  const auto read = [](std::string status, std::optional<bool> reason) {
     HistoryBuilder h;
     auto got = read_received(1, 1, std::move(status), std::nullopt, std::nullopt);
-    if (reason) got.shows_failure_reason = true;
+    got.shows_failure_reason = reason;
     h.add("browser", get_sent(1, "alice", 1)).add("browser", got);
     return check_api_contract(h.model());
   };
   require_none(read("failed", true));
-  require_none(read("pending", false));
+  require_none(read("pending", std::nullopt));
   require_one(read("pending", true), "I13.read_misstates", 2);
-  require_one(read("failed", false), "I13.read_misstates", 2);
+  require_one(read("pending", false), "I13.read_misstates", 2);
+  require_one(read("failed", std::nullopt), "I13.read_misstates", 2);
+  require_one(read("failed", false), "I13.read_misstates", 2);  // "failure_reason": ""
 }
 
 BOOST_AUTO_TEST_CASE(i4_prompts_are_sized_by_the_checker_at_the_exact_token_boundary) {
