@@ -23,6 +23,9 @@
 //   - a job read shows a result exactly when it shows "succeeded" and a failure_reason exactly
 //     when it shows "failed", that reason a non-empty text: a failed job says why
 //     (read_misstates);
+//   - a job read lists the job's attempts as they stood (read_misstates): every attempt of the job
+//     inserted before the API node received the read, no attempt of another job or inserted after
+//     its answer, each once, each in a state it was in at some point of the exchange;
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
@@ -35,6 +38,7 @@
 //     operator finds the detail the answer leaves out.
 // Does not check: what a success says (I1, I5, I11), owner scope (I7).
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -350,24 +354,76 @@ std::string read_shape(const events::ClientSent& sent, const events::ClientRecei
 // How many API answers each client send got (request, send) -> count.
 using AnswerCounts = std::map<std::pair<std::int64_t, std::int64_t>, int>;
 
+// What a job read's attempts list gets wrong, judged over the exchange [from, to] ("" when
+// nothing): it lists every attempt of the job inserted before the API node received the read,
+// and no other attempt than the job's inserted by its answer, each once, each in a state the
+// attempt was in at some point of the exchange.
+std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
+                               const std::string& shown, std::uint64_t from, std::uint64_t to) {
+  const JobRecord* job = model.job(job_id);
+  if (job == nullptr) return {};
+  std::set<std::int64_t> listed;
+  for (std::size_t at = 0; at < shown.size();) {
+    const auto comma = std::min(shown.find(',', at), shown.size());
+    const std::string entry = shown.substr(at, comma - at);
+    at = comma + 1;
+    const auto colon = entry.find(':');
+    const std::string_view digits(entry.data(), colon == std::string::npos ? 0 : colon);
+    std::int64_t id = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size()) {
+      return "lists an attempt without an attempt id and a state (" + entry + ")";
+    }
+    const std::string state = entry.substr(colon + 1);
+    if (!listed.insert(id).second) return "lists " + attempt_ref(id) + " twice";
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt == nullptr || attempt->inserted.what.job_id != job_id ||
+        attempt->inserted.seq > to) {
+      return "lists " + attempt_ref(id) + ", which is not one of its attempts";
+    }
+    bool held = attempt->inserted.seq > from && state == to_string(AttemptState::starting);
+    if (attempt->inserted.seq < from) held = state == to_string(attempt->state_before(from));
+    for (const auto& step : attempt->steps) {
+      if (step.seq >= from && step.seq <= to && state == to_string(step.what.to)) held = true;
+    }
+    if (!held) return "shows " + attempt_ref(id) + " " + state + ", a state it was not in";
+  }
+  for (const auto id : job->attempts) {
+    if (model.attempts.at(id).inserted.seq < from && !listed.contains(id)) {
+      return "leaves out " + attempt_ref(id) + ", inserted before the read";
+    }
+  }
+  return {};
+}
+
 void check_read(const HistoryModel& model, const ApiExchange& exchange, const AnswerCounts& answers,
                 std::vector<Violation>& out) {
   const auto request = model.requests.find(exchange.client_request);
   if (request == model.requests.end()) return;
   // Only a send that one API node answered: with two, the client may hold the other's answer.
   if (answers.at({exchange.client_request, exchange.client_send}) != 1) return;
-  const auto due = blocked_during(model, *exchange.response->what.job_id, exchange.request.seq,
-                                  exchange.response->seq);
-  if (!due) return;
+  const auto job_id = *exchange.response->what.job_id;
+  const auto from = exchange.request.seq;
+  const auto to = exchange.response->seq;
+  const auto due = blocked_during(model, job_id, from, to);
   for (const auto& received : model.receipts(request->second)) {
-    if (received.what.send != exchange.client_send || received.what.status != 200) continue;
-    if (!received.what.shown_blocked || *received.what.shown_blocked == *due) continue;
-    out.push_back(violation(
-        "I13.read_misstates",
-        "request " + std::to_string(exchange.client_request) + " read " +
-            job_ref(*exchange.response->what.job_id) + " as " +
-            (*due ? "not blocked while an attempt was UNKNOWN" : "blocked with no UNKNOWN attempt"),
-        received.seq, {exchange.response->seq}));
+    const auto& got = received.what;
+    if (got.send != exchange.client_send || got.status != 200) continue;
+    std::string wrong;
+    if (due && got.shown_blocked && *got.shown_blocked != *due) {
+      wrong = *due ? "as not blocked while an attempt was UNKNOWN"
+                   : "as blocked with no UNKNOWN attempt";
+    } else if (!got.shown_attempts) {
+      wrong = "without its attempts";
+    } else if (auto misstated = attempts_misstated(model, job_id, *got.shown_attempts, from, to);
+               !misstated.empty()) {
+      wrong = "and " + misstated;
+    }
+    if (wrong.empty()) continue;
+    out.push_back(violation("I13.read_misstates",
+                            "request " + std::to_string(exchange.client_request) + " read " +
+                                job_ref(job_id) + " " + wrong,
+                            received.seq, {exchange.response->seq}));
     return;
   }
 }

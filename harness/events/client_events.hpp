@@ -94,6 +94,9 @@ struct ClientReceived {
   std::optional<bool> replayed{};
   std::optional<std::string> retry_after{};
   std::optional<bool> shown_blocked{};  // a job read's "blocked"
+  // A job read's "attempts" as "id:STATE" entries joined by ',' ("?" for an entry without an
+  // integer attempt_id and a text state); absent when the body has no "attempts" array.
+  std::optional<std::string> shown_attempts{};
   // A body with "failure_reason": true when it is a non-empty text (a reason), false otherwise.
   std::optional<bool> shows_failure_reason{};
   std::optional<bool> quotes_store{};       // true when the body quotes a store failure's own words
@@ -115,6 +118,7 @@ struct ClientReceived {
     field("replayed", self.replayed);
     field("retry_after", self.retry_after);
     field("shown_blocked", self.shown_blocked);
+    field("shown_attempts", self.shown_attempts);
     field("shows_failure_reason", self.shows_failure_reason);
     field("quotes_store", self.quotes_store);
     field("request_id", self.request_id);

@@ -277,6 +277,19 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("blocked") && body["blocked"].is_boolean()) {
     received.shown_blocked = body["blocked"].get<bool>();
   }
+  if (body.contains("attempts") && body["attempts"].is_array()) {
+    std::string shown;
+    for (const auto& attempt : body["attempts"]) {
+      if (!shown.empty()) shown += ',';
+      const bool readable = attempt.is_object() && attempt.contains("attempt_id") &&
+                            attempt["attempt_id"].is_number_integer() &&
+                            attempt.contains("state") && attempt["state"].is_string();
+      shown += readable ? std::to_string(attempt["attempt_id"].get<std::int64_t>()) + ':' +
+                              attempt["state"].get<std::string>()
+                        : std::string("?");
+    }
+    received.shown_attempts = std::move(shown);
+  }
   if (body.contains("failure_reason")) {
     const auto& reason = body["failure_reason"];
     received.shows_failure_reason =

@@ -535,6 +535,43 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_failure_reason_only_for_a_failed_job) {
   require_one(read("failed", false), "I13.read_misstates", 2);  // "failure_reason": ""
 }
 
+// Job 1 (attempt 1) read by request 1; `claim_during`: worker-1 claims attempt 1 while the API
+// node handles the read, else before it. Returns the checker's findings and the receipt's seq.
+std::pair<std::vector<check::Violation>, std::uint64_t> read_with_attempts(
+    std::optional<std::string> shown, bool claim_during = false) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  if (!claim_during) h.add(kStore, claimed(1, 1));
+  h.add("browser", get_sent(1, "alice", 1));
+  const ApiCall call{.request = 1, .route = "get_job", .status = 200, .job_id = 1};
+  api_request(h, call);
+  if (claim_during) h.add(kStore, claimed(1, 1));
+  api_response(h, call);
+  auto got = read_received(1, 1, "pending", std::nullopt, std::nullopt);
+  got.shown_attempts = std::move(shown);
+  const auto seq = h.add("browser", got).last_seq();
+  return {check_api_contract(h.model()), seq};
+}
+
+// A job read lists the job's attempts as they stood while it was answered (jobs vs attempts:
+// the attempts accumulate under the job, and a reader sees them).
+BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_jobs_attempts_in_states_they_were_in) {
+  require_none(read_with_attempts("1:RUNNING").first);
+  require_none(read_with_attempts("1:STARTING", true).first);  // claimed during the read
+  require_none(read_with_attempts("1:RUNNING", true).first);
+  for (const std::optional<std::string>& wrong :
+       {std::optional<std::string>{}, std::optional<std::string>{""},
+        std::optional<std::string>{"1:STARTING"}, std::optional<std::string>{"1:SUCCEEDED"},
+        std::optional<std::string>{"1:RUNNING,2:STARTING"},
+        std::optional<std::string>{"1:RUNNING,1:RUNNING"}, std::optional<std::string>{"?"},
+        std::optional<std::string>{"x:RUNNING"}}) {
+    BOOST_TEST_CONTEXT("shown attempts: " << wrong.value_or("(none)")) {
+      const auto [violations, seq] = read_with_attempts(wrong);
+      require_one(violations, "I13.read_misstates", seq);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(i4_prompts_are_sized_by_the_checker_at_the_exact_token_boundary) {
   // Job 1's input {"text":"please refund me"} is 27 bytes: 7 tokens of 4 bytes, rounded up.
   const auto run = [](std::int64_t limit, bool called) {
