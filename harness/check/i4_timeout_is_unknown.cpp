@@ -6,7 +6,10 @@
 // against the store's commit log:
 //   - every attempt the store moves to FAILED after a provider call was made for it has such an
 //     answer from its provider by then (no answer yet is a timeout: UNKNOWN);
-//   - no job fails while one of its attempts is UNKNOWN.
+//   - no job fails while one of its attempts is UNKNOWN (job_failed_while_unknown), or STARTING or
+//     RUNNING (job_failed_while_live): it may still answer;
+//   - a job fails only while pending: never after an attempt won it (job_failed_after_win), and
+//     not again unless a new attempt was inserted since its last failure (job_failed_again).
 //   - an attempt failed before any provider call (an unconfigured provider, a prompt over the
 //     provider's limit) belongs to a job with no winner yet: an attempt of a job another attempt
 //     already won is CANCELLED, not FAILED (failed_not_cancelled).
@@ -236,16 +239,40 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
     }
   }
   for (const auto& [id, job] : model.jobs) {
+    std::uint64_t previous_failure = 0;
     for (const auto& failure : job.failures) {
+      std::uint64_t latest_insert = 0;  // the job's latest attempt inserted before the failure
       for (auto attempt_id : job.attempts) {
         const auto& attempt = model.attempts.at(attempt_id);
         if (attempt.inserted.seq > failure.seq) continue;
-        if (attempt.state_before(failure.seq) != AttemptState::unknown) continue;
-        out.push_back(violation("I4.job_failed_while_unknown",
-                                "the store failed " + job_ref(id) + " while its " +
-                                    attempt_ref(attempt_id) + " is UNKNOWN",
-                                failure.seq, {attempt.inserted.seq}));
+        latest_insert = std::max(latest_insert, attempt.inserted.seq);
+        const AttemptState state = attempt.state_before(failure.seq);
+        if (state == AttemptState::unknown) {
+          out.push_back(violation("I4.job_failed_while_unknown",
+                                  "the store failed " + job_ref(id) + " while its " +
+                                      attempt_ref(attempt_id) + " is UNKNOWN",
+                                  failure.seq, {attempt.inserted.seq}));
+        } else if (state == AttemptState::starting || state == AttemptState::running) {
+          out.push_back(violation("I4.job_failed_while_live",
+                                  "the store failed " + job_ref(id) + " while its " +
+                                      attempt_ref(attempt_id) + " is " +
+                                      std::string(to_string(state)) + ": it may still answer",
+                                  failure.seq, {attempt.inserted.seq}));
+        }
       }
+      if (const auto* won = job.won(); won != nullptr && won->seq < failure.seq) {
+        out.push_back(violation("I4.job_failed_after_win",
+                                "the store failed " + job_ref(id) + " after " +
+                                    attempt_ref(won->what.attempt_id) + " won it",
+                                failure.seq, {won->seq}));
+      } else if (previous_failure != 0 && latest_insert < previous_failure) {
+        out.push_back(violation("I4.job_failed_again",
+                                "the store failed " + job_ref(id) +
+                                    " again with no new attempt since it failed: only a new "
+                                    "attempt makes a failed job pending",
+                                failure.seq, {previous_failure}));
+      }
+      previous_failure = failure.seq;
     }
   }
   return out;

@@ -110,6 +110,50 @@ BOOST_AUTO_TEST_CASE(a_second_failure_while_a_retried_attempt_is_unknown_is_a_vi
   require_one(check_timeout_is_unknown(h.model()), "I4.job_failed_while_unknown", again);
 }
 
+// A job fails only while it is pending and nothing of it may still run: attempt 1 is left in
+// `state` (RUNNING: claimed; FAILED: the provider refused) when the store fails the job.
+BOOST_AUTO_TEST_CASE(a_job_fails_only_while_pending_with_nothing_live) {
+  const auto fail_with = [](std::optional<S> then) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    h.at(1s).add(kStore, claimed(1, 1));
+    if (then) h.add(kStore, fenced_write(1, 1, S::running, *then));
+    const auto failed = h.add(kStore, job_failed(1)).last_seq();
+    return std::pair{check_timeout_is_unknown(h.model()), failed};
+  };
+  require_none(fail_with(S::failed).first);
+  const auto [running, at] = fail_with(std::nullopt);
+  require_one(running, "I4.job_failed_while_live", at);
+  // STARTING: inserted and never claimed.
+  HistoryBuilder starting;
+  insert_job(starting, {});
+  const auto failed = starting.add(kStore, job_failed(1)).last_seq();
+  require_one(check_timeout_is_unknown(starting.model()), "I4.job_failed_while_live", failed);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_won_or_already_failed_is_not_failed_again) {
+  // Won, then failed.
+  HistoryBuilder won;
+  insert_job(won, {});
+  won.at(1s).add(kStore, claimed(1, 1)).add(kStore, fenced_write(1, 1, S::running, S::succeeded));
+  won.add(kStore, cas_won(1, 1, R"({"label":"billing"})"));
+  const auto after_win = won.add(kStore, job_failed(1)).last_seq();
+  require_one(check_timeout_is_unknown(won.model()), "I4.job_failed_after_win", after_win);
+  // Failed twice with no attempt between; then a retried attempt that fails makes a third
+  // failure legitimate.
+  HistoryBuilder twice;
+  insert_job(twice, {});
+  twice.at(1s).add(kStore, claimed(1, 1)).add(kStore, fenced_write(1, 1, S::running, S::failed));
+  twice.add(kStore, job_failed(1));
+  const auto again = twice.add(kStore, job_failed(1)).last_seq();
+  require_one(check_timeout_is_unknown(twice.model()), "I4.job_failed_again", again);
+  twice.add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+      .add(kStore, claimed(1, 2, "worker-1", 2))
+      .add(kStore, fenced_write(1, 2, S::running, S::failed, "worker-1", 2))
+      .add(kStore, job_failed(1));
+  require_one(check_timeout_is_unknown(twice.model()), "I4.job_failed_again", again);
+}
+
 BOOST_AUTO_TEST_CASE(a_job_failed_once_its_unknown_attempt_resolved_failed_passes) {
   HistoryBuilder h;
   // alpha's error answers late, after the attempt went UNKNOWN; the reconciler learns it.
