@@ -2,9 +2,8 @@
 //
 // Engineers replaying a failure read the nodes' events (job.created, attempt.created,
 // attempt.state, job.cas, job.completed, result.discarded, job.failed, certification.recorded); a
-// report that does not
-// match the write it describes sends them the wrong way. Each report must match a write the store
-// committed, on the reporting node's connection, before the report:
+// report that does not match the write it describes sends them the wrong way. Each report must
+// match a write the store committed, on the reporting node's connection, before the report:
 //   - job.created: an inserted job with the same id, owner and idempotency key;
 //   - attempt.created: an inserted attempt with the same id, number, provider, provider key and
 //     origin;
@@ -155,12 +154,12 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded)
                     });
     return ok ? "" : "job.failed of " + job_ref(failed->job_id);
   }
-  if (auto recorded_one = events::from_event<events::CertificationRecorded>(event)) {
+  if (auto certified = events::from_event<events::CertificationRecorded>(event)) {
     const bool ok = any_before(model.certifications, seq, [&](const auto& write) {
-      return write.by == node && write.provider == recorded_one->provider &&
-             write.passed == recorded_one->passed;
+      return write.by == node && write.provider == certified->provider &&
+             write.passed == certified->passed;
     });
-    return ok ? "" : certification_key(recorded_one->provider, recorded_one->passed);
+    return ok ? "" : certification_key(certified->provider, certified->passed);
   }
   return {};
 }

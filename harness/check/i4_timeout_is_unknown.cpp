@@ -34,6 +34,7 @@
 // Does not check:
 //   - that UNKNOWN attempts are resolved in the end (I8).
 #include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -239,7 +240,7 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
     }
   }
   for (const auto& [id, job] : model.jobs) {
-    std::uint64_t previous_failure = 0;
+    std::optional<std::uint64_t> previous_failure;
     for (const auto& failure : job.failures) {
       std::uint64_t latest_insert = 0;  // the job's latest attempt inserted before the failure
       for (auto attempt_id : job.attempts) {
@@ -265,12 +266,12 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
                                 "the store failed " + job_ref(id) + " after " +
                                     attempt_ref(won->what.attempt_id) + " won it",
                                 failure.seq, {won->seq}));
-      } else if (previous_failure != 0 && latest_insert < previous_failure) {
+      } else if (previous_failure && latest_insert < *previous_failure) {
         out.push_back(violation("I4.job_failed_again",
                                 "the store failed " + job_ref(id) +
                                     " again with no new attempt since it failed: only a new "
                                     "attempt makes a failed job pending",
-                                failure.seq, {previous_failure}));
+                                failure.seq, {*previous_failure}));
       }
       previous_failure = failure.seq;
     }
