@@ -36,12 +36,6 @@ std::size_t nesting_depth(std::string_view text, std::size_t limit) {
   return deepest;
 }
 
-// JSON's whitespace after the value: RFC 8259's ws (space, tab, line feed, carriage return).
-std::string_view without_trailing_whitespace(std::string_view text) {
-  const auto last = text.find_last_not_of(" \t\n\r");
-  return last == std::string_view::npos ? std::string_view{} : text.substr(0, last + 1);
-}
-
 }  // namespace
 
 std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text) {
@@ -67,17 +61,7 @@ std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text) 
   };
   ParsedJson parsed;
   try {
-    // Whitespace after the value means nothing, and the lexer would read it a byte at a time (a
-    // body padded to the 1 MiB limit). A text it leaves invalid is parsed whole again below, so
-    // that an error names the byte it always named.
-    const auto value = without_trailing_whitespace(text);
-    parsed.document = nlohmann::json::parse(value.begin(), value.end(), track_keys,
-                                            /*allow_exceptions=*/false);
-    if (parsed.document.is_discarded()) {
-      open_objects.clear();
-      duplicate_key.clear();
-      parsed.document = nlohmann::json::parse(text.begin(), text.end(), track_keys);
-    }
+    parsed.document = nlohmann::json::parse(text.begin(), text.end(), track_keys);
   } catch (const nlohmann::json::parse_error& error) {
     return JsonError{"invalid JSON at byte " + std::to_string(error.byte)};
   } catch (const nlohmann::json::out_of_range&) {
