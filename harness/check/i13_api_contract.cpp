@@ -381,8 +381,9 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
         attempt->inserted.seq > to) {
       return "lists " + attempt_ref(id) + ", which is not one of its attempts";
     }
-    bool held = attempt->inserted.seq > from && state == to_string(AttemptState::starting);
-    if (attempt->inserted.seq < from) held = state == to_string(attempt->state_before(from));
+    // Its state when the read arrived (STARTING if inserted since), or any it moved to during it.
+    const bool before = attempt->inserted.seq < from;
+    bool held = state == to_string(before ? attempt->state_before(from) : AttemptState::starting);
     for (const auto& step : attempt->steps) {
       if (step.seq >= from && step.seq <= to && state == to_string(step.what.to)) held = true;
     }

@@ -52,10 +52,20 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
                               again.inserted.seq, {first.inserted.seq}));
     }
   }
+  // The keyed creates clients sent, decoded once: (request, its owner and key).
+  struct KeyedCreate {
+    std::int64_t number;
+    const ClientRequest* request;
+    std::string owner;
+    std::string key;
+  };
+  std::vector<KeyedCreate> creates;
   std::set<std::pair<std::string, std::string>> sent;
   for (const auto& [number, request] : model.requests) {
-    const auto first = model.first_send(request);
-    if (first.action == "create_job" && first.key) sent.emplace(first.owner, *first.key);
+    auto first = model.first_send(request);
+    if (first.action != "create_job" || !first.key) continue;
+    sent.emplace(first.owner, *first.key);
+    creates.push_back({number, &request, std::move(first.owner), std::move(*first.key)});
   }
   for (const auto& [id, job] : model.jobs) {
     const auto& inserted = job.inserted.what;
@@ -76,13 +86,11 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
       reported.insert(exchange.client_request);
     }
   }
-  for (const auto& [number, request] : model.requests) {
-    if (reported.contains(number)) continue;
-    const auto first = model.first_send(request);
-    if (first.action != "create_job" || !first.key) continue;
-    for (const auto& received : model.receipts(request)) {
-      check_answer(model, first.owner, *first.key, received.what.status, received.what.job_id,
-                   received.seq, request.client.c_str(), out);
+  for (const auto& create : creates) {
+    if (reported.contains(create.number)) continue;
+    for (const auto& received : model.receipts(*create.request)) {
+      check_answer(model, create.owner, create.key, received.what.status, received.what.job_id,
+                   received.seq, create.request->client.c_str(), out);
     }
   }
   return out;
