@@ -469,6 +469,32 @@ inline HistoryBuilder& api_exchange(HistoryBuilder& h, const ApiCall& call) {
   return api_response(h, call);
 }
 
+// Job 1 inserted by api-1 and reported; worker-1's claim of attempt 1, committed and reported; its
+// call to alpha under key 1:1.
+inline void claimed_and_called(HistoryBuilder& h) {
+  insert_job(h, {});
+  h.add("api-1", events::JobCreated{.job_id = 1, .owner = "alice", .key = "k1"});
+  h.add("api-1", events::AttemptCreated{.job_id = 1,
+                                        .attempt_id = 1,
+                                        .attempt_no = 1,
+                                        .provider = "alpha",
+                                        .provider_key = provider_key(1, 1)});
+  h.add(kStore, claimed(1, 1, "worker-1", 1));
+  h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                .attempt_id = 1,
+                                                .from = AttemptState::starting,
+                                                .to = AttemptState::running,
+                                                .reason = "claimed",
+                                                .by = "worker-1",
+                                                .token = 1});
+  h.add("worker-1", provider_called(1, 1));
+}
+
+// The run ended quiescent: nothing left to happen. Returns its seq.
+inline std::uint64_t end_quiescent(HistoryBuilder& h) {
+  return h.add("world", events::RunEnded{.quiescent = true}).last_seq();
+}
+
 // ---- Judging ----------------------------------------------------------------------------------
 
 // Every violation on one line each, for failure messages.

@@ -1,0 +1,263 @@
+// I14 on hand-made histories: what a node reports about its own writes matches the commit log,
+// and it reports what reached it; each clause shown failing on the history that breaks it and
+// passing on the one that keeps it.
+#include <boost/test/unit_test.hpp>
+
+#include "system/events/certification_events.hpp"
+#include "system/events/reconciler_events.hpp"
+
+#include "harness/check/invariant.hpp"
+#include "harness/sim/faulty_store.hpp"
+
+#include "tests/support/histories.hpp"
+
+namespace onejob::check {
+namespace {
+
+using namespace onejob::test;
+using S = AttemptState;
+
+BOOST_AUTO_TEST_SUITE(i14_reports)
+
+BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  require_none(check_reports(h.model()));
+  const auto seq = h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                                 .attempt_id = 1,
+                                                                 .from = S::running,
+                                                                 .to = S::failed,
+                                                                 .reason = "provider refused",
+                                                                 .by = "worker-1"})
+                       .last_seq();
+  require_one(check_reports(h.model()), "I14.report_untrue", seq);
+}
+
+events::ProviderDelivered reply_delivered(std::string outcome) {
+  return events::ProviderDelivered{.call = std::string(events::kDeliveredReply),
+                                   .provider = "alpha",
+                                   .provider_key = provider_key(1, 1),
+                                   .outcome = std::move(outcome)};
+}
+
+BOOST_AUTO_TEST_CASE(i14_every_write_and_reply_reported_passes) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add("worker-1", reply_delivered("answered"));
+  h.add("worker-1", events::ProviderReplied{
+                        .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "answered"});
+  end_quiescent(h);
+  require_none(check_reports(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_committed_write_its_writer_never_reports_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  const auto seq = h.add(kStore, job_failed(1, "worker-1")).last_seq();
+  end_quiescent(h);
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+// An inserted job is reported by the API node that inserted it (job.created), with the owner
+// and key of the row: the report engineers follow from a click to its job.
+struct JobReported {
+  std::vector<check::Violation> violations;
+  std::uint64_t inserted = 0;  // the job's row
+  std::uint64_t report = 0;    // the job.created, if any
+};
+JobReported job_reported(std::optional<events::JobCreated> report) {
+  HistoryBuilder h;
+  JobReported out;
+  h.add(kStore, job_inserted({}));
+  out.inserted = h.last_seq();
+  h.add(kStore, attempt_inserted(1, 1, 1, "alpha", AttemptOrigin::initial, "api-1"));
+  if (report) out.report = h.add("api-1", *report).last_seq();
+  h.add("api-1", events::AttemptCreated{.job_id = 1,
+                                        .attempt_id = 1,
+                                        .attempt_no = 1,
+                                        .provider = "alpha",
+                                        .provider_key = provider_key(1, 1)});
+  end_quiescent(h);
+  out.violations = check_reports(h.model());
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_job_insert_is_reported_by_its_api_node_as_it_was_committed) {
+  require_none(
+      job_reported(events::JobCreated{.job_id = 1, .owner = "alice", .key = "k1"}).violations);
+  const auto missing = job_reported(std::nullopt);
+  require_one(missing.violations, "I14.report_missing", missing.inserted);
+  for (const auto& untrue : {events::JobCreated{.job_id = 1, .owner = "alice", .key = "k2"},
+                             events::JobCreated{.job_id = 1, .owner = "bob", .key = "k1"},
+                             events::JobCreated{.job_id = 2, .owner = "alice", .key = "k1"}}) {
+    const auto got = job_reported(untrue);
+    BOOST_TEST_CONTEXT("job " << untrue.job_id << " " << untrue.owner << "/" << untrue.key) {
+      // Untrue, and not the report the insert is owed (a wrong job id), or untrue only.
+      BOOST_TEST_REQUIRE(!got.violations.empty(), describe(got.violations));
+      BOOST_TEST(got.violations[0].clause == "I14.report_untrue", describe(got.violations));
+      BOOST_TEST(got.violations[0].event_seq.value_or(0) == got.report);
+      const bool owed_elsewhere = untrue.job_id != 1;
+      BOOST_TEST(got.violations.size() == (owed_elsewhere ? 2u : 1u), describe(got.violations));
+      if (owed_elsewhere && got.violations.size() == 2u) {
+        BOOST_TEST(got.violations[1].clause == "I14.report_missing");
+        BOOST_TEST(got.violations[1].event_seq.value_or(0) == got.inserted);
+      }
+    }
+  }
+}
+
+// A recorded certification is reported by the node that recorded it (certification.recorded),
+// with the verdict the store took: failover trusts that verdict.
+BOOST_AUTO_TEST_CASE(i14_a_certification_is_reported_by_its_certifier_with_its_verdict) {
+  const auto reported = [](std::optional<events::CertificationRecorded> report) {
+    HistoryBuilder h;
+    certify(h, "beta", true);
+    const auto recorded = h.last_seq();
+    if (report) h.add("certifier", *report);
+    end_quiescent(h);
+    return std::tuple{check_reports(h.model()), recorded, h.last_seq() - 1};
+  };
+  require_none(std::get<0>(
+      reported(events::CertificationRecorded{.provider = "beta", .passed = true, .reasons = ""})));
+  const auto [missing, recorded, unused] = reported(std::nullopt);
+  require_one(missing, "I14.report_missing", recorded);
+  // The opposite verdict is untrue, and leaves the one recorded unreported.
+  const auto [wrong, write, report] = reported(
+      events::CertificationRecorded{.provider = "beta", .passed = false, .reasons = "wrong label"});
+  BOOST_TEST_REQUIRE(wrong.size() == 2u, describe(wrong));
+  BOOST_TEST(wrong[0].clause == "I14.report_untrue");
+  BOOST_TEST(wrong[0].event_seq.value_or(0) == report);
+  BOOST_TEST(wrong[1].clause == "I14.report_missing");
+  BOOST_TEST(wrong[1].event_seq.value_or(0) == write);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_write_whose_reply_was_lost_need_not_be_reported) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add(kStore, job_failed(1, "worker-1"));
+  h.add("net.node_store", events::StoreFault{.node = "worker-1",
+                                             .operation = "fail_job",
+                                             .fault = "drop_response",
+                                             .maybe_committed = true});
+  h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                             .attempt_id = 1,
+                                             .maybe_committed = true,
+                                             .message = "",
+                                             .retry_in_us = 0});
+  end_quiescent(h);
+  require_none(check_reports(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_delivered_reply_never_reported_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  const auto seq = h.add("worker-1", reply_delivered("answered")).last_seq();
+  // A report of another outcome is not the report of this one.
+  h.add("worker-1", events::ProviderReplied{
+                        .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "rejected"});
+  end_quiescent(h);
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_status_answer_never_reported_is_a_violation) {
+  const auto answered = [](std::optional<std::string> reported) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    const auto seq =
+        h.add("reconciler", events::ProviderDelivered{.call = std::string(events::kDeliveredStatus),
+                                                      .provider = "alpha",
+                                                      .provider_key = provider_key(1, 1),
+                                                      .outcome = "not_found"})
+            .last_seq();
+    if (reported) {
+      h.add("reconciler",
+            events::ReconcilerStatus{
+                .job_id = 1, .attempt_id = 1, .provider = "alpha", .status = *reported});
+    }
+    end_quiescent(h);
+    return std::pair{check_reports(h.model()), seq};
+  };
+  require_none(answered("not_found").first);
+  require_none(answered("unreachable").first);  // it came after the query's timeout
+  const auto [violations, seq] = answered(std::nullopt);
+  require_one(violations, "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_store_fault_a_worker_never_reports_is_a_violation) {
+  const auto faulted = [](std::string node, bool reported) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    const auto seq = h.add("net.node_store", events::StoreFault{.node = node,
+                                                                .operation = "claim_next_attempt",
+                                                                .fault = "drop_request",
+                                                                .maybe_committed = false})
+                         .last_seq();
+    if (reported) {
+      h.add(node, events::WorkerStoreError{.worker = node,
+                                           .attempt_id = 0,
+                                           .maybe_committed = false,
+                                           .message = "",
+                                           .retry_in_us = 0});
+    }
+    end_quiescent(h);
+    return std::pair{check_reports(h.model()), seq};
+  };
+  require_none(faulted("worker-1", true).first);
+  require_none(faulted("api-1", false).first);  // an API node answers 503 instead (I13)
+  const auto [violations, seq] = faulted("worker-1", false);
+  require_one(violations, "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_call_without_a_reported_claim_or_adoption_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  // A second call under the one claim: nothing reported gave the worker the attempt again.
+  const auto seq = h.add("worker-1", provider_called(1, 1)).last_seq();
+  end_quiescent(h);
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+  h.add("worker-1",
+        events::WorkerAdopted{.worker = "worker-1", .job_id = 1, .attempt_id = 1, .token = 1});
+  h.add("worker-1", provider_called(1, 1));
+  require_one(check_reports(h.model()), "I14.report_missing", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_store_error_report_must_name_a_fault_with_its_maybe_committed) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add("net.node_store", events::StoreFault{.node = "worker-1",
+                                             .operation = "load_job",
+                                             .fault = "partition",
+                                             .maybe_committed = false});
+  h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                             .attempt_id = 1,
+                                             .maybe_committed = false,
+                                             .message = "store partition during load_job"});
+  require_none(check_reports(h.model()));
+  const auto seq =
+      h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                                 .attempt_id = 1,
+                                                 .maybe_committed = true,
+                                                 .message = "store partition during load_job"})
+          .last_seq();
+  require_one(check_reports(h.model()), "I14.report_untrue", seq);
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_crashed_node_that_records_anything_is_a_violation) {
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add("worker-1", events::NodeCrashed{});
+  const auto seq = h.add("worker-1", reply_delivered("answered")).last_seq();
+  require_one(check_reports(h.model()), "I14.acted_while_down", seq);
+  h.add("worker-1", events::NodeStarted{.incarnation = 2});
+  h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                             .attempt_id = 0,
+                                             .maybe_committed = false,
+                                             .message = "",
+                                             .retry_in_us = 0});
+  require_one(check_reports(h.model()), "I14.acted_while_down", seq);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace onejob::check
