@@ -11,6 +11,7 @@
 // Does not check:
 //   - that nothing was stored for a refused request (a second job for the key is I1's);
 //   - creates whose body is not JSON (refused with 400 before the store) or without a key.
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,10 @@ namespace onejob::check {
 std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::vector<Violation> out;
   std::set<std::int64_t> leaked;  // client requests whose 422 the API already gave a job id
+  // Each client request's body and each job's stored payload, parsed once: a request's resends
+  // and the creates that reuse a key meet the same bytes, which can be a megabyte.
+  std::map<std::int64_t, nlohmann::json> sent_bodies;
+  std::map<std::int64_t, nlohmann::json> stored_payloads;
   for (const auto& exchange : model.exchanges) {
     if (exchange.request.what.route != "create_job" || !exchange.response) continue;
     const auto& response = exchange.response->what;
@@ -38,9 +43,13 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     }
     const auto request = model.requests.find(exchange.client_request);
     if (request == model.requests.end()) continue;
-    const auto first = model.first_send(request->second);
-    if (!first.body) continue;
-    const auto sent = nlohmann::json::parse(*first.body, nullptr, false);
+    auto [parsed, fresh] = sent_bodies.try_emplace(exchange.client_request);
+    if (fresh) {
+      const auto first = model.first_send(request->second);
+      parsed->second = first.body ? nlohmann::json::parse(*first.body, nullptr, false)
+                                  : nlohmann::json(nlohmann::json::value_t::discarded);
+    }
+    const nlohmann::json& sent = parsed->second;
     const JobRecord* stored = model.job_for_key(response.owner, response.key, seq);
     if (sent.is_discarded()) continue;
     if (stored == nullptr) {
@@ -50,7 +59,10 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
       }
       continue;
     }
-    const bool same = nlohmann::json::parse(stored->inserted.what.payload, nullptr, false) == sent;
+    auto [payload, unread] = stored_payloads.try_emplace(stored->id());
+    if (unread)
+      payload->second = nlohmann::json::parse(stored->inserted.what.payload, nullptr, false);
+    const bool same = payload->second == sent;
     if (status == 422 && same) {
       out.push_back(violation("I2.replay_refused",
                               what + ", but the request equals " + job_ref(stored->id()) +

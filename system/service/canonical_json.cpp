@@ -1,7 +1,7 @@
 #include "system/service/canonical_json.hpp"
 
 #include <algorithm>
-#include <set>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,40 +36,107 @@ std::size_t nesting_depth(std::string_view text, std::size_t limit) {
   return deepest;
 }
 
+// Builds the document from nlohmann's SAX events, as its own DOM parser does, and refuses a key
+// repeated in one object (which nlohmann would keep silently, the last one winning). A parse error
+// is kept, not thrown: a refused body costs no unwinding.
+class DocumentBuilder {
+ public:
+  using json = nlohmann::json;
+
+  explicit DocumentBuilder(json& root) : root_(root) {}
+
+  bool null() { return add(nullptr); }
+  bool boolean(bool value) { return add(value); }
+  bool number_integer(json::number_integer_t value) { return add(value); }
+  bool number_unsigned(json::number_unsigned_t value) { return add(value); }
+  bool number_float(json::number_float_t value, const json::string_t& /*text*/) {
+    return add(value);
+  }
+  bool string(json::string_t& value) { return add(std::move(value)); }
+  bool binary(json::binary_t& value) { return add(std::move(value)); }
+  bool start_object(std::size_t /*elements*/) {
+    open_.push_back(place(json::object()));
+    return true;
+  }
+  bool key(json::string_t& name) {
+    auto [slot, fresh] = open_.back()->get_ref<json::object_t&>().emplace(std::move(name), nullptr);
+    if (!fresh && duplicate_.empty()) duplicate_ = slot->first;
+    member_ = &slot->second;
+    return true;
+  }
+  bool end_object() {
+    open_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t /*elements*/) {
+    open_.push_back(place(json::array()));
+    return true;
+  }
+  bool end_array() {
+    open_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
+                   const nlohmann::detail::parse_error& error) {
+    error_ = "invalid JSON at byte " + std::to_string(error.byte);
+    return false;
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
+                   const nlohmann::detail::out_of_range& /*error*/) {
+    error_ = "a number is out of range (beyond a double)";
+    return false;
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
+                   const nlohmann::detail::exception& error) {
+    error_ = std::string("invalid JSON: ") + error.what();
+    return false;
+  }
+
+  // The first thing wrong with the text, or nothing: an error first, then a repeated key.
+  std::optional<JsonError> refusal() const {
+    if (!error_.empty()) return JsonError{error_};
+    if (!duplicate_.empty()) return JsonError{"duplicate key \"" + duplicate_ + "\""};
+    return std::nullopt;
+  }
+
+ private:
+  bool add(json value) {
+    place(std::move(value));
+    return true;
+  }
+  // Puts `value` where the document is at: the root, the next element of the open array, or the
+  // member the last key named.
+  json* place(json value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    if (open_.back()->is_array()) {
+      auto& elements = open_.back()->get_ref<json::array_t&>();
+      elements.push_back(std::move(value));
+      return &elements.back();
+    }
+    *member_ = std::move(value);
+    return member_;
+  }
+
+  json& root_;
+  std::vector<json*> open_;  // the arrays and objects not yet closed, outermost first
+  json* member_ = nullptr;   // in the innermost open object, the member the last key named
+  std::string duplicate_;    // the first key repeated in an object
+  std::string error_;
+};
+
 }  // namespace
 
 std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text) {
   if (nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth) {
     return JsonError{"nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
   }
-  // nlohmann keeps the last of repeated keys silently; a request whose meaning depends on that
-  // is refused instead. One set of seen keys per open object.
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate_key;
-  auto track_keys = [&](int /*depth*/, nlohmann::json::parse_event_t event,
-                        nlohmann::json& parsed) {
-    using Ev = nlohmann::json::parse_event_t;
-    if (event == Ev::object_start) {
-      open_objects.emplace_back();
-    } else if (event == Ev::object_end) {
-      open_objects.pop_back();
-    } else if (event == Ev::key) {
-      const auto& key = parsed.get_ref<const std::string&>();
-      if (!open_objects.back().insert(key).second && duplicate_key.empty()) duplicate_key = key;
-    }
-    return true;
-  };
   ParsedJson parsed;
-  try {
-    parsed.document = nlohmann::json::parse(text.begin(), text.end(), track_keys);
-  } catch (const nlohmann::json::parse_error& error) {
-    return JsonError{"invalid JSON at byte " + std::to_string(error.byte)};
-  } catch (const nlohmann::json::out_of_range&) {
-    return JsonError{"a number is out of range (beyond a double)"};
-  } catch (const nlohmann::json::exception& error) {
-    return JsonError{std::string("invalid JSON: ") + error.what()};
-  }
-  if (!duplicate_key.empty()) return JsonError{"duplicate key \"" + duplicate_key + "\""};
+  DocumentBuilder builder(parsed.document);
+  nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
+  if (auto refused = builder.refusal()) return std::move(*refused);
   // nlohmann::json stores objects in a std::map, so dump() writes keys in sorted order.
   try {
     parsed.canonical = parsed.document.dump();

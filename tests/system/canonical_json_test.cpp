@@ -3,6 +3,7 @@
 #include <variant>
 
 #include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
 
 namespace onejob {
 namespace {
@@ -55,6 +56,26 @@ BOOST_AUTO_TEST_CASE(trailing_whitespace_changes_neither_the_bytes_nor_the_error
   BOOST_TEST(rejection("{\"a\":1,\"a\":2}   ") == R"(duplicate key "a")");
   // A form feed is not JSON whitespace: not trimmed, and refused.
   BOOST_TEST(rejection("{}\f").find("invalid JSON at byte") == 0u);
+}
+
+// The document is built from the parser's events: for any valid text without a repeated key, the
+// canonical bytes are exactly what nlohmann's own parser and dump() make of it.
+BOOST_AUTO_TEST_CASE(builds_the_same_document_as_nlohmanns_own_parser) {
+  for (const std::string text :
+       {"null", "true", "-0", "18446744073709551615", "-9223372036854775808", "1e308", "0.1",
+        "\"\\u00e9\\n\"", "[]", "{}", "[[],[[]],{}]",
+        R"([1,{"a":[{"b":null}],"c":{}},[true,false]])",
+        R"({"z":{"y":[1,2,{"x":"w"}]},"a":[[[]]],"m":-1.5e-3})"}) {
+    BOOST_TEST(canonical(text) == nlohmann::json::parse(text).dump(), text);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_error_comes_before_a_repeated_key_and_the_first_repeat_is_named) {
+  BOOST_TEST(rejection(R"({"a":1,"a":2,"b":1,"b":2})") == R"(duplicate key "a")");
+  BOOST_TEST(rejection(R"({"a":{"b":1,"b":2},"a":3})") == R"(duplicate key "b")");
+  BOOST_TEST(rejection(R"({"a":1,"a":2,)") == "invalid JSON at byte 14");
+  BOOST_TEST(rejection("[1e400]") == "a number is out of range (beyond a double)");
+  BOOST_TEST(rejection(R"({"a":1,"a":-1e999})") == "a number is out of range (beyond a double)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
