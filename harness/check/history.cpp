@@ -10,6 +10,7 @@
 #include "system/domain/names.hpp"
 #include "system/events/attempt_events.hpp"
 
+#include "harness/check/json_value.hpp"
 #include "harness/events/world_events.hpp"
 #include "harness/sim/rng.hpp"
 
@@ -370,7 +371,7 @@ HistoryModel fold_history(const sim::History& history) {
 }
 
 std::optional<std::string> json_digest(const std::string& text) {
-  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  const auto parsed = json_value(text);
   if (parsed.is_discarded()) return std::nullopt;
   return sim::hex64(
       sim::fnv1a64(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
@@ -71,7 +72,7 @@ std::string signature(const events::ClientSent& sent) {
 // The provider a retry's body names, read by this checker's own parser.
 std::optional<std::string> named_provider(const events::ClientSent& sent) {
   if (!sent.body || sent.body->empty()) return std::nullopt;
-  const auto body = nlohmann::json::parse(*sent.body, nullptr, false);
+  const auto body = json_value(*sent.body);
   if (!body.is_object() || !body.contains("provider") || !body["provider"].is_string()) {
     return std::nullopt;
   }

@@ -44,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
@@ -99,13 +100,13 @@ bool readable_json(const std::string& text) {
     }
     return true;
   };
-  const auto parsed = nlohmann::json::parse(text, callback, false);
+  const auto parsed = nlohmann::json::parse(without_trailing_whitespace(text), callback, false);
   return clean && !parsed.is_discarded();
 }
 
 // A retry's body, when it has one, is exactly {"provider": a string}.
 bool retry_body_ok(const std::string& body) {
-  const auto parsed = nlohmann::json::parse(body, nullptr, false);
+  const auto parsed = json_value(body);
   return parsed.is_object() && parsed.size() == 1 && parsed.contains("provider") &&
          parsed["provider"].is_string();
 }
@@ -114,7 +115,7 @@ bool retry_body_ok(const std::string& body) {
 // string; extract's also has "fields", a non-empty list of distinct non-empty names, and the
 // other operations' have nothing else. Bodies that are not JSON objects are judged elsewhere.
 bool create_input_ok(const std::string& body) {
-  const auto parsed = nlohmann::json::parse(body, nullptr, false);
+  const auto parsed = json_value(body);
   if (!parsed.is_object() || !parsed.contains("input")) return true;
   const auto& input = parsed["input"];
   if (!input.is_object()) return false;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 
@@ -46,8 +47,8 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     auto [parsed, fresh] = sent_bodies.try_emplace(exchange.client_request);
     if (fresh) {
       const auto first = model.first_send(request->second);
-      parsed->second = first.body ? nlohmann::json::parse(*first.body, nullptr, false)
-                                  : nlohmann::json(nlohmann::json::value_t::discarded);
+      parsed->second =
+          first.body ? json_value(*first.body) : nlohmann::json(nlohmann::json::value_t::discarded);
     }
     const nlohmann::json& sent = parsed->second;
     const JobRecord* stored = model.job_for_key(response.owner, response.key, seq);
@@ -60,8 +61,7 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
       continue;
     }
     auto [payload, unread] = stored_payloads.try_emplace(stored->id());
-    if (unread)
-      payload->second = nlohmann::json::parse(stored->inserted.what.payload, nullptr, false);
+    if (unread) payload->second = json_value(stored->inserted.what.payload);
     const bool same = payload->second == sent;
     if (status == 422 && same) {
       out.push_back(violation("I2.replay_refused",

@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
@@ -60,7 +61,7 @@ std::optional<PromptSize> prompt_size(const HistoryModel& model, const JobRecord
                                       const std::string& provider) {
   const auto profile = model.providers.find(provider);
   if (profile == model.providers.end()) return std::nullopt;
-  const auto payload = nlohmann::json::parse(job.inserted.what.payload, nullptr, false);
+  const auto payload = json_value(job.inserted.what.payload);
   if (!payload.is_object() || !payload.contains("input")) return std::nullopt;
   const std::string input = payload["input"].dump();
   const std::string& operation = job.inserted.what.operation;

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
@@ -32,7 +33,7 @@ namespace {
 // from the stored request body.
 std::vector<std::string> provider_order(const JobRecord& job) {
   std::vector<std::string> order{job.inserted.what.provider};
-  const auto body = nlohmann::json::parse(job.inserted.what.payload, nullptr, false);
+  const auto body = json_value(job.inserted.what.payload);
   if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
     for (const auto& provider : body["failover"]) {
       if (provider.is_string()) order.push_back(provider.get<std::string>());
@@ -142,8 +143,7 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
                               what + ", is an invalid output (provider behaviour \"" +
                                   execution->executed.what.outcome + "\")",
                               won->seq, {execution->executed.seq}));
-    } else if (nlohmann::json::parse(won->what.result, nullptr, false) !=
-               nlohmann::json::parse(execution->executed.what.output, nullptr, false)) {
+    } else if (json_value(won->what.result) != json_value(execution->executed.what.output)) {
       out.push_back(violation("I6.result_not_answered",
                               what + ", is not what its provider answered", won->seq,
                               {execution->executed.seq}));

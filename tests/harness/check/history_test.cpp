@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 #include "tests/support/histories.hpp"
 
@@ -241,6 +242,19 @@ BOOST_AUTO_TEST_CASE(json_digest_ignores_key_order_and_spacing) {
   BOOST_TEST(json_digest(R"({ "label": "billing", "confidence": 0.9 })").value_or("") == *digest);
   BOOST_TEST(json_digest(kOther).value_or("") != *digest);
   BOOST_TEST(!json_digest("label: billing").has_value());
+}
+
+// The checkers' parser skips whitespace after the value: it changes neither the value nor whether
+// there is one.
+BOOST_AUTO_TEST_CASE(json_value_reads_past_trailing_whitespace_alone) {
+  BOOST_TEST(without_trailing_whitespace("{} \t\r\n ") == "{}");
+  BOOST_TEST(without_trailing_whitespace(" \n") == "");
+  BOOST_TEST(without_trailing_whitespace("[1]\f") == "[1]\f");  // a form feed is not JSON's
+  BOOST_TEST(json_value("{\"a\": [1, 2]}" + std::string(1 << 20, ' ')) ==
+             nlohmann::json::parse(R"({"a":[1,2]})"));
+  for (const char* invalid : {"", " \n\t", "{\"a\":1   ", "\"open   ", "1 2  ", "[1]\f"}) {
+    BOOST_TEST(json_value(invalid).is_discarded(), invalid);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(store_rows_that_agree_with_the_log_pass) {
