@@ -102,7 +102,10 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   const Event& event = recorded.event;
   if (auto sent = events::from_event<events::ClientSent>(event)) {
     auto [it, first] = model_.requests.try_emplace(sent->request);
-    if (first) it->second.client = recorded.node;
+    if (first) {
+      it->second.client = recorded.node;
+      it->second.action = sent->action;
+    }
     it->second.send_seqs.push_back(recorded.seq);
   } else if (auto skipped = events::from_event<events::ClientSkipped>(event)) {
     model_.requests[skipped->request].skipped = skipped->reason;

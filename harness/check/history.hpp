@@ -84,6 +84,7 @@ std::string_view to_string(JobEnd end);
 // the trace, not copies of them (HistoryModel::first_send and receipts read them).
 struct ClientRequest {
   std::string client;
+  std::string action;  // the first send's (create_job, get_job, ...)
   std::vector<std::uint64_t> send_seqs;
   std::vector<std::uint64_t> received_seqs;
   std::optional<std::string> skipped;  // why it was never sent

@@ -82,7 +82,7 @@ std::optional<std::string> named_provider(const events::ClientSent& sent) {
 std::vector<Success> successes(const HistoryModel& model) {
   std::vector<Success> out;
   for (const auto& [number, request] : model.requests) {
-    const auto action = model.first_send(request).action;
+    const std::string& action = request.action;
     if (action != "retry" && action != "cancel") continue;
     for (auto& received : model.receipts(request)) {
       if (!is_success(received.what.status)) continue;

@@ -76,7 +76,7 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     }
   }
   for (const auto& [number, request] : model.requests) {
-    if (model.first_send(request).action != "create_job") continue;
+    if (request.action != "create_job") continue;
     for (const auto& received : model.receipts(request)) {
       if (received.what.status == 422 && received.what.job_id && !leaked.contains(number)) {
         out.push_back(violation("I2.conflict_names_a_job",

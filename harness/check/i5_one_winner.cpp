@@ -116,7 +116,7 @@ void check_unfinished_read(const HistoryModel& model, std::int64_t number,
 
 void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
   for (const auto& [number, request] : model.requests) {
-    if (model.first_send(request).action != "get_job") continue;
+    if (request.action != "get_job") continue;
     for (const auto& received : model.receipts(request)) {
       const auto& r = received.what;
       if (r.status != 200 || !r.job_id) continue;
