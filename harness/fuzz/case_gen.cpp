@@ -158,7 +158,12 @@ std::string refused_body(int kind, int variant, const std::string& provider) {
              provider + "\"}";
     case 7:
       return R"({"operation":7,"provider":")" + provider + R"(","input":{"text":"Notes"}})";
-    case 10:  // one member twice in one object: which value counts would be a guess
+    case 10:  // JSON whose meaning would be the parser's guess: refused as invalid
+      if (wrap(variant, 2) == 1) {  // a number beyond a double
+        return R"({"operation":"classify","provider":")" + provider +
+               R"(","input":{"text":"Notes","weight":1e400}})";
+      }
+      // one member twice in one object: which value counts
       return R"({"operation":"classify","provider":")" + provider +
              R"(","input":{"text":"Notes"},"input":{"text":"Other notes"}})";
     default:
