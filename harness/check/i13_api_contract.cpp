@@ -15,7 +15,8 @@
 //     within the limit) is refused 400; JSON nested deeper than 64 levels is refused as
 //     invalid_json (400), and JSON at or under 64 levels that this checker's own parser reads (no
 //     duplicate key) is never refused as invalid JSON; a body that parser cannot read (a key
-//     repeated in one object, a number beyond a double, no JSON) is never accepted;
+//     repeated in one object, a number beyond a double, no JSON) is never accepted, and a create
+//     with such a body and a valid key is refused as invalid_json (unless 401, 403 or a 5xx);
 //   - routes, judged from the method and path the client sent (route_misjudged): a path that fits
 //     none of POST /jobs, GET /jobs/{id}, POST /jobs/{id}/attempts, POST /attempts/{id}/cancel
 //     (an id: a positive decimal number, digits only) is answered 404, one that fits with another
@@ -271,6 +272,15 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
   if (is_success(got.status) && !facts.readable()) {
     return "a body this checker's parser cannot read as one JSON value (a key repeated in an "
            "object, a number beyond a double, or no JSON at all) was accepted";
+  }
+  // A create's body is parsed right after its key is checked: what is not one JSON value (by this
+  // checker's parser) is invalid JSON, not some later answer about a value a parser made up. A 5xx
+  // (a node shedding load before reading) and an authentication refusal may come first.
+  if (create && !facts.readable() && error != "invalid_json" && got.status < 500 &&
+      got.status != 401 && got.status != 403) {
+    return "a create body this checker's parser cannot read as one JSON value was answered " +
+           std::to_string(got.status) + (error.empty() ? "" : " " + error) +
+           ", not refused as invalid JSON";
   }
   const std::size_t depth = facts.depth();
   if (depth > kDepthLimit && error != "invalid_json" && got.status != 404) {

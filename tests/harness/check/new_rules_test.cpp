@@ -212,6 +212,29 @@ BOOST_AUTO_TEST_CASE(i13_extract_fields_are_part_of_the_input_contract) {
               2);
 }
 
+// A create whose body is not one JSON value (to the checker's parser) is refused as invalid JSON,
+// not as some later fault of a value a parser made up from part of it.
+BOOST_AUTO_TEST_CASE(i13_an_unreadable_create_body_is_refused_as_invalid_json) {
+  const std::string body_prefix = R"({"operation":"classify","provider":"alpha","input":)";
+  for (const std::string input :
+       {R"({"text":"t","weight":1e400})", R"({"text":"t","text":"u"})", R"({"text":"t")"}) {
+    BOOST_TEST_CONTEXT(input) {
+      auto answered = [&](int status, std::optional<std::string> error) {
+        HistoryBuilder h;
+        h.add("browser", create_sent(1, "alice", "k1", body_prefix + input + "}"));
+        auto got = received(1, status, std::nullopt);
+        got.error = std::move(error);
+        h.add("browser", got);
+        return check_api_contract(h.model());
+      };
+      require_none(answered(400, "invalid_json"));
+      require_none(answered(401, "unauthenticated"));
+      require_one(answered(400, "invalid_input"), "I13.limit_misjudged", 2);
+      require_one(answered(422, "idempotency_key_reused"), "I13.limit_misjudged", 2);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(i13_json_depth_is_judged_at_its_exact_boundary) {
   auto nested = [](std::size_t depth) {
     return R"({"input":{"n":)" + std::string(depth - 2, '[') + std::string(depth - 2, ']') +
