@@ -86,6 +86,8 @@ class DocumentBuilder {
     error_ = "a number is out of range (beyond a double)";
     return false;
   }
+
+  // nlohmann's SAX interface requires this overload; JSON text gives only the two above.
   bool parse_error(std::size_t /*position*/, const std::string& /*token*/,
                    const nlohmann::detail::exception& error) {
     error_ = std::string("invalid JSON: ") + error.what();

@@ -74,6 +74,8 @@ BOOST_AUTO_TEST_CASE(an_error_comes_before_a_repeated_key_and_the_first_repeat_i
   BOOST_TEST(rejection(R"({"a":1,"a":2,"b":1,"b":2})") == R"(duplicate key "a")");
   BOOST_TEST(rejection(R"({"a":{"b":1,"b":2},"a":3})") == R"(duplicate key "b")");
   BOOST_TEST(rejection(R"({"a":1,"a":2,)") == "invalid JSON at byte 14");
+  // The first error stops the parse: what follows it is not read for another.
+  BOOST_TEST(rejection("[1,]  x") == "invalid JSON at byte 4");
   BOOST_TEST(rejection("[1e400]") == "a number is out of range (beyond a double)");
   BOOST_TEST(rejection(R"({"a":1,"a":-1e999})") == "a number is out of range (beyond a double)");
 }
