@@ -42,13 +42,14 @@ void World::client_send(int number, int send) {
                           .action = std::string(name_of(kTimelineActions, entry.kind)),
                           .owner = client.owner};
   if (entry.kind == TimelineEntry::Kind::create_job) {
-    request.body = entry.create_job.body;
     if (entry.create_job.key) {
       request.headers.emplace_back("Idempotency-Key", *entry.create_job.key);
       sent.key = *entry.create_job.key;
     }
-    if (send == 1) sent.body = request.body;
+    // The body is copied once for the trace and once for the request (it can be a megabyte).
+    if (send == 1) sent.body = entry.create_job.body;
     trace_.record(client.name, events::to_event(sent));
+    request.body = sent.body ? std::move(*sent.body) : entry.create_job.body;
     transmit(number, send, std::move(request));
     return;
   }
