@@ -55,6 +55,8 @@ scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& flags,
   options.seed = flags.seed;
   options.defects = flags.defects;
   options.make_store = store_factory(flags.store);
+  // The trace is hashed as it is written (report::write_traces): rendered once, not twice.
+  options.trace_text = false;
   auto result = scenario::run_scenario(spec, options);
   if (flags.check_determinism) {
     const auto again = scenario::run_scenario(spec, options);
@@ -64,6 +66,7 @@ scenario::RunResult run_one(const ScenarioSpec& spec, const RunFlags& flags,
   }
   if (flags.compare_memory) {
     options.make_store = {};
+    options.trace_text = true;
     const auto on_memory = scenario::run_scenario(spec, options);
     *memory_hash = on_memory.trace_hash;
     if (auto broken = scenario::compare_runs(result, on_memory)) {
@@ -135,6 +138,15 @@ int run_command(RunFlags flags) {
     simulated += results.back().simulated;
   }
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
+  // The traces first: writing them works out their hashes, which the summary prints. If they
+  // cannot be written, the hashes are worked out here and the summary is printed all the same.
+  std::optional<std::string> unwritten;
+  try {
+    report::write_traces(report_dir, results);
+  } catch (const std::exception& error) {
+    unwritten = error.what();
+    for (auto& result : results) result.trace_hash = sim::hash_jsonl(result.history);
+  }
   std::cout << report::text_summary(results);
   if (flags.compare_memory) print_store_hashes(results, memory_hashes, flags);
   std::printf("simulated %.1f s in %.3f s of wall time on the %s store%s\n",
@@ -142,10 +154,11 @@ int run_command(RunFlags flags) {
               flags.store.describe().c_str(),
               flags.check_determinism || flags.compare_memory ? " (each scenario run twice)" : "");
   try {
-    report::write_reports(report_dir, results, flags.html);
+    if (!unwritten) report::write_summaries(report_dir, results, flags.html);
   } catch (const std::exception& error) {
-    return bad_input("cannot write reports to ", report_dir, ": ", error.what());
+    unwritten = error.what();
   }
+  if (unwritten) return bad_input("cannot write reports to ", report_dir, ": ", *unwritten);
   const bool all_passed = std::ranges::all_of(results, [](const auto& r) { return r.passed(); });
   std::cout << "reports: " << report_dir << "/summary.json, junit.xml, summary.txt, traces/"
             << (flags.html || !all_passed ? ", html/" : "") << "\n";

@@ -9,10 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/domain/check.hpp"
 #include "system/events/schema.hpp"
 #include "system/service/canonical_json.hpp"
 
 #include "harness/report/timeline.hpp"
+#include "harness/sim/rng.hpp"
 #include "harness/sim/utf8.hpp"
 
 namespace onejob::report {
@@ -104,14 +106,23 @@ void write_file(const std::filesystem::path& path, const std::string& content) {
 
 namespace {
 
-// The trace's JSON Lines, written piece by piece (a big load's trace is hundreds of MB).
-void write_trace(const std::filesystem::path& path, const sim::History& history) {
+std::filesystem::path trace_path(const std::filesystem::path& dir,
+                                 const scenario::RunResult& result) {
+  return dir / "traces" / (result.name + ".jsonl");
+}
+
+// The trace's JSON Lines, written piece by piece (a big load's trace is hundreds of MB); returns
+// the hash of the bytes written (sim::hash_jsonl's).
+std::string write_trace(const std::filesystem::path& path, const sim::History& history) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  sim::render_jsonl_pieces(history, [&out](std::string_view piece) {
+  std::uint64_t hash = sim::fnv1a64("");
+  sim::render_jsonl_pieces(history, [&out, &hash](std::string_view piece) {
     out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    hash = sim::fnv1a64(piece, hash);
   });
   out.close();
   if (!out) throw std::runtime_error("cannot write " + path.string());
+  return sim::hex64(hash);
 }
 
 }  // namespace
@@ -433,19 +444,41 @@ void remove_previous_reports(const std::filesystem::path& dir) {
 
 }  // namespace
 
-void write_reports(const std::filesystem::path& dir,
-                   const std::vector<scenario::RunResult>& results, bool html_for_all) {
+namespace {
+
+// Writes every result's trace under `dir`/traces (after removing the previous reports' files);
+// returns the hashes of the bytes written, in results' order.
+std::vector<std::string> write_trace_files(const std::filesystem::path& dir,
+                                           const std::vector<scenario::RunResult>& results) {
   namespace fs = std::filesystem;
-  const fs::path traces = dir / "traces";
   remove_previous_reports(dir);
-  fs::create_directories(traces);
+  fs::create_directories(dir / "traces");
+  std::vector<std::string> hashes;
+  hashes.reserve(results.size());
+  for (const auto& result : results) {
+    hashes.push_back(write_trace(trace_path(dir, result), result.history));
+  }
+  return hashes;
+}
+
+}  // namespace
+
+void write_traces(const std::filesystem::path& dir, std::vector<scenario::RunResult>& results) {
+  const auto hashes = write_trace_files(dir, results);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    auto& hash = results[i].trace_hash;
+    ONEJOB_ASSERT(hash.empty() || hash == hashes[i], "a trace hashes to the bytes written");
+    hash = hashes[i];
+  }
+}
+
+void write_summaries(const std::filesystem::path& dir,
+                     const std::vector<scenario::RunResult>& results, bool html_for_all) {
   std::string manifest;
   for (const auto& result : results) {
-    const fs::path trace = traces / (result.name + ".jsonl");
-    write_trace(trace, result.history);
-    manifest += trace.lexically_relative(dir).string() + "\n";
+    manifest += trace_path(dir, result).lexically_relative(dir).string() + "\n";
     if (html_for_all || !result.passed()) {
-      const fs::path page = write_timeline(dir, result, replay_command(result));
+      const auto page = write_timeline(dir, result, replay_command(result));
       manifest += page.lexically_relative(dir).string() + "\n";
     }
   }
@@ -453,6 +486,12 @@ void write_reports(const std::filesystem::path& dir,
   write_file(dir / "summary.txt", text_summary(results));
   write_file(dir / "summary.json", summary_json(results));
   write_file(dir / "junit.xml", junit_xml(results));
+}
+
+void write_reports(const std::filesystem::path& dir,
+                   const std::vector<scenario::RunResult>& results, bool html_for_all) {
+  write_trace_files(dir, results);
+  write_summaries(dir, results, html_for_all);
 }
 
 }  // namespace onejob::report

@@ -69,5 +69,12 @@ std::string junit_xml(const std::vector<scenario::RunResult>& results);
 // written.
 void write_reports(const std::filesystem::path& dir,
                    const std::vector<scenario::RunResult>& results, bool html_for_all = false);
+// write_reports in two steps, for results whose traces were not hashed (RunOptions::trace_text
+// off): write_traces removes the previous reports' files, writes traces/<name>.jsonl and sets
+// each result's trace_hash from the bytes written, so a big load's trace is rendered once;
+// write_summaries then writes the rest. Throw as write_reports.
+void write_traces(const std::filesystem::path& dir, std::vector<scenario::RunResult>& results);
+void write_summaries(const std::filesystem::path& dir,
+                     const std::vector<scenario::RunResult>& results, bool html_for_all = false);
 
 }  // namespace onejob::report

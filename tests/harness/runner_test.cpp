@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "harness/events/client_events.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/loader.hpp"
+#include "harness/sim/rng.hpp"
 
 #include "tests/support/broken_stores.hpp"
 #include "tests/support/scenarios.hpp"
@@ -341,6 +343,28 @@ BOOST_AUTO_TEST_CASE(reports_remove_only_what_they_wrote) {
   BOOST_TEST(fs::exists(dir / "html" / "mine.html"));
   BOOST_TEST(fs::exists(dir / "traces" / "mine.jsonl"));
   BOOST_TEST(fs::exists(dir / "keep.txt"));
+  fs::remove_all(dir);
+}
+
+// `run` hashes a trace as it writes it: the hash is that of the bytes in the file, the same as
+// hashing the history in memory, and the summary written after it carries it.
+BOOST_AUTO_TEST_CASE(traces_written_in_two_steps_are_hashed_as_written) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "onejob-reports-hashed-as-written";
+  fs::remove_all(dir);
+  const RunOptions unhashed{.seed = std::nullopt, .make_store = {}, .trace_text = false};
+  std::vector<RunResult> results{run_scenario(test::double_click_spec(3, 5), unhashed)};
+  BOOST_TEST(results[0].trace_hash.empty());
+  report::write_traces(dir, results);
+  BOOST_TEST(results[0].trace_hash == run_scenario(test::double_click_spec(3, 5)).trace_hash);
+  std::ifstream in(dir / "traces" / (results[0].name + ".jsonl"), std::ios::binary);
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  BOOST_TEST(sim::hex64(sim::fnv1a64(written)) == results[0].trace_hash);
+  report::write_summaries(dir, results);
+  std::ifstream summary(dir / "summary.json");
+  const std::string json((std::istreambuf_iterator<char>(summary)),
+                         std::istreambuf_iterator<char>());
+  BOOST_TEST(json.find(results[0].trace_hash) != std::string::npos);
   fs::remove_all(dir);
 }
 
