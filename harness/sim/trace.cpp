@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,22 +25,34 @@ const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
   return events_.back();
 }
 
-// The common case here, and nlohmann itself for the rare string that is not UTF-8.
+// One pass: runs of bytes written as they are go in one append, the escaped ones one by one, and
+// multi-byte UTF-8 sequences are checked as they are met. nlohmann itself writes the rare string
+// that is not UTF-8 (its replacement rules), over whatever this pass had appended.
 void append_json_string(std::string& out, std::string_view text) {
-  if (!valid_utf8(text)) {
-    out += nlohmann::ordered_json(std::string(text))
-               .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    return;
-  }
   static constexpr char kHex[] = "0123456789abcdef";
+  const std::size_t start = out.size();
   out += '"';
-  // Runs of bytes written as they are go in one append; only the escaped ones go one by one.
   std::size_t run = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  std::size_t i = 0;
+  while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (c >= 0x80) {
+      std::size_t length = 1;
+      if (!decode_utf8(text, i, length)) {
+        out.resize(start);
+        out += nlohmann::ordered_json(std::string(text))
+                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        return;
+      }
+      i += length;
+      continue;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
     out.append(text.data() + run, i - run);
-    run = i + 1;
+    run = ++i;
     switch (c) {
       case '"':
         out += "\\\"";
@@ -80,6 +93,19 @@ void append_int(std::string& out, std::int64_t value) {
   out.append(buffer, end);
 }
 
+// `"name":` for a field name, rendered once per interned name (and thread: fuzz workers render
+// in parallel) rather than escaped again in each of millions of events.
+void append_field_key(std::string& out, std::uint32_t name_id) {
+  thread_local std::vector<std::string> keys;
+  if (name_id >= keys.size()) keys.resize(name_id + 1);
+  std::string& key = keys[name_id];
+  if (key.empty()) {
+    append_json_string(key, interned(name_id));
+    key += ':';
+  }
+  out += key;
+}
+
 }  // namespace
 
 void append_json_line(std::string& out, const TraceEvent& event) {
@@ -108,8 +134,7 @@ void append_json_line(std::string& out, const TraceEvent& event) {
     }
     if (!first) out += ',';
     first = false;
-    append_json_string(out, fields[i].name());
-    out += ':';
+    append_field_key(out, fields[i].name_id);
     switch (value->type()) {
       case Event::Field::Type::integer:
         append_int(out, value->number);
