@@ -164,10 +164,94 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded)
   return {};
 }
 
-// What a node owes a report of, and the key its report is filed under.
+// What a report is about, as data: the kind of report, the attempt or job it names and, by kind,
+// the transition, the certification's verdict or a text (the certification's provider, the
+// reply's outcome) numbered by the check's own table. Millions of these are filed and matched in
+// a run of 100,000 jobs, so they are compared as numbers; describe() gives the words.
+struct ReportKey {
+  enum class Kind : std::uint8_t {
+    job_created,
+    attempt_created,
+    transition,
+    cas,
+    job_failed,
+    certification,
+    write_refused,
+    provider_reply,
+    status,
+    store_error,
+  };
+  Kind kind = Kind::store_error;
+  AttemptState from = AttemptState::starting;  // a transition's
+  AttemptState to = AttemptState::starting;
+  bool passed = false;     // a certification's verdict
+  std::uint32_t text = 0;  // a certification's provider, a reply's outcome (Texts)
+  std::int64_t id = 0;     // the job or attempt named
+  friend auto operator<=>(const ReportKey&, const ReportKey&) = default;
+};
+
+// The texts report keys carry, numbered in order of first sight.
+class Texts {
+ public:
+  std::uint32_t number(const std::string& text) {
+    const auto [it, added] = numbers_.try_emplace(text, static_cast<std::uint32_t>(texts_.size()));
+    if (added) texts_.push_back(&it->first);
+    return it->second;
+  }
+  const std::string& text(std::uint32_t number) const { return *texts_.at(number); }
+
+ private:
+  std::map<std::string, std::uint32_t> numbers_;
+  std::vector<const std::string*> texts_;
+};
+
+std::string transition_key(std::int64_t attempt, AttemptState from, AttemptState to) {
+  return "attempt.state of " + attempt_ref(attempt) + " " + std::string(to_string(from)) + " -> " +
+         std::string(to_string(to));
+}
+
+// A worker or the reconciler reports every store failure it meets (worker.store_error,
+// reconciler.store_error): the only trace of a failure it then retries past.
+bool reports_store_errors(std::string_view node) {
+  return node.starts_with(sim::kWorkerNodePrefix) || node == sim::kReconcilerNode;
+}
+
+// The words for a report key, as a violation names the report missing.
+std::string describe(const ReportKey& key, const Texts& texts) {
+  using Kind = ReportKey::Kind;
+  switch (key.kind) {
+    case Kind::job_created:
+      return "job.created of " + job_ref(key.id);
+    case Kind::attempt_created:
+      return "attempt.created of " + attempt_ref(key.id);
+    case Kind::transition:
+      return transition_key(key.id, key.from, key.to);
+    case Kind::cas:
+      return "job.cas of " + attempt_ref(key.id);
+    case Kind::job_failed:
+      return "job.failed of " + job_ref(key.id);
+    case Kind::certification:
+      return certification_key(texts.text(key.text), key.passed);
+    case Kind::write_refused:
+      return "attempt.write_refused of " + attempt_ref(key.id);
+    case Kind::provider_reply:
+      return "provider.reply " + texts.text(key.text) + " for " + attempt_ref(key.id);
+    case Kind::status:
+      // A status answer is reported whatever it said: one that arrives after the query's own
+      // timeout is reported as "unreachable", and the trace does not say when the query was sent.
+      return "reconciler.status for " + attempt_ref(key.id);
+    case Kind::store_error:
+      return "a store error (worker.store_error or reconciler.store_error)";
+  }
+  return {};
+}
+
+ReportKey key_of(ReportKey::Kind kind, std::int64_t id) { return {.kind = kind, .id = id}; }
+
+// What a node owes a report of.
 struct Owed {
-  std::string node;
-  std::string report;  // the report's key, see report_key
+  sim::NodeName node;
+  ReportKey report;
   std::uint64_t seq = 0;
   Instant at{};
   std::span<const std::string_view> operations;  // store operations whose lost reply excuses it
@@ -187,14 +271,14 @@ constexpr std::string_view kRefusalOperations[] = {"update_attempt", "complete_a
 // millions of reports, nearly every key once.
 class FiledReports {
  public:
-  void add(const std::string& node, std::string key, std::uint64_t seq) {
-    filed_.push_back({node + '\n' + std::move(key), seq, false});
+  void add(sim::NodeName node, const ReportKey& key, std::uint64_t seq) {
+    filed_.push_back({&node.str(), key, seq, false});
   }
   // Call once, after the last add().
   void sort() { std::stable_sort(filed_.begin(), filed_.end(), by_key); }
   // Consumes the earliest report of (node, key) after `seq`; false when there is none.
-  bool consume_after(const std::string& node, const std::string& key, std::uint64_t seq) {
-    const Filed wanted{node + '\n' + key, 0, false};
+  bool consume_after(sim::NodeName node, const ReportKey& key, std::uint64_t seq) {
+    const Filed wanted{&node.str(), key, 0, false};
     // The classic algorithms: clang 14's ranges::equal_range does not build with libstdc++ 12.
     const auto [first, last] = std::equal_range(filed_.begin(), filed_.end(), wanted, by_key);
     for (auto it = first; it != last; ++it) {
@@ -208,116 +292,117 @@ class FiledReports {
 
  private:
   struct Filed {
-    std::string key;
+    const std::string* node;  // interned: one name, one address
+    ReportKey key;
     std::uint64_t seq;
     bool consumed;
   };
-  static bool by_key(const Filed& a, const Filed& b) { return a.key < b.key; }
+  static bool by_key(const Filed& a, const Filed& b) {
+    return std::tie(a.node, a.key) < std::tie(b.node, b.key);
+  }
   std::vector<Filed> filed_;
 };
 
-std::string transition_key(std::int64_t attempt, AttemptState from, AttemptState to) {
-  return "attempt.state of " + attempt_ref(attempt) + " " + std::string(to_string(from)) + " -> " +
-         std::string(to_string(to));
-}
-
-// A status answer is reported whatever it said: one that arrives after the query's own timeout
-// is reported as "unreachable", and the trace does not say when the query was sent.
-std::string status_key(std::int64_t attempt_id) {
-  return "reconciler.status for " + attempt_ref(attempt_id);
-}
-
-// A worker or the reconciler reports every store failure it meets (worker.store_error,
-// reconciler.store_error): the only trace of a failure it then retries past.
-constexpr std::string_view kStoreErrorKey =
-    "a store error (worker.store_error or reconciler.store_error)";
-bool reports_store_errors(std::string_view node) {
-  return node.starts_with(sim::kWorkerNodePrefix) || node == sim::kReconcilerNode;
-}
-
 // The key a node's report is filed under, or nothing for events that are not such reports.
-std::optional<std::string> report_key(const Event& event) {
+std::optional<ReportKey> report_key(const Event& event, Texts& texts) {
+  using Kind = ReportKey::Kind;
   if (auto created = events::from_event<events::JobCreated>(event)) {
-    return "job.created of " + job_ref(created->job_id);
+    return key_of(Kind::job_created, created->job_id);
   }
   if (auto created = events::from_event<events::AttemptCreated>(event)) {
-    return "attempt.created of " + attempt_ref(created->attempt_id);
+    return key_of(Kind::attempt_created, created->attempt_id);
   }
   if (auto changed = events::from_event<events::AttemptStateChanged>(event)) {
-    return transition_key(changed->attempt_id, changed->from, changed->to);
+    return ReportKey{.kind = Kind::transition,
+                     .from = changed->from,
+                     .to = changed->to,
+                     .id = changed->attempt_id};
   }
   if (auto cas = events::from_event<events::JobCas>(event)) {
-    return "job.cas of " + attempt_ref(cas->attempt_id);
+    return key_of(Kind::cas, cas->attempt_id);
   }
   if (auto failed = events::from_event<events::JobFailed>(event)) {
-    return "job.failed of " + job_ref(failed->job_id);
+    return key_of(Kind::job_failed, failed->job_id);
   }
   if (auto certification = events::from_event<events::CertificationRecorded>(event)) {
-    return certification_key(certification->provider, certification->passed);
+    return ReportKey{.kind = Kind::certification,
+                     .passed = certification->passed,
+                     .text = texts.number(certification->provider)};
   }
   if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
-    return "attempt.write_refused of " + attempt_ref(refused->attempt_id);
+    return key_of(Kind::write_refused, refused->attempt_id);
   }
   if (auto replied = events::from_event<events::ProviderReplied>(event)) {
-    return "provider.reply " + replied->reply + " for " + attempt_ref(replied->attempt_id);
+    return ReportKey{.kind = Kind::provider_reply,
+                     .text = texts.number(replied->reply),
+                     .id = replied->attempt_id};
   }
   if (auto status = events::from_event<events::ReconcilerStatus>(event)) {
-    return status_key(status->attempt_id);
+    return key_of(Kind::status, status->attempt_id);
   }
   if (events::is<events::WorkerStoreError>(event) ||
       events::is<events::ReconcilerStoreError>(event)) {
-    return std::string(kStoreErrorKey);
+    return key_of(Kind::store_error, 0);
   }
   return std::nullopt;
 }
 
 // The report a commit owes its writer, if any.
-std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded) {
+std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded, Texts& texts) {
+  using Kind = ReportKey::Kind;
   const Event& event = recorded.event;
+  const auto owed = [&](const std::string& by, const ReportKey& key,
+                        std::span<const std::string_view> operations) {
+    return Owed{by, key, recorded.seq, recorded.at, operations};
+  };
   if (auto inserted = events::from_event<events::CommitJobInserted>(event)) {
-    return Owed{inserted->by, "job.created of " + job_ref(inserted->job_id), recorded.seq,
-                recorded.at, kInsertOperations};
+    return owed(inserted->by, key_of(Kind::job_created, inserted->job_id), kInsertOperations);
   }
   if (auto inserted = events::from_event<events::CommitAttemptInserted>(event)) {
-    return Owed{inserted->by, "attempt.created of " + attempt_ref(inserted->attempt_id),
-                recorded.seq, recorded.at, kInsertOperations};
+    return owed(inserted->by, key_of(Kind::attempt_created, inserted->attempt_id),
+                kInsertOperations);
   }
   if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
-    return Owed{step->by, transition_key(step->attempt_id, step->from, step->to), recorded.seq,
-                recorded.at, kTransitionOperations};
+    return owed(
+        step->by,
+        ReportKey{
+            .kind = Kind::transition, .from = step->from, .to = step->to, .id = step->attempt_id},
+        kTransitionOperations);
   }
   if (auto cas = events::from_event<events::CommitCas>(event)) {
-    return Owed{cas->by, "job.cas of " + attempt_ref(cas->attempt_id), recorded.seq, recorded.at,
-                kCasOperations};
+    return owed(cas->by, key_of(Kind::cas, cas->attempt_id), kCasOperations);
   }
   if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
-    return Owed{failed->by, "job.failed of " + job_ref(failed->job_id), recorded.seq, recorded.at,
-                kFailOperations};
+    return owed(failed->by, key_of(Kind::job_failed, failed->job_id), kFailOperations);
   }
   if (auto certification = events::from_event<events::CommitCertification>(event)) {
-    return Owed{certification->by,
-                certification_key(certification->provider, certification->passed), recorded.seq,
-                recorded.at, kCertificationOperations};
+    return owed(certification->by,
+                ReportKey{.kind = Kind::certification,
+                          .passed = certification->passed,
+                          .text = texts.number(certification->provider)},
+                kCertificationOperations);
   }
   if (auto refused = events::from_event<events::StoreRefused>(event);
       refused && refused->attempt_id &&
       (refused->refusal == events::kRefusedFenced || refused->refusal == events::kRefusedState)) {
-    return Owed{refused->by, "attempt.write_refused of " + attempt_ref(*refused->attempt_id),
-                recorded.seq, recorded.at, kRefusalOperations};
+    return owed(refused->by, key_of(Kind::write_refused, *refused->attempt_id), kRefusalOperations);
   }
   return std::nullopt;
 }
 
 void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
   const sim::History& history = *model.history;
+  using Kind = ReportKey::Kind;
   std::vector<Owed> owed;
   FiledReports reports;
+  Texts texts;
   std::vector<At<events::StoreFault>> lost_replies;
   std::set<std::string> down;  // nodes crashed and not started again
-  // Provider calls each worker reported, by (node, provider key): the attempt called.
-  std::map<std::pair<std::string, std::string>, std::int64_t> called;
+  // Provider calls each worker reported, by (node, provider key): the attempt called. Nodes by
+  // their interned name's address.
+  std::map<std::pair<const std::string*, std::string>, std::int64_t> called;
   // (node, attempt) -> how many claims and adoptions the node reported and has not yet called on.
-  std::map<std::pair<std::string, std::int64_t>, int> may_call;
+  std::map<std::pair<const std::string*, std::int64_t>, int> may_call;
   for (const auto& recorded : history) {
     const Event& event = recorded.event;
     const std::string& node = recorded.node.str();
@@ -333,42 +418,44 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
           node + " recorded " + event.kind() + " after it crashed and before it started again",
           recorded.seq, {}));
     }
-    if (auto commit = owed_for_commit(recorded)) {
-      owed.push_back(std::move(*commit));
-    } else if (auto key = report_key(event)) {
-      reports.add(node, std::move(*key), recorded.seq);
+    if (auto commit = owed_for_commit(recorded, texts)) {
+      owed.push_back(*commit);
+    } else if (auto key = report_key(event, texts)) {
+      reports.add(recorded.node, *key, recorded.seq);
     } else if (auto fault = events::from_event<events::StoreFault>(event)) {
       if (fault->maybe_committed) lost_replies.push_back({*fault, recorded.seq, recorded.at});
       if (reports_store_errors(fault->node)) {
         owed.push_back(
-            Owed{fault->node, std::string(kStoreErrorKey), recorded.seq, recorded.at, {}});
+            Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, recorded.at, {}});
       }
     } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
-      auto call = called.find({node, delivered->provider_key});
+      auto call = called.find({&node, delivered->provider_key});
       if (delivered->call == events::kDeliveredReply && call != called.end()) {
-        owed.push_back(
-            Owed{node,
-                 "provider.reply " + delivered->outcome + " for " + attempt_ref(call->second),
-                 recorded.seq,
-                 recorded.at,
-                 {}});
+        owed.push_back(Owed{recorded.node,
+                            ReportKey{.kind = Kind::provider_reply,
+                                      .text = texts.number(delivered->outcome),
+                                      .id = call->second},
+                            recorded.seq,
+                            recorded.at,
+                            {}});
       }
       auto attempt = model.attempt_by_provider_key.find(delivered->provider_key);
       if (delivered->call == events::kDeliveredStatus &&
           attempt != model.attempt_by_provider_key.end()) {
-        owed.push_back(Owed{node, status_key(attempt->second), recorded.seq, recorded.at, {}});
+        owed.push_back(Owed{
+            recorded.node, key_of(Kind::status, attempt->second), recorded.seq, recorded.at, {}});
       }
     } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
-      ++may_call[{node, adopted->attempt_id}];
+      ++may_call[{&node, adopted->attempt_id}];
     }
     if (auto changed = events::from_event<events::AttemptStateChanged>(event);
         changed && changed->from == AttemptState::starting &&
         changed->to == AttemptState::running) {
-      ++may_call[{node, changed->attempt_id}];
+      ++may_call[{&node, changed->attempt_id}];
     }
     if (auto call = events::from_event<events::ProviderCalled>(event)) {
-      called[{node, call->provider_key}] = call->attempt_id;
-      if (int& left = may_call[{node, call->attempt_id}]; left > 0) {
+      called[{&node, call->provider_key}] = call->attempt_id;
+      if (int& left = may_call[{&node, call->attempt_id}]; left > 0) {
         --left;
       } else {
         out.push_back(violation("I14.report_missing",
@@ -396,9 +483,10 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
         model.crashed_after(due.node, due.seq)) {
       continue;
     }
-    out.push_back(violation("I14.report_missing",
-                            due.node + " never reported " + due.report + " that reached it",
-                            due.seq, {}));
+    out.push_back(violation(
+        "I14.report_missing",
+        due.node.str() + " never reported " + describe(due.report, texts) + " that reached it",
+        due.seq, {}));
   }
 }
 

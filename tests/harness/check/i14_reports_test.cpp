@@ -159,6 +159,24 @@ BOOST_AUTO_TEST_CASE(i14_a_delivered_reply_never_reported_is_a_violation) {
   require_one(check_reports(h.model()), "I14.report_missing", seq);
 }
 
+// A missing report is named by what it would have said: the check matches reports as numbers,
+// and its texts (an outcome, a provider) are numbered in a table of its own.
+BOOST_AUTO_TEST_CASE(i14_a_missing_report_is_named_with_its_outcome_and_provider) {
+  HistoryBuilder h;
+  certify(h, "beta", false);
+  claimed_and_called(h);
+  h.add("worker-1", reply_delivered("answered"));
+  h.add("worker-1", events::ProviderReplied{
+                        .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "rejected"});
+  end_quiescent(h);
+  const auto violations = check_reports(h.model());
+  BOOST_TEST_REQUIRE(violations.size() == 2u, describe(violations));
+  BOOST_TEST(violations[0].message ==
+             "worker-1 never reported provider.reply answered for attempt 1 that reached it");
+  BOOST_TEST(violations[1].message ==
+             "certifier never reported certification.recorded of beta (failed) that reached it");
+}
+
 BOOST_AUTO_TEST_CASE(i14_a_status_answer_never_reported_is_a_violation) {
   const auto answered = [](std::optional<std::string> reported) {
     HistoryBuilder h;
