@@ -24,10 +24,13 @@ namespace onejob::check {
 std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::vector<Violation> out;
   std::set<std::int64_t> leaked;  // client requests whose 422 the API already gave a job id
-  // Each client request's body and each job's stored payload, parsed once: a request's resends
-  // and the creates that reuse a key meet the same bytes, which can be a megabyte.
-  std::map<std::int64_t, nlohmann::json> sent_bodies;
-  std::map<std::int64_t, nlohmann::json> stored_payloads;
+  // Whether each client request's body is JSON, worked out once: a request's resends and the
+  // creates that reuse a key meet the same bytes, which can be a megabyte.
+  std::map<std::int64_t, bool> sent_is_json;
+  // Equal bytes are equal values, so a body that is byte for byte the stored payload (nearly
+  // every create) is never parsed into a document. The others are, each once.
+  std::map<std::int64_t, nlohmann::json> sent_values;
+  std::map<std::int64_t, nlohmann::json> stored_values;
   for (const auto& exchange : model.exchanges) {
     if (exchange.request.what.route != "create_job" || !exchange.response) continue;
     const auto& response = exchange.response->what;
@@ -44,15 +47,12 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     }
     const auto request = model.requests.find(exchange.client_request);
     if (request == model.requests.end()) continue;
-    auto [parsed, fresh] = sent_bodies.try_emplace(exchange.client_request);
-    if (fresh) {
-      const auto first = model.first_send(request->second);
-      parsed->second =
-          first.body ? json_value(*first.body) : nlohmann::json(nlohmann::json::value_t::discarded);
-    }
-    const nlohmann::json& sent = parsed->second;
+    const auto first = model.first_send(request->second);
+    auto [is_json, fresh] = sent_is_json.try_emplace(exchange.client_request);
+    if (fresh) is_json->second = first.body && holds_json_value(*first.body);
+    if (!is_json->second) continue;
+    const std::string& sent = *first.body;
     const JobRecord* stored = model.job_for_key(response.owner, response.key, seq);
-    if (sent.is_discarded()) continue;
     if (stored == nullptr) {
       if (status == 422) {
         out.push_back(
@@ -60,9 +60,15 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
       }
       continue;
     }
-    auto [payload, unread] = stored_payloads.try_emplace(stored->id());
-    if (unread) payload->second = json_value(stored->inserted.what.payload);
-    const bool same = payload->second == sent;
+    const std::string& payload = stored->inserted.what.payload;
+    bool same = sent == payload;
+    if (!same) {
+      auto [sent_value, unread_sent] = sent_values.try_emplace(exchange.client_request);
+      if (unread_sent) sent_value->second = json_value(sent);
+      auto [stored_value, unread] = stored_values.try_emplace(stored->id());
+      if (unread) stored_value->second = json_value(payload);
+      same = stored_value->second == sent_value->second;
+    }
     if (status == 422 && same) {
       out.push_back(violation("I2.replay_refused",
                               what + ", but the request equals " + job_ref(stored->id()) +

@@ -15,4 +15,8 @@ nlohmann::json json_value(std::string_view text) {
   return nlohmann::json::parse(without_trailing_whitespace(text), nullptr, false);
 }
 
+bool holds_json_value(std::string_view text) {
+  return nlohmann::json::accept(without_trailing_whitespace(text));
+}
+
 }  // namespace onejob::check

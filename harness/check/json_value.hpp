@@ -14,5 +14,7 @@ std::string_view without_trailing_whitespace(std::string_view text);
 // The JSON value `text` holds, as the checkers' own parser (nlohmann's, with its defaults) reads
 // it, or a discarded value when it holds none.
 nlohmann::json json_value(std::string_view text);
+// Whether `text` holds a JSON value as json_value reads it (the same parser, building nothing).
+bool holds_json_value(std::string_view text);
 
 }  // namespace onejob::check

@@ -257,6 +257,15 @@ BOOST_AUTO_TEST_CASE(json_value_reads_past_trailing_whitespace_alone) {
   }
 }
 
+// holds_json_value says what json_value says, without building the value.
+BOOST_AUTO_TEST_CASE(holds_json_value_agrees_with_json_value) {
+  for (const std::string text : {"", " ", "{}", "{} \n", "[1,]", "{\"a\":1,\"a\":2}", "1e400",
+                                 "[1e400]", "-0", "\"\\ud800\"", "{\"a\":[1,{\"b\":null}]}   ",
+                                 "1 2", "[1]\f", "tru", "true", "\"\xff\"", "nul"}) {
+    BOOST_TEST(holds_json_value(text) == !json_value(text).is_discarded(), text);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(store_rows_that_agree_with_the_log_pass) {
   HistoryBuilder h;
   won_and_running(h);

@@ -68,6 +68,16 @@ BOOST_AUTO_TEST_CASE(a_422_for_an_equal_body_is_a_violation) {
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{4});
 }
 
+// The same bytes as the stored payload: the same request, read without parsing it again.
+BOOST_AUTO_TEST_CASE(the_stored_bytes_again_are_a_replay) {
+  HistoryBuilder h;
+  create_job_1(h);
+  send_again(h, 2, kBody, 200, 1);
+  require_none(check_key_reuse_conflict(h.model()));
+  const auto answer = send_again(h, 3, kBody, 422);
+  require_one(check_key_reuse_conflict(h.model()), "I2.replay_refused", answer);
+}
+
 BOOST_AUTO_TEST_CASE(a_422_carrying_a_job_id_is_a_violation) {
   HistoryBuilder h;
   create_job_1(h);
