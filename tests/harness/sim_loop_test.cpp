@@ -9,6 +9,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "system/domain/check.hpp"
@@ -84,6 +85,45 @@ BOOST_AUTO_TEST_CASE(coroutines_sleep_in_simulated_time_only) {
   boost::asio::co_spawn(loop.io(), sleeper(&loop, &woke_at_ms), boost::asio::detached);
   loop.run();
   BOOST_TEST(woke_at_ms == (std::vector<std::int64_t>{250, 3'600'250}));
+}
+
+// What is posted to the io_context (before the run, by a posted handler, by a queued one) runs
+// before the clock moves on, in the order posted. The loop looks at the io_context's ready queue
+// instead of polling it after every event: this is what that must not lose.
+BOOST_AUTO_TEST_CASE(posted_work_runs_before_the_next_queued_instant) {
+  SimLoop loop{Rng(1)};
+  std::string order;
+  boost::asio::post(loop.io(), [&] {
+    order += 'a';
+    boost::asio::post(loop.io(), [&] { order += 'b'; });
+  });
+  loop.schedule_at(Instant(milliseconds(1)), [&] {
+    order += 'c';
+    boost::asio::post(loop.io(), [&] { order += 'd'; });
+    boost::asio::post(loop.io(), [&] { order += 'e'; });
+  });
+  loop.schedule_at(Instant(milliseconds(2)), [&] { order += 'f'; });
+  loop.run();
+  BOOST_TEST(order == "abcdef");
+  BOOST_TEST(loop.handled() == 6u);
+}
+
+// The same when the loop is run from inside a handler of its own io_context: what a queued
+// handler posts then waits in the outer run's queue.
+BOOST_AUTO_TEST_CASE(posted_work_runs_in_order_when_the_loop_runs_inside_the_io_context) {
+  SimLoop loop{Rng(1)};
+  std::string order;
+  boost::asio::post(loop.io(), [&] {
+    loop.schedule_at(Instant(milliseconds(1)), [&] {
+      order += 'x';
+      boost::asio::post(loop.io(), [&] { order += 'y'; });
+    });
+    loop.schedule_at(Instant(milliseconds(2)), [&] { order += 'z'; });
+    loop.run(Instant(milliseconds(5)));
+    order += '.';
+  });
+  loop.run();
+  BOOST_TEST(order == "xyz.");
 }
 
 BOOST_AUTO_TEST_CASE(run_until_stops_before_later_work_and_resumes) {
