@@ -8,7 +8,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <nlohmann/json.hpp>
 
 #include "system/adapters/http_server.hpp"
@@ -103,7 +102,7 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
       executions.push_back(execution);
     }
     timer.expires_after(behaviour.latency);
-    co_await timer.async_wait(asio::use_awaitable);
+    co_await timer.async_wait(use_async);
     records[*key].done = true;
     if (!records[*key].hangs) {
       std::lock_guard lock(mutex);
@@ -113,7 +112,7 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
   // A repeat of a key still under way waits for its first answer, as does a hang, forever.
   while (!records[*key].done || records[*key].hangs) {
     timer.expires_after(std::chrono::milliseconds(5));
-    co_await timer.async_wait(asio::use_awaitable);
+    co_await timer.async_wait(use_async);
   }
   const Record& record = records[*key];
   co_return answer(record.status, record.body);

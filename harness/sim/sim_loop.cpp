@@ -8,7 +8,6 @@
 #include <boost/asio/detail/thread_info_base.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/version.hpp>
 
 #include "system/domain/check.hpp"
@@ -106,8 +105,7 @@ Async<void> SimLoop::sleep_for(Duration delay) {
     schedule_after(delay,
                    [completion = std::move(completion)]() mutable { std::move(completion)(); });
   };
-  return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void()>(
-      std::move(initiate), boost::asio::use_awaitable);
+  return boost::asio::async_initiate<const UseAsync&, void()>(std::move(initiate), use_async);
 }
 
 std::uint64_t SimLoop::run(Instant until) {

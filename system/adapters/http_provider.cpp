@@ -8,7 +8,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
@@ -59,22 +58,22 @@ struct Exchange {
 // One request on a fresh connection, bounded by `budget` in all from the connect on. Name
 // resolution is not bounded (getaddrinfo cannot be cancelled): give providers as addresses when
 // a resolver may hang; the worker's own deadline still bounds the attempt.
-asio::awaitable<Exchange> exchange(asio::io_context& io, const HttpProviderEndpoint& endpoint,
-                                   http::request<http::string_body> request,
-                                   std::chrono::milliseconds budget) {
+Async<Exchange> exchange(asio::io_context& io, const HttpProviderEndpoint& endpoint,
+                         http::request<http::string_body> request,
+                         std::chrono::milliseconds budget) {
   Exchange result;
   beast::tcp_stream stream(io);
   error_code ec;
   tcp::resolver resolver(io);
-  const auto resolved = co_await resolver.async_resolve(
-      endpoint.host, endpoint.port, asio::redirect_error(asio::use_awaitable, ec));
+  const auto resolved = co_await resolver.async_resolve(endpoint.host, endpoint.port,
+                                                        asio::redirect_error(use_async, ec));
   if (ec) {
     result.failure = "cannot resolve " + endpoint.host + ": " + ec.message();
     co_return result;
   }
   const auto until = std::chrono::steady_clock::now() + budget;
   stream.expires_after(std::min(budget, endpoint.connect_timeout));
-  co_await stream.async_connect(resolved, asio::redirect_error(asio::use_awaitable, ec));
+  co_await stream.async_connect(resolved, asio::redirect_error(use_async, ec));
   if (ec) {
     result.failure = "cannot connect to " + endpoint.host + ":" + endpoint.port + ": " +
                      (ec == beast::error::timeout ? std::string("timed out") : ec.message());
@@ -84,7 +83,7 @@ asio::awaitable<Exchange> exchange(asio::io_context& io, const HttpProviderEndpo
   // From the first byte written on, the provider may have the request.
   result.stage = Exchange::Stage::sent;
   request.prepare_payload();
-  co_await http::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
+  co_await http::async_write(stream, request, asio::redirect_error(use_async, ec));
   if (ec) {
     result.failure = "connection broke while sending: " + ec.message();
     co_return result;
@@ -92,7 +91,7 @@ asio::awaitable<Exchange> exchange(asio::io_context& io, const HttpProviderEndpo
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxAnswerBytes);
-  co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+  co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_async, ec));
   if (ec) {
     result.failure = ec == beast::error::timeout
                          ? "no answer within " + std::to_string(budget.count()) + " ms"

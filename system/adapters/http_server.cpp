@@ -13,7 +13,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -74,10 +73,9 @@ struct HttpServer::Impl {
   std::atomic<int> open{0};
   std::atomic<bool> stopping{false};
 
-  asio::awaitable<void> accept_loop();
-  asio::awaitable<void> serve(Node& node, tcp::socket socket);
-  asio::awaitable<void> answer(Session& session, Node& node, int status, std::string body,
-                               unsigned version);
+  Async<void> accept_loop();
+  Async<void> serve(Node& node, tcp::socket socket);
+  Async<void> answer(Session& session, Node& node, int status, std::string body, unsigned version);
 };
 
 // Writes an answer the server gives by itself, then closes the connection the lingering way:
@@ -85,8 +83,8 @@ struct HttpServer::Impl {
 // would reset the connection and could destroy the answer before the client reads it. So the
 // server stops sending and reads, discarding, until the client closes, for at most a second and
 // a megabyte.
-asio::awaitable<void> HttpServer::Impl::answer(Session& session, Node& node, int status,
-                                               std::string body, unsigned version) {
+Async<void> HttpServer::Impl::answer(Session& session, Node& node, int status, std::string body,
+                                     unsigned version) {
   http::response<http::string_body> response{static_cast<http::status>(status), version};
   response.set(http::field::content_type, "application/json");
   response.set(http::field::server, "onejob");
@@ -96,19 +94,18 @@ asio::awaitable<void> HttpServer::Impl::answer(Session& session, Node& node, int
   response.prepare_payload();
   error_code ec;
   session.stream.expires_after(limits.request_timeout);
-  co_await http::async_write(session.stream, response,
-                             asio::redirect_error(asio::use_awaitable, ec));
+  co_await http::async_write(session.stream, response, asio::redirect_error(use_async, ec));
   if (ec) co_return;
   session.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
   session.stream.expires_after(std::chrono::seconds(1));
   std::array<char, 16 * 1024> discard{};
   for (std::size_t drained = 0; !ec && drained < (1 << 20);) {
-    drained += co_await session.stream.async_read_some(
-        asio::buffer(discard), asio::redirect_error(asio::use_awaitable, ec));
+    drained += co_await session.stream.async_read_some(asio::buffer(discard),
+                                                       asio::redirect_error(use_async, ec));
   }
 }
 
-asio::awaitable<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
+Async<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
   Session session(std::move(socket));
   node.sessions.push_back(&session);
   const auto where = std::prev(node.sessions.end());
@@ -120,8 +117,8 @@ asio::awaitable<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
     if (buffer.size() == 0) {
       // Between requests: the idle timeout runs until the next request's first bytes.
       session.stream.expires_after(limits.idle_timeout);
-      const auto n = co_await session.stream.async_read_some(
-          buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
+      const auto n = co_await session.stream.async_read_some(buffer.prepare(4096),
+                                                             asio::redirect_error(use_async, ec));
       if (ec) break;
       buffer.commit(n);
     }
@@ -130,16 +127,15 @@ asio::awaitable<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
     parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
     parser.body_limit(limits.body_bytes);
     co_await http::async_read_header(session.stream, buffer, parser,
-                                     asio::redirect_error(asio::use_awaitable, ec));
+                                     asio::redirect_error(use_async, ec));
     const unsigned version = parser.is_header_done() ? parser.get().version() : 11;
     if (!ec && parser.get()[http::field::expect] == "100-continue") {
       http::response<http::empty_body> go_on{http::status::continue_, version};
-      co_await http::async_write(session.stream, go_on,
-                                 asio::redirect_error(asio::use_awaitable, ec));
+      co_await http::async_write(session.stream, go_on, asio::redirect_error(use_async, ec));
     }
     if (!ec && !parser.is_done()) {
       co_await http::async_read(session.stream, buffer, parser,
-                                asio::redirect_error(asio::use_awaitable, ec));
+                                asio::redirect_error(use_async, ec));
     }
     if (ec == http::error::header_limit) {
       co_await answer(session, node, 431,
@@ -192,8 +188,7 @@ asio::awaitable<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
     reply.body() = std::move(response.body);
     reply.prepare_payload();
     session.stream.expires_after(limits.request_timeout);
-    co_await http::async_write(session.stream, reply,
-                               asio::redirect_error(asio::use_awaitable, ec));
+    co_await http::async_write(session.stream, reply, asio::redirect_error(use_async, ec));
     session.busy = false;
     if (ec || !keep_alive) break;
   }
@@ -204,18 +199,17 @@ asio::awaitable<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
   --open;
 }
 
-asio::awaitable<void> HttpServer::Impl::accept_loop() {
+Async<void> HttpServer::Impl::accept_loop() {
   std::size_t next = 0;
   while (!stopping) {
     Node& node = *nodes[next++ % nodes.size()];
     error_code ec;
-    auto socket =
-        co_await acceptor.async_accept(node.io, asio::redirect_error(asio::use_awaitable, ec));
+    auto socket = co_await acceptor.async_accept(node.io, asio::redirect_error(use_async, ec));
     if (stopping || ec == asio::error::operation_aborted) break;
     if (ec) {
       // Out of descriptors, or the peer gave up before the accept: go on after a breath.
       asio::steady_timer pause(accept_io, std::chrono::milliseconds(10));
-      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_await pause.async_wait(asio::redirect_error(use_async, ec));
       continue;
     }
     if (open.load() >= limits.max_connections) {

@@ -2,7 +2,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "system/domain/check.hpp"
 
@@ -19,7 +18,7 @@ Instant WallClock::now() const {
 
 Async<void> AsioTimer::sleep_for(Duration delay) {
   boost::asio::steady_timer timer(io_, delay);
-  co_await timer.async_wait(boost::asio::use_awaitable);
+  co_await timer.async_wait(use_async);
 }
 
 SystemRandom::SystemRandom() : engine_(std::random_device{}()) {}

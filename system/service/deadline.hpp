@@ -14,7 +14,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "system/ports/async.hpp"
 #include "system/ports/timer.hpp"
@@ -30,14 +29,14 @@ class OneShot {
   // Completes once set() has been called (at once if it already was).
   Async<void> wait() {
     if (set_) co_return;
-    co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void()>(
+    co_await boost::asio::async_initiate<const UseAsync&, void()>(
         [this](auto handler) {
           waiters_.emplace_back([handler = std::move(handler)]() mutable {
             auto executor = boost::asio::get_associated_executor(handler);
             boost::asio::post(executor, std::move(handler));
           });
         },
-        boost::asio::use_awaitable);
+        use_async);
   }
 
   void set() {

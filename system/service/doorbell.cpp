@@ -7,7 +7,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "system/domain/check.hpp"
 #include "system/ports/unique_function.hpp"
@@ -57,8 +56,7 @@ Async<void> ringing(std::weak_ptr<Doorbell::State> weak) {
     }
     state->waiter = std::move(resume);
   };
-  return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void()>(
-      std::move(initiate), boost::asio::use_awaitable);
+  return boost::asio::async_initiate<const UseAsync&, void()>(std::move(initiate), use_async);
 }
 
 }  // namespace

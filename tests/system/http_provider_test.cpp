@@ -19,7 +19,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
@@ -136,19 +135,18 @@ unsigned short a_closed_port() {
 
 // Accepts one connection, reads the start of the request, and closes without answering.
 Async<void> hang_up_after_reading(tcp::acceptor acceptor) {
-  tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
+  tcp::socket socket = co_await acceptor.async_accept(use_async);
   std::array<char, 16> start{};
-  co_await socket.async_read_some(asio::buffer(start), asio::use_awaitable);
+  co_await socket.async_read_some(asio::buffer(start), use_async);
 }
 
 // Accepts one connection and never answers; reads and drops bytes until the client goes.
 Async<void> never_answer(tcp::acceptor acceptor) {
-  tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
+  tcp::socket socket = co_await acceptor.async_accept(use_async);
   std::array<char, 1024> sink{};
   error_code ec;
   while (!ec) {
-    co_await socket.async_read_some(asio::buffer(sink),
-                                    asio::redirect_error(asio::use_awaitable, ec));
+    co_await socket.async_read_some(asio::buffer(sink), asio::redirect_error(use_async, ec));
   }
 }
 
