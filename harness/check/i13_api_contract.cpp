@@ -83,26 +83,51 @@ std::size_t depth_of(const std::string& text) {
   return deepest;
 }
 
+// Reads JSON through nlohmann's SAX interface, building nothing: notes a key repeated within one
+// object and a number beyond a double (nlohmann's parser refuses one too), and stops at the first.
+class ReadableJson {
+ public:
+  bool clean() const { return clean_; }
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(nlohmann::json::number_integer_t) { return true; }
+  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
+  bool number_float(nlohmann::json::number_float_t value, const std::string&) {
+    return note(std::isfinite(value));
+  }
+  bool string(std::string&) { return true; }
+  bool binary(nlohmann::json::binary_t&) { return true; }  // never met in JSON text
+  bool start_object(std::size_t) {
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(std::string& name) { return note(keys_.back().insert(name).second); }
+  bool end_object() {
+    keys_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  template <typename Error>
+  bool parse_error(std::size_t, const std::string&, const Error&) {
+    return note(false);
+  }
+
+ private:
+  bool note(bool ok) {
+    clean_ = clean_ && ok;
+    return clean_;
+  }
+  std::vector<std::set<std::string>> keys_;  // each open object's keys so far
+  bool clean_ = true;
+};
+
 // Whether this checker's parser reads `text` as one JSON value with no object repeating a key
 // and no number beyond a double.
 bool readable_json(const std::string& text) {
-  std::vector<std::set<std::string>> keys;
-  bool clean = true;
-  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& value) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) keys.emplace_back();
-    if (event == Event::object_end && !keys.empty()) keys.pop_back();
-    if (event == Event::key && !keys.empty() &&
-        !keys.back().insert(value.get<std::string>()).second) {
-      clean = false;
-    }
-    if (event == Event::value && value.is_number_float() && !std::isfinite(value.get<double>())) {
-      clean = false;
-    }
-    return true;
-  };
-  const auto parsed = nlohmann::json::parse(without_trailing_whitespace(text), callback, false);
-  return clean && !parsed.is_discarded();
+  ReadableJson reader;
+  return nlohmann::json::sax_parse(without_trailing_whitespace(text), &reader) && reader.clean();
 }
 
 // A retry's body, when it has one, is exactly {"provider": a string}.

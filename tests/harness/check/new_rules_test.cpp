@@ -235,6 +235,24 @@ BOOST_AUTO_TEST_CASE(i13_an_unreadable_create_body_is_refused_as_invalid_json) {
   }
 }
 
+// A key repeats only within one object: the same key in sibling objects is one JSON value, a repeat
+// inside a nested object is not.
+BOOST_AUTO_TEST_CASE(i13_a_key_repeats_only_within_one_object) {
+  const std::string prefix = R"({"operation":"classify","provider":"alpha","input":)";
+  auto refused_as_invalid_json = [&](const std::string& input) {
+    HistoryBuilder h;
+    h.add("browser", create_sent(1, "alice", "k1", prefix + input + "}"));
+    auto got = received(1, 400, std::nullopt);
+    got.error = "invalid_json";
+    h.add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_one(refused_as_invalid_json(R"({"text":"t","meta":[{"k":1},{"k":2}]})"),
+              "I13.limit_misjudged", 2);
+  require_none(refused_as_invalid_json(R"({"text":"t","meta":{"k":1,"x":{"k":1,"k":2}}})"));
+  require_none(refused_as_invalid_json(R"({"text":"t","meta":[{"k":1,"k":1}]})"));
+}
+
 BOOST_AUTO_TEST_CASE(i13_json_depth_is_judged_at_its_exact_boundary) {
   auto nested = [](std::size_t depth) {
     return R"({"input":{"n":)" + std::string(depth - 2, '[') + std::string(depth - 2, ']') +
