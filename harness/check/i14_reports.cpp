@@ -50,6 +50,8 @@
 // Does not check the providers' and API's own events (I5, I9, I13 judge those against their own
 // truths), nor which of several same-operation round trips a lost reply belonged to.
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <set>
 #include <span>
 #include <tuple>
@@ -266,19 +268,25 @@ constexpr std::string_view kFailOperations[] = {"fail_job"};
 constexpr std::string_view kCertificationOperations[] = {"record_certification"};
 constexpr std::string_view kRefusalOperations[] = {"update_attempt", "complete_attempt"};
 
+// A node by its interned name's address (one name, one address), as a number: ordered, unlike
+// unrelated pointers.
+std::uintptr_t node_key(sim::NodeName node) {
+  return reinterpret_cast<std::uintptr_t>(&node.str());
+}
+
 // The reports nodes filed, by (node, key), in history order within a key: each consumed by at
 // most one thing owed. A sorted vector, not a map of queues: a run of 100,000 jobs files
 // millions of reports, nearly every key once.
 class FiledReports {
  public:
   void add(sim::NodeName node, const ReportKey& key, std::uint64_t seq) {
-    filed_.push_back({&node.str(), key, seq, false});
+    filed_.push_back({node_key(node), key, seq, false});
   }
   // Call once, after the last add().
   void sort() { std::stable_sort(filed_.begin(), filed_.end(), by_key); }
   // Consumes the earliest report of (node, key) after `seq`; false when there is none.
   bool consume_after(sim::NodeName node, const ReportKey& key, std::uint64_t seq) {
-    const Filed wanted{&node.str(), key, 0, false};
+    const Filed wanted{node_key(node), key, 0, false};
     // The classic algorithms: clang 14's ranges::equal_range does not build with libstdc++ 12.
     const auto [first, last] = std::equal_range(filed_.begin(), filed_.end(), wanted, by_key);
     for (auto it = first; it != last; ++it) {
@@ -292,7 +300,7 @@ class FiledReports {
 
  private:
   struct Filed {
-    const std::string* node;  // interned: one name, one address
+    std::uintptr_t node;  // node_key
     ReportKey key;
     std::uint64_t seq;
     bool consumed;
@@ -398,11 +406,10 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
   Texts texts;
   std::vector<At<events::StoreFault>> lost_replies;
   std::set<std::string> down;  // nodes crashed and not started again
-  // Provider calls each worker reported, by (node, provider key): the attempt called. Nodes by
-  // their interned name's address.
-  std::map<std::pair<const std::string*, std::string>, std::int64_t> called;
+  // Provider calls each worker reported, by (node_key, provider key): the attempt called.
+  std::map<std::pair<std::uintptr_t, std::string>, std::int64_t> called;
   // (node, attempt) -> how many claims and adoptions the node reported and has not yet called on.
-  std::map<std::pair<const std::string*, std::int64_t>, int> may_call;
+  std::map<std::pair<std::uintptr_t, std::int64_t>, int> may_call;
   for (const auto& recorded : history) {
     const Event& event = recorded.event;
     const std::string& node = recorded.node.str();
@@ -429,7 +436,7 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
             Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, recorded.at, {}});
       }
     } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
-      auto call = called.find({&node, delivered->provider_key});
+      auto call = called.find({node_key(recorded.node), delivered->provider_key});
       if (delivered->call == events::kDeliveredReply && call != called.end()) {
         owed.push_back(Owed{recorded.node,
                             ReportKey{.kind = Kind::provider_reply,
@@ -446,16 +453,16 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
             recorded.node, key_of(Kind::status, attempt->second), recorded.seq, recorded.at, {}});
       }
     } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
-      ++may_call[{&node, adopted->attempt_id}];
+      ++may_call[{node_key(recorded.node), adopted->attempt_id}];
     }
     if (auto changed = events::from_event<events::AttemptStateChanged>(event);
         changed && changed->from == AttemptState::starting &&
         changed->to == AttemptState::running) {
-      ++may_call[{&node, changed->attempt_id}];
+      ++may_call[{node_key(recorded.node), changed->attempt_id}];
     }
     if (auto call = events::from_event<events::ProviderCalled>(event)) {
-      called[{&node, call->provider_key}] = call->attempt_id;
-      if (int& left = may_call[{&node, call->attempt_id}]; left > 0) {
+      called[{node_key(recorded.node), call->provider_key}] = call->attempt_id;
+      if (int& left = may_call[{node_key(recorded.node), call->attempt_id}]; left > 0) {
         --left;
       } else {
         out.push_back(violation("I14.report_missing",
