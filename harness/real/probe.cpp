@@ -749,7 +749,6 @@ std::string free_port() {
 }
 
 bool Run::set_up() {
-  if (port_ == "0") port_ = free_port();
   // The target's policy is the scenario's when the probe wrote its config: its attempt limit is
   // then known, and judged (B13).
   if (options_.target_cmd.find("{config}") != std::string::npos) {
@@ -769,6 +768,9 @@ bool Run::set_up() {
     return false;
   }
   if (!start_store_proxy()) return false;
+  // Chosen once this run's own listeners (stubs, store proxy) hold their ports: a port freed just
+  // before they bind could be handed to one of them.
+  if (port_ == "0") port_ = free_port();
   if (!options_.target_cmd.empty()) {
     target_ = std::make_unique<TargetProcess>(expand_command(),
                                               options_.log_dir + "/" + spec_.name + ".target.log");
