@@ -42,6 +42,13 @@ std::vector<std::string> provider_order(const JobRecord& job) {
   return order;
 }
 
+// Whether a result is another JSON value than the provider's output. Equal bytes are an equal value
+// (or, neither being JSON, there is no value to compare), so only results whose bytes differ, which
+// is rare, are parsed.
+bool differs_as_json(const std::string& result, const std::string& output) {
+  return result != output && json_value(result) != json_value(output);
+}
+
 // An automatic failover follows a definitive failure, to the next provider the job allows.
 void check_failover_order(const HistoryModel& model, const AttemptRecord& attempt,
                           std::vector<Violation>& out) {
@@ -143,7 +150,7 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
                               what + ", is an invalid output (provider behaviour \"" +
                                   execution->executed.what.outcome + "\")",
                               won->seq, {execution->executed.seq}));
-    } else if (json_value(won->what.result) != json_value(execution->executed.what.output)) {
+    } else if (differs_as_json(won->what.result, execution->executed.what.output)) {
       out.push_back(violation("I6.result_not_answered",
                               what + ", is not what its provider answered", won->seq,
                               {execution->executed.seq}));

@@ -93,6 +93,19 @@ BOOST_AUTO_TEST_CASE(a_result_other_than_the_providers_output_is_a_violation) {
   require_one(check_certified_failover(h.model()), "I6.result_not_answered", won);
 }
 
+// The result is the provider's output as a JSON value: the same bytes, or the same value written
+// in another key order and spacing.
+BOOST_AUTO_TEST_CASE(the_providers_output_as_the_result_passes_byte_for_byte_or_reordered) {
+  for (const std::string& result :
+       {kBilling, std::string(R"({ "label": "billing", "confidence": 0.9 })")}) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    h.add(kStore, claimed(1, 1)).add("alpha", executed(1, 1, "ok", kBilling, kSoon));
+    win(h, {.result = result});
+    require_none(check_certified_failover(h.model()));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_result_no_provider_produced_is_a_violation) {
   HistoryBuilder h;
   insert_job(h, {});
@@ -117,6 +130,27 @@ BOOST_AUTO_TEST_CASE(a_failover_to_a_provider_outside_the_jobs_order_is_a_violat
   certify(h, "delta", true);
   const auto failover = move_on_to(h, "delta");
   require_one(check_certified_failover(h.model()), "I6.failover_out_of_order", failover);
+}
+
+// The failover list is read as JSON: a key written with an escape names it just the same.
+BOOST_AUTO_TEST_CASE(a_failover_list_is_read_however_its_key_is_written) {
+  const auto failover_to_beta = [](const std::string& body) {
+    HistoryBuilder h;
+    certify(h, "beta", true);
+    insert_job(h, {.body = body});
+    const auto seq = h.add(kStore, claimed(1, 1))
+                         .add("alpha", executed(1, 1, "error", "", kSoon))
+                         .add(kStore, fenced_write(1, 1, S::running, S::failed))
+                         .add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover))
+                         .last_seq();
+    return std::pair{check_certified_failover(h.model()), seq};
+  };
+  const std::string rest =
+      R"("input":{"text":"please refund me"},"operation":"classify","provider":"alpha"})";
+  require_none(failover_to_beta(R"({"fail\u006fver":["beta"],)" + rest).first);
+  require_none(failover_to_beta(R"({"failover" : [ "beta" ],)" + rest).first);
+  const auto [violations, seq] = failover_to_beta("{" + rest);
+  require_one(violations, "I6.failover_out_of_order", seq);
 }
 
 BOOST_AUTO_TEST_CASE(a_failover_back_to_an_earlier_provider_is_a_violation) {
