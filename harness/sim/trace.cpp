@@ -1,7 +1,9 @@
 #include "harness/sim/trace.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +32,19 @@ const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
 // that is not UTF-8 (its replacement rules), over whatever this pass had appended.
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
+  // Most strings (names, kinds, ids) are printable ASCII with nothing to escape: one copy.
+  if (std::all_of(text.begin(), text.end(), [](char c) {
+        const auto byte = static_cast<unsigned char>(c);
+        return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+      })) {
+    const std::size_t at = out.size();
+    out.resize(at + text.size() + 2);
+    char* to = out.data() + at;
+    *to = '"';
+    if (!text.empty()) std::memcpy(to + 1, text.data(), text.size());
+    to[text.size() + 1] = '"';
+    return;
+  }
   const std::size_t start = out.size();
   out += '"';
   std::size_t run = 0;
@@ -109,16 +124,17 @@ void append_field_key(std::string& out, std::uint32_t name_id) {
 }  // namespace
 
 void append_json_line(std::string& out, const TraceEvent& event) {
-  out += "{\"seq\":";
+  using namespace std::string_view_literals;  // literals of known length: no strlen per append
+  out += "{\"seq\":"sv;
   append_int(out, static_cast<std::int64_t>(event.seq));
-  out += ",\"t_us\":";
+  out += ",\"t_us\":"sv;
   append_int(out, event.at.time_since_epoch().count());
-  out += ",\"node\":";
+  out += ",\"node\":"sv;
   append_json_string(out, event.node.str());
-  out += ",\"kind\":";
+  out += ",\"kind\":"sv;
   append_json_string(out, event.event.kind());
-  if (event.injected) out += ",\"injected\":true";
-  out += ",\"data\":{";
+  if (event.injected) out += ",\"injected\":true"sv;
+  out += ",\"data\":{"sv;
   bool first = true;
   // nlohmann's ordered_json keeps the first position of a repeated key and the last value.
   const auto& fields = event.event.fields();
@@ -140,14 +156,14 @@ void append_json_line(std::string& out, const TraceEvent& event) {
         append_int(out, value->number);
         break;
       case Event::Field::Type::boolean:
-        out += value->number != 0 ? "true" : "false";
+        out += value->number != 0 ? "true"sv : "false"sv;
         break;
       case Event::Field::Type::string:
         append_json_string(out, event.event.text(*value));
         break;
     }
   }
-  out += "}}";
+  out += "}}"sv;
 }
 
 std::string to_json_line(const TraceEvent& event) {
