@@ -769,13 +769,21 @@ bool Run::set_up() {
   }
   if (!start_store_proxy()) return false;
   // Chosen once this run's own listeners (stubs, store proxy) hold their ports: a port freed just
-  // before they bind could be handed to one of them.
-  if (port_ == "0") port_ = free_port();
-  if (!options_.target_cmd.empty()) {
-    target_ = std::make_unique<TargetProcess>(expand_command(),
-                                              options_.log_dir + "/" + spec_.name + ".target.log");
+  // before they bind could be handed to one of them. Another process can still take it before
+  // the target binds it; the target then exits at once, and is started again on another free
+  // port (three tries in all).
+  const bool chosen_port = port_ == "0";
+  if (chosen_port) port_ = free_port();
+  for (int tries = 1;; ++tries) {
+    if (!options_.target_cmd.empty()) {
+      target_ = std::make_unique<TargetProcess>(
+          expand_command(), options_.log_dir + "/" + spec_.name + ".target.log");
+    }
+    if (start_target()) break;
+    if (!chosen_port || !target_ || !target_->exited_before_ready() || tries == 3) return false;
+    port_ = free_port();
+    result_.setup_error.clear();
   }
-  if (!start_target()) return false;
   start_proxies();
   if (store_proxy_) return true;
   for (const auto& partition : spec_.partitions) {

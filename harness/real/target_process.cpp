@@ -56,15 +56,18 @@ bool TargetProcess::start(const std::string& host, const std::string& port,
     pid_ = pid;
     ++starts_;
   }
+  exited_before_ready_ = false;
+  const auto exited = [&] {
+    exited_before_ready_ = true;
+    why = "the target command exited before it was ready (its output: " + log_file_ + ")";
+    return false;
+  };
   const auto give_up = std::chrono::steady_clock::now() + bound;
   while (std::chrono::steady_clock::now() < give_up) {
-    if (!running()) {
-      why = "the target command exited before it was ready (its output: " + log_file_ + ")";
-      return false;
-    }
+    if (!running()) return exited();
     HttpConnection connection(host, port);
     if (connection.send("GET", ready_path, {}, "", std::chrono::seconds(1)).status == 200) {
-      return true;
+      return running() || exited();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -17,10 +17,12 @@ class TargetProcess {
   TargetProcess& operator=(const TargetProcess&) = delete;
 
   // Starts it (when not running) and waits up to `bound` until GET `ready_path` on
-  // host:port answers 200. False when it exited or did not get ready in time (it is then
-  // killed); `why` says which.
+  // host:port answers 200 while it still runs (an answer after it exited came from another
+  // process on that port). False when it exited or did not get ready in time (it is then
+  // killed); `why` says which, and exited_before_ready() whether it exited.
   bool start(const std::string& host, const std::string& port, const std::string& ready_path,
              std::chrono::milliseconds bound, std::string& why);
+  bool exited_before_ready() const { return exited_before_ready_; }
   void kill();    // SIGKILL, and reaped
   void pause();   // SIGSTOP
   void resume();  // SIGCONT
@@ -33,6 +35,7 @@ class TargetProcess {
   std::string log_file_;
   int pid_ = -1;
   int starts_ = 0;
+  bool exited_before_ready_ = false;
 };
 
 }  // namespace onejob::real

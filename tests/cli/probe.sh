@@ -10,6 +10,8 @@
 #   pg_suites    the conformance suite and those stories on PostgreSQL (ONEJOB_PG_URL; 77 =
 #                skipped), one schema for all of them (the keys are prefixed per run)
 #   kill_memory  kill -9 and restart of a memory-store target mid-run: reported as loss (B8)
+#   port_taken   a target whose first start exits at once (its port taken) is started again on
+#                another free port, and the run passes
 #   pg_kill_9    the same on PostgreSQL (ONEJOB_PG_URL; 77 = skipped): nothing lost
 #   pg_store_faults  the probe between a PostgreSQL target and its database (--store-upstream):
 #                a create whose INSERT is lost passes on the reference, lost-create is caught by
@@ -55,6 +57,18 @@ need_pg() {
 }
 
 case $mode in
+  port_taken)
+    # The target's first start exits at once, as serve does when another process took its port
+    # before it could bind: the probe starts it again on another free port, and the run passes.
+    first="$work/first-start"
+    probe "$work/t" "sh -c 'test -e $first || { touch $first; exit 1; }; exec $serve'" \
+      scenarios/double_click.yaml > "$work/out.txt" 2>&1
+    code=$?
+    cat "$work/out.txt"
+    [[ $code == 0 ]] || fail "a target whose first start exits: exit $code, expected 0"
+    [[ -e $first ]] || fail "the target's first start did not run"
+    grep -q "^PASS " "$work/out.txt" || fail "the run on the second port did not pass"
+    ;;
   catalogue)
     probe "$work/k" "$serve" "${catalogue_files[@]}" > "$work/out.txt" 2>&1
     code=$?
