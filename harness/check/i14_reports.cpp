@@ -68,104 +68,6 @@
 namespace onejob::check {
 namespace {
 
-std::string certification_key(const std::string& provider, bool passed) {
-  return "certification.recorded of " + provider + (passed ? " (passed)" : " (failed)");
-}
-
-template <typename T, typename Match>
-bool any_before(const std::vector<At<T>>& writes, std::uint64_t seq, Match match) {
-  return std::ranges::any_of(
-      writes, [&](const At<T>& write) { return write.seq < seq && match(write.what); });
-}
-
-std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded) {
-  const Event& event = recorded.event;
-  const std::string& node = recorded.node.str();
-  const auto seq = recorded.seq;
-  if (auto created = events::from_event<events::JobCreated>(event)) {
-    const JobRecord* job = model.job(created->job_id);
-    const bool ok = job != nullptr && job->inserted.seq < seq && [&] {
-      const auto& row = job->inserted.what;
-      return row.by == node && row.owner == created->owner && row.key == created->key;
-    }();
-    return ok ? "" : "job.created of " + job_ref(created->job_id);
-  }
-  if (auto created = events::from_event<events::AttemptCreated>(event)) {
-    const AttemptRecord* attempt = model.attempt(created->attempt_id);
-    const bool ok = attempt != nullptr && attempt->inserted.seq < seq && [&] {
-      const auto& row = attempt->inserted.what;
-      return row.by == node && row.job_id == created->job_id &&
-             row.attempt_no == created->attempt_no && row.provider == created->provider &&
-             row.provider_key == created->provider_key && row.origin == created->origin;
-    }();
-    return ok ? "" : "attempt.created of " + attempt_ref(created->attempt_id);
-  }
-  if (auto changed = events::from_event<events::AttemptStateChanged>(event)) {
-    const AttemptRecord* attempt = model.attempt(changed->attempt_id);
-    const bool ok = attempt != nullptr && any_before(attempt->steps, seq, [&](const auto& step) {
-                      return step.by == node && step.from == changed->from &&
-                             step.to == changed->to &&
-                             (!changed->token || *changed->token == step.token);
-                    });
-    return ok ? ""
-              : "attempt.state of " + attempt_ref(changed->attempt_id) + " " +
-                    std::string(to_string(changed->from)) + " -> " +
-                    std::string(to_string(changed->to));
-  }
-  if (auto cas = events::from_event<events::JobCas>(event)) {
-    const JobRecord* job = model.job(cas->job_id);
-    const bool ok = job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
-                      return write.by == node && write.attempt_id == cas->attempt_id &&
-                             write.expected_version == cas->expected_version &&
-                             write.won == cas->won && write.winner == cas->winner;
-                    });
-    return ok ? "" : "job.cas of " + attempt_ref(cas->attempt_id);
-  }
-  if (auto completed = events::from_event<events::JobCompleted>(event)) {
-    const JobRecord* job = model.job(completed->job_id);
-    const bool ok =
-        job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
-          return write.by == node && write.won && write.attempt_id == completed->attempt_id &&
-                 write.version == completed->version && write.job_result == completed->result;
-        });
-    return ok ? ""
-              : "job.completed of " + job_ref(completed->job_id) + " by " +
-                    attempt_ref(completed->attempt_id);
-  }
-  if (auto discarded = events::from_event<events::ResultDiscarded>(event)) {
-    const JobRecord* job = model.job(discarded->job_id);
-    const bool ok = job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
-                      return write.by == node && !write.won &&
-                             write.attempt_id == discarded->attempt_id &&
-                             write.winner == discarded->winner && write.result == discarded->result;
-                    });
-    return ok ? "" : "result.discarded of " + attempt_ref(discarded->attempt_id);
-  }
-  if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
-    const bool ok = any_before(model.refusals, seq, [&](const events::StoreRefused& write) {
-      return write.by == node && write.attempt_id == refused->attempt_id &&
-             write.refusal == (refused->fenced ? events::kRefusedFenced : events::kRefusedState) &&
-             write.wanted == refused->wanted;
-    });
-    return ok ? "" : "attempt.write_refused of " + attempt_ref(refused->attempt_id);
-  }
-  if (auto failed = events::from_event<events::JobFailed>(event)) {
-    const JobRecord* job = model.job(failed->job_id);
-    const bool ok = job != nullptr && any_before(job->failures, seq, [&](const auto& write) {
-                      return write.by == node;
-                    });
-    return ok ? "" : "job.failed of " + job_ref(failed->job_id);
-  }
-  if (auto certified = events::from_event<events::CertificationRecorded>(event)) {
-    const bool ok = any_before(model.certifications, seq, [&](const auto& write) {
-      return write.by == node && write.provider == certified->provider &&
-             write.passed == certified->passed;
-    });
-    return ok ? "" : certification_key(certified->provider, certified->passed);
-  }
-  return {};
-}
-
 // What a report is about, as data: the kind of report, the attempt or job it names and, by kind,
 // the transition, the certification's verdict or a text (the certification's provider, the
 // reply's outcome) numbered by the check's own table. Millions of these are filed and matched in
@@ -207,18 +109,13 @@ class Texts {
   std::vector<const std::string*> texts_;
 };
 
-std::string transition_key(std::int64_t attempt, AttemptState from, AttemptState to) {
-  return "attempt.state of " + attempt_ref(attempt) + " " + std::string(to_string(from)) + " -> " +
-         std::string(to_string(to));
-}
-
 // A worker or the reconciler reports every store failure it meets (worker.store_error,
 // reconciler.store_error): the only trace of a failure it then retries past.
 bool reports_store_errors(std::string_view node) {
   return node.starts_with(sim::kWorkerNodePrefix) || node == sim::kReconcilerNode;
 }
 
-// The words for a report key, as a violation names the report missing.
+// The words for a report key, as a violation names the report (untrue or missing).
 std::string describe(const ReportKey& key, const Texts& texts) {
   using Kind = ReportKey::Kind;
   switch (key.kind) {
@@ -227,13 +124,15 @@ std::string describe(const ReportKey& key, const Texts& texts) {
     case Kind::attempt_created:
       return "attempt.created of " + attempt_ref(key.id);
     case Kind::transition:
-      return transition_key(key.id, key.from, key.to);
+      return "attempt.state of " + attempt_ref(key.id) + " " + std::string(to_string(key.from)) +
+             " -> " + std::string(to_string(key.to));
     case Kind::cas:
       return "job.cas of " + attempt_ref(key.id);
     case Kind::job_failed:
       return "job.failed of " + job_ref(key.id);
     case Kind::certification:
-      return certification_key(texts.text(key.text), key.passed);
+      return "certification.recorded of " + texts.text(key.text) +
+             (key.passed ? " (passed)" : " (failed)");
     case Kind::write_refused:
       return "attempt.write_refused of " + attempt_ref(key.id);
     case Kind::provider_reply:
@@ -250,12 +149,112 @@ std::string describe(const ReportKey& key, const Texts& texts) {
 
 ReportKey key_of(ReportKey::Kind kind, std::int64_t id) { return {.kind = kind, .id = id}; }
 
+template <typename T, typename Match>
+bool any_before(const std::vector<At<T>>& writes, std::uint64_t seq, Match match) {
+  return std::ranges::any_of(
+      writes, [&](const At<T>& write) { return write.seq < seq && match(write.what); });
+}
+
+// The words of a report the store has no write for, or "" when it has one.
+std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded, Texts& texts) {
+  using Kind = ReportKey::Kind;
+  const auto named = [&](const ReportKey& key) { return describe(key, texts); };
+  const Event& event = recorded.event;
+  const std::string& node = recorded.node.str();
+  const auto seq = recorded.seq;
+  if (auto created = events::from_event<events::JobCreated>(event)) {
+    const JobRecord* job = model.job(created->job_id);
+    const bool ok = job != nullptr && job->inserted.seq < seq && [&] {
+      const auto& row = job->inserted.what;
+      return row.by == node && row.owner == created->owner && row.key == created->key;
+    }();
+    return ok ? "" : named(key_of(Kind::job_created, created->job_id));
+  }
+  if (auto created = events::from_event<events::AttemptCreated>(event)) {
+    const AttemptRecord* attempt = model.attempt(created->attempt_id);
+    const bool ok = attempt != nullptr && attempt->inserted.seq < seq && [&] {
+      const auto& row = attempt->inserted.what;
+      return row.by == node && row.job_id == created->job_id &&
+             row.attempt_no == created->attempt_no && row.provider == created->provider &&
+             row.provider_key == created->provider_key && row.origin == created->origin;
+    }();
+    return ok ? "" : named(key_of(Kind::attempt_created, created->attempt_id));
+  }
+  if (auto changed = events::from_event<events::AttemptStateChanged>(event)) {
+    const AttemptRecord* attempt = model.attempt(changed->attempt_id);
+    const bool ok = attempt != nullptr && any_before(attempt->steps, seq, [&](const auto& step) {
+                      return step.by == node && step.from == changed->from &&
+                             step.to == changed->to &&
+                             (!changed->token || *changed->token == step.token);
+                    });
+    return ok ? ""
+              : named({.kind = Kind::transition,
+                       .from = changed->from,
+                       .to = changed->to,
+                       .id = changed->attempt_id});
+  }
+  if (auto cas = events::from_event<events::JobCas>(event)) {
+    const JobRecord* job = model.job(cas->job_id);
+    const bool ok = job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
+                      return write.by == node && write.attempt_id == cas->attempt_id &&
+                             write.expected_version == cas->expected_version &&
+                             write.won == cas->won && write.winner == cas->winner;
+                    });
+    return ok ? "" : named(key_of(Kind::cas, cas->attempt_id));
+  }
+  if (auto completed = events::from_event<events::JobCompleted>(event)) {
+    const JobRecord* job = model.job(completed->job_id);
+    const bool ok =
+        job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
+          return write.by == node && write.won && write.attempt_id == completed->attempt_id &&
+                 write.version == completed->version && write.job_result == completed->result;
+        });
+    return ok ? ""
+              : "job.completed of " + job_ref(completed->job_id) + " by " +
+                    attempt_ref(completed->attempt_id);
+  }
+  if (auto discarded = events::from_event<events::ResultDiscarded>(event)) {
+    const JobRecord* job = model.job(discarded->job_id);
+    const bool ok = job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
+                      return write.by == node && !write.won &&
+                             write.attempt_id == discarded->attempt_id &&
+                             write.winner == discarded->winner && write.result == discarded->result;
+                    });
+    return ok ? "" : "result.discarded of " + attempt_ref(discarded->attempt_id);
+  }
+  if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
+    const bool ok = any_before(model.refusals, seq, [&](const events::StoreRefused& write) {
+      return write.by == node && write.attempt_id == refused->attempt_id &&
+             write.refusal == (refused->fenced ? events::kRefusedFenced : events::kRefusedState) &&
+             write.wanted == refused->wanted;
+    });
+    return ok ? "" : named(key_of(Kind::write_refused, refused->attempt_id));
+  }
+  if (auto failed = events::from_event<events::JobFailed>(event)) {
+    const JobRecord* job = model.job(failed->job_id);
+    const bool ok = job != nullptr && any_before(job->failures, seq, [&](const auto& write) {
+                      return write.by == node;
+                    });
+    return ok ? "" : named(key_of(Kind::job_failed, failed->job_id));
+  }
+  if (auto certified = events::from_event<events::CertificationRecorded>(event)) {
+    const bool ok = any_before(model.certifications, seq, [&](const auto& write) {
+      return write.by == node && write.provider == certified->provider &&
+             write.passed == certified->passed;
+    });
+    return ok ? ""
+              : named({.kind = Kind::certification,
+                       .passed = certified->passed,
+                       .text = texts.number(certified->provider)});
+  }
+  return {};
+}
+
 // What a node owes a report of.
 struct Owed {
   sim::NodeName node;
   ReportKey report;
-  std::uint64_t seq = 0;
-  Instant at{};
+  std::uint64_t seq = 0;  // the event that owes it (its instant: the history's)
   std::span<const std::string_view> operations;  // store operations whose lost reply excuses it
 };
 
@@ -361,7 +360,7 @@ std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded, Texts& text
   const Event& event = recorded.event;
   const auto owed = [&](const std::string& by, const ReportKey& key,
                         std::span<const std::string_view> operations) {
-    return Owed{by, key, recorded.seq, recorded.at, operations};
+    return Owed{by, key, recorded.seq, operations};
   };
   if (auto inserted = events::from_event<events::CommitJobInserted>(event)) {
     return owed(inserted->by, key_of(Kind::job_created, inserted->job_id), kInsertOperations);
@@ -432,8 +431,7 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
     } else if (auto fault = events::from_event<events::StoreFault>(event)) {
       if (fault->maybe_committed) lost_replies.push_back({*fault, recorded.seq, recorded.at});
       if (reports_store_errors(fault->node)) {
-        owed.push_back(
-            Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, recorded.at, {}});
+        owed.push_back(Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, {}});
       }
     } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
       auto call = called.find({node_key(recorded.node), delivered->provider_key});
@@ -443,14 +441,13 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
                                       .text = texts.number(delivered->outcome),
                                       .id = call->second},
                             recorded.seq,
-                            recorded.at,
                             {}});
       }
       auto attempt = model.attempt_by_provider_key.find(delivered->provider_key);
       if (delivered->call == events::kDeliveredStatus &&
           attempt != model.attempt_by_provider_key.end()) {
-        owed.push_back(Owed{
-            recorded.node, key_of(Kind::status, attempt->second), recorded.seq, recorded.at, {}});
+        owed.push_back(
+            Owed{recorded.node, key_of(Kind::status, attempt->second), recorded.seq, {}});
       }
     } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
       ++may_call[{node_key(recorded.node), adopted->attempt_id}];
@@ -485,7 +482,8 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
       return lost.seq > due.seq && lost.what.node == due.node &&
              std::ranges::find(due.operations, lost.what.operation) != due.operations.end();
     });
-    const bool cut_short = !end || (!model.quiescent_end && *end < due.at + horizon);
+    const bool cut_short =
+        !end || (!model.quiescent_end && *end < history[due.seq - 1].at + horizon);
     if (reply_lost || cut_short || model.paused_at_end(due.node) ||
         model.crashed_after(due.node, due.seq)) {
       continue;
@@ -506,8 +504,9 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
   std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, bool>> awaiting;
   // Store faults met so far: (node, the error text the faulty connection gives, maybe_committed).
   std::set<std::tuple<std::string, std::string, bool>> faults;
+  Texts texts;
   for (const auto& recorded : *model.history) {
-    if (auto wrong = mismatch(model, recorded); !wrong.empty()) {
+    if (auto wrong = mismatch(model, recorded, texts); !wrong.empty()) {
       out.push_back(
           violation("I14.report_untrue",
                     recorded.node.str() + " reported " + wrong +
