@@ -27,16 +27,24 @@ const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
   return events_.back();
 }
 
+namespace {
+
+// Printable ASCII other than '"' and '\\': written as it is.
+constexpr bool plain_ascii(unsigned char byte) {
+  return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+}
+
+}  // namespace
+
 // One pass: runs of bytes written as they are go in one append, the escaped ones one by one, and
 // multi-byte UTF-8 sequences are checked as they are met. nlohmann itself writes the rare string
 // that is not UTF-8 (its replacement rules), over whatever this pass had appended.
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  // Most strings (names, kinds, ids) are printable ASCII with nothing to escape: one copy.
-  if (std::all_of(text.begin(), text.end(), [](char c) {
-        const auto byte = static_cast<unsigned char>(c);
-        return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
-      })) {
+  const auto first_other = std::find_if_not(
+      text.begin(), text.end(), [](char c) { return plain_ascii(static_cast<unsigned char>(c)); });
+  // Most strings (names, kinds, ids) are plain ASCII throughout: one copy.
+  if (first_other == text.end()) {
     const std::size_t at = out.size();
     out.resize(at + text.size() + 2);
     char* to = out.data() + at;
@@ -48,7 +56,7 @@ void append_json_string(std::string& out, std::string_view text) {
   const std::size_t start = out.size();
   out += '"';
   std::size_t run = 0;
-  std::size_t i = 0;
+  std::size_t i = static_cast<std::size_t>(first_other - text.begin());  // all before it: plain
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
@@ -62,7 +70,7 @@ void append_json_string(std::string& out, std::string_view text) {
       i += length;
       continue;
     }
-    if (c >= 0x20 && c != '"' && c != '\\') {
+    if (plain_ascii(c)) {
       ++i;
       continue;
     }
