@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "harness/scenario/loader.hpp"
 #include "harness/scenario/loader_sections.hpp"

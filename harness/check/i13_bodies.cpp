@@ -1,0 +1,116 @@
+#include "harness/check/i13_bodies.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/check/json_value.hpp"
+
+namespace onejob::check::i13 {
+namespace {
+
+// Reads JSON through nlohmann's SAX interface, building nothing: notes a key repeated within one
+// object and a number beyond a double (nlohmann's parser refuses one too), and stops at the first.
+class ReadableJson {
+ public:
+  bool clean() const { return clean_; }
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(nlohmann::json::number_integer_t) { return true; }
+  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
+  bool number_float(nlohmann::json::number_float_t value, const std::string&) {
+    return note(std::isfinite(value));
+  }
+  bool string(std::string&) { return true; }
+  bool binary(nlohmann::json::binary_t&) { return true; }  // never met in JSON text
+  bool start_object(std::size_t) {
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(std::string& name) { return note(keys_.back().insert(name).second); }
+  bool end_object() {
+    keys_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  template <typename Error>
+  bool parse_error(std::size_t, const std::string&, const Error&) {
+    return note(false);
+  }
+
+ private:
+  bool note(bool ok) {
+    clean_ = clean_ && ok;
+    return clean_;
+  }
+  std::vector<std::set<std::string>> keys_;  // each open object's keys so far
+  bool clean_ = true;
+};
+
+}  // namespace
+
+std::size_t depth_of(const std::string& text) {
+  std::size_t depth = 0;
+  std::size_t deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+bool readable_json(const std::string& text) {
+  ReadableJson reader;
+  return nlohmann::json::sax_parse(without_trailing_whitespace(text), &reader) && reader.clean();
+}
+
+bool retry_body_ok(const std::string& body) {
+  const auto parsed = json_value(body);
+  return parsed.is_object() && parsed.size() == 1 && parsed.contains("provider") &&
+         parsed["provider"].is_string();
+}
+
+bool create_input_ok(const std::string& body) {
+  const auto parsed = json_value(body);
+  if (!parsed.is_object() || !parsed.contains("input")) return true;
+  const auto& input = parsed["input"];
+  if (!input.is_object()) return false;
+  for (const auto& [name, value] : input.items()) {
+    if (name != "text" && name != "fields") return false;
+  }
+  if (!input.contains("text") || !input["text"].is_string() ||
+      input["text"].get<std::string>().empty()) {
+    return false;
+  }
+  const bool extract = parsed.contains("operation") && parsed["operation"] == "extract";
+  if (!extract) return !input.contains("fields");
+  if (!input.contains("fields")) return false;
+  const auto& fields = input["fields"];
+  if (!fields.is_array() || fields.empty()) return false;
+  std::set<std::string> names;
+  for (const auto& name : fields) {
+    if (!name.is_string() || name.get<std::string>().empty()) return false;
+    if (!names.insert(name.get<std::string>()).second) return false;
+  }
+  return true;
+}
+
+}  // namespace onejob::check::i13

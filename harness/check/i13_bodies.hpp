@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+// What I13's own parsers make of a request body, stated from DESIGN.md's contract rather than
+// taken from system/ (a rule must not share a bug with the code it judges).
+namespace onejob::check::i13 {
+
+// The deepest nesting of arrays and objects, strings (and their escapes) skipped.
+std::size_t depth_of(const std::string& text);
+// Whether this checker's parser reads `text` as one JSON value with no object repeating a key
+// and no number beyond a double.
+bool readable_json(const std::string& text);
+// A retry's body, when it has one, is exactly {"provider": a string}.
+bool retry_body_ok(const std::string& body);
+// A create's input, as DESIGN.md states the contract: an object whose "text" is a non-empty
+// string; extract's also has "fields", a non-empty list of distinct non-empty names, and the
+// other operations' have nothing else. Bodies that are not JSON objects are judged elsewhere.
+bool create_input_ok(const std::string& body);
+
+// What the checker's own parsers make of one request's body, each worked out at most once: the
+// answers to a request's resends are judged on the same bytes, which can be a megabyte.
+class BodyFacts {
+ public:
+  explicit BodyFacts(const std::string& body) : body_(body) {}
+  const std::string& body() const { return body_; }
+  bool create_input_ok() {
+    return remember(input_ok_, [&] { return i13::create_input_ok(body_); });
+  }
+  bool readable() {
+    return remember(readable_, [&] { return readable_json(body_); });
+  }
+  std::size_t depth() {
+    return remember(depth_, [&] { return depth_of(body_); });
+  }
+
+ private:
+  template <typename T, typename Work>
+  static T remember(std::optional<T>& slot, Work work) {
+    if (!slot) slot = work();
+    return *slot;
+  }
+  const std::string& body_;
+  std::optional<bool> input_ok_;
+  std::optional<bool> readable_;
+  std::optional<std::size_t> depth_;
+};
+
+}  // namespace onejob::check::i13
