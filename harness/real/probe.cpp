@@ -534,8 +534,11 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
                                                        options_.profile.attempt_id_pointer)
                                       .value_or("");
       if (attempt.empty()) {
+        // Which of the two it was: a read that got no answer, or one that did not list it.
         skip("attempt " + std::to_string(entry.attempt_no) + " of job " + job +
-             " not found in its read");
+             (read.answered()
+                  ? " not found in its read (status " + std::to_string(read.status) + ")"
+                  : " not found: its read got no answer (" + read.failure + ")"));
         break;
       }
       send([&] {
