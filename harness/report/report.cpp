@@ -20,22 +20,21 @@
 namespace onejob::report {
 namespace {
 
-const sim::TraceEvent* find_event(const scenario::RunResult& result,
-                                  const std::optional<std::uint64_t>& seq) {
-  if (!seq || *seq == 0 || *seq > result.history.size()) return nullptr;
-  return &result.history[*seq - 1];
+std::optional<sim::TraceEvent> find_event(const scenario::RunResult& result,
+                                          const std::optional<std::uint64_t>& seq) {
+  if (!seq || *seq == 0 || *seq > result.history.size()) return std::nullopt;
+  return result.history[*seq - 1];
 }
 
 // Up to `count` events before `event` that concern the same job (or any, when it names none),
 // oldest first: the story that led to the violation.
-std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& result,
-                                                   const sim::TraceEvent& event,
-                                                   std::size_t count = 6) {
+std::vector<sim::TraceEvent> leading_events(const scenario::RunResult& result,
+                                            const sim::TraceEvent& event, std::size_t count = 6) {
   const auto job = events::job_of(event.event);
-  std::vector<const sim::TraceEvent*> found;
+  std::vector<sim::TraceEvent> found;
   for (auto i = static_cast<std::ptrdiff_t>(event.seq) - 2; i >= 0 && found.size() < count; --i) {
-    const auto& candidate = result.history[static_cast<std::size_t>(i)];
-    if (!job || events::job_of(candidate.event) == job) found.push_back(&candidate);
+    auto candidate = result.history[static_cast<std::size_t>(i)];
+    if (!job || events::job_of(candidate.event) == job) found.push_back(std::move(candidate));
   }
   std::reverse(found.begin(), found.end());
   return found;
@@ -44,14 +43,13 @@ std::vector<const sim::TraceEvent*> leading_events(const scenario::RunResult& re
 std::string violation_text(const scenario::RunResult& result, const check::Violation& v) {
   std::string text = "[" + v.rule + "] " + v.message;
   for (const auto seq : v.evidence) {
-    if (const auto* event = find_event(result, seq))
-      text += "\n      see:    " + human_line(*event);
+    if (const auto event = find_event(result, seq)) text += "\n      see:    " + human_line(*event);
   }
-  if (const auto* event = find_event(result, v.event_seq)) {
+  if (const auto event = find_event(result, v.event_seq)) {
     text += "\n      first offending event: " + sim::to_json_line(*event);
     const auto story = leading_events(result, *event);
     if (!story.empty()) text += "\n      what led to it:";
-    for (const auto* e : story) text += "\n        " + human_line(*e);
+    for (const auto& e : story) text += "\n        " + human_line(e);
     text += "\n      >       " + human_line(*event);
   }
   return text;
@@ -355,12 +353,12 @@ std::string summary_json(const std::vector<scenario::RunResult>& results) {
       violation["message"] = v.message;
       violation["safety"] = check::is_safety(v);
       violation["evidence"] = v.evidence;
-      const auto* event = find_event(result, v.event_seq);
+      const auto event = find_event(result, v.event_seq);
       violation["event"] =
           event ? nlohmann::ordered_json::parse(sim::to_json_line(*event)) : nullptr;
       auto story = nlohmann::ordered_json::array();
       if (event) {
-        for (const auto* e : leading_events(result, *event)) story.push_back(human_line(*e));
+        for (const auto& e : leading_events(result, *event)) story.push_back(human_line(e));
       }
       violation["leading_events"] = std::move(story);
       violations.push_back(std::move(violation));

@@ -57,12 +57,12 @@ void World::client_send(int number, int send) {
   // response it got.
   const auto& created = requests_[entry.target_request - 1].received;
   if (!created || !created->job_id) {
-    const auto& skipped = trace_.record(
+    const auto skipped_seq = trace_.record(
         client.name,
         events::to_event(events::ClientSkipped{
             .request = number,
             .reason = "request " + std::to_string(entry.target_request) + " has no job id"}));
-    requests_[number - 1].received = ReceivedResponse{0, std::nullopt, skipped.seq};
+    requests_[number - 1].received = ReceivedResponse{0, std::nullopt, skipped_seq};
     return;
   }
   const std::string job = std::to_string(*created->job_id);
@@ -322,7 +322,7 @@ void World::client_receive(int number, int send, const std::string& client,
   read_body(response.body, received);
   read_headers(response.headers, received);
   if (sim::quotes_store_error(response.body)) received.quotes_store = true;
-  const auto& recorded = trace_.record(client, events::to_event(received));
+  const auto received_seq = trace_.record(client, events::to_event(received));
   if (slot) return;
   // A 502 or 503 is not an answer while the client may still retry: its timeout resends the same
   // request (same key) as for a lost response. With a quiet phase ahead it always may.
@@ -330,7 +330,7 @@ void World::client_receive(int number, int send, const std::string& client,
       (send <= spec_.policy.client_retries || spec_.quiet)) {
     return;
   }
-  slot = ReceivedResponse{response.status, received.job_id, recorded.seq};
+  slot = ReceivedResponse{response.status, received.job_id, received_seq};
 }
 
 }  // namespace onejob::scenario

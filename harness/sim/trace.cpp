@@ -16,15 +16,11 @@
 
 namespace onejob::sim {
 
-// The README promises 8-byte node names in the history.
-static_assert(sizeof(NodeName) == 8, "a node name is one interned pointer");
-
-const TraceEvent& Trace::record(NodeName node, Event event, bool injected) {
-  ONEJOB_ASSERT(events_.empty() || clock_.now() >= events_.back().at,
+std::uint64_t Trace::record(NodeName node, const Event& event, bool injected) {
+  ONEJOB_ASSERT(events_.empty() || clock_.now() >= events_.instant(events_.size() - 1),
                 "a trace records events in time order");
-  event.shrink_to_fit();  // a history of millions keeps no spare room
-  events_.push_back(TraceEvent{events_.size() + 1, clock_.now(), node, std::move(event), injected});
-  return events_.back();
+  events_.append(clock_.now(), node, event, injected);
+  return events_.size();
 }
 
 namespace {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -9,40 +8,9 @@
 #include "system/ports/clock.hpp"
 #include "system/ports/event_sink.hpp"
 
+#include "harness/sim/packed_history.hpp"
+
 namespace onejob::sim {
-
-// A node's name as a history holds it: interned, so each of millions of events holds a pointer.
-class NodeName {
- public:
-  NodeName() : name_(&intern_name("")) {}
-  NodeName(std::string_view name) : name_(&intern_name(name)) {}  // NOLINT: implicit by design
-  NodeName(const std::string& name) : NodeName(std::string_view(name)) {}  // NOLINT
-  NodeName(const char* name) : NodeName(std::string_view(name)) {}         // NOLINT
-
-  const std::string& str() const { return *name_; }
-  operator const std::string&() const { return *name_; }  // NOLINT
-  const char* c_str() const { return name_->c_str(); }
-
-  friend bool operator==(NodeName a, NodeName b) { return a.name_ == b.name_; }
-  friend bool operator==(NodeName a, std::string_view b) { return *a.name_ == b; }
-  friend bool operator==(NodeName a, const char* b) { return *a.name_ == b; }
-
- private:
-  const std::string* name_;
-};
-
-// One recorded event: what happened, where, and at which simulated instant.
-struct TraceEvent {
-  std::uint64_t seq = 0;  // 1-based position in the history
-  Instant at{};
-  NodeName node;
-  Event event{""};
-  bool injected = false;  // a fault the harness caused, as opposed to the system's own doing
-};
-
-// A deque, not a vector: a history of millions of events grows without copying itself and without
-// the up-to-double spare capacity a vector keeps.
-using History = std::deque<TraceEvent>;
 
 // The history of one run, in the order events happened. Its JSON Lines form is the run's
 // canonical trace; the hash of those bytes is the run's fingerprint: same build, scenario and
@@ -51,7 +19,8 @@ class Trace {
  public:
   explicit Trace(const Clock& clock) : clock_(clock) {}
 
-  const TraceEvent& record(NodeName node, Event event, bool injected = false);
+  // Records the event; returns its seq.
+  std::uint64_t record(NodeName node, const Event& event, bool injected = false);
 
   const History& events() const { return events_; }
   // Hands the history over (moved, not copied); the trace is empty afterwards.
@@ -86,7 +55,7 @@ std::string hex64(std::uint64_t value);
 class NodeEventSink final : public EventSink {
  public:
   NodeEventSink(Trace& trace, NodeName node) : trace_(trace), node_(node) {}
-  void emit(Event event) override { trace_.record(node_, std::move(event)); }
+  void emit(Event event) override { trace_.record(node_, event); }
 
  private:
   Trace& trace_;

@@ -68,6 +68,22 @@ const std::string& intern_name(std::string_view name) { return *intern(name).nam
 std::uint32_t intern_id(std::string_view name) { return intern(name).id; }
 const std::string& interned(std::uint32_t id) { return *names_by_id[id / kChunk][id % kChunk]; }
 
+std::uint32_t id_of_interned(const std::string& name) {
+  struct Slot {
+    const std::string* name = nullptr;
+    std::uint32_t id = 0;
+  };
+  constexpr std::size_t kSlots = 256;
+  thread_local Slot cache[kSlots];
+  Slot& slot = cache[(reinterpret_cast<std::uintptr_t>(&name) >> 4) % kSlots];
+  if (slot.name != &name) {
+    const Interned found = intern(name);
+    ONEJOB_ASSERT(found.name == &name, "id_of_interned of a name intern_name did not return");
+    slot = Slot{&name, found.id};
+  }
+  return slot.id;
+}
+
 const std::string& Event::Field::name() const { return interned(name_id); }
 
 Event::Event(const Event& other) : kind_(other.kind_) {

@@ -24,6 +24,9 @@ const std::string& intern_name(std::string_view name);
 // The same table by number: a field holds its name's 4-byte id.
 std::uint32_t intern_id(std::string_view name);
 const std::string& interned(std::uint32_t id);
+// The id of a name intern_name returned. REQUIRES: `name` is intern_name's string (compared by
+// address, so a lookup of an interned name compares no bytes).
+std::uint32_t id_of_interned(const std::string& name);
 
 class Event {
  public:
@@ -72,6 +75,13 @@ class Event {
   void reserve(std::size_t fields, std::size_t string_bytes = 0);
   // Gives back any spare room: what a history keeps is exactly the event's size.
   void shrink_to_fit();
+  // Empties the event and makes it of kind `kind`, keeping its room: a reader that unpacks
+  // events one after another into one Event allocates only when one is bigger than any before.
+  void reset(InternedKind kind) {
+    kind_ = kind.kind;
+    count_ = 0;
+    string_size_ = 0;
+  }
 
   const std::string& kind() const { return *kind_; }
   std::span<const Field> fields() const { return {field_data(), count_}; }

@@ -131,6 +131,65 @@ BOOST_AUTO_TEST_CASE(the_direct_writer_matches_nlohmann_byte_for_byte) {
   }
 }
 
+// A packed history gives back every event as it was recorded: kind, node, instant, injected,
+// and each field's name, type and value in order, repeats included; an event bigger than a
+// chunk, empty strings, bytes that are not UTF-8 and extreme integers too.
+BOOST_AUTO_TEST_CASE(a_packed_history_unpacks_every_event_as_recorded) {
+  Rng rng(29);
+  const std::string big(std::size_t{3} << 20, 'x');
+  const std::string pieces[] = {"", "a", "job", "\xff\x00z", "\"", big.substr(0, 300)};
+  const std::int64_t extremes[] = {0, -1, 1, INT64_MIN, INT64_MAX, 127, 128, -64, -65};
+  std::vector<TraceEvent> recorded;
+  History history;
+  std::int64_t micros = -10;
+  for (int round = 0; round < 2000; ++round) {
+    Event event(pieces[rng.below(5)] + "kind");
+    const auto fields = rng.below(8);
+    for (std::uint64_t i = 0; i < fields; ++i) {
+      const std::string name = rng.below(3) == 0 ? std::string("dup") : pieces[rng.below(6)];
+      switch (rng.below(4)) {
+        case 0:
+          event.with(name, extremes[rng.below(std::size(extremes))]);
+          break;
+        case 1:
+          event.with(name, static_cast<std::int64_t>(rng.next()));
+          break;
+        case 2:
+          event.with(name, rng.below(2) == 1);
+          break;
+        default:
+          event.with(name, pieces[rng.below(6)]);
+      }
+    }
+    if (round == 1000) event.with("big", big);
+    micros += static_cast<std::int64_t>(rng.below(3) == 0 ? rng.next() >> 40 : 0);
+    TraceEvent traced{static_cast<std::uint64_t>(round) + 1, Instant{Duration{micros}},
+                      pieces[rng.below(5)], std::move(event), rng.below(2) == 1};
+    history.push_back(traced);
+    recorded.push_back(std::move(traced));
+  }
+  BOOST_TEST_REQUIRE(history.size() == recorded.size());
+  std::size_t index = 0;
+  for (const auto& unpacked : history) {
+    const TraceEvent& original = recorded[index];
+    BOOST_TEST_REQUIRE(unpacked.seq == original.seq);
+    BOOST_TEST_REQUIRE((unpacked.at == original.at), "event " << index);
+    BOOST_TEST_REQUIRE((unpacked.node == original.node), "event " << index);
+    BOOST_TEST_REQUIRE(unpacked.injected == original.injected, "event " << index);
+    BOOST_TEST_REQUIRE((unpacked.event == original.event), "event " << index);
+    BOOST_TEST_REQUIRE(to_json_line(history[index]) == to_json_line(original), "event " << index);
+    BOOST_TEST_REQUIRE((history.instant(index) == original.at));
+    BOOST_TEST_REQUIRE((history.node(index) == original.node));
+    BOOST_TEST_REQUIRE(&history.kind(index) == &original.event.kind());
+    ++index;
+  }
+  BOOST_TEST(index == recorded.size());
+  BOOST_CHECK_THROW(history.at(history.size()), std::out_of_range);
+  // The big event's bytes, once, and little else.
+  BOOST_TEST(history.bytes() > big.size());
+  BOOST_TEST(history.bytes() < big.size() + (std::size_t{4} << 20));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -1,0 +1,130 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "system/ports/clock.hpp"
+#include "system/ports/event_sink.hpp"
+
+namespace onejob::sim {
+
+// A node's name as a history holds it: interned, so each of millions of events holds a pointer.
+class NodeName {
+ public:
+  NodeName() : name_(&intern_name("")) {}
+  NodeName(std::string_view name) : name_(&intern_name(name)) {}  // NOLINT: implicit by design
+  NodeName(const std::string& name) : NodeName(std::string_view(name)) {}  // NOLINT
+  NodeName(const char* name) : NodeName(std::string_view(name)) {}         // NOLINT
+  // The name with interned id `id` (intern_id), without looking it up.
+  static NodeName of_id(std::uint32_t id) { return NodeName(&interned(id)); }
+
+  const std::string& str() const { return *name_; }
+  operator const std::string&() const { return *name_; }  // NOLINT
+  const char* c_str() const { return name_->c_str(); }
+  std::uint32_t id() const { return id_of_interned(*name_); }
+
+  friend bool operator==(NodeName a, NodeName b) { return a.name_ == b.name_; }
+  friend bool operator==(NodeName a, std::string_view b) { return *a.name_ == b; }
+  friend bool operator==(NodeName a, const char* b) { return *a.name_ == b; }
+
+ private:
+  explicit NodeName(const std::string* name) : name_(name) {}
+  const std::string* name_;
+};
+
+// One recorded event: what happened, where, and at which simulated instant.
+struct TraceEvent {
+  std::uint64_t seq = 0;  // 1-based position in the history
+  Instant at{};
+  NodeName node;
+  Event event{""};
+  bool injected = false;  // a fault the harness caused, as opposed to the system's own doing
+};
+
+// A run's history, packed: each event is a few bytes of variable-length integers (its instant,
+// node, kind, and each field's interned name, type and value) followed by its strings' bytes, in
+// chunks that never move. An event is unpacked into a TraceEvent when it is read, so a history of
+// millions holds about a third of what the events themselves would. An event's seq is its
+// position (1-based): it is not stored.
+class History {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = TraceEvent;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const TraceEvent*;
+    using reference = const TraceEvent&;
+
+    const_iterator() = default;
+    // The event, unpacked into the iterator's own TraceEvent (its room reused from one event to
+    // the next): valid until the iterator moves.
+    const TraceEvent& operator*() const {
+      if (unpacked_ != index_) {
+        history_->read(index_, current_);
+        unpacked_ = index_;
+      }
+      return current_;
+    }
+    const TraceEvent* operator->() const { return &**this; }
+    const_iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) {
+      return a.index_ == b.index_;
+    }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
+    }
+
+   private:
+    friend class History;
+    const_iterator(const History* history, std::size_t index) : history_(history), index_(index) {}
+    const History* history_ = nullptr;
+    std::size_t index_ = 0;
+    mutable TraceEvent current_;
+    mutable std::size_t unpacked_ = SIZE_MAX;
+  };
+
+  std::size_t size() const { return where_.size(); }
+  bool empty() const { return where_.empty(); }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+
+  // Event `index` (0-based), unpacked. REQUIRES: index < size().
+  TraceEvent operator[](std::size_t index) const;
+  // Unpacks event `index` into `into`, reusing its event's room.
+  void read(std::size_t index, TraceEvent& into) const;
+  // The same, or std::out_of_range.
+  TraceEvent at(std::size_t index) const;
+  TraceEvent back() const { return (*this)[size() - 1]; }
+  // Event `index`'s instant, node and kind, read without unpacking its fields.
+  Instant instant(std::size_t index) const;
+  NodeName node(std::size_t index) const;
+  const std::string& kind(std::size_t index) const;
+
+  // Appends an event at position size() + 1 (`seq` is that position, whatever `event.seq` says).
+  void push_back(const TraceEvent& event) {
+    append(event.at, event.node, event.event, event.injected);
+  }
+  void append(Instant at, NodeName node, const Event& event, bool injected);
+
+  // Bytes held: the packed events and their positions.
+  std::size_t bytes() const;
+
+ private:
+  // Where an event starts: chunk << 32 | offset in the chunk.
+  using Where = std::uint64_t;
+  const char* start(std::size_t index) const;
+
+  std::vector<std::vector<char>> chunks_;
+  std::deque<Where> where_;  // a deque: no doubling copy as millions are added
+};
+
+}  // namespace onejob::sim
