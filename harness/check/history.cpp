@@ -306,26 +306,28 @@ namespace {
 std::vector<CallSpan> spans_of(const HistoryModel& model) {
   std::vector<CallSpan> spans;
   if (model.history == nullptr) return spans;
-  for (const auto& recorded : *model.history) {
-    auto call = events::from_event<events::ProviderCalled>(recorded.event);
-    if (!call) continue;
-    CallSpan span{.node = recorded.node.str(),
-                  .call = At<events::ProviderCalled>{*call, recorded.seq, recorded.at},
-                  .ended = call->deadline,
-                  .reply = std::nullopt};
-    if (auto found = model.deliveries.find(call->provider_key); found != model.deliveries.end()) {
-      for (const Delivery& delivery : found->second) {
-        const auto& delivered = delivery.delivered;
-        if (delivery.node == span.node && delivered.seq > recorded.seq &&
-            delivered.what.call == events::kDeliveredReply && delivered.at <= span.ended) {
-          span.ended = delivered.at;
-          span.reply = delivered.what.outcome;
-          break;
+  model.history->visit_kinds(
+      {&events::kind_name<events::ProviderCalled>()}, [&](const sim::TraceEvent& recorded) {
+        auto call = events::from_event<events::ProviderCalled>(recorded.event);
+        if (!call) return;
+        CallSpan span{.node = recorded.node.str(),
+                      .call = At<events::ProviderCalled>{*call, recorded.seq, recorded.at},
+                      .ended = call->deadline,
+                      .reply = std::nullopt};
+        if (auto found = model.deliveries.find(call->provider_key);
+            found != model.deliveries.end()) {
+          for (const Delivery& delivery : found->second) {
+            const auto& delivered = delivery.delivered;
+            if (delivery.node == span.node && delivered.seq > recorded.seq &&
+                delivered.what.call == events::kDeliveredReply && delivered.at <= span.ended) {
+              span.ended = delivered.at;
+              span.reply = delivered.what.outcome;
+              break;
+            }
+          }
         }
-      }
-    }
-    spans.push_back(std::move(span));
-  }
+        spans.push_back(std::move(span));
+      });
   return spans;
 }
 

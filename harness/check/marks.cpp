@@ -227,23 +227,27 @@ void reach_rejected_outputs(const HistoryModel& model, Tally& tally) {
 // What the run's own records say: injected faults, node lives, providers' dedup.
 void reach_world_marks(const sim::History& history, Tally& tally) {
   const auto reset = events::injected_fault(events::InjectedFault::reset);
-  for (const auto& recorded : history) {
-    const Event& event = recorded.event;
-    if (events::is<events::ProviderDeduped>(event)) {
-      tally.add(Mark::provider_dedup);
-    } else if (auto fault = events::from_event<events::StoreFault>(event)) {
-      if (fault->maybe_committed) tally.add(Mark::write_reply_lost);
-      if (fault->fault == reset.store) tally.add(Mark::connection_reset);
-    } else if (auto net = events::from_event<events::NetFault>(event)) {
-      if (net->fault == reset.net) tally.add(Mark::connection_reset);
-    } else if (events::is<events::NodePaused>(event)) {
-      tally.add(Mark::node_pause);
-    } else if (events::is<events::NodeCrashed>(event)) {
-      tally.add(Mark::node_crash);
-    } else if (auto started = events::from_event<events::NodeStarted>(event)) {
-      if (started->incarnation > 1) tally.add(Mark::node_restart);
-    }
-  }
+  using events::kind_name;
+  history.visit_kinds({&kind_name<events::ProviderDeduped>(), &kind_name<events::StoreFault>(),
+                       &kind_name<events::NetFault>(), &kind_name<events::NodePaused>(),
+                       &kind_name<events::NodeCrashed>(), &kind_name<events::NodeStarted>()},
+                      [&](const sim::TraceEvent& recorded) {
+                        const Event& event = recorded.event;
+                        if (events::is<events::ProviderDeduped>(event)) {
+                          tally.add(Mark::provider_dedup);
+                        } else if (auto fault = events::from_event<events::StoreFault>(event)) {
+                          if (fault->maybe_committed) tally.add(Mark::write_reply_lost);
+                          if (fault->fault == reset.store) tally.add(Mark::connection_reset);
+                        } else if (auto net = events::from_event<events::NetFault>(event)) {
+                          if (net->fault == reset.net) tally.add(Mark::connection_reset);
+                        } else if (events::is<events::NodePaused>(event)) {
+                          tally.add(Mark::node_pause);
+                        } else if (events::is<events::NodeCrashed>(event)) {
+                          tally.add(Mark::node_crash);
+                        } else if (auto started = events::from_event<events::NodeStarted>(event)) {
+                          if (started->incarnation > 1) tally.add(Mark::node_restart);
+                        }
+                      });
 }
 
 }  // namespace

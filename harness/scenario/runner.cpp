@@ -16,11 +16,12 @@ namespace {
 // The ids of the commit log's job inserts, ascending, each once.
 std::vector<std::int64_t> committed_job_ids(const sim::History& history) {
   std::vector<std::int64_t> ids;
-  for (const auto& recorded : history) {
-    if (auto job = events::from_event<events::CommitJobInserted>(recorded.event)) {
-      ids.push_back(job->job_id);
-    }
-  }
+  history.visit_kinds(
+      {&events::kind_name<events::CommitJobInserted>()}, [&ids](const sim::TraceEvent& recorded) {
+        if (auto job = events::from_event<events::CommitJobInserted>(recorded.event)) {
+          ids.push_back(job->job_id);
+        }
+      });
   std::ranges::sort(ids);
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;

@@ -15,13 +15,17 @@ constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 // A field's tag, in the low two bits beside its name id.
 enum Tag : std::uint64_t { kInteger = 0, kFalse = 1, kString = 2, kTrue = 3 };
 
-void put(std::string& out, std::uint64_t value) {
+// Writes `value` in 7-bit groups, low first, the high bit set on all but the last; returns the
+// byte after it. At most 10 bytes.
+char* put(char* out, std::uint64_t value) {
   while (value >= 0x80) {
-    out += static_cast<char>(static_cast<unsigned char>(value | 0x80));
+    *out++ = static_cast<char>(static_cast<unsigned char>(value | 0x80));
     value >>= 7;
   }
-  out += static_cast<char>(static_cast<unsigned char>(value));
+  *out++ = static_cast<char>(static_cast<unsigned char>(value));
+  return out;
 }
+constexpr std::size_t kMaxVarint = 10;
 
 std::uint64_t zigzag(std::int64_t value) {
   return (static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63);
@@ -32,9 +36,11 @@ std::int64_t unzigzag(std::uint64_t value) {
 }
 
 // Reads what put() wrote; the bytes are the history's own, so they are well formed.
-std::uint64_t get(const char*& in) {
-  std::uint64_t value = 0;
-  int shift = 0;
+inline std::uint64_t get(const char*& in) {
+  const auto first = static_cast<unsigned char>(*in++);
+  if (first < 0x80) return first;
+  std::uint64_t value = first & 0x7Fu;
+  int shift = 7;
   for (;;) {
     const auto byte = static_cast<unsigned char>(*in++);
     value |= std::uint64_t{byte & 0x7Fu} << shift;
@@ -45,46 +51,52 @@ std::uint64_t get(const char*& in) {
 
 }  // namespace
 
-// An event's bytes: instant (zigzag), node id, kind id, field count << 1 | injected, then per
-// field: name id << 2 | tag, and an integer's value (zigzag) or a string's length and bytes.
+// An event's bytes: instant (zigzag), node id, kind id, field count << 1 | injected, the
+// strings' total length, then per field: name id << 2 | tag, and an integer's value (zigzag) or
+// a string's length and bytes. Written straight into the chunk, within a bound on their size.
 void History::append(Instant at, NodeName node, const Event& event, bool injected) {
-  thread_local std::string packed;
-  packed.clear();
-  put(packed, zigzag(at.time_since_epoch().count()));
-  put(packed, node.id());
-  put(packed, id_of_interned(event.kind()));
   const auto fields = event.fields();
-  put(packed, (std::uint64_t{fields.size()} << 1) | (injected ? 1u : 0u));
+  std::size_t string_bytes = 0;
+  for (const auto& field : fields) string_bytes += field.length;
+  const std::size_t bound = (5 + 3 * fields.size()) * kMaxVarint + string_bytes;
+  if (chunks_.empty() || chunks_.back().capacity - chunks_.back().used < bound) {
+    chunks_.emplace_back(std::max(kChunkBytes, bound));
+  }
+  Chunk& chunk = chunks_.back();
+  char* const begin = chunk.bytes.get() + chunk.used;
+  char* out = begin;
+  out = put(out, zigzag(at.time_since_epoch().count()));
+  out = put(out, node.id());
+  out = put(out, id_of_interned(event.kind()));
+  out = put(out, (std::uint64_t{fields.size()} << 1) | (injected ? 1u : 0u));
+  out = put(out, string_bytes);
   for (const auto& field : fields) {
     const std::uint64_t name = std::uint64_t{field.name_id} << 2;
     switch (field.type()) {
       case Event::Field::Type::integer:
-        put(packed, name | kInteger);
-        put(packed, zigzag(field.number));
+        out = put(out, name | kInteger);
+        out = put(out, zigzag(field.number));
         break;
       case Event::Field::Type::boolean:
-        put(packed, name | (field.number != 0 ? kTrue : kFalse));
+        out = put(out, name | (field.number != 0 ? kTrue : kFalse));
         break;
       case Event::Field::Type::string: {
         const std::string_view text = event.text(field);
-        put(packed, name | kString);
-        put(packed, text.size());
-        packed += text;
+        out = put(out, name | kString);
+        out = put(out, text.size());
+        if (!text.empty()) std::memcpy(out, text.data(), text.size());
+        out += text.size();
         break;
       }
     }
   }
-  if (chunks_.empty() || chunks_.back().capacity() - chunks_.back().size() < packed.size()) {
-    chunks_.emplace_back().reserve(std::max(kChunkBytes, packed.size()));
-  }
-  auto& chunk = chunks_.back();
-  where_.push_back((Where{chunks_.size() - 1} << 32) | chunk.size());
-  chunk.insert(chunk.end(), packed.begin(), packed.end());
+  where_.push_back((Where{chunks_.size() - 1} << 32) | chunk.used);
+  chunk.used += static_cast<std::size_t>(out - begin);
 }
 
 const char* History::start(std::size_t index) const {
   const Where where = where_[index];
-  return chunks_[where >> 32].data() + (where & 0xFFFF'FFFFu);
+  return chunks_[where >> 32].bytes.get() + (where & 0xFFFF'FFFFu);
 }
 
 TraceEvent History::operator[](std::size_t index) const {
@@ -103,27 +115,7 @@ void History::read(std::size_t index, TraceEvent& into) const {
   const std::uint64_t header = get(in);
   into.injected = (header & 1) != 0;
   const std::size_t count = header >> 1;
-  // Sized once: the strings' bytes are counted in a first pass over the fields.
-  std::size_t string_bytes = 0;
-  const char* const fields = in;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t name = get(in);
-    switch (name & 3) {
-      case kInteger:
-        get(in);
-        break;
-      case kString: {
-        const std::uint64_t length = get(in);
-        string_bytes += length;
-        in += length;
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  event.reserve(count, string_bytes);
-  in = fields;
+  event.reserve(count, get(in));
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t name = get(in);
     const Event::NameId id{static_cast<std::uint32_t>(name >> 2)};
@@ -175,7 +167,7 @@ const std::string& History::kind(std::size_t index) const {
 
 std::size_t History::bytes() const {
   std::size_t total = where_.size() * sizeof(Where);
-  for (const auto& chunk : chunks_) total += chunk.capacity();
+  for (const auto& chunk : chunks_) total += chunk.capacity;
   return total;
 }
 

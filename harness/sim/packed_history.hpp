@@ -1,9 +1,12 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +112,19 @@ class History {
   NodeName node(std::size_t index) const;
   const std::string& kind(std::size_t index) const;
 
+  // Calls `visit(const TraceEvent&)` for each event, in order, whose kind is one of `kinds`
+  // (interned names, as Event::kind() returns them); the others are skipped without unpacking.
+  template <typename Visit>
+  void visit_kinds(std::initializer_list<const std::string*> kinds, Visit&& visit) const {
+    TraceEvent current;
+    for (std::size_t index = 0; index < size(); ++index) {
+      const std::string* kind = &this->kind(index);
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) continue;
+      read(index, current);
+      visit(static_cast<const TraceEvent&>(current));
+    }
+  }
+
   // Appends an event at position size() + 1 (`seq` is that position, whatever `event.seq` says).
   void push_back(const TraceEvent& event) {
     append(event.at, event.node, event.event, event.injected);
@@ -123,7 +139,23 @@ class History {
   using Where = std::uint64_t;
   const char* start(std::size_t index) const;
 
-  std::vector<std::vector<char>> chunks_;
+  // Room for events, filled from the front; never moved once an event is in it.
+  struct Chunk {
+    explicit Chunk(std::size_t room) : bytes(new char[room]), capacity(room) {}
+    Chunk(const Chunk& other) : Chunk(other.used) {
+      std::copy_n(other.bytes.get(), other.used, bytes.get());
+      used = other.used;
+    }
+    Chunk(Chunk&&) noexcept = default;
+    Chunk& operator=(const Chunk& other) { return *this = Chunk(other); }
+    Chunk& operator=(Chunk&&) noexcept = default;
+    ~Chunk() = default;
+
+    std::unique_ptr<char[]> bytes;
+    std::size_t used = 0;
+    std::size_t capacity = 0;
+  };
+  std::vector<Chunk> chunks_;
   std::deque<Where> where_;  // a deque: no doubling copy as millions are added
 };
 

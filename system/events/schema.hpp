@@ -199,6 +199,12 @@ Event to_event(const T& value) {
   return event;
 }
 
+// T's kind as interned: the string Event::kind() returns, by address, for an event of T.
+template <EventType T>
+const std::string& kind_name() {
+  return *detail::interned_kind<T>();
+}
+
 // Whether `event` is of T's kind (compared as interned names: one pointer comparison).
 template <EventType T>
 bool is(const Event& event) {
