@@ -355,7 +355,7 @@ bool HistoryModel::paused_at_end(const std::string& node) const {
 
 std::optional<Instant> HistoryModel::end_at() const {
   if (!end_seq || history == nullptr) return std::nullopt;
-  return (*history)[*end_seq - 1].at;
+  return history->instant(*end_seq - 1);
 }
 
 bool HistoryModel::cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const {

@@ -483,7 +483,7 @@ void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
              std::ranges::find(due.operations, lost.what.operation) != due.operations.end();
     });
     const bool cut_short =
-        !end || (!model.quiescent_end && *end < history[due.seq - 1].at + horizon);
+        !end || (!model.quiescent_end && *end < history.instant(due.seq - 1) + horizon);
     if (reply_lost || cut_short || model.paused_at_end(due.node) ||
         model.crashed_after(due.node, due.seq)) {
       continue;

@@ -66,8 +66,9 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
   std::vector<Violation> out;
   Replay replay;
   auto refusal = model.refusals.begin();
+  sim::TraceEvent recorded;  // unpacked into one event, its room reused
   for (const std::size_t index : model.commit_log) {
-    const auto& recorded = (*model.history)[index];
+    model.history->read(index, recorded);
     for (; refusal != model.refusals.end() && refusal->seq < recorded.seq; ++refusal) {
       check_refusal(replay, *refusal, out);
     }

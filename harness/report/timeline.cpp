@@ -105,7 +105,7 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
   std::int64_t first = micros(job.inserted.at);
   std::int64_t last = first;
   auto widen = [&](std::int64_t t) { last = std::max(last, t); };
-  for (auto index : mine) widen(micros(history[index].at));
+  for (auto index : mine) widen(micros(history.instant(index)));
   for (auto id : job.attempts) {
     const auto* attempt = model.attempt(id);
     if (const auto* run = model.execution_of(id)) widen(micros(run->executed.at));
@@ -233,12 +233,12 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
     y += kRow;
   }
   for (const auto index : mine) {
-    const auto seq = history[index].seq;
+    const std::uint64_t seq = index + 1;
     if (!violations.offending.contains(seq)) continue;
     std::snprintf(buffer, sizeof buffer,
                   "<circle class=\"violation-marker\" data-seq=\"%llu\" cx=\"%.1f\" cy=\"11\" "
                   "r=\"9\"><title>#%llu first offending event</title></circle>",
-                  static_cast<unsigned long long>(seq), x(micros(history[index].at)),
+                  static_cast<unsigned long long>(seq), x(micros(history.instant(index))),
                   static_cast<unsigned long long>(seq));
     out += buffer;
   }
