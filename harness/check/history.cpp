@@ -264,9 +264,22 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
   return JobEnd::stuck;
 }
 
+namespace {
+
+// Trace event `seq` of `history`, unpacked into this thread's one scratch event (its room
+// reused): valid until the next call.
+const sim::TraceEvent& unpacked(const sim::History& history, std::uint64_t seq) {
+  thread_local sim::TraceEvent scratch;
+  history.read(seq - 1, scratch);
+  return scratch;
+}
+
+}  // namespace
+
 events::ClientSent HistoryModel::first_send(const ClientRequest& request) const {
   if (request.send_seqs.empty() || history == nullptr) return {};
-  auto sent = events::from_event<events::ClientSent>((*history)[request.send_seqs[0] - 1].event);
+  auto sent =
+      events::from_event<events::ClientSent>(unpacked(*history, request.send_seqs[0]).event);
   ONEJOB_ASSERT(sent.has_value(), "a request's send is a client.sent in the trace");
   return std::move(*sent);
 }
@@ -276,7 +289,7 @@ std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientReque
   if (history == nullptr) return out;
   out.reserve(request.received_seqs.size());
   for (const auto seq : request.received_seqs) {
-    const sim::TraceEvent& recorded = (*history)[seq - 1];
+    const sim::TraceEvent& recorded = unpacked(*history, seq);
     auto received = events::from_event<events::ClientReceived>(recorded.event);
     ONEJOB_ASSERT(received.has_value(), "a request's receipt is a client.received in the trace");
     out.push_back(at(std::move(*received), recorded));
@@ -292,7 +305,7 @@ std::optional<events::ClientSent> HistoryModel::client_send(std::int64_t request
     return std::nullopt;
   }
   const auto seq = found->second.send_seqs[static_cast<std::size_t>(send) - 1];
-  return events::from_event<events::ClientSent>((*history)[seq - 1].event);
+  return events::from_event<events::ClientSent>(unpacked(*history, seq).event);
 }
 
 bool HistoryModel::up_at_end(const std::string& node) const {

@@ -397,100 +397,114 @@ std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded, Texts& text
   return std::nullopt;
 }
 
-void check_missing(const HistoryModel& model, std::vector<Violation>& out) {
-  const sim::History& history = *model.history;
-  using Kind = ReportKey::Kind;
-  std::vector<Owed> owed;
-  FiledReports reports;
-  Texts texts;
-  std::vector<At<events::StoreFault>> lost_replies;
-  std::set<std::string> down;  // nodes crashed and not started again
+// I14's report_missing and acted_while_down, gathered event by event in the same pass as the
+// rest of I14 (each event is unpacked once): what nodes owe reports of, and what they filed.
+class MissingReports {
+ public:
+  explicit MissingReports(const HistoryModel& model) : model_(model) {}
+  void see(const sim::TraceEvent& recorded);
+  // Appends what was found while seeing the events, then the reports owed and never filed.
+  void finish(std::vector<Violation>& out);
+
+ private:
+  const HistoryModel& model_;
+  std::vector<Violation> found_;  // in history order
+  std::vector<Owed> owed_;
+  FiledReports reports_;
+  Texts texts_;
+  std::vector<At<events::StoreFault>> lost_replies_;
+  std::set<std::string> down_;  // nodes crashed and not started again
   // Provider calls each worker reported, by (node_key, provider key): the attempt called.
-  std::map<std::pair<std::uintptr_t, std::string>, std::int64_t> called;
+  std::map<std::pair<std::uintptr_t, std::string>, std::int64_t> called_;
   // (node, attempt) -> how many claims and adoptions the node reported and has not yet called on.
-  std::map<std::pair<std::uintptr_t, std::int64_t>, int> may_call;
-  for (const auto& recorded : history) {
-    const Event& event = recorded.event;
-    const std::string& node = recorded.node.str();
-    if (events::from_event<events::NodeCrashed>(event)) {
-      down.insert(node);
-    } else if (events::from_event<events::NodeStarted>(event)) {
-      down.erase(node);
-    } else if (events::is<events::NodePaused>(event) || events::is<events::NodeResumed>(event)) {
-      // The world records these for a node, not the node itself.
-    } else if (down.contains(node)) {
-      out.push_back(violation(
-          "I14.acted_while_down",
-          node + " recorded " + event.kind() + " after it crashed and before it started again",
-          recorded.seq, {}));
+  std::map<std::pair<std::uintptr_t, std::int64_t>, int> may_call_;
+};
+
+void MissingReports::see(const sim::TraceEvent& recorded) {
+  using Kind = ReportKey::Kind;
+  const Event& event = recorded.event;
+  const std::string& node = recorded.node.str();
+  if (events::from_event<events::NodeCrashed>(event)) {
+    down_.insert(node);
+  } else if (events::from_event<events::NodeStarted>(event)) {
+    down_.erase(node);
+  } else if (events::is<events::NodePaused>(event) || events::is<events::NodeResumed>(event)) {
+    // The world records these for a node, not the node itself.
+  } else if (down_.contains(node)) {
+    found_.push_back(violation(
+        "I14.acted_while_down",
+        node + " recorded " + event.kind() + " after it crashed and before it started again",
+        recorded.seq, {}));
+  }
+  if (auto commit = owed_for_commit(recorded, texts_)) {
+    owed_.push_back(*commit);
+  } else if (auto key = report_key(event, texts_)) {
+    reports_.add(recorded.node, *key, recorded.seq);
+  } else if (auto fault = events::from_event<events::StoreFault>(event)) {
+    if (fault->maybe_committed) lost_replies_.push_back({*fault, recorded.seq, recorded.at});
+    if (reports_store_errors(fault->node)) {
+      owed_.push_back(Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, {}});
     }
-    if (auto commit = owed_for_commit(recorded, texts)) {
-      owed.push_back(*commit);
-    } else if (auto key = report_key(event, texts)) {
-      reports.add(recorded.node, *key, recorded.seq);
-    } else if (auto fault = events::from_event<events::StoreFault>(event)) {
-      if (fault->maybe_committed) lost_replies.push_back({*fault, recorded.seq, recorded.at});
-      if (reports_store_errors(fault->node)) {
-        owed.push_back(Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, {}});
-      }
-    } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
-      auto call = called.find({node_key(recorded.node), delivered->provider_key});
-      if (delivered->call == events::kDeliveredReply && call != called.end()) {
-        owed.push_back(Owed{recorded.node,
-                            ReportKey{.kind = Kind::provider_reply,
-                                      .text = texts.number(delivered->outcome),
-                                      .id = call->second},
-                            recorded.seq,
-                            {}});
-      }
-      auto attempt = model.attempt_by_provider_key.find(delivered->provider_key);
-      if (delivered->call == events::kDeliveredStatus &&
-          attempt != model.attempt_by_provider_key.end()) {
-        owed.push_back(
-            Owed{recorded.node, key_of(Kind::status, attempt->second), recorded.seq, {}});
-      }
-    } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
-      ++may_call[{node_key(recorded.node), adopted->attempt_id}];
+  } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
+    auto call = called_.find({node_key(recorded.node), delivered->provider_key});
+    if (delivered->call == events::kDeliveredReply && call != called_.end()) {
+      owed_.push_back(Owed{recorded.node,
+                           ReportKey{.kind = Kind::provider_reply,
+                                     .text = texts_.number(delivered->outcome),
+                                     .id = call->second},
+                           recorded.seq,
+                           {}});
     }
-    if (auto changed = events::from_event<events::AttemptStateChanged>(event);
-        changed && changed->from == AttemptState::starting &&
-        changed->to == AttemptState::running) {
-      ++may_call[{node_key(recorded.node), changed->attempt_id}];
+    auto attempt = model_.attempt_by_provider_key.find(delivered->provider_key);
+    if (delivered->call == events::kDeliveredStatus &&
+        attempt != model_.attempt_by_provider_key.end()) {
+      owed_.push_back(Owed{recorded.node, key_of(Kind::status, attempt->second), recorded.seq, {}});
     }
-    if (auto call = events::from_event<events::ProviderCalled>(event)) {
-      called[{node_key(recorded.node), call->provider_key}] = call->attempt_id;
-      if (int& left = may_call[{node_key(recorded.node), call->attempt_id}]; left > 0) {
-        --left;
-      } else {
-        out.push_back(violation("I14.report_missing",
-                                node + " called " + call->provider + " for " +
-                                    attempt_ref(call->attempt_id) +
-                                    " without reporting a claim or an adoption of it first",
-                                recorded.seq, {}));
-      }
+  } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
+    ++may_call_[{node_key(recorded.node), adopted->attempt_id}];
+  }
+  if (auto changed = events::from_event<events::AttemptStateChanged>(event);
+      changed && changed->from == AttemptState::starting && changed->to == AttemptState::running) {
+    ++may_call_[{node_key(recorded.node), changed->attempt_id}];
+  }
+  if (auto call = events::from_event<events::ProviderCalled>(event)) {
+    called_[{node_key(recorded.node), call->provider_key}] = call->attempt_id;
+    if (int& left = may_call_[{node_key(recorded.node), call->attempt_id}]; left > 0) {
+      --left;
+    } else {
+      found_.push_back(violation("I14.report_missing",
+                                 node + " called " + call->provider + " for " +
+                                     attempt_ref(call->attempt_id) +
+                                     " without reporting a claim or an adoption of it first",
+                                 recorded.seq, {}));
     }
   }
-  const auto end = model.end_at();
-  const auto horizon = model.policy ? settle_horizon(model.policy->what) : Duration::zero();
+}
+
+void MissingReports::finish(std::vector<Violation>& out) {
+  out.insert(out.end(), std::make_move_iterator(found_.begin()),
+             std::make_move_iterator(found_.end()));
+  const auto end = model_.end_at();
+  const auto horizon = model_.policy ? settle_horizon(model_.policy->what) : Duration::zero();
   // Latest first, each taking the earliest report after it: a report answers the nearest thing
   // owed before it (a write whose reply was lost must not take the report of the write after it).
-  reports.sort();
-  for (auto it = owed.rbegin(); it != owed.rend(); ++it) {
+  reports_.sort();
+  for (auto it = owed_.rbegin(); it != owed_.rend(); ++it) {
     const Owed& due = *it;
-    if (reports.consume_after(due.node, due.report, due.seq)) continue;
-    const bool reply_lost = std::ranges::any_of(lost_replies, [&](const auto& lost) {
+    if (reports_.consume_after(due.node, due.report, due.seq)) continue;
+    const bool reply_lost = std::ranges::any_of(lost_replies_, [&](const auto& lost) {
       return lost.seq > due.seq && lost.what.node == due.node &&
              std::ranges::find(due.operations, lost.what.operation) != due.operations.end();
     });
     const bool cut_short =
-        !end || (!model.quiescent_end && *end < history.instant(due.seq - 1) + horizon);
-    if (reply_lost || cut_short || model.paused_at_end(due.node) ||
-        model.crashed_after(due.node, due.seq)) {
+        !end || (!model_.quiescent_end && *end < model_.history->instant(due.seq - 1) + horizon);
+    if (reply_lost || cut_short || model_.paused_at_end(due.node) ||
+        model_.crashed_after(due.node, due.seq)) {
       continue;
     }
     out.push_back(violation(
         "I14.report_missing",
-        due.node.str() + " never reported " + describe(due.report, texts) + " that reached it",
+        due.node.str() + " never reported " + describe(due.report, texts_) + " that reached it",
         due.seq, {}));
   }
 }
@@ -505,7 +519,9 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
   // Store faults met so far: (node, the error text the faulty connection gives, maybe_committed).
   std::set<std::tuple<std::string, std::string, bool>> faults;
   Texts texts;
+  MissingReports missing(model);
   for (const auto& recorded : *model.history) {
+    missing.see(recorded);
     if (auto wrong = mismatch(model, recorded, texts); !wrong.empty()) {
       out.push_back(
           violation("I14.report_untrue",
@@ -543,7 +559,7 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
                                 (cas.second ? "job.completed" : "result.discarded"),
                             cas.first, {}));
   }
-  check_missing(model, out);
+  missing.finish(out);
   return out;
 }
 

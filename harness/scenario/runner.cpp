@@ -93,11 +93,9 @@ std::optional<check::Violation> compare_runs(const RunResult& first, const RunRe
   const std::size_t common = std::min(first.history.size(), second.history.size());
   std::uint64_t event = 1;
   while (event <= common) {
-    const auto& a = first.history[event - 1];
-    const auto& b = second.history[event - 1];
     const bool same =
-        (a.at == b.at && a.node == b.node && a.injected == b.injected && a.event == b.event) ||
-        sim::to_json_line(a) == sim::to_json_line(b);
+        first.history.same_event(event - 1, second.history, event - 1) ||
+        sim::to_json_line(first.history[event - 1]) == sim::to_json_line(second.history[event - 1]);
     if (!same) break;
     ++event;
   }

@@ -8,12 +8,17 @@
 namespace onejob::sim {
 namespace {
 
-// A chunk holds events packed one after another; an event larger than this has a chunk of its
-// own.
+// A chunk holds events packed one after another. The first is small (a short run, such as a
+// fuzz case, allocates little) and each next one twice the one before, up to the largest; an
+// event larger than that has a chunk of its own.
+constexpr std::size_t kFirstChunkBytes = std::size_t{4} << 10;
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
 // A field's tag, in the low two bits beside its name id.
 enum Tag : std::uint64_t { kInteger = 0, kFalse = 1, kString = 2, kTrue = 3 };
+constexpr auto kIntegerType = static_cast<std::uint32_t>(Event::Field::Type::integer);
+constexpr auto kBooleanType = static_cast<std::uint32_t>(Event::Field::Type::boolean);
+constexpr auto kStringType = static_cast<std::uint32_t>(Event::Field::Type::string);
 
 // Writes `value` in 7-bit groups, low first, the high bit set on all but the last; returns the
 // byte after it. At most 10 bytes.
@@ -51,23 +56,25 @@ inline std::uint64_t get(const char*& in) {
 
 }  // namespace
 
-// An event's bytes: instant (zigzag), node id, kind id, field count << 1 | injected, the
-// strings' total length, then per field: name id << 2 | tag, and an integer's value (zigzag) or
-// a string's length and bytes. Written straight into the chunk, within a bound on their size.
+// An event's bytes: instant (zigzag), node id, field count << 1 | injected, the
+// strings' total length; then per field: name id << 2 | tag, and an integer's value (zigzag) or
+// a string's length; then every string's bytes, in field order, as an Event keeps them. Written
+// straight into the chunk, within a bound on their size.
 void History::append(Instant at, NodeName node, const Event& event, bool injected) {
   const auto fields = event.fields();
   std::size_t string_bytes = 0;
   for (const auto& field : fields) string_bytes += field.length;
-  const std::size_t bound = (5 + 3 * fields.size()) * kMaxVarint + string_bytes;
+  const std::size_t bound = (5 + 2 * fields.size()) * kMaxVarint + string_bytes;
   if (chunks_.empty() || chunks_.back().capacity - chunks_.back().used < bound) {
-    chunks_.emplace_back(std::max(kChunkBytes, bound));
+    const std::size_t next =
+        chunks_.empty() ? kFirstChunkBytes : std::min(kChunkBytes, 2 * chunks_.back().capacity);
+    chunks_.emplace_back(std::max(next, bound));
   }
   Chunk& chunk = chunks_.back();
   char* const begin = chunk.bytes.get() + chunk.used;
   char* out = begin;
   out = put(out, zigzag(at.time_since_epoch().count()));
   out = put(out, node.id());
-  out = put(out, id_of_interned(event.kind()));
   out = put(out, (std::uint64_t{fields.size()} << 1) | (injected ? 1u : 0u));
   out = put(out, string_bytes);
   for (const auto& field : fields) {
@@ -80,23 +87,24 @@ void History::append(Instant at, NodeName node, const Event& event, bool injecte
       case Event::Field::Type::boolean:
         out = put(out, name | (field.number != 0 ? kTrue : kFalse));
         break;
-      case Event::Field::Type::string: {
-        const std::string_view text = event.text(field);
+      case Event::Field::Type::string:
         out = put(out, name | kString);
-        out = put(out, text.size());
-        if (!text.empty()) std::memcpy(out, text.data(), text.size());
-        out += text.size();
+        out = put(out, field.length);
         break;
-      }
     }
   }
-  where_.push_back((Where{chunks_.size() - 1} << 32) | chunk.used);
+  for (const auto& field : fields) {
+    if (field.type() != Event::Field::Type::string || field.length == 0) continue;
+    std::memcpy(out, event.text(field).data(), field.length);
+    out += field.length;
+  }
+  const std::size_t chunk_index = chunks_.size() - 1;
+  if (chunk_index >= (std::size_t{1} << kChunkBits)) throw std::length_error("history too large");
+  where_.push_back((Where{id_of_interned(event.kind())} << kKindShift) |
+                   (Where{chunk_index} << kChunkShift) | chunk.used);
   chunk.used += static_cast<std::size_t>(out - begin);
-}
-
-const char* History::start(std::size_t index) const {
-  const Where where = where_[index];
-  return chunks_[where >> 32].bytes.get() + (where & 0xFFFF'FFFFu);
+  // A chunk made for one big event holds only it: every offset stays within kChunkBytes.
+  if (chunk.capacity > kChunkBytes) chunk.used = chunk.capacity;
 }
 
 TraceEvent History::operator[](std::size_t index) const {
@@ -105,38 +113,69 @@ TraceEvent History::operator[](std::size_t index) const {
   return event;
 }
 
-void History::read(std::size_t index, TraceEvent& into) const {
+void History::read(std::size_t index, PackedEvent& into) const {
   const char* in = start(index);
   into.seq = index + 1;
   into.at = Instant{Duration{unzigzag(get(in))}};
   into.node = NodeName::of_id(static_cast<std::uint32_t>(get(in)));
-  Event& event = into.event;
-  event.reset(Event::InternedKind{&interned(static_cast<std::uint32_t>(get(in)))});
+  into.kind = &kind(index);
   const std::uint64_t header = get(in);
   into.injected = (header & 1) != 0;
   const std::size_t count = header >> 1;
-  event.reserve(count, get(in));
-  for (std::size_t i = 0; i < count; ++i) {
+  const std::size_t string_bytes = get(in);
+  into.fields.resize(count);
+  std::int64_t offset = 0;
+  for (auto& field : into.fields) {
     const std::uint64_t name = get(in);
-    const Event::NameId id{static_cast<std::uint32_t>(name >> 2)};
+    const auto id = static_cast<std::uint32_t>(name >> 2);
     switch (name & 3) {
       case kInteger:
-        event.with(id, unzigzag(get(in)));
+        field = {id, 0, kIntegerType, unzigzag(get(in))};
         break;
       case kFalse:
-        event.with(id, false);
+        field = {id, 0, kBooleanType, 0};
         break;
       case kTrue:
-        event.with(id, true);
+        field = {id, 0, kBooleanType, 1};
         break;
-      case kString: {
-        const std::size_t length = get(in);
-        event.with(id, std::string_view(in, length));
-        in += length;
+      default: {
+        const auto length = static_cast<std::uint32_t>(get(in));
+        // As Event numbers its strings: an empty one is at 0.
+        field = {id, length, kStringType, length == 0 ? 0 : offset};
+        offset += length;
         break;
       }
     }
   }
+  into.strings = std::string_view(in, string_bytes);
+}
+
+void History::read(std::size_t index, TraceEvent& into) const {
+  thread_local PackedEvent packed;
+  read(index, packed);
+  into.seq = packed.seq;
+  into.at = packed.at;
+  into.node = packed.node;
+  into.injected = packed.injected;
+  into.event.assign(Event::InternedKind{packed.kind}, packed.fields, packed.strings);
+}
+
+std::string_view History::packed(std::size_t index) const {
+  const char* const begin = start(index);
+  const char* in = begin;
+  get(in);  // instant
+  get(in);  // node
+  const std::size_t count = get(in) >> 1;
+  const std::size_t string_bytes = get(in);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t name = get(in);
+    if ((name & 3) == kInteger || (name & 3) == kString) get(in);
+  }
+  return {begin, static_cast<std::size_t>(in - begin) + string_bytes};
+}
+
+bool History::same_event(std::size_t index, const History& other, std::size_t other_index) const {
+  return &kind(index) == &other.kind(other_index) && packed(index) == other.packed(other_index);
 }
 
 TraceEvent History::at(std::size_t index) const {
@@ -159,10 +198,7 @@ NodeName History::node(std::size_t index) const {
 }
 
 const std::string& History::kind(std::size_t index) const {
-  const char* in = start(index);
-  get(in);
-  get(in);
-  return interned(static_cast<std::uint32_t>(get(in)));
+  return interned(static_cast<std::uint32_t>(where_[index] >> kKindShift));
 }
 
 std::size_t History::bytes() const {

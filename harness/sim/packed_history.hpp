@@ -49,6 +49,23 @@ struct TraceEvent {
   bool injected = false;  // a fault the harness caused, as opposed to the system's own doing
 };
 
+// One packed event as read in place: its fields as Event::Field values (a string field's
+// `number` is its bytes' offset in `strings`, as in an Event) and its strings' bytes, inside the
+// history's own. Valid while the history is.
+struct PackedEvent {
+  std::uint64_t seq = 0;
+  Instant at{};
+  NodeName node;
+  const std::string* kind = nullptr;
+  bool injected = false;
+  std::vector<Event::Field> fields;
+  std::string_view strings;
+
+  std::string_view text(const Event::Field& field) const {
+    return strings.substr(static_cast<std::size_t>(field.number), field.length);
+  }
+};
+
 // A run's history, packed: each event is a few bytes of variable-length integers (its instant,
 // node, kind, and each field's interned name, type and value) followed by its strings' bytes, in
 // chunks that never move. An event is unpacked into a TraceEvent when it is read, so a history of
@@ -104,10 +121,22 @@ class History {
   TraceEvent operator[](std::size_t index) const;
   // Unpacks event `index` into `into`, reusing its event's room.
   void read(std::size_t index, TraceEvent& into) const;
+  // Reads event `index` in place, its strings left where they are (reusing `into`'s room).
+  void read(std::size_t index, PackedEvent& into) const;
+  // Calls `visit(const PackedEvent&)` for every event, in order, read in place.
+  template <typename Visit>
+  void visit_packed(Visit&& visit) const {
+    PackedEvent current;
+    for (std::size_t index = 0; index < size(); ++index) {
+      read(index, current);
+      visit(static_cast<const PackedEvent&>(current));
+    }
+  }
   // The same, or std::out_of_range.
   TraceEvent at(std::size_t index) const;
   TraceEvent back() const { return (*this)[size() - 1]; }
-  // Event `index`'s instant, node and kind, read without unpacking its fields.
+  // Event `index`'s instant, node and kind, read without unpacking its fields (the kind without
+  // reading its bytes at all).
   Instant instant(std::size_t index) const;
   NodeName node(std::size_t index) const;
   const std::string& kind(std::size_t index) const;
@@ -131,13 +160,29 @@ class History {
   }
   void append(Instant at, NodeName node, const Event& event, bool injected);
 
+  // Whether event `index` here and event `other_index` of `other` were recorded alike: the same
+  // instant, node, kind, injected mark and fields (names, types, values, in order), compared as
+  // their packed bytes. REQUIRES: both histories packed in this process (names interned alike).
+  bool same_event(std::size_t index, const History& other, std::size_t other_index) const;
+
   // Bytes held: the packed events and their positions.
   std::size_t bytes() const;
 
  private:
-  // Where an event starts: chunk << 32 | offset in the chunk.
+  // An event's kind and where it starts: kind id << 40 | chunk << 20 | offset in the chunk (an
+  // interned id has 24 bits; a chunk holds at most 1 MiB, or one bigger event at offset 0).
   using Where = std::uint64_t;
-  const char* start(std::size_t index) const;
+  static constexpr int kKindShift = 40;
+  static constexpr int kChunkShift = 20;
+  static constexpr int kChunkBits = 20;
+  static constexpr Where kOffsetMask = (Where{1} << kChunkShift) - 1;
+  static constexpr Where kChunkMask = (Where{1} << kChunkBits) - 1;
+  // Event `index`'s packed bytes.
+  std::string_view packed(std::size_t index) const;
+  const char* start(std::size_t index) const {
+    const Where where = where_[index];
+    return chunks_[(where >> kChunkShift) & kChunkMask].bytes.get() + (where & kOffsetMask);
+  }
 
   // Room for events, filled from the front; never moved once an event is in it.
   struct Chunk {

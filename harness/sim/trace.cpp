@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -17,9 +18,10 @@
 namespace onejob::sim {
 
 std::uint64_t Trace::record(NodeName node, const Event& event, bool injected) {
-  ONEJOB_ASSERT(events_.empty() || clock_.now() >= events_.instant(events_.size() - 1),
-                "a trace records events in time order");
-  events_.append(clock_.now(), node, event, injected);
+  const Instant now = clock_.now();
+  ONEJOB_ASSERT(events_.empty() || now >= last_at_, "a trace records events in time order");
+  events_.append(now, node, event, injected);
+  last_at_ = now;
   return events_.size();
 }
 
@@ -125,23 +127,25 @@ void append_field_key(std::string& out, std::uint32_t name_id) {
   out += key;
 }
 
-}  // namespace
-
-void append_json_line(std::string& out, const TraceEvent& event) {
+// One line from an event's parts, whether unpacked (TraceEvent) or read in place (PackedEvent):
+// `text(field)` gives a string field's bytes.
+template <typename Text>
+void append_line(std::string& out, std::uint64_t seq, Instant at, const std::string& node,
+                 const std::string& kind, bool injected, std::span<const Event::Field> fields,
+                 const Text& text) {
   using namespace std::string_view_literals;  // literals of known length: no strlen per append
   out += "{\"seq\":"sv;
-  append_int(out, static_cast<std::int64_t>(event.seq));
+  append_int(out, static_cast<std::int64_t>(seq));
   out += ",\"t_us\":"sv;
-  append_int(out, event.at.time_since_epoch().count());
+  append_int(out, at.time_since_epoch().count());
   out += ",\"node\":"sv;
-  append_json_string(out, event.node.str());
+  append_json_string(out, node);
   out += ",\"kind\":"sv;
-  append_json_string(out, event.event.kind());
-  if (event.injected) out += ",\"injected\":true"sv;
+  append_json_string(out, kind);
+  if (injected) out += ",\"injected\":true"sv;
   out += ",\"data\":{"sv;
   bool first = true;
   // nlohmann's ordered_json keeps the first position of a repeated key and the last value.
-  const auto& fields = event.event.fields();
   for (std::size_t i = 0; i < fields.size(); ++i) {
     bool repeated = false;
     // Interned: one name, one id.
@@ -163,11 +167,24 @@ void append_json_line(std::string& out, const TraceEvent& event) {
         out += value->number != 0 ? "true"sv : "false"sv;
         break;
       case Event::Field::Type::string:
-        append_json_string(out, event.event.text(*value));
+        append_json_string(out, text(*value));
         break;
     }
   }
   out += "}}"sv;
+}
+
+void append_packed_line(std::string& out, const PackedEvent& event) {
+  append_line(out, event.seq, event.at, event.node.str(), *event.kind, event.injected, event.fields,
+              [&event](const Event::Field& field) { return event.text(field); });
+}
+
+}  // namespace
+
+void append_json_line(std::string& out, const TraceEvent& event) {
+  append_line(out, event.seq, event.at, event.node.str(), event.event.kind(), event.injected,
+              event.event.fields(),
+              [&event](const Event::Field& field) { return event.event.text(field); });
 }
 
 std::string to_json_line(const TraceEvent& event) {
@@ -187,26 +204,26 @@ void render_jsonl_pieces(const History& history, const std::function<void(std::s
                          std::size_t piece_bytes) {
   std::string piece;
   piece.reserve(piece_bytes + 4096);
-  for (const auto& event : history) {
-    append_json_line(piece, event);
+  history.visit_packed([&](const PackedEvent& event) {
+    append_packed_line(piece, event);
     piece += '\n';
     if (piece.size() >= piece_bytes) {
       sink(piece);
       piece.clear();
     }
-  }
+  });
   if (!piece.empty()) sink(piece);
 }
 
 std::string hash_jsonl(const History& history) {
   std::uint64_t hash = fnv1a64("");
   std::string line;
-  for (const auto& event : history) {
+  history.visit_packed([&](const PackedEvent& event) {
     line.clear();
-    append_json_line(line, event);
+    append_packed_line(line, event);
     line += '\n';
     hash = fnv1a64(line, hash);
-  }
+  });
   return hex64(hash);
 }
 

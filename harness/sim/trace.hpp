@@ -32,6 +32,7 @@ class Trace {
  private:
   const Clock& clock_;
   History events_;
+  Instant last_at_{};  // the latest event's instant
 };
 
 // One JSON object (no newline): {"seq","t_us","node","kind",["injected",]"data":{fields}},

@@ -75,13 +75,11 @@ class Event {
   void reserve(std::size_t fields, std::size_t string_bytes = 0);
   // Gives back any spare room: what a history keeps is exactly the event's size.
   void shrink_to_fit();
-  // Empties the event and makes it of kind `kind`, keeping its room: a reader that unpacks
-  // events one after another into one Event allocates only when one is bigger than any before.
-  void reset(InternedKind kind) {
-    kind_ = kind.kind;
-    count_ = 0;
-    string_size_ = 0;
-  }
+  // Replaces the event's content, keeping its room when it is big enough: kind `kind`, `fields`
+  // as fields() gives them (a string field's `number` is its bytes' offset in `strings`, 0 when
+  // it is empty) and all the strings' bytes. For a reader that stored an event's parts and gives
+  // them back whole. REQUIRES: every string field lies within `strings`.
+  void assign(InternedKind kind, std::span<const Field> fields, std::string_view strings);
 
   const std::string& kind() const { return *kind_; }
   std::span<const Field> fields() const { return {field_data(), count_}; }

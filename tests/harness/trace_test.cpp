@@ -185,6 +185,33 @@ BOOST_AUTO_TEST_CASE(a_packed_history_unpacks_every_event_as_recorded) {
   }
   BOOST_TEST(index == recorded.size());
   BOOST_CHECK_THROW(history.at(history.size()), std::out_of_range);
+  // Packed again, each event is the same as before; one changed in any part is not.
+  History again;
+  for (const auto& traced : recorded) again.push_back(traced);
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    BOOST_TEST_REQUIRE(history.same_event(i, again, i), "event " << i);
+  }
+  BOOST_TEST(!history.same_event(0, again, 1));
+  History changed;
+  for (TraceEvent traced : recorded) {
+    switch (traced.seq % 4) {
+      case 0:
+        traced.event.with("extra", false);
+        break;
+      case 1:
+        traced.at += Duration{1};
+        break;
+      case 2:
+        traced.injected = !traced.injected;
+        break;
+      default:
+        traced.event = Event(traced.event.kind() + "!");
+    }
+    changed.push_back(traced);
+  }
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    BOOST_TEST_REQUIRE(!history.same_event(i, changed, i), "event " << i);
+  }
   // The big event's bytes, once, and little else.
   BOOST_TEST(history.bytes() > big.size());
   BOOST_TEST(history.bytes() < big.size() + (std::size_t{4} << 20));
