@@ -113,51 +113,69 @@ TraceEvent History::operator[](std::size_t index) const {
   return event;
 }
 
-void History::read(std::size_t index, PackedEvent& into) const {
-  const char* in = start(index);
-  into.seq = index + 1;
-  into.at = Instant{Duration{unzigzag(get(in))}};
-  into.node = NodeName::of_id(static_cast<std::uint32_t>(get(in)));
-  into.kind = &kind(index);
-  const std::uint64_t header = get(in);
-  into.injected = (header & 1) != 0;
-  const std::size_t count = header >> 1;
-  const std::size_t string_bytes = get(in);
-  into.fields.resize(count);
+namespace {
+
+// Decodes `count` fields from `in` into `out` (a string field's `number` is its offset among the
+// strings that follow, 0 when it is empty, as an Event numbers them); `in` ends at the strings.
+void decode_fields(const char*& in, std::size_t count, Event::Field* out) {
   std::int64_t offset = 0;
-  for (auto& field : into.fields) {
+  for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t name = get(in);
     const auto id = static_cast<std::uint32_t>(name >> 2);
     switch (name & 3) {
       case kInteger:
-        field = {id, 0, kIntegerType, unzigzag(get(in))};
+        out[i] = {id, 0, kIntegerType, unzigzag(get(in))};
         break;
       case kFalse:
-        field = {id, 0, kBooleanType, 0};
+        out[i] = {id, 0, kBooleanType, 0};
         break;
       case kTrue:
-        field = {id, 0, kBooleanType, 1};
+        out[i] = {id, 0, kBooleanType, 1};
         break;
       default: {
         const auto length = static_cast<std::uint32_t>(get(in));
-        // As Event numbers its strings: an empty one is at 0.
-        field = {id, length, kStringType, length == 0 ? 0 : offset};
+        out[i] = {id, length, kStringType, length == 0 ? 0 : offset};
         offset += length;
         break;
       }
     }
   }
+}
+
+}  // namespace
+
+// The header every reader decodes first; returns the field count and the strings' length.
+std::pair<std::size_t, std::size_t> History::read_header(std::size_t index, const char*& in,
+                                                         Instant& at, NodeName& node,
+                                                         bool& injected) const {
+  in = start(index);
+  at = Instant{Duration{unzigzag(get(in))}};
+  node = NodeName::of_id(static_cast<std::uint32_t>(get(in)));
+  const std::uint64_t header = get(in);
+  injected = (header & 1) != 0;
+  const std::size_t string_bytes = get(in);
+  return {header >> 1, string_bytes};
+}
+
+void History::read(std::size_t index, PackedEvent& into) const {
+  const char* in = nullptr;
+  const auto [count, string_bytes] = read_header(index, in, into.at, into.node, into.injected);
+  into.seq = index + 1;
+  into.kind = &kind(index);
+  into.fields.resize(count);
+  decode_fields(in, count, into.fields.data());
   into.strings = std::string_view(in, string_bytes);
 }
 
 void History::read(std::size_t index, TraceEvent& into) const {
-  thread_local PackedEvent packed;
-  read(index, packed);
-  into.seq = packed.seq;
-  into.at = packed.at;
-  into.node = packed.node;
-  into.injected = packed.injected;
-  into.event.assign(Event::InternedKind{packed.kind}, packed.fields, packed.strings);
+  const char* in = nullptr;
+  const auto [count, string_bytes] = read_header(index, in, into.at, into.node, into.injected);
+  into.seq = index + 1;
+  into.event.rebuild(Event::InternedKind{&kind(index)}, count, string_bytes,
+                     [&in, count, bytes = string_bytes](Event::Field* fields, char* strings) {
+                       decode_fields(in, count, fields);
+                       if (bytes > 0) std::memcpy(strings, in, bytes);
+                     });
 }
 
 std::string_view History::packed(std::size_t index) const {

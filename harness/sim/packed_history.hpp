@@ -1,5 +1,7 @@
 #pragma once
 
+#include <utility>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -179,6 +181,8 @@ class History {
   static constexpr Where kChunkMask = (Where{1} << kChunkBits) - 1;
   // Event `index`'s packed bytes.
   std::string_view packed(std::size_t index) const;
+  std::pair<std::size_t, std::size_t> read_header(std::size_t index, const char*& in, Instant& at,
+                                                  NodeName& node, bool& injected) const;
   const char* start(std::size_t index) const {
     const Where where = where_[index];
     return chunks_[(where >> kChunkShift) & kChunkMask].bytes.get() + (where & kOffsetMask);

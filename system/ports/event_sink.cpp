@@ -159,22 +159,6 @@ void Event::shrink_to_fit() {
   }
 }
 
-void Event::assign(InternedKind kind, std::span<const Field> fields, std::string_view strings) {
-  for (const auto& field : fields) {
-    ONEJOB_ASSERT(field.type() != Field::Type::string ||
-                      static_cast<std::uint64_t>(field.number) + field.length <= strings.size(),
-                  "Event::assign: a string field beyond the strings given");
-  }
-  kind_ = kind.kind;
-  count_ = 0;
-  string_size_ = 0;
-  reserve(fields.size(), strings.size());
-  if (!fields.empty()) std::memcpy(block_, fields.data(), fields.size() * sizeof(Field));
-  if (!strings.empty()) std::memcpy(string_data(), strings.data(), strings.size());
-  count_ = static_cast<std::uint16_t>(fields.size());
-  string_size_ = static_cast<std::uint32_t>(strings.size());
-}
-
 void Event::push(Field field, std::string_view bytes) {
   if (count_ == UINT16_MAX || bytes.size() > kMaxStringBytes - string_size_) {
     throw std::length_error("event too large");

@@ -75,11 +75,22 @@ class Event {
   void reserve(std::size_t fields, std::size_t string_bytes = 0);
   // Gives back any spare room: what a history keeps is exactly the event's size.
   void shrink_to_fit();
-  // Replaces the event's content, keeping its room when it is big enough: kind `kind`, `fields`
-  // as fields() gives them (a string field's `number` is its bytes' offset in `strings`, 0 when
-  // it is empty) and all the strings' bytes. For a reader that stored an event's parts and gives
-  // them back whole. REQUIRES: every string field lies within `strings`.
-  void assign(InternedKind kind, std::span<const Field> fields, std::string_view strings);
+  // Rebuilds the event in place, keeping its room when it is big enough: kind `kind`, `count`
+  // fields and `string_bytes` bytes of strings, all written by `fill(Field*, char*)` (the fields
+  // as fields() gives them: a string field's `number` is its bytes' offset among the strings, 0
+  // when it is empty). For a reader that stored an event's parts and gives them back whole.
+  // REQUIRES: every string field `fill` writes lies within the strings.
+  template <typename Fill>
+  void rebuild(InternedKind kind, std::size_t count, std::size_t string_bytes, Fill&& fill) {
+    kind_ = kind.kind;
+    count_ = 0;
+    string_size_ = 0;
+    reserve(count, string_bytes);
+    fill(field_data(), string_data());
+    count_ = static_cast<std::uint16_t>(count);
+    string_size_ = static_cast<std::uint32_t>(string_bytes);
+    ONEJOB_ASSERT(strings_within(), "Event::rebuild: a string field beyond the strings");
+  }
 
   const std::string& kind() const { return *kind_; }
   std::span<const Field> fields() const { return {field_data(), count_}; }
@@ -110,6 +121,16 @@ class Event {
 
  private:
   const Field* find(std::string_view name) const;
+  // Whether every string field lies within the event's strings.
+  bool strings_within() const {
+    for (const auto& field : fields()) {
+      if (field.type() == Field::Type::string &&
+          static_cast<std::uint64_t>(field.number) + field.length > string_size_) {
+        return false;
+      }
+    }
+    return true;
+  }
   Field* field_data() const { return reinterpret_cast<Field*>(block_); }
   char* string_data() const { return block_ + std::size_t{field_capacity_} * sizeof(Field); }
   void push(Field field, std::string_view bytes = {});
