@@ -56,8 +56,8 @@ inline std::uint64_t get(const char*& in) {
 
 }  // namespace
 
-// An event's bytes: instant (zigzag), node id, field count << 1 | injected, the
-// strings' total length; then per field: name id << 2 | tag, and an integer's value (zigzag) or
+// An event's bytes: instant (zigzag), node id, field count << 1 | injected, the strings' total
+// length; then per field: name id << 2 | tag, and an integer's value (zigzag) or
 // a string's length; then every string's bytes, in field order, as an Event keeps them. Written
 // straight into the chunk, within a bound on their size.
 void History::append(Instant at, NodeName node, const Event& event, bool injected) {
@@ -100,6 +100,7 @@ void History::append(Instant at, NodeName node, const Event& event, bool injecte
   }
   const std::size_t chunk_index = chunks_.size() - 1;
   if (chunk_index >= (std::size_t{1} << kChunkBits)) throw std::length_error("history too large");
+  ONEJOB_ASSERT(chunk.used <= kOffsetMask, "a packed event's offset fits its 20 bits");
   where_.push_back((Where{id_of_interned(event.kind())} << kKindShift) |
                    (Where{chunk_index} << kChunkShift) | chunk.used);
   chunk.used += static_cast<std::size_t>(out - begin);
@@ -169,12 +170,15 @@ void History::read(std::size_t index, PackedEvent& into) const {
 
 void History::read(std::size_t index, TraceEvent& into) const {
   const char* in = nullptr;
-  const auto [count, string_bytes] = read_header(index, in, into.at, into.node, into.injected);
+  // Plain variables, not a structured binding: clang 14 cannot capture one in a lambda.
+  const auto sizes = read_header(index, in, into.at, into.node, into.injected);
+  const std::size_t count = sizes.first;
+  const std::size_t string_bytes = sizes.second;
   into.seq = index + 1;
   into.event.rebuild(Event::InternedKind{&kind(index)}, count, string_bytes,
-                     [&in, count, bytes = string_bytes](Event::Field* fields, char* strings) {
+                     [&in, count, string_bytes](Event::Field* fields, char* strings) {
                        decode_fields(in, count, fields);
-                       if (bytes > 0) std::memcpy(strings, in, bytes);
+                       if (string_bytes > 0) std::memcpy(strings, in, string_bytes);
                      });
 }
 

@@ -69,10 +69,10 @@ struct PackedEvent {
 };
 
 // A run's history, packed: each event is a few bytes of variable-length integers (its instant,
-// node, kind, and each field's interned name, type and value) followed by its strings' bytes, in
-// chunks that never move. An event is unpacked into a TraceEvent when it is read, so a history of
-// millions holds about a third of what the events themselves would. An event's seq is its
-// position (1-based): it is not stored.
+// node, and each field's interned name, type and value) followed by its strings' bytes, in
+// chunks that never move; its kind is kept beside its position. An event is unpacked into a
+// TraceEvent when it is read, so a history of millions holds about a third of what the events
+// themselves would. An event's seq is its position (1-based): it is not stored.
 class History {
  public:
   class const_iterator {
@@ -125,6 +125,15 @@ class History {
   void read(std::size_t index, TraceEvent& into) const;
   // Reads event `index` in place, its strings left where they are (reusing `into`'s room).
   void read(std::size_t index, PackedEvent& into) const;
+  // Event `index` unpacked, or std::out_of_range.
+  TraceEvent at(std::size_t index) const;
+  TraceEvent back() const { return (*this)[size() - 1]; }
+  // Event `index`'s instant, node and kind, read without unpacking its fields (the kind without
+  // reading its bytes at all).
+  Instant instant(std::size_t index) const;
+  NodeName node(std::size_t index) const;
+  const std::string& kind(std::size_t index) const;
+
   // Calls `visit(const PackedEvent&)` for every event, in order, read in place.
   template <typename Visit>
   void visit_packed(Visit&& visit) const {
@@ -134,15 +143,6 @@ class History {
       visit(static_cast<const PackedEvent&>(current));
     }
   }
-  // The same, or std::out_of_range.
-  TraceEvent at(std::size_t index) const;
-  TraceEvent back() const { return (*this)[size() - 1]; }
-  // Event `index`'s instant, node and kind, read without unpacking its fields (the kind without
-  // reading its bytes at all).
-  Instant instant(std::size_t index) const;
-  NodeName node(std::size_t index) const;
-  const std::string& kind(std::size_t index) const;
-
   // Calls `visit(const TraceEvent&)` for each event, in order, whose kind is one of `kinds`
   // (interned names, as Event::kind() returns them); the others are skipped without unpacking.
   template <typename Visit>
