@@ -26,7 +26,7 @@ class Folder {
  public:
   explicit Folder(const sim::History& history) { model_.history = &history; }
 
-  void fold(std::size_t index, const sim::TraceEvent& recorded);
+  void fold(const sim::TraceEvent& recorded);
   HistoryModel finish();
 
  private:
@@ -41,6 +41,7 @@ class Folder {
   // (node + request id) -> the exchanges still unanswered, oldest first: a duplicated message
   // delivers one request twice, under one id.
   std::map<std::string, std::deque<std::size_t>> open_exchange_;
+  std::optional<Instant> last_at_;  // the instant of the event folded last
 };
 
 void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
@@ -164,12 +165,13 @@ bool Folder::fold_seen(const sim::TraceEvent& recorded) {
   return true;
 }
 
-void Folder::fold(std::size_t index, const sim::TraceEvent& recorded) {
+void Folder::fold(const sim::TraceEvent& recorded) {
   // The trace's own shape, which every instant in the model relies on (a seq is its event's
   // position in the packed history: nothing to check).
-  ONEJOB_ASSERT(index == 0 || recorded.at >= model_.history->instant(index - 1),
+  ONEJOB_ASSERT(!last_at_ || recorded.at >= *last_at_,
                 "trace event " + std::to_string(recorded.seq) + " is earlier than the one before");
-  if (!fold_commit(index, recorded)) fold_seen(recorded);
+  last_at_ = recorded.at;
+  if (!fold_commit(recorded.seq - 1, recorded)) fold_seen(recorded);
 }
 
 HistoryModel Folder::finish() {
@@ -381,8 +383,7 @@ bool HistoryModel::cancelled_by_operator(const AttemptRecord& attempt, std::uint
 
 HistoryModel fold_history(const sim::History& history) {
   Folder folder(history);
-  std::size_t index = 0;
-  for (const auto& recorded : history) folder.fold(index++, recorded);
+  for (const auto& recorded : history) folder.fold(recorded);
   HistoryModel model = folder.finish();
   model.call_spans = spans_of(model);
   return model;

@@ -183,16 +183,16 @@ void History::read(std::size_t index, TraceEvent& into) const {
 }
 
 std::string_view History::packed(std::size_t index) const {
+  // Its end is found by decoding it: only read_header and decode_fields know the layout.
+  thread_local std::vector<Event::Field> fields;
+  const char* in = nullptr;
+  Instant at;
+  NodeName node;
+  bool injected = false;
+  const auto [count, string_bytes] = read_header(index, in, at, node, injected);
+  fields.resize(count);
+  decode_fields(in, count, fields.data());
   const char* const begin = start(index);
-  const char* in = begin;
-  get(in);  // instant
-  get(in);  // node
-  const std::size_t count = get(in) >> 1;
-  const std::size_t string_bytes = get(in);
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t name = get(in);
-    if ((name & 3) == kInteger || (name & 3) == kString) get(in);
-  }
   return {begin, static_cast<std::size_t>(in - begin) + string_bytes};
 }
 

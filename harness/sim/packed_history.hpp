@@ -127,7 +127,6 @@ class History {
   void read(std::size_t index, PackedEvent& into) const;
   // Event `index` unpacked, or std::out_of_range.
   TraceEvent at(std::size_t index) const;
-  TraceEvent back() const { return (*this)[size() - 1]; }
   // Event `index`'s instant, node and kind, read without unpacking its fields (the kind without
   // reading its bytes at all).
   Instant instant(std::size_t index) const;
