@@ -10,6 +10,7 @@
 #include "system/domain/names.hpp"
 #include "system/events/attempt_events.hpp"
 
+#include "harness/check/event_switch.hpp"
 #include "harness/check/json_value.hpp"
 #include "harness/events/world_events.hpp"
 #include "harness/sim/rng.hpp"
@@ -26,14 +27,36 @@ class Folder {
  public:
   explicit Folder(const sim::History& history) { model_.history = &history; }
 
-  void fold(const sim::TraceEvent& recorded);
+  // Folds every event of the kinds the model holds, in order.
+  void fold(const sim::History& history);
   HistoryModel finish();
 
  private:
-  bool fold_commit(std::size_t index, const sim::TraceEvent& recorded);
-  bool fold_seen(const sim::TraceEvent& recorded);
+  // Registers `handle(T&&, const sim::TraceEvent&)`, behind the check of the trace's order.
+  template <events::EventType T, typename Handle>
+  void on(EventSwitch& kinds, Handle handle) {
+    kinds.on<T>([this, handle](T&& typed, const sim::TraceEvent& recorded) {
+      in_order(recorded);
+      handle(std::move(typed), recorded);
+    });
+  }
+  template <events::EventType T, typename Handle>
+  void on_kind(EventSwitch& kinds, Handle handle) {
+    kinds.on_kind<T>([this, handle](const sim::TraceEvent& recorded) {
+      in_order(recorded);
+      handle(recorded);
+    });
+  }
+  void in_order(const sim::TraceEvent& recorded);
+  void commits(EventSwitch& kinds);
+  void seen(EventSwitch& kinds);
+  void on_request(events::ApiRequest&& request, const sim::TraceEvent& recorded);
+  void on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded);
+  void on_executed(events::ProviderExecuted&& executed, const sim::TraceEvent& recorded);
   void on_transition(const At<events::CommitAttemptTransition>& step);
   void on_cas(const At<events::CommitCas>& cas);
+  // A commit.* event: in the commit log, in commit order.
+  void logged(const sim::TraceEvent& recorded) { model_.commit_log.push_back(recorded.seq - 1); }
 
   HistoryModel model_;
   // Forwarded request id -> (client request, the client's attempt).
@@ -43,6 +66,14 @@ class Folder {
   std::map<std::string, std::deque<std::size_t>> open_exchange_;
   std::optional<Instant> last_at_;  // the instant of the event folded last
 };
+
+void Folder::in_order(const sim::TraceEvent& recorded) {
+  // The trace's own shape, which every instant in the model relies on (a seq is its event's
+  // position in the packed history: nothing to check).
+  ONEJOB_ASSERT(!last_at_ || recorded.at >= *last_at_,
+                "trace event " + std::to_string(recorded.seq) + " is earlier than the one before");
+  last_at_ = recorded.at;
+}
 
 void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
   auto it = model_.attempts.find(step.what.attempt_id);
@@ -65,113 +96,146 @@ void Folder::on_cas(const At<events::CommitCas>& cas) {
   if (job != model_.jobs.end()) job->second.cas.push_back(cas);
 }
 
-bool Folder::fold_commit(std::size_t index, const sim::TraceEvent& recorded) {
-  const Event& event = recorded.event;
-  if (auto job = events::from_event<events::CommitJobInserted>(event)) {
-    const auto id = job->job_id;
-    model_.jobs_by_key[{job->owner, job->key}].push_back(id);
-    model_.jobs.emplace(id, JobRecord{at(std::move(*job), recorded), {}, {}, {}});
-  } else if (auto attempt = events::from_event<events::CommitAttemptInserted>(event)) {
-    const auto id = attempt->attempt_id;
-    if (auto owner = model_.jobs.find(attempt->job_id); owner != model_.jobs.end()) {
+// The store's truth: the commit log.
+void Folder::commits(EventSwitch& kinds) {
+  on<events::CommitJobInserted>(kinds, [this](auto&& job, const sim::TraceEvent& recorded) {
+    const auto id = job.job_id;
+    model_.jobs_by_key[{job.owner, job.key}].push_back(id);
+    model_.jobs.emplace(id, JobRecord{at(std::move(job), recorded), {}, {}, {}});
+    logged(recorded);
+  });
+  on<events::CommitAttemptInserted>(kinds, [this](auto&& attempt, const sim::TraceEvent& recorded) {
+    const auto id = attempt.attempt_id;
+    if (auto owner = model_.jobs.find(attempt.job_id); owner != model_.jobs.end()) {
       owner->second.attempts.push_back(id);
     }
-    model_.attempt_by_provider_key.emplace(attempt->provider_key, id);
+    model_.attempt_by_provider_key.emplace(attempt.provider_key, id);
     model_.attempts.emplace(
-        id, AttemptRecord{at(std::move(*attempt), recorded), {}, AttemptState::starting});
-  } else if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
-    on_transition(at(std::move(*step), recorded));
-  } else if (auto cas = events::from_event<events::CommitCas>(event)) {
-    on_cas(at(std::move(*cas), recorded));
-  } else if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
-    if (auto owner = model_.jobs.find(failed->job_id); owner != model_.jobs.end()) {
-      owner->second.failures.push_back(at(std::move(*failed), recorded));
+        id, AttemptRecord{at(std::move(attempt), recorded), {}, AttemptState::starting});
+    logged(recorded);
+  });
+  on<events::CommitAttemptTransition>(kinds, [this](auto&& step, const sim::TraceEvent& recorded) {
+    on_transition(at(std::move(step), recorded));
+    logged(recorded);
+  });
+  on<events::CommitCas>(kinds, [this](auto&& cas, const sim::TraceEvent& recorded) {
+    on_cas(at(std::move(cas), recorded));
+    logged(recorded);
+  });
+  on<events::CommitJobFailed>(kinds, [this](auto&& failed, const sim::TraceEvent& recorded) {
+    if (auto owner = model_.jobs.find(failed.job_id); owner != model_.jobs.end()) {
+      owner->second.failures.push_back(at(std::move(failed), recorded));
     }
-  } else if (auto certification = events::from_event<events::CommitCertification>(event)) {
-    model_.certifications.push_back(at(std::move(*certification), recorded));
-  } else if (auto refused = events::from_event<events::StoreRefused>(event)) {
-    model_.refusals.push_back(at(std::move(*refused), recorded));
-    return true;
-  } else {
-    return false;
-  }
-  model_.commit_log.push_back(index);
-  return true;
+    logged(recorded);
+  });
+  on<events::CommitCertification>(kinds, [this](auto&& certified, const sim::TraceEvent& recorded) {
+    model_.certifications.push_back(at(std::move(certified), recorded));
+    logged(recorded);
+  });
+  on<events::StoreRefused>(kinds, [this](auto&& refused, const sim::TraceEvent& recorded) {
+    model_.refusals.push_back(at(std::move(refused), recorded));
+  });
 }
 
-bool Folder::fold_seen(const sim::TraceEvent& recorded) {
-  const Event& event = recorded.event;
-  if (auto sent = events::from_event<events::ClientSent>(event)) {
-    auto [it, first] = model_.requests.try_emplace(sent->request);
+void Folder::on_request(events::ApiRequest&& request, const sim::TraceEvent& recorded) {
+  const auto client = forwarded_.find(request.request_id);
+  const auto [number, attempt] =
+      client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
+  open_exchange_[recorded.node.str() + "\n" + request.request_id].push_back(
+      model_.exchanges.size());
+  model_.exchanges.push_back(
+      ApiExchange{recorded.node, at(std::move(request), recorded), {}, number, attempt});
+}
+
+void Folder::on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded) {
+  auto open = open_exchange_.find(recorded.node.str() + "\n" + response.request_id);
+  if (open == open_exchange_.end()) return;
+  ONEJOB_ASSERT(!open->second.empty(), "an open exchange entry with nothing open");
+  model_.exchanges[open->second.front()].response = at(std::move(response), recorded);
+  open->second.pop_front();
+  if (open->second.empty()) open_exchange_.erase(open);
+}
+
+void Folder::on_executed(events::ProviderExecuted&& executed, const sim::TraceEvent& recorded) {
+  if (executed.purpose == events::kPurposeAttempt) {
+    model_.first_execution.try_emplace(executed.provider_key, model_.executions.size());
+    model_.executions.push_back(Execution{recorded.node, at(std::move(executed), recorded)});
+  } else {
+    model_.certification_executions.push_back(
+        Execution{recorded.node, at(std::move(executed), recorded)});
+  }
+}
+
+// What nodes and clients saw.
+void Folder::seen(EventSwitch& kinds) {
+  on<events::ClientSent>(kinds, [this](auto&& sent, const sim::TraceEvent& recorded) {
+    auto [it, first] = model_.requests.try_emplace(sent.request);
     if (first) {
       it->second.client = recorded.node;
-      it->second.action = sent->action;
+      it->second.action = sent.action;
     }
     it->second.send_seqs.push_back(recorded.seq);
-  } else if (auto skipped = events::from_event<events::ClientSkipped>(event)) {
-    model_.requests[skipped->request].skipped = skipped->reason;
-  } else if (auto received = events::from_event<events::ClientReceived>(event)) {
-    model_.requests[received->request].received_seqs.push_back(recorded.seq);
-  } else if (auto forwarded = events::from_event<events::LbForwarded>(event)) {
-    forwarded_[forwarded->request_id] = {forwarded->request, forwarded->send};
-  } else if (auto request = events::from_event<events::ApiRequest>(event)) {
-    const auto client = forwarded_.find(request->request_id);
-    const auto [number, attempt] =
-        client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
-    open_exchange_[recorded.node.str() + "\n" + request->request_id].push_back(
-        model_.exchanges.size());
-    model_.exchanges.push_back(
-        ApiExchange{recorded.node, at(std::move(*request), recorded), {}, number, attempt});
-  } else if (auto response = events::from_event<events::ApiResponse>(event)) {
-    auto open = open_exchange_.find(recorded.node.str() + "\n" + response->request_id);
-    if (open != open_exchange_.end()) {
-      ONEJOB_ASSERT(!open->second.empty(), "an open exchange entry with nothing open");
-      model_.exchanges[open->second.front()].response = at(std::move(*response), recorded);
-      open->second.pop_front();
-      if (open->second.empty()) open_exchange_.erase(open);
-    }
-  } else if (auto call = events::from_event<events::ProviderCalled>(event)) {
-    model_.calls[call->attempt_id].push_back(at(std::move(*call), recorded));
-  } else if (auto executed = events::from_event<events::ProviderExecuted>(event)) {
-    if (executed->purpose == events::kPurposeAttempt) {
-      model_.first_execution.try_emplace(executed->provider_key, model_.executions.size());
-      model_.executions.push_back(Execution{recorded.node, at(std::move(*executed), recorded)});
-    } else {
-      model_.certification_executions.push_back(
-          Execution{recorded.node, at(std::move(*executed), recorded)});
-    }
-  } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
-    const std::string key = delivered->provider_key;
-    model_.deliveries[key].push_back(Delivery{recorded.node, at(std::move(*delivered), recorded)});
-  } else if (events::is<events::NodeStarted>(event)) {
-    model_.node_life[recorded.node.str()].push_back(At<bool>{true, recorded.seq, recorded.at});
-  } else if (events::is<events::NodePaused>(event) || events::is<events::NodeResumed>(event)) {
-    model_.node_pauses[recorded.node.str()].push_back(
-        At<bool>{events::is<events::NodePaused>(event), recorded.seq, recorded.at});
-  } else if (events::is<events::NodeCrashed>(event)) {
-    model_.node_life[recorded.node.str()].push_back(At<bool>{false, recorded.seq, recorded.at});
-  } else if (auto policy = events::from_event<events::RunPolicy>(event)) {
-    model_.policy = at(std::move(*policy), recorded);
-  } else if (auto provider = events::from_event<events::RunProvider>(event)) {
-    model_.providers[provider->name] = std::move(*provider);
-  } else if (events::is<events::QuietStarted>(event)) {
-    model_.quiet_seq = recorded.seq;
-  } else if (auto ended = events::from_event<events::RunEnded>(event)) {
+  });
+  on<events::ClientSkipped>(kinds, [this](auto&& skipped, const sim::TraceEvent&) {
+    model_.requests[skipped.request].skipped = skipped.reason;
+  });
+  on<events::ClientReceived>(kinds, [this](auto&& received, const sim::TraceEvent& recorded) {
+    model_.requests[received.request].received_seqs.push_back(recorded.seq);
+  });
+  on<events::LbForwarded>(kinds, [this](auto&& forwarded, const sim::TraceEvent&) {
+    forwarded_[forwarded.request_id] = {forwarded.request, forwarded.send};
+  });
+  on<events::ApiRequest>(kinds, [this](auto&& request, const sim::TraceEvent& recorded) {
+    on_request(std::move(request), recorded);
+  });
+  on<events::ApiResponse>(kinds, [this](auto&& response, const sim::TraceEvent& recorded) {
+    on_response(std::move(response), recorded);
+  });
+  on<events::ProviderCalled>(kinds, [this](auto&& call, const sim::TraceEvent& recorded) {
+    model_.calls[call.attempt_id].push_back(at(std::move(call), recorded));
+  });
+  on<events::ProviderExecuted>(kinds, [this](auto&& executed, const sim::TraceEvent& recorded) {
+    on_executed(std::move(executed), recorded);
+  });
+  on<events::ProviderDelivered>(kinds, [this](auto&& delivered, const sim::TraceEvent& recorded) {
+    const std::string key = delivered.provider_key;
+    model_.deliveries[key].push_back(Delivery{recorded.node, at(std::move(delivered), recorded)});
+  });
+  const auto life = [this](bool up) {
+    return [this, up](const sim::TraceEvent& recorded) {
+      model_.node_life[recorded.node.str()].push_back(At<bool>{up, recorded.seq, recorded.at});
+    };
+  };
+  on_kind<events::NodeStarted>(kinds, life(true));
+  on_kind<events::NodeCrashed>(kinds, life(false));
+  const auto pause = [this](bool paused) {
+    return [this, paused](const sim::TraceEvent& recorded) {
+      model_.node_pauses[recorded.node.str()].push_back(
+          At<bool>{paused, recorded.seq, recorded.at});
+    };
+  };
+  on_kind<events::NodePaused>(kinds, pause(true));
+  on_kind<events::NodeResumed>(kinds, pause(false));
+  on<events::RunPolicy>(kinds, [this](auto&& policy, const sim::TraceEvent& recorded) {
+    model_.policy = at(std::move(policy), recorded);
+  });
+  on<events::RunProvider>(kinds, [this](auto&& provider, const sim::TraceEvent&) {
+    const std::string name = provider.name;
+    model_.providers[name] = std::move(provider);
+  });
+  on_kind<events::QuietStarted>(
+      kinds, [this](const sim::TraceEvent& recorded) { model_.quiet_seq = recorded.seq; });
+  on<events::RunEnded>(kinds, [this](auto&& ended, const sim::TraceEvent& recorded) {
     model_.end_seq = recorded.seq;
-    model_.quiescent_end = ended->quiescent;
-  } else {
-    return false;
-  }
-  return true;
+    model_.quiescent_end = ended.quiescent;
+  });
 }
 
-void Folder::fold(const sim::TraceEvent& recorded) {
-  // The trace's own shape, which every instant in the model relies on (a seq is its event's
-  // position in the packed history: nothing to check).
-  ONEJOB_ASSERT(!last_at_ || recorded.at >= *last_at_,
-                "trace event " + std::to_string(recorded.seq) + " is earlier than the one before");
-  last_at_ = recorded.at;
-  if (!fold_commit(recorded.seq - 1, recorded)) fold_seen(recorded);
+void Folder::fold(const sim::History& history) {
+  EventSwitch kinds;
+  commits(kinds);
+  seen(kinds);
+  kinds.run(history);
 }
 
 HistoryModel Folder::finish() {
@@ -383,7 +447,7 @@ bool HistoryModel::cancelled_by_operator(const AttemptRecord& attempt, std::uint
 
 HistoryModel fold_history(const sim::History& history) {
   Folder folder(history);
-  for (const auto& recorded : history) folder.fold(recorded);
+  folder.fold(history);
   HistoryModel model = folder.finish();
   model.call_spans = spans_of(model);
   return model;

@@ -219,9 +219,7 @@ NodeName History::node(std::size_t index) const {
   return NodeName::of_id(static_cast<std::uint32_t>(get(in)));
 }
 
-const std::string& History::kind(std::size_t index) const {
-  return interned(static_cast<std::uint32_t>(where_[index] >> kKindShift));
-}
+const std::string& History::kind(std::size_t index) const { return interned(kind_id(index)); }
 
 std::size_t History::bytes() const {
   std::size_t total = where_.size() * sizeof(Where);

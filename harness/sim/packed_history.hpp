@@ -132,6 +132,10 @@ class History {
   Instant instant(std::size_t index) const;
   NodeName node(std::size_t index) const;
   const std::string& kind(std::size_t index) const;
+  // Event `index`'s kind as its interned id (intern_id), read without reading its bytes.
+  std::uint32_t kind_id(std::size_t index) const {
+    return static_cast<std::uint32_t>(where_[index] >> kKindShift);
+  }
 
   // Calls `visit(const PackedEvent&)` for every event, in order, read in place.
   template <typename Visit>

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <utility>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "system/domain/check.hpp"
+#include "system/events/schema.hpp"
+
+#include "harness/sim/packed_history.hpp"
+
+namespace onejob::check {
+
+// A pass over a history by kind: one handler per event type, in one table, so the kinds a pass
+// reads and the handlers it runs cannot drift apart. An event whose kind no handler takes is
+// skipped without reading its bytes; one a handler takes is unpacked once and typed once (an
+// event of that kind lacking a required field is skipped, as from_event says).
+class EventSwitch {
+ public:
+  // `handle(T&&, const sim::TraceEvent&)` for every event of T's kind.
+  template <events::EventType T, typename Handle>
+  EventSwitch& on(Handle handle) {
+    slot(events::kind_name<T>()) = [handle = std::move(handle)](const sim::TraceEvent& recorded) {
+      if (auto typed = events::from_event<T>(recorded.event)) handle(std::move(*typed), recorded);
+    };
+    return *this;
+  }
+  // `handle(const sim::TraceEvent&)` for every event of T's kind, its fields not typed.
+  template <events::EventType T, typename Handle>
+  EventSwitch& on_kind(Handle handle) {
+    slot(events::kind_name<T>()) = std::move(handle);
+    return *this;
+  }
+
+  // Runs the handlers over `history`, in order.
+  void run(const sim::History& history) const {
+    sim::TraceEvent current;
+    for (std::size_t index = 0; index < history.size(); ++index) {
+      const std::uint32_t kind = history.kind_id(index);
+      if (kind >= handlers_.size() || !handlers_[kind]) continue;
+      history.read(index, current);
+      handlers_[kind](current);
+    }
+  }
+
+ private:
+  using Handler = std::function<void(const sim::TraceEvent&)>;
+  Handler& slot(const std::string& kind) {
+    const std::uint32_t id = id_of_interned(kind);
+    if (id >= handlers_.size()) handlers_.resize(id + 1);
+    ONEJOB_ASSERT(!handlers_[id], "two handlers for " + kind + " in one pass");
+    return handlers_[id];
+  }
+  std::vector<Handler> handlers_;  // by interned kind id
+};
+
+}  // namespace onejob::check
