@@ -382,8 +382,8 @@ bool HistoryModel::up_at_end(const std::string& node) const {
 namespace {
 
 // Folded once the deliveries are known: a call ends at a delivery that comes after it.
-std::vector<CallSpan> spans_of(const HistoryModel& model) {
-  std::vector<CallSpan> spans;
+std::deque<CallSpan> spans_of(const HistoryModel& model) {
+  std::deque<CallSpan> spans;
   if (model.history == nullptr) return spans;
   model.history->visit_kinds(
       {&events::kind_name<events::ProviderCalled>()}, [&](const sim::TraceEvent& recorded) {

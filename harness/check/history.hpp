@@ -132,7 +132,7 @@ struct HistoryModel {
   std::vector<At<events::StoreRefused>> refusals;
   // Every commit.* event, in commit order (indexes into *history).
   std::vector<std::size_t> commit_log;
-  std::vector<Execution> executions;                   // attempt executions only, in order
+  std::deque<Execution> executions;                    // attempt executions only, in order
   std::vector<Execution> certification_executions;     // in order
   std::map<std::string, std::size_t> first_execution;  // provider key -> index in executions
 
@@ -140,7 +140,7 @@ struct HistoryModel {
   std::map<std::int64_t, ClientRequest> requests;  // by timeline number
   std::deque<ApiExchange> exchanges;  // in request order (a deque: no doubling copy as it grows)
   std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
-  std::vector<CallSpan> call_spans;  // every worker's calls with their ends, in trace order
+  std::deque<CallSpan> call_spans;  // every worker's calls with their ends, in trace order
 
   // Commits moving an attempt to CANCELLED on an operator's request: made by an API node while
   // it was handling a cancel_attempt request. Only these allow new work beside a live attempt.

@@ -51,6 +51,7 @@
 // truths), nor which of several same-operation round trips a lost reply belonged to.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <span>
@@ -307,7 +308,7 @@ class FiledReports {
   static bool by_key(const Filed& a, const Filed& b) {
     return std::tie(a.node, a.key) < std::tie(b.node, b.key);
   }
-  std::vector<Filed> filed_;
+  std::deque<Filed> filed_;
 };
 
 // The key a node's report is filed under, or nothing for events that are not such reports.
@@ -409,7 +410,7 @@ class MissingReports {
  private:
   const HistoryModel& model_;
   std::vector<Violation> found_;  // in history order
-  std::vector<Owed> owed_;
+  std::deque<Owed> owed_;         // a deque: no doubling copy as it grows
   FiledReports reports_;
   Texts texts_;
   std::vector<At<events::StoreFault>> lost_replies_;
