@@ -1,9 +1,11 @@
 #include "harness/sim/trace.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -27,164 +29,256 @@ std::uint64_t Trace::record(NodeName node, const Event& event, bool injected) {
 
 namespace {
 
-// Printable ASCII other than '"' and '\\': written as it is.
-constexpr bool plain_ascii(unsigned char byte) {
-  return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+// What each byte of a string is to JSON: written as it is, escaped, or the start of a multi-byte
+// UTF-8 sequence (checked). Printable ASCII other than '"' and '\\' (DEL included) is plain.
+enum class ByteClass : std::uint8_t { plain, escaped, multibyte };
+constexpr std::array<ByteClass, 256> kByteClass = [] {
+  std::array<ByteClass, 256> classes{};
+  for (std::size_t byte = 0; byte < classes.size(); ++byte) {
+    classes[byte] = byte >= 0x80                                 ? ByteClass::multibyte
+                    : byte < 0x20 || byte == '"' || byte == '\\' ? ByteClass::escaped
+                                                                 : ByteClass::plain;
+  }
+  return classes;
+}();
+
+// At most what write_json_string writes for `size` bytes: a byte becomes at most six (\u00XX; a
+// replaced invalid byte is three), plus the quotes.
+constexpr std::size_t json_string_bound(std::size_t size) { return 6 * size + 2; }
+// At most what an int64 takes in decimal, sign included.
+constexpr std::size_t kIntBound = 20;
+
+char* put(char* out, std::string_view bytes) {
+  std::memcpy(out, bytes.data(), bytes.size());
+  return out + bytes.size();
 }
 
-}  // namespace
+// The rare string that is not UTF-8: nlohmann writes it (its replacement rules), at `start`.
+char* write_replaced(char* start, std::string_view text) {
+  const std::string dumped =
+      nlohmann::ordered_json(std::string(text))
+          .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  ONEJOB_ASSERT(dumped.size() <= json_string_bound(text.size()),
+                "a replaced JSON string outgrew its bound");
+  return put(start, dumped);
+}
 
-// One pass: runs of bytes written as they are go in one append, the escaped ones one by one, and
-// multi-byte UTF-8 sequences are checked as they are met. nlohmann itself writes the rare string
-// that is not UTF-8 (its replacement rules), over whatever this pass had appended.
-void append_json_string(std::string& out, std::string_view text) {
+// `text` as a JSON string at `out`, which has room for json_string_bound(text.size()) bytes;
+// returns its end. One pass: runs of plain bytes are copied whole, escaped ones written one by one,
+// and multi-byte UTF-8 sequences checked as they are met.
+char* write_json_string(char* out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  const auto first_other = std::find_if_not(
-      text.begin(), text.end(), [](char c) { return plain_ascii(static_cast<unsigned char>(c)); });
-  // Most strings (names, kinds, ids) are plain ASCII throughout: one copy.
-  if (first_other == text.end()) {
-    const std::size_t at = out.size();
-    out.resize(at + text.size() + 2);
-    char* to = out.data() + at;
-    *to = '"';
-    if (!text.empty()) std::memcpy(to + 1, text.data(), text.size());
-    to[text.size() + 1] = '"';
-    return;
-  }
-  const std::size_t start = out.size();
-  out += '"';
-  std::size_t run = 0;
-  std::size_t i = static_cast<std::size_t>(first_other - text.begin());  // all before it: plain
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
+  char* const start = out;
+  *out++ = '"';
+  const char* const data = text.data();
+  const std::size_t size = text.size();
+  std::size_t i = 0;
+  while (i < size) {
+    std::size_t run = i;
+    while (run < size && kByteClass[static_cast<unsigned char>(data[run])] == ByteClass::plain) {
+      ++run;
+    }
+    out = put(out, text.substr(i, run - i));
+    i = run;
+    if (i == size) break;
+    const auto c = static_cast<unsigned char>(data[i]);
+    if (kByteClass[c] == ByteClass::multibyte) {
       std::size_t length = 1;
-      if (!decode_utf8(text, i, length)) {
-        out.resize(start);
-        out += nlohmann::ordered_json(std::string(text))
-                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-        return;
-      }
+      if (!decode_utf8(text, i, length)) return write_replaced(start, text);
+      out = put(out, text.substr(i, length));
       i += length;
       continue;
     }
-    if (plain_ascii(c)) {
-      ++i;
-      continue;
-    }
-    out.append(text.data() + run, i - run);
-    run = ++i;
+    ++i;
+    *out++ = '\\';
     switch (c) {
       case '"':
-        out += "\\\"";
+        *out++ = '"';
         break;
       case '\\':
-        out += "\\\\";
+        *out++ = '\\';
         break;
       case '\b':
-        out += "\\b";
+        *out++ = 'b';
         break;
       case '\f':
-        out += "\\f";
+        *out++ = 'f';
         break;
       case '\n':
-        out += "\\n";
+        *out++ = 'n';
         break;
       case '\r':
-        out += "\\r";
+        *out++ = 'r';
         break;
       case '\t':
-        out += "\\t";
+        *out++ = 't';
         break;
       default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
+        out = put(out, "u00");
+        *out++ = kHex[c >> 4];
+        *out++ = kHex[c & 0xF];
     }
   }
-  out.append(text.data() + run, text.size() - run);
-  out += '"';
+  *out++ = '"';
+  return out;
 }
 
-namespace {
-
-void append_int(std::string& out, std::int64_t value) {
-  char buffer[24];
-  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
-  out.append(buffer, end);
+char* write_int(char* out, std::int64_t value) {
+  return std::to_chars(out, out + kIntBound, value).ptr;
 }
 
-// `"name":` for a field name, rendered once per interned name (and thread: fuzz workers render
-// in parallel) rather than escaped again in each of millions of events.
-void append_field_key(std::string& out, std::uint32_t name_id) {
-  thread_local std::vector<std::string> keys;
-  if (name_id >= keys.size()) keys.resize(name_id + 1);
-  std::string& key = keys[name_id];
-  if (key.empty()) {
-    append_json_string(key, interned(name_id));
-    key += ':';
+// `"name":` for each field name, rendered once per interned name rather than escaped again in
+// each of millions of events.
+class FieldKeys {
+ public:
+  const std::string& operator()(std::uint32_t name_id) {
+    if (name_id >= keys_.size()) keys_.resize(name_id + 1);
+    std::string& key = keys_[name_id];
+    if (key.empty()) {
+      append_json_string(key, interned(name_id));
+      key += ':';
+    }
+    return key;
   }
-  out += key;
-}
+  // This thread's (fuzz workers render in parallel).
+  static FieldKeys& of_thread() {
+    thread_local FieldKeys keys;
+    return keys;
+  }
 
-// One line from an event's parts, whether unpacked (TraceEvent) or read in place (PackedEvent):
-// `text(field)` gives a string field's bytes.
+ private:
+  std::vector<std::string> keys_;  // by interned id
+};
+
+// One event's parts, whether unpacked (TraceEvent) or read in place (PackedEvent): `text(field)`
+// gives a string field's bytes.
 template <typename Text>
-void append_line(std::string& out, std::uint64_t seq, Instant at, const std::string& node,
-                 const std::string& kind, bool injected, std::span<const Event::Field> fields,
-                 const Text& text) {
-  using namespace std::string_view_literals;  // literals of known length: no strlen per append
-  out += "{\"seq\":"sv;
-  append_int(out, static_cast<std::int64_t>(seq));
-  out += ",\"t_us\":"sv;
-  append_int(out, at.time_since_epoch().count());
-  out += ",\"node\":"sv;
-  append_json_string(out, node);
-  out += ",\"kind\":"sv;
-  append_json_string(out, kind);
-  if (injected) out += ",\"injected\":true"sv;
-  out += ",\"data\":{"sv;
-  bool first = true;
-  // nlohmann's ordered_json keeps the first position of a repeated key and the last value.
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    bool repeated = false;
-    // Interned: one name, one id.
-    for (std::size_t j = 0; j < i && !repeated; ++j)
-      repeated = fields[j].name_id == fields[i].name_id;
-    if (repeated) continue;
-    const Event::Field* value = &fields[i];
-    for (std::size_t j = i + 1; j < fields.size(); ++j) {
-      if (fields[j].name_id == fields[i].name_id) value = &fields[j];
+struct LineParts {
+  std::uint64_t seq;
+  Instant at;
+  const std::string& node;
+  const std::string& kind;
+  bool injected;
+  std::span<const Event::Field> fields;
+  const Text& text;
+  FieldKeys& keys;
+
+  // At most the bytes write_line writes.
+  std::size_t bound() const {
+    // {"seq":N,"t_us":N,"node":,"kind":,"injected":true,"data":{}}: 58 bytes and two numbers.
+    std::size_t total =
+        64 + 2 * kIntBound + json_string_bound(node.size()) + json_string_bound(kind.size());
+    for (const auto& field : fields) {
+      total += 1 + keys(field.name_id).size() +
+               (field.type() == Event::Field::Type::string ? json_string_bound(text(field).size())
+                                                           : kIntBound);
     }
-    if (!first) out += ',';
-    first = false;
-    append_field_key(out, fields[i].name_id);
-    switch (value->type()) {
-      case Event::Field::Type::integer:
-        append_int(out, value->number);
-        break;
-      case Event::Field::Type::boolean:
-        out += value->number != 0 ? "true"sv : "false"sv;
-        break;
-      case Event::Field::Type::string:
-        append_json_string(out, text(*value));
-        break;
-    }
+    return total;
   }
-  out += "}}"sv;
+
+  // The line at `out`, which has room for bound() bytes; returns its end.
+  char* write_line(char* out) const {
+    using namespace std::string_view_literals;
+    out = put(out, "{\"seq\":"sv);
+    out = write_int(out, static_cast<std::int64_t>(seq));
+    out = put(out, ",\"t_us\":"sv);
+    out = write_int(out, at.time_since_epoch().count());
+    out = put(out, ",\"node\":"sv);
+    out = write_json_string(out, node);
+    out = put(out, ",\"kind\":"sv);
+    out = write_json_string(out, kind);
+    if (injected) out = put(out, ",\"injected\":true"sv);
+    out = put(out, ",\"data\":{"sv);
+    bool first = true;
+    // nlohmann's ordered_json keeps the first position of a repeated key and the last value.
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      bool repeated = false;
+      // Interned: one name, one id.
+      for (std::size_t j = 0; j < i && !repeated; ++j)
+        repeated = fields[j].name_id == fields[i].name_id;
+      if (repeated) continue;
+      const Event::Field* value = &fields[i];
+      for (std::size_t j = i + 1; j < fields.size(); ++j) {
+        if (fields[j].name_id == fields[i].name_id) value = &fields[j];
+      }
+      if (!first) *out++ = ',';
+      first = false;
+      out = put(out, keys(fields[i].name_id));
+      switch (value->type()) {
+        case Event::Field::Type::integer:
+          out = write_int(out, value->number);
+          break;
+        case Event::Field::Type::boolean:
+          out = put(out, value->number != 0 ? "true"sv : "false"sv);
+          break;
+        case Event::Field::Type::string:
+          out = write_json_string(out, text(*value));
+          break;
+      }
+    }
+    return put(out, "}}"sv);
+  }
+};
+
+template <typename Text>
+LineParts<Text> parts_of(const PackedEvent& event, const Text& text, FieldKeys& keys) {
+  return {event.seq, event.at, event.node.str(), *event.kind, event.injected, event.fields,
+          text,      keys};
 }
 
-void append_packed_line(std::string& out, const PackedEvent& event) {
-  append_line(out, event.seq, event.at, event.node.str(), *event.kind, event.injected, event.fields,
-              [&event](const Event::Field& field) { return event.text(field); });
+// Appends what `write(out)` writes into room for `bound` bytes.
+template <typename Write>
+void append_written(std::string& out, std::size_t bound, const Write& write) {
+  const std::size_t at = out.size();
+  out.resize(at + bound);
+  char* const end = write(out.data() + at);
+  out.resize(static_cast<std::size_t>(end - out.data()));
 }
+
+// Room for lines, filled from the front and handed out as pieces: grown to fit, never
+// value-initialized.
+class LineRoom {
+ public:
+  explicit LineRoom(std::size_t capacity) : bytes_(new char[capacity]), capacity_(capacity) {}
+  // Room for `bound` more bytes, after handing the held bytes to `sink` when they would not fit.
+  char* make_room(std::size_t bound, const std::function<void(std::string_view)>& sink) {
+    if (used_ + bound > capacity_) {
+      flush(sink);
+      if (bound > capacity_) *this = LineRoom(bound);
+    }
+    return bytes_.get() + used_;
+  }
+  void filled_to(const char* end) { used_ = static_cast<std::size_t>(end - bytes_.get()); }
+  std::size_t used() const { return used_; }
+  void flush(const std::function<void(std::string_view)>& sink) {
+    if (used_ > 0) sink(std::string_view(bytes_.get(), used_));
+    used_ = 0;
+  }
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  std::size_t capacity_;
+  std::size_t used_ = 0;
+};
 
 }  // namespace
 
+void append_json_string(std::string& out, std::string_view text) {
+  append_written(out, json_string_bound(text.size()),
+                 [&](char* at) { return write_json_string(at, text); });
+}
+
 void append_json_line(std::string& out, const TraceEvent& event) {
-  append_line(out, event.seq, event.at, event.node.str(), event.event.kind(), event.injected,
-              event.event.fields(),
-              [&event](const Event::Field& field) { return event.event.text(field); });
+  const auto text = [&event](const Event::Field& field) { return event.event.text(field); };
+  const LineParts<decltype(text)> parts{event.seq,
+                                        event.at,
+                                        event.node.str(),
+                                        event.event.kind(),
+                                        event.injected,
+                                        event.event.fields(),
+                                        text,
+                                        FieldKeys::of_thread()};
+  append_written(out, parts.bound(), [&](char* at) { return parts.write_line(at); });
 }
 
 std::string to_json_line(const TraceEvent& event) {
@@ -202,28 +296,25 @@ std::string render_jsonl(const History& history) {
 
 void render_jsonl_pieces(const History& history, const std::function<void(std::string_view)>& sink,
                          std::size_t piece_bytes) {
-  std::string piece;
-  piece.reserve(piece_bytes + 4096);
+  LineRoom room(2 * std::max<std::size_t>(piece_bytes, 1));
+  FieldKeys& keys = FieldKeys::of_thread();
   history.visit_packed([&](const PackedEvent& event) {
-    append_packed_line(piece, event);
-    piece += '\n';
-    if (piece.size() >= piece_bytes) {
-      sink(piece);
-      piece.clear();
-    }
+    const auto text = [&event](const Event::Field& field) { return event.text(field); };
+    const auto parts = parts_of(event, text, keys);
+    char* end = parts.write_line(room.make_room(parts.bound() + 1, sink));
+    *end++ = '\n';
+    room.filled_to(end);
+    if (room.used() >= piece_bytes) room.flush(sink);
   });
-  if (!piece.empty()) sink(piece);
+  room.flush(sink);
 }
 
 std::string hash_jsonl(const History& history) {
+  // FNV-1a over the pieces in order is FNV-1a over the whole text.
   std::uint64_t hash = fnv1a64("");
-  std::string line;
-  history.visit_packed([&](const PackedEvent& event) {
-    line.clear();
-    append_packed_line(line, event);
-    line += '\n';
-    hash = fnv1a64(line, hash);
-  });
+  render_jsonl_pieces(
+      history, [&hash](std::string_view piece) { hash = fnv1a64(piece, hash); },
+      std::size_t{64} << 10);
   return hex64(hash);
 }
 

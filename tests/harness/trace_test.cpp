@@ -217,6 +217,55 @@ BOOST_AUTO_TEST_CASE(a_packed_history_unpacks_every_event_as_recorded) {
   BOOST_TEST(history.bytes() < big.size() + (std::size_t{4} << 20));
 }
 
+// The history's text, rendered from events read in place into pieces of any size, is the
+// reference's lines joined, and its hash is FNV-1a of exactly those bytes: strings that grow the
+// most when escaped (control bytes: six each), bytes that are not UTF-8, and an event bigger than
+// any piece included.
+BOOST_AUTO_TEST_CASE(rendered_pieces_join_to_the_reference_lines_whatever_their_size) {
+  const std::string controls(5000, '\x01');
+  const std::string quotes(3000, '"');
+  const std::string broken = "\xff\xc3\xe2\x82" + std::string(100, '\x1f');
+  const std::string big(std::size_t{2} << 20, '\n');
+  const std::string texts[] = {"", "job", controls, quotes, broken, "caf\xc3\xa9"};
+  Rng rng(41);
+  History history;
+  std::string expected;
+  for (int round = 0; round < 300; ++round) {
+    Event event(texts[rng.below(2)] + "kind");
+    const auto fields = rng.below(5);
+    for (std::uint64_t i = 0; i < fields; ++i) {
+      const std::string name = rng.below(3) == 0 ? std::string("dup") : texts[rng.below(6)];
+      if (rng.below(2) == 0) {
+        event.with(name, static_cast<std::int64_t>(rng.next()));
+      } else {
+        event.with(name, texts[rng.below(6)]);
+      }
+    }
+    if (round == 150) event.with("big", big);
+    const TraceEvent traced{static_cast<std::uint64_t>(round) + 1, Instant{Duration{round}},
+                            texts[rng.below(6)], std::move(event), rng.below(2) == 1};
+    history.push_back(traced);
+    expected += to_json_line_reference(traced) + "\n";
+  }
+  for (const std::size_t piece_bytes : {std::size_t{1}, std::size_t{4096}, std::size_t{1} << 20}) {
+    std::string joined;
+    std::size_t pieces = 0;
+    render_jsonl_pieces(
+        history,
+        [&](std::string_view piece) {
+          BOOST_TEST_REQUIRE(!piece.empty());
+          joined += piece;
+          ++pieces;
+        },
+        piece_bytes);
+    BOOST_TEST_REQUIRE(joined == expected, "pieces of " << piece_bytes << " bytes");
+    // A piece is handed on once it holds piece_bytes: with one byte, every line is a piece.
+    if (piece_bytes == 1) BOOST_TEST(pieces == history.size());
+  }
+  BOOST_TEST(render_jsonl(history) == expected);
+  BOOST_TEST(hash_jsonl(history) == hex64(fnv1a64(expected)));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
