@@ -211,15 +211,26 @@ bool is(const Event& event) {
   return &event.kind() == detail::interned_kind<T>();
 }
 
-// The typed event, or nothing when `event` is of another kind or lacks a required field.
+namespace detail {
+
+// from_event's reading, kept out of line: a reader tries an event against many types in turn,
+// and the kind comparison that turns most of them away is then inlined where it is made.
 template <EventType T>
-std::optional<T> from_event(const Event& event) {
-  if (!is<T>(event)) return std::nullopt;
+[[gnu::noinline]] std::optional<T> read_event(const Event& event) {
   T value{};
-  detail::FieldReader reader(event, detail::field_name_ids<T>());
+  FieldReader reader(event, field_name_ids<T>());
   T::fields(value, reader);
   if (!reader.ok()) return std::nullopt;
   return value;
+}
+
+}  // namespace detail
+
+// The typed event, or nothing when `event` is of another kind or lacks a required field.
+template <EventType T>
+[[gnu::always_inline]] inline std::optional<T> from_event(const Event& event) {
+  if (!is<T>(event)) return std::nullopt;
+  return detail::read_event<T>(event);
 }
 
 // The job an event concerns, for every event type that names one.
