@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 
 #include "system/adapters/memory_store.hpp"
 #include "system/domain/check.hpp"
@@ -69,18 +70,25 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& requested) {
   }
   // The store's rows of every job the commit log inserted, and what clients received: read now,
   // so the world (its nodes and store) is freed before the history is folded.
-  const auto rows = world->read_rows(committed_job_ids(result.history));
-  const auto received = world->take_received();
+  auto rows =
+      std::make_unique<check::StoreRows>(world->read_rows(committed_job_ids(result.history)));
+  auto received = world->take_received();
   world.reset();
 
   const auto model = check::fold_history(result.history);
+  // What judges the rows first, so they are freed before the invariants run; violations are
+  // reported invariants first all the same.
+  auto against_rows = check::check_store_agrees(model, *rows);
+  auto expected = check_expectations(spec, received, model, *rows);
+  rows.reset();
+  received = decltype(received)();  // freed, not just emptied
   auto add = [&result](std::vector<check::Violation> found) {
     result.violations.insert(result.violations.end(), std::make_move_iterator(found.begin()),
                              std::make_move_iterator(found.end()));
   };
   for (const auto& id : spec.invariants) add(check::find_invariant(id)->check(model));
-  add(check::check_store_agrees(model, rows));
-  add(check_expectations(spec, received, model, rows));
+  add(std::move(against_rows));
+  add(std::move(expected));
   result.marks = model.marks;
   for (const auto& [id, job] : model.jobs)
     ++result.job_ends[std::string(to_string(model.end_of(job)))];
