@@ -14,6 +14,15 @@
 
 namespace onejob::check {
 
+// The typed event read in place, its strings copied straight from the history's bytes without
+// unpacking the event first; nothing when it is of another kind or lacks a required field (as
+// events::from_event).
+template <events::EventType T>
+std::optional<T> from_packed(const sim::PackedEvent& event) {
+  if (event.kind != &events::kind_name<T>()) return std::nullopt;
+  return events::detail::read_event<T>(event);
+}
+
 // A pass over a history by kind: one handler per event type, in one table, so the kinds a pass
 // reads and the handlers it runs cannot drift apart. An event whose kind no handler takes is
 // skipped without reading its bytes; one a handler takes is unpacked once and typed once (an

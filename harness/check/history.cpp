@@ -84,7 +84,7 @@ void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
     const bool asked = std::ranges::any_of(open_exchange_, [&](const auto& open) {
       return std::ranges::any_of(open.second, [&](std::size_t index) {
         const ApiExchange& exchange = model_.exchanges[index];
-        return exchange.node == step.what.by && exchange.request.what.route == "cancel_attempt";
+        return exchange.node == step.what.by && exchange.route == "cancel_attempt";
       });
     });
     if (asked) model_.operator_cancels.insert(step.seq);
@@ -143,15 +143,23 @@ void Folder::on_request(events::ApiRequest&& request, const sim::TraceEvent& rec
       client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
   open_exchange_[recorded.node.str() + "\n" + request.request_id].push_back(
       model_.exchanges.size());
-  model_.exchanges.push_back(
-      ApiExchange{recorded.node, at(std::move(request), recorded), {}, number, attempt});
+  model_.exchanges.push_back(ApiExchange{.node = recorded.node,
+                                         .route = sim::NodeName(request.route),
+                                         .request_seq = recorded.seq,
+                                         .response_seq = 0,
+                                         .status = 0,
+                                         .client_request = number,
+                                         .client_send = attempt,
+                                         .history = model_.history});
 }
 
 void Folder::on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded) {
   auto open = open_exchange_.find(recorded.node.str() + "\n" + response.request_id);
   if (open == open_exchange_.end()) return;
   ONEJOB_ASSERT(!open->second.empty(), "an open exchange entry with nothing open");
-  model_.exchanges[open->second.front()].response = at(std::move(response), recorded);
+  ApiExchange& exchange = model_.exchanges[open->second.front()];
+  exchange.response_seq = recorded.seq;
+  exchange.status = response.status;
   open->second.pop_front();
   if (open->second.empty()) open_exchange_.erase(open);
 }
@@ -332,22 +340,39 @@ JobEnd HistoryModel::end_of(const JobRecord& job) const {
 
 namespace {
 
-// Trace event `seq` of `history`, unpacked into this thread's one scratch event (its room
+// Trace event `seq` of `history`, read in place into this thread's one scratch event (its room
 // reused): valid until the next call.
-const sim::TraceEvent& unpacked(const sim::History& history, std::uint64_t seq) {
-  thread_local sim::TraceEvent scratch;
+const sim::PackedEvent& packed_at(const sim::History& history, std::uint64_t seq) {
+  ONEJOB_ASSERT(seq >= 1 && seq <= history.size(), "a model's position outside its history");
+  thread_local sim::PackedEvent scratch;
   history.read(seq - 1, scratch);
   return scratch;
 }
 
+// Trace event `seq` of `history` as a T, which it must be.
+template <events::EventType T>
+T typed_at(const sim::History& history, std::uint64_t seq) {
+  auto typed = from_packed<T>(packed_at(history, seq));
+  ONEJOB_ASSERT(typed.has_value(), "trace event " + std::to_string(seq) + " is no " +
+                                       std::string(T::kind) + " with every field");
+  return std::move(*typed);
+}
+
 }  // namespace
+
+events::ApiRequest ApiExchange::request() const {
+  ONEJOB_ASSERT(history != nullptr, "an exchange outside a history");
+  return typed_at<events::ApiRequest>(*history, request_seq);
+}
+
+events::ApiResponse ApiExchange::response() const {
+  ONEJOB_ASSERT(history != nullptr && answered(), "the response of an exchange never answered");
+  return typed_at<events::ApiResponse>(*history, response_seq);
+}
 
 events::ClientSent HistoryModel::first_send(const ClientRequest& request) const {
   if (request.send_seqs.empty() || history == nullptr) return {};
-  auto sent =
-      events::from_event<events::ClientSent>(unpacked(*history, request.send_seqs[0]).event);
-  ONEJOB_ASSERT(sent.has_value(), "a request's send is a client.sent in the trace");
-  return std::move(*sent);
+  return typed_at<events::ClientSent>(*history, request.send_seqs[0]);
 }
 
 std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientRequest& request) const {
@@ -355,10 +380,8 @@ std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientReque
   if (history == nullptr) return out;
   out.reserve(request.received_seqs.size());
   for (const auto seq : request.received_seqs) {
-    const sim::TraceEvent& recorded = unpacked(*history, seq);
-    auto received = events::from_event<events::ClientReceived>(recorded.event);
-    ONEJOB_ASSERT(received.has_value(), "a request's receipt is a client.received in the trace");
-    out.push_back(at(std::move(*received), recorded));
+    out.push_back(
+        {typed_at<events::ClientReceived>(*history, seq), seq, history->instant(seq - 1)});
   }
   return out;
 }
@@ -371,7 +394,7 @@ std::optional<events::ClientSent> HistoryModel::client_send(std::int64_t request
     return std::nullopt;
   }
   const auto seq = found->second.send_seqs[static_cast<std::size_t>(send) - 1];
-  return events::from_event<events::ClientSent>(unpacked(*history, seq).event);
+  return from_packed<events::ClientSent>(packed_at(*history, seq));
 }
 
 bool HistoryModel::up_at_end(const std::string& node) const {

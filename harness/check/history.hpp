@@ -91,13 +91,23 @@ struct ClientRequest {
 };
 
 // One request as an API node handled it, joined to the client request (and the client's send of
-// it) that the load balancer forwarded (0 when none did).
+// it) that the load balancer forwarded (0 when none did). It holds where its api.request and
+// api.response are in the history, and the two parts most rules filter on; request() and
+// response() read the rest from the history when a rule needs it.
 struct ApiExchange {
-  std::string node;
-  At<events::ApiRequest> request;
-  std::optional<At<events::ApiResponse>> response;
+  sim::NodeName node;
+  sim::NodeName route;  // the request's route (interned: the API has a handful)
+  std::uint64_t request_seq = 0;
+  std::uint64_t response_seq = 0;  // 0: never answered
+  std::int64_t status = 0;         // the response's; 0 when never answered
   std::int64_t client_request = 0;
   std::int64_t client_send = 0;
+  const sim::History* history = nullptr;
+
+  bool answered() const { return response_seq != 0; }
+  events::ApiRequest request() const;
+  // REQUIRES: answered().
+  events::ApiResponse response() const;
 };
 
 struct Execution {

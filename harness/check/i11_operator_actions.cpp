@@ -145,11 +145,10 @@ std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& m
                                                            const Binding& binding) {
   std::set<std::pair<std::int64_t, std::int64_t>> out;
   for (const auto& exchange : model.exchanges) {
-    if (exchange.node != binding.by || exchange.request.seq > binding.seq) continue;
-    if (exchange.response && exchange.response->seq < binding.seq) continue;
-    if (exchange.request.what.owner != key.first || exchange.request.what.key != key.second) {
-      continue;
-    }
+    if (exchange.node != binding.by || exchange.request_seq > binding.seq) continue;
+    if (exchange.answered() && exchange.response_seq < binding.seq) continue;
+    const auto request = exchange.request();
+    if (request.owner != key.first || request.key != key.second) continue;
     out.emplace(exchange.client_request, exchange.client_send);
   }
   return out;
@@ -159,13 +158,13 @@ void check_refused_replays(const HistoryModel& model,
                            const std::map<OwnerKey, std::vector<Binding>>& bound,
                            std::vector<Violation>& out) {
   for (const auto& exchange : model.exchanges) {
-    if (!exchange.response || exchange.response->what.status != 409) continue;
-    const auto& request = exchange.request.what;
-    if (request.route != "create_attempt" && request.route != "cancel_attempt") continue;
+    if (!exchange.answered() || exchange.status != 409) continue;
+    if (exchange.route != "create_attempt" && exchange.route != "cancel_attempt") continue;
+    const auto request = exchange.request();
     const auto found = bound.find({request.owner, request.key});
     if (found == bound.end()) continue;
     const Binding& binding = found->second.front();
-    if (binding.seq > exchange.response->seq) continue;
+    if (binding.seq > exchange.response_seq) continue;
     const auto sent = model.client_send(exchange.client_request, exchange.client_send);
     const auto recorders = committers(model, found->first, binding);
     if (!sent || recorders.empty()) continue;
@@ -173,12 +172,12 @@ void check_refused_replays(const HistoryModel& model,
     const auto first = model.client_send(number, send);
     if (!first || signature(*first) != signature(*sent)) continue;
     out.push_back(violation("I11.replay_refused",
-                            exchange.node + " answered request " +
+                            exchange.node.str() + " answered request " +
                                 std::to_string(exchange.client_request) + " (" + sent->action +
                                 " " + sent->path.value_or("") + ") 409 under key \"" + request.key +
                                 "\", which had already recorded request " + std::to_string(number) +
                                 "'s identical action: the replay of its success was due",
-                            exchange.response->seq, {binding.seq}));
+                            exchange.response_seq, {binding.seq}));
   }
 }
 

@@ -201,13 +201,13 @@ bool idle_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t
   });
 }
 
-std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange) {
-  const auto& answer = exchange.response->what;
+std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange,
+                           const events::ApiResponse& answer) {
   if (answer.status != 409 || !answer.error) return {};
-  const std::uint64_t from = exchange.request.seq;
-  const std::uint64_t to = exchange.response->seq;
+  const std::uint64_t from = exchange.request_seq;
+  const std::uint64_t to = exchange.response_seq;
   const AttemptRecord* attempt = answer.attempt_id ? model.attempt(*answer.attempt_id) : nullptr;
-  const auto& route = exchange.request.what.route;
+  const auto& route = exchange.route.str();
   if (route == "cancel_attempt" && *answer.error == "attempt_not_live" && attempt != nullptr &&
       !idle_during(*attempt, from, to)) {
     return "refused to cancel " + attempt_ref(attempt->id()) + " as not live, but it was " +
@@ -220,7 +220,7 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   }
   if (route == "create_attempt" && *answer.error == "job_completed") {
     // The job the request's path names (/jobs/{id}/attempts): the answer itself names none.
-    const auto id = id_in_path(exchange.request.what.path, "/jobs/");
+    const auto id = id_in_path(exchange.request().path, "/jobs/");
     const JobRecord* job = model.job(id);
     const auto* won = job != nullptr ? job->won() : nullptr;
     if (job != nullptr && (won == nullptr || won->seq > to)) {
@@ -300,15 +300,16 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
   return {};
 }
 
-void check_read(const HistoryModel& model, const ApiExchange& exchange, const AnswerCounts& answers,
+void check_read(const HistoryModel& model, const ApiExchange& exchange,
+                const events::ApiResponse& answer, const AnswerCounts& answers,
                 std::vector<Violation>& out) {
   const auto request = model.requests.find(exchange.client_request);
   if (request == model.requests.end()) return;
   // Only a send that one API node answered: with two, the client may hold the other's answer.
   if (answers.at({exchange.client_request, exchange.client_send}) != 1) return;
-  const auto job_id = *exchange.response->what.job_id;
-  const auto from = exchange.request.seq;
-  const auto to = exchange.response->seq;
+  const auto job_id = *answer.job_id;
+  const auto from = exchange.request_seq;
+  const auto to = exchange.response_seq;
   const auto due = blocked_during(model, job_id, from, to);
   for (const auto& received : model.receipts(request->second)) {
     const auto& got = received.what;
@@ -327,7 +328,7 @@ void check_read(const HistoryModel& model, const ApiExchange& exchange, const An
     out.push_back(violation("I13.read_misstates",
                             "request " + std::to_string(exchange.client_request) + " read " +
                                 job_ref(job_id) + " " + wrong,
-                            received.seq, {exchange.response->seq}));
+                            received.seq, {exchange.response_seq}));
     return;
   }
 }
@@ -364,10 +365,9 @@ std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_i
 // status, and the job id, attempt id and error code the client read in the body. Judged for a
 // client send only one API node answered, on the client's first receipt of it.
 void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchange,
-                           std::vector<Violation>& out) {
+                           const events::ApiResponse& answer, std::vector<Violation>& out) {
   const auto request = model.requests.find(exchange.client_request);
   if (request == model.requests.end()) return;
-  const auto& answer = exchange.response->what;
   for (const auto& received : model.receipts(request->second)) {
     const auto& got = received.what;
     if (got.send != exchange.client_send || got.status == 502) continue;
@@ -385,31 +385,31 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
     }
     if (!differs.empty()) {
       out.push_back(violation("I13.answer_misrecorded",
-                              exchange.node + " recorded its answer to request " +
+                              exchange.node.str() + " recorded its answer to request " +
                                   std::to_string(exchange.client_request) + " with " + differs,
-                              exchange.response->seq, {received.seq}));
+                              exchange.response_seq, {received.seq}));
       return;
     }
     // A failure the client cannot fix (a 5xx, a value the store cannot hold) names the request
     // id the node handled it under, and the node's own record of it keeps the detail: the id is
     // how an operator finds the detail the answer leaves out.
     const bool server_failure = answer.status >= 500 || answer.error == "unstorable_value";
-    const auto& id = exchange.request.what.request_id;
+    const auto id = exchange.request().request_id;
     if (server_failure && got.request_id != id) {
       out.push_back(violation("I13.failure_unnamed",
-                              exchange.node + " answered request " +
+                              exchange.node.str() + " answered request " +
                                   std::to_string(exchange.client_request) + " " +
                                   std::to_string(answer.status) + " naming request id \"" +
                                   got.request_id.value_or("(none)") + "\", not \"" + id +
                                   "\", the id it handled the request under",
-                              received.seq, {exchange.response->seq}));
+                              received.seq, {exchange.response_seq}));
     } else if (server_failure && answer.detail.value_or("").empty()) {
       out.push_back(violation("I13.failure_unnamed",
-                              exchange.node + " answered request " +
+                              exchange.node.str() + " answered request " +
                                   std::to_string(exchange.client_request) + " " +
                                   std::to_string(answer.status) + " (request id " + id +
                                   ") and kept no detail of the failure in its own record",
-                              exchange.response->seq, {received.seq}));
+                              exchange.response_seq, {received.seq}));
     }
     return;
   }
@@ -421,26 +421,26 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
   std::vector<Violation> out;
   AnswerCounts answers;
   for (const auto& exchange : model.exchanges) {
-    if (exchange.response) ++answers[{exchange.client_request, exchange.client_send}];
+    if (exchange.answered()) ++answers[{exchange.client_request, exchange.client_send}];
   }
   for (const auto& exchange : model.exchanges) {
-    if (!exchange.response) continue;
-    const auto& answer = exchange.response->what;
-    const std::string head = exchange.node + " answered " + exchange.request.what.route + " " +
+    if (!exchange.answered()) continue;
+    const auto answer = exchange.response();
+    const std::string head = exchange.node.str() + " answered " + exchange.route.str() + " " +
                              std::to_string(answer.status) + ": ";
     if (answer.status >= 500 && answer.status != 503) {
       out.push_back(violation("I13.internal_error",
                               head + "no answer but 503 (with Retry-After) may say the server "
                                      "failed, and a store failure is a 503",
-                              exchange.response->seq, {exchange.request.seq}));
-    } else if (auto untrue = untrue_refusal(model, exchange); !untrue.empty()) {
-      out.push_back(violation("I13.refusal_untrue", head + untrue, exchange.response->seq,
-                              {exchange.request.seq}));
-    } else if (answer.status == 200 && exchange.request.what.route == "get_job" && answer.job_id) {
-      check_read(model, exchange, answers, out);
+                              exchange.response_seq, {exchange.request_seq}));
+    } else if (auto untrue = untrue_refusal(model, exchange, answer); !untrue.empty()) {
+      out.push_back(violation("I13.refusal_untrue", head + untrue, exchange.response_seq,
+                              {exchange.request_seq}));
+    } else if (answer.status == 200 && exchange.route == "get_job" && answer.job_id) {
+      check_read(model, exchange, answer, answers, out);
     }
     if (answers[{exchange.client_request, exchange.client_send}] == 1) {
-      check_recorded_answer(model, exchange, out);
+      check_recorded_answer(model, exchange, answer, out);
     }
   }
   static const std::string kNoBody;

@@ -79,10 +79,10 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   // the client only when no API answer explains it.
   std::set<std::int64_t> reported;
   for (const auto& exchange : model.exchanges) {
-    if (exchange.request.what.route != "create_job" || !exchange.response) continue;
-    const auto& response = exchange.response->what;
+    if (exchange.route != "create_job" || !exchange.answered()) continue;
+    const auto response = exchange.response();
     if (check_answer(model, response.owner, response.key, response.status, response.job_id,
-                     exchange.response->seq, exchange.node.c_str(), out)) {
+                     exchange.response_seq, exchange.node.c_str(), out)) {
       reported.insert(exchange.client_request);
     }
   }

@@ -32,13 +32,14 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::map<std::int64_t, nlohmann::json> sent_values;
   std::map<std::int64_t, nlohmann::json> stored_values;
   for (const auto& exchange : model.exchanges) {
-    if (exchange.request.what.route != "create_job" || !exchange.response) continue;
-    const auto& response = exchange.response->what;
-    const auto seq = exchange.response->seq;
+    if (exchange.route != "create_job" || !exchange.answered()) continue;
+    const auto response = exchange.response();
+    const auto seq = exchange.response_seq;
     const auto status = response.status;
     if (status != 200 && status != 201 && status != 422) continue;
-    const std::string what = exchange.node + " answered " + std::to_string(status) + " for key \"" +
-                             response.key + "\" of owner \"" + response.owner + "\"";
+    const std::string what = exchange.node.str() + " answered " + std::to_string(status) +
+                             " for key \"" + response.key + "\" of owner \"" + response.owner +
+                             "\"";
     if (status == 422 && response.job_id) {
       leaked.insert(exchange.client_request);
       out.push_back(violation("I2.conflict_names_a_job",

@@ -103,8 +103,8 @@ void check_unfinished_read(const HistoryModel& model, std::int64_t number,
     if (exchange.client_request != number || exchange.client_send != received.what.send) {
       continue;
     }
-    if (!first_arrival || exchange.request.seq < *first_arrival)
-      first_arrival = exchange.request.seq;
+    if (!first_arrival || exchange.request_seq < *first_arrival)
+      first_arrival = exchange.request_seq;
   }
   if (!first_arrival || *first_arrival < won->seq) return;
   out.push_back(violation("I5.read_after_win_not_won",

@@ -26,9 +26,9 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     }
   }
   for (const auto& exchange : model.exchanges) {
-    if (!exchange.response) continue;
-    const auto& asker = exchange.request.what.owner;
-    const auto& response = exchange.response->what;
+    if (!exchange.answered()) continue;
+    const std::string asker = exchange.request().owner;
+    const auto response = exchange.response();
     // Owner scope: whatever the route and status, an answer names only the asker's jobs (another
     // owner's job is as absent as a missing one: 404, naming nothing).
     if (response.job_id) {
@@ -36,16 +36,16 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
       if (job == nullptr || job->inserted.what.owner != asker) {
         out.push_back(
             violation("I7.read_across_owners",
-                      exchange.node + " answered " + exchange.request.what.route + " of owner \"" +
+                      exchange.node.str() + " answered " + exchange.route.str() + " of owner \"" +
                           asker + "\" with " + std::to_string(response.status) + " naming " +
                           job_ref(*response.job_id) + ", which " +
                           (job == nullptr ? std::string("the store never committed")
                                           : "owner \"" + job->inserted.what.owner + "\" owns"),
-                      exchange.response->seq, {}));
+                      exchange.response_seq, {}));
         continue;
       }
     }
-    if (exchange.request.what.route != "get_job") continue;
+    if (exchange.route != "get_job") continue;
     if (response.status != 404) continue;
     const auto request = model.requests.find(exchange.client_request);
     if (request == model.requests.end()) continue;
@@ -53,11 +53,11 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     if (!asked) continue;
     const JobRecord* job = model.job(*asked);
     if (job != nullptr && job->inserted.what.owner == asker &&
-        job->inserted.seq < exchange.request.seq) {
+        job->inserted.seq < exchange.request_seq) {
       out.push_back(violation("I7.job_hidden_from_owner",
-                              exchange.node + " answered 404 to owner \"" + asker + "\" for " +
-                                  job_ref(job->id()) + ", which the store holds",
-                              exchange.response->seq, {job->inserted.seq}));
+                              exchange.node.str() + " answered 404 to owner \"" + asker +
+                                  "\" for " + job_ref(job->id()) + ", which the store holds",
+                              exchange.response_seq, {job->inserted.seq}));
     }
   }
   return out;

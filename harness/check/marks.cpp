@@ -192,17 +192,19 @@ void reach_deadline_races(const HistoryModel& model, Tally& tally) {
 // A create whose commit no API node answered with 201, answered later with 200: the commit's
 // outcome was unknown to its writer and a retry resolved it. Creates in the order answered.
 void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
-  std::map<std::uint64_t, const events::ApiResponse*> answers;
+  std::map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> answers;  // -> job, status
   for (const auto& exchange : model.exchanges) {
-    if (!exchange.response || !exchange.response->what.job_id) continue;
-    if (exchange.request.what.route != "create_job") continue;
-    answers.emplace(exchange.response->seq, &exchange.response->what);
+    if (!exchange.answered() || exchange.route != "create_job") continue;
+    const auto response = exchange.response();
+    if (!response.job_id) continue;
+    answers.emplace(exchange.response_seq, std::pair{*response.job_id, response.status});
   }
   std::map<std::int64_t, bool> created_answered;
-  for (const auto& [seq, response] : answers) {
-    bool& answered_201 = created_answered[*response->job_id];
-    if (response->status == 201) answered_201 = true;
-    if (response->status == 200 && !answered_201) {
+  for (const auto& [seq, answer] : answers) {
+    const auto& [job, status] = answer;
+    bool& answered_201 = created_answered[job];
+    if (status == 201) answered_201 = true;
+    if (status == 200 && !answered_201) {
       tally.add(Mark::commit_unknown_resolved);
       answered_201 = true;  // count each job once
     }

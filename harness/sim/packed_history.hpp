@@ -36,6 +36,7 @@ class NodeName {
   friend bool operator==(NodeName a, NodeName b) { return a.name_ == b.name_; }
   friend bool operator==(NodeName a, std::string_view b) { return *a.name_ == b; }
   friend bool operator==(NodeName a, const char* b) { return *a.name_ == b; }
+  friend bool operator==(NodeName a, const std::string& b) { return *a.name_ == b; }
 
  private:
   explicit NodeName(const std::string* name) : name_(name) {}
@@ -65,6 +66,13 @@ struct PackedEvent {
 
   std::string_view text(const Event::Field& field) const {
     return strings.substr(static_cast<std::size_t>(field.number), field.length);
+  }
+  // The first field named by interned id `name_id`, or nothing (as Event::find_id).
+  const Event::Field* find_id(std::uint32_t name_id) const {
+    for (const auto& field : fields) {
+      if (field.name_id == name_id) return &field;
+    }
+    return nullptr;
   }
 };
 

@@ -117,10 +117,13 @@ struct FieldSizer {
   }
 };
 
-// Reads T's fields in fields() order; `ids` are their interned names in that order.
+// Reads T's fields in fields() order; `ids` are their interned names in that order. `Source` is
+// an Event, or anything that finds a field by interned name id (find_id) and gives a string
+// field's bytes (text) as an Event does.
+template <typename Source = Event>
 class FieldReader {
  public:
-  FieldReader(const Event& event, const std::vector<std::uint32_t>& ids)
+  FieldReader(const Source& event, const std::vector<std::uint32_t>& ids)
       : event_(event), ids_(ids) {}
   bool ok() const { return ok_; }
 
@@ -181,7 +184,7 @@ class FieldReader {
     }
   }
 
-  const Event& event_;
+  const Source& event_;
   const std::vector<std::uint32_t>& ids_;
   std::size_t next_ = 0;
   bool ok_ = true;
@@ -215,10 +218,10 @@ namespace detail {
 
 // from_event's reading, kept out of line: a reader tries an event against many types in turn,
 // and the kind comparison that turns most of them away is then inlined where it is made.
-template <EventType T>
-[[gnu::noinline]] std::optional<T> read_event(const Event& event) {
+template <EventType T, typename Source = Event>
+[[gnu::noinline]] std::optional<T> read_event(const Source& event) {
   T value{};
-  FieldReader reader(event, field_name_ids<T>());
+  FieldReader<Source> reader(event, field_name_ids<T>());
   T::fields(value, reader);
   if (!reader.ok()) return std::nullopt;
   return value;
