@@ -468,6 +468,14 @@ bool HistoryModel::cancelled_by_operator(const AttemptRecord& attempt, std::uint
   return false;
 }
 
+JobRow JobRow::of(const Job& job) {
+  return {job.status, job.version, job.completed_by, job.result};
+}
+
+AttemptRow AttemptRow::of(const Attempt& attempt) {
+  return {attempt.id, attempt.attempt_no, attempt.state};
+}
+
 HistoryModel fold_history(const sim::History& history) {
   Folder folder(history);
   folder.fold(history);

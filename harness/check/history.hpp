@@ -197,11 +197,31 @@ struct HistoryModel {
 
 HistoryModel fold_history(const sim::History& history);
 
+// A job row at the end of a run: the columns the commit log and expectations are judged against
+// (the request's own columns, fixed at insert, are left in the store).
+struct JobRow {
+  JobStatus status = JobStatus::pending;
+  std::int64_t version = 1;
+  std::optional<AttemptId> completed_by;
+  std::string result;
+
+  static JobRow of(const Job& job);
+};
+
+// An attempt row at the end of a run, likewise.
+struct AttemptRow {
+  AttemptId id = 0;
+  int attempt_no = 0;
+  AttemptState state = AttemptState::starting;
+
+  static AttemptRow of(const Attempt& attempt);
+};
+
 // The store's rows at the end of a run, read through the Store port: what expectations about
 // final states and counts judge, and what the commit log must agree with.
 struct StoreRows {
-  std::map<std::int64_t, Job> jobs;
-  std::map<std::int64_t, std::vector<Attempt>> attempts;  // by job, in attempt_no order
+  std::map<std::int64_t, JobRow> jobs;
+  std::map<std::int64_t, std::vector<AttemptRow>> attempts;  // by job, in attempt_no order
 };
 
 // 16 hex digits of FNV-1a 64 over JSON text as this checker layer's own parser re-serializes it

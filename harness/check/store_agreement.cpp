@@ -56,7 +56,7 @@ std::vector<Violation> check_store_agrees(const HistoryModel& model, const Store
     const auto attempts = rows.attempts.find(id);
     for (auto attempt_id : job.attempts) {
       const auto& logged = model.attempts.at(attempt_id);
-      const Attempt* found = nullptr;
+      const AttemptRow* found = nullptr;
       if (attempts != rows.attempts.end()) {
         for (const auto& a : attempts->second) found = a.id == attempt_id ? &a : found;
       }

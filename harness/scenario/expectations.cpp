@@ -31,7 +31,7 @@ using check::violation;
 void check_final_jobs(const ScenarioSpec& spec,
                       const std::vector<std::optional<ReceivedResponse>>& received,
                       const check::StoreRows& rows, Violations& failed) {
-  static const std::vector<Attempt> kNone;
+  static const std::vector<check::AttemptRow> kNone;
   for (const auto& expected : spec.expect.final_jobs) {
     const std::string name = "request " + std::to_string(expected.request) + "'s job";
     const auto& got = received[expected.request - 1];
@@ -127,7 +127,7 @@ void check_responses(const ScenarioSpec& spec,
 
 }  // namespace
 
-std::string final_status(const Job& job, const std::vector<Attempt>& attempts) {
+std::string final_status(const check::JobRow& job, const std::vector<check::AttemptRow>& attempts) {
   if (job.status != JobStatus::pending) return std::string(to_string(job.status));
   for (const auto& attempt : attempts) {
     if (attempt.state == AttemptState::unknown) return "blocked";
@@ -155,7 +155,8 @@ std::vector<check::Violation> check_expectations(
   std::int64_t discarded = 0;
   for (const auto& [job, rows_of_job] : rows.attempts) {
     attempts += static_cast<std::int64_t>(rows_of_job.size());
-    discarded += std::ranges::count(rows_of_job, AttemptState::discarded, &Attempt::state);
+    discarded +=
+        std::ranges::count(rows_of_job, AttemptState::discarded, &check::AttemptRow::state);
   }
   check_count(spec.expect.attempts, "expect.attempts", "attempt(s)", attempts, failed);
   check_count(spec.expect.discarded, "expect.discarded", "discarded result(s)", discarded, failed);

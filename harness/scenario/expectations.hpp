@@ -26,6 +26,6 @@ std::vector<check::Violation> check_expectations(
 
 // Where a job stands by its final row: succeeded, failed, blocked (on an UNKNOWN attempt),
 // awaiting_operator (nothing live, its latest attempt cancelled) or pending.
-std::string final_status(const Job& job, const std::vector<Attempt>& attempts);
+std::string final_status(const check::JobRow& job, const std::vector<check::AttemptRow>& attempts);
 
 }  // namespace onejob::scenario

@@ -291,8 +291,11 @@ void run_store_query(Async<void> query) {
 Async<void> read_rows_from(Store* store, std::vector<std::int64_t> ids, check::StoreRows* rows) {
   for (const auto id : ids) {
     if (auto job = co_await store->load_job(id)) {
-      rows->jobs.emplace(id, std::move(*job));
-      rows->attempts.emplace(id, co_await store->list_attempts(id));
+      rows->jobs.emplace(id, check::JobRow::of(*job));
+      auto& attempts = rows->attempts[id];
+      for (const auto& attempt : co_await store->list_attempts(id)) {
+        attempts.push_back(check::AttemptRow::of(attempt));
+      }
     }
   }
 }

@@ -20,26 +20,12 @@ int mark_count(const HistoryModel& model, const std::string& mark) {
   return found == model.marks.end() ? 0 : found->second;
 }
 
-Job job_row(JobId id, JobStatus status, std::int64_t version, std::optional<AttemptId> winner,
-            std::string result) {
-  Job job;
-  job.id = id;
-  job.owner_id = "alice";
-  job.status = status;
-  job.version = version;
-  job.completed_by = winner;
-  job.result = std::move(result);
-  return job;
+JobRow job_row(JobStatus status, std::int64_t version, std::optional<AttemptId> winner,
+               std::string result) {
+  return {status, version, winner, std::move(result)};
 }
 
-Attempt attempt_row(AttemptId id, JobId job_id, AttemptState state) {
-  Attempt attempt;
-  attempt.id = id;
-  attempt.job_id = job_id;
-  attempt.attempt_no = 1;
-  attempt.state = state;
-  return attempt;
-}
+AttemptRow attempt_row(AttemptId id, AttemptState state) { return {id, 1, state}; }
 
 // Job 1 won by attempt 1 with kBilling; job 2 still running its attempt 2. The run then ends.
 std::uint64_t won_and_running(HistoryBuilder& h) {
@@ -52,10 +38,10 @@ std::uint64_t won_and_running(HistoryBuilder& h) {
 // The rows a store holds after won_and_running().
 StoreRows rows_as_logged() {
   StoreRows rows;
-  rows.jobs[1] = job_row(1, JobStatus::succeeded, 2, 1, kBilling);
-  rows.jobs[2] = job_row(2, JobStatus::pending, 1, std::nullopt, "");
-  rows.attempts[1] = {attempt_row(1, 1, S::succeeded)};
-  rows.attempts[2] = {attempt_row(2, 2, S::running)};
+  rows.jobs[1] = job_row(JobStatus::succeeded, 2, 1, kBilling);
+  rows.jobs[2] = job_row(JobStatus::pending, 1, std::nullopt, "");
+  rows.attempts[1] = {attempt_row(1, S::succeeded)};
+  rows.attempts[2] = {attempt_row(2, S::running)};
   return rows;
 }
 
