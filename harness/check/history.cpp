@@ -53,7 +53,7 @@ class Folder {
   void on_request(events::ApiRequest&& request, const sim::TraceEvent& recorded);
   void on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded);
   void on_executed(events::ProviderExecuted&& executed, const sim::TraceEvent& recorded);
-  void on_transition(const At<events::CommitAttemptTransition>& step);
+  void on_transition(const At<Transition>& step);
   void on_cas(const At<events::CommitCas>& cas);
   // A commit.* event: in the commit log, in commit order.
   void logged(const sim::TraceEvent& recorded) { model_.commit_log.push_back(recorded.seq - 1); }
@@ -75,7 +75,7 @@ void Folder::in_order(const sim::TraceEvent& recorded) {
   last_at_ = recorded.at;
 }
 
-void Folder::on_transition(const At<events::CommitAttemptTransition>& step) {
+void Folder::on_transition(const At<Transition>& step) {
   auto it = model_.attempts.find(step.what.attempt_id);
   if (it == model_.attempts.end()) return;  // a transition of an attempt never inserted: I3
   it->second.steps.push_back(step);
@@ -115,7 +115,7 @@ void Folder::commits(EventSwitch& kinds) {
     logged(recorded);
   });
   on<events::CommitAttemptTransition>(kinds, [this](auto&& step, const sim::TraceEvent& recorded) {
-    on_transition(at(std::move(step), recorded));
+    on_transition({Transition::of(step), recorded.seq, recorded.at});
     logged(recorded);
   });
   on<events::CommitCas>(kinds, [this](auto&& cas, const sim::TraceEvent& recorded) {
@@ -259,6 +259,21 @@ bool is_live_state(AttemptState state) {
          state == AttemptState::unknown;
 }
 
+Transition Transition::of(const events::CommitAttemptTransition& step) {
+  return {.job_id = step.job_id,
+          .attempt_id = step.attempt_id,
+          .from = step.from,
+          .to = step.to,
+          .claim = step.claim,
+          .takeover = step.takeover,
+          .has_action = step.action_key.has_value(),
+          .by = step.by,
+          .lease_owner = step.lease_owner,
+          .fence = step.fence,
+          .token = step.token,
+          .lease_expires_at = step.lease_expires_at};
+}
+
 AttemptState AttemptRecord::state_before(std::uint64_t seq) const {
   AttemptState before = AttemptState::starting;
   for (const auto& step : steps) {
@@ -268,7 +283,7 @@ AttemptState AttemptRecord::state_before(std::uint64_t seq) const {
   return before;
 }
 
-const At<events::CommitAttemptTransition>* AttemptRecord::claim_by(std::string_view worker) const {
+const At<Transition>* AttemptRecord::claim_by(std::string_view worker) const {
   for (const auto& step : steps) {
     if (step.what.claim && step.what.lease_owner == worker) return &step;
   }
@@ -384,6 +399,13 @@ std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientReque
         {typed_at<events::ClientReceived>(*history, seq), seq, history->instant(seq - 1)});
   }
   return out;
+}
+
+std::pair<std::string, std::string> HistoryModel::action_of(const At<Transition>& step) const {
+  ONEJOB_ASSERT(step.what.has_action && history != nullptr, "the action of a step without one");
+  const auto logged = typed_at<events::CommitAttemptTransition>(*history, step.seq);
+  ONEJOB_ASSERT(logged.action_key.has_value(), "a step's action key gone from its history");
+  return {logged.action_owner.value_or(""), *logged.action_key};
 }
 
 std::optional<events::ClientSent> HistoryModel::client_send(std::int64_t request,

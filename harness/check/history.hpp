@@ -45,17 +45,37 @@ struct At {
   Instant at{};
 };
 
+// A commit.attempt as the model keeps it: every column the rules compare, node names interned.
+// Whether it carries an operator action's key is kept; the key and its owner (rare) are read from
+// the history at the step's seq (HistoryModel::action_of).
+struct Transition {
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  AttemptState from = AttemptState::starting;
+  AttemptState to = AttemptState::starting;
+  bool claim = false;
+  bool takeover = false;
+  bool has_action = false;
+  sim::NodeName by;
+  sim::NodeName lease_owner;
+  std::optional<std::int64_t> fence{};
+  std::int64_t token = 0;
+  std::optional<Instant> lease_expires_at{};
+
+  static Transition of(const events::CommitAttemptTransition& step);
+};
+
 struct AttemptRecord {
   At<events::CommitAttemptInserted> inserted;
-  std::vector<At<events::CommitAttemptTransition>> steps;  // commit order
-  AttemptState state = AttemptState::starting;             // at the end of the log
+  std::vector<At<Transition>> steps;            // commit order
+  AttemptState state = AttemptState::starting;  // at the end of the log
 
   std::int64_t id() const { return inserted.what.attempt_id; }
   std::int64_t job_id() const { return inserted.what.job_id; }
   // The state the log gives the attempt just before trace event `seq` (STARTING once inserted).
   AttemptState state_before(std::uint64_t seq) const;
   // The claim that gave `worker` this attempt's lease, if any.
-  const At<events::CommitAttemptTransition>* claim_by(std::string_view worker) const;
+  const At<Transition>* claim_by(std::string_view worker) const;
 };
 
 struct JobRecord {
@@ -180,6 +200,8 @@ struct HistoryModel {
   events::ClientSent first_send(const ClientRequest& request) const;
   // What its client received for it, in order.
   std::vector<At<events::ClientReceived>> receipts(const ClientRequest& request) const;
+  // The operator action (owner, key) a transition carries; REQUIRES: step.what.has_action.
+  std::pair<std::string, std::string> action_of(const At<Transition>& step) const;
   // Send `send` (1-based) of timeline request `request`, as its client recorded it.
   std::optional<events::ClientSent> client_send(std::int64_t request, std::int64_t send) const;
   // Whether `node` was up when the run ended (started, and not crashed since).

@@ -74,10 +74,10 @@ void check_refusals(const HistoryModel& model, std::vector<Violation>& out) {
 std::vector<Violation> check_fencing(const HistoryModel& model) {
   std::vector<Violation> out;
   for (const auto& [id, attempt] : model.attempts) {
-    std::map<std::string, const At<events::CommitAttemptTransition>*> claims;  // holder -> claim
+    std::map<std::string, const At<Transition>*> claims;  // holder -> claim
     std::set<std::string> ousted;  // holders whose lease another node took over
     std::string holder;
-    const At<events::CommitAttemptTransition>* holder_claim = nullptr;
+    const At<Transition>* holder_claim = nullptr;
     std::int64_t token = 0;
     for (const auto& step : attempt.steps) {
       const auto& s = step.what;
@@ -87,7 +87,7 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
           step.at < *holder_claim->what.lease_expires_at) {
         const auto expires = holder_claim->what.lease_expires_at->time_since_epoch().count();
         out.push_back(violation("I10.takeover_before_expiry",
-                                s.by + " took " + attempt_ref(id) + " over from " + holder +
+                                s.by.str() + " took " + attempt_ref(id) + " over from " + holder +
                                     " at " + std::to_string(step.at.time_since_epoch().count()) +
                                     " us, before its lease ran out at " + std::to_string(expires) +
                                     " us (as its claim recorded)",
@@ -113,18 +113,18 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
         if (claim != claims.end()) evidence.push_back(claim->second->seq);
         out.push_back(violation(
             "I10.write_after_takeover",
-            s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) + " -> " +
-                std::string(to_string(s.to)) + " after its lease (token " + std::to_string(held) +
-                ") was taken over (token now " + std::to_string(token) + ")",
+            s.by.str() + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) +
+                " -> " + std::string(to_string(s.to)) + " after its lease (token " +
+                std::to_string(held) + ") was taken over (token now " + std::to_string(token) + ")",
             seq, std::move(evidence)));
       }
       if ((s.claim || s.takeover) && (s.lease_owner != s.by || s.token <= token)) {
-        out.push_back(violation("I10.lease_not_handed_over",
-                                s.by + (s.claim ? " claimed " : " took over ") + attempt_ref(id) +
-                                    ", but the store left its lease with \"" + s.lease_owner +
-                                    "\" under token " + std::to_string(s.token) + " (it was " +
-                                    std::to_string(token) + ")",
-                                step.seq, {}));
+        out.push_back(violation(
+            "I10.lease_not_handed_over",
+            s.by.str() + (s.claim ? " claimed " : " took over ") + attempt_ref(id) +
+                ", but the store left its lease with \"" + s.lease_owner.str() + "\" under token " +
+                std::to_string(s.token) + " (it was " + std::to_string(token) + ")",
+            step.seq, {}));
       }
       if (s.claim) {
         // A new claim (a re-driven attempt can come back to the worker that lost it) gives the

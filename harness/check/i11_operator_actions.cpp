@@ -48,9 +48,8 @@ std::map<OwnerKey, std::vector<Binding>> bindings(const HistoryModel& model) {
           {true, id, inserted.by, attempt.inserted.seq});
     }
     for (const auto& step : attempt.steps) {
-      if (!step.what.action_key) continue;
-      out[{step.what.action_owner.value_or(""), *step.what.action_key}].push_back(
-          {false, id, step.what.by, step.seq});
+      if (!step.what.has_action) continue;
+      out[model.action_of(step)].push_back({false, id, step.what.by, step.seq});
     }
   }
   for (auto& [key, list] : out) std::ranges::sort(list, {}, &Binding::seq);

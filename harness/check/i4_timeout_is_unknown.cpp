@@ -186,7 +186,7 @@ void check_redrives(const HistoryModel& model, std::vector<Violation>& out) {
       if (learned) continue;
       out.push_back(violation(
           "I4.redriven_without_not_found",
-          s.by + " moved UNKNOWN " + attempt_ref(id) + " of " + job_ref(attempt.job_id()) +
+          s.by.str() + " moved UNKNOWN " + attempt_ref(id) + " of " + job_ref(attempt.job_id()) +
               " back to STARTING, but no status answer \"not_found\" for key " +
               attempt.inserted.what.provider_key + " reached it since the attempt became UNKNOWN",
           step.seq, {unknown_since}));

@@ -155,7 +155,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
   if (state == AttemptState::running && !reconciler_up) {
     // Its lease holder crashed after claiming it: only a reconciler takes an expired lease over,
     // and there is none, so it waits for an operator by design.
-    const At<events::CommitAttemptTransition>* claim = nullptr;
+    const At<Transition>* claim = nullptr;
     for (const auto& step : record.steps) {
       if (step.what.claim) claim = &step;
     }
