@@ -165,12 +165,16 @@ void Folder::on_response(events::ApiResponse&& response, const sim::TraceEvent& 
 }
 
 void Folder::on_executed(events::ProviderExecuted&& executed, const sim::TraceEvent& recorded) {
+  Execution execution{recorded.node,
+                      {{std::move(executed.provider_key), executed.outcome, executed.answers_at},
+                       recorded.seq,
+                       recorded.at}};
   if (executed.purpose == events::kPurposeAttempt) {
-    model_.first_execution.try_emplace(executed.provider_key, model_.executions.size());
-    model_.executions.push_back(Execution{recorded.node, at(std::move(executed), recorded)});
+    model_.first_execution.try_emplace(execution.executed.what.provider_key,
+                                       model_.executions.size());
+    model_.executions.push_back(std::move(execution));
   } else {
-    model_.certification_executions.push_back(
-        Execution{recorded.node, at(std::move(executed), recorded)});
+    model_.certification_executions.push_back(std::move(execution));
   }
 }
 
@@ -200,14 +204,14 @@ void Folder::seen(EventSwitch& kinds) {
     on_response(std::move(response), recorded);
   });
   on<events::ProviderCalled>(kinds, [this](auto&& call, const sim::TraceEvent& recorded) {
-    model_.calls[call.attempt_id].push_back(at(std::move(call), recorded));
+    model_.calls[call.attempt_id].push_back(recorded.seq);
   });
   on<events::ProviderExecuted>(kinds, [this](auto&& executed, const sim::TraceEvent& recorded) {
     on_executed(std::move(executed), recorded);
   });
   on<events::ProviderDelivered>(kinds, [this](auto&& delivered, const sim::TraceEvent& recorded) {
-    const std::string key = delivered.provider_key;
-    model_.deliveries[key].push_back(Delivery{recorded.node, at(std::move(delivered), recorded)});
+    model_.deliveries[delivered.provider_key].push_back(
+        Delivery{recorded.node, delivered.call, delivered.outcome, recorded.seq, recorded.at});
   });
   const auto life = [this](bool up) {
     return [this, up](const sim::TraceEvent& recorded) {
@@ -401,6 +405,11 @@ std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientReque
   return out;
 }
 
+std::string HistoryModel::output_of(const Execution& execution) const {
+  ONEJOB_ASSERT(history != nullptr, "an execution outside a history");
+  return typed_at<events::ProviderExecuted>(*history, execution.executed.seq).output;
+}
+
 std::pair<std::string, std::string> HistoryModel::action_of(const At<Transition>& step) const {
   ONEJOB_ASSERT(step.what.has_action && history != nullptr, "the action of a step without one");
   const auto logged = typed_at<events::CommitAttemptTransition>(*history, step.seq);
@@ -441,11 +450,10 @@ std::deque<CallSpan> spans_of(const HistoryModel& model) {
         if (auto found = model.deliveries.find(call->provider_key);
             found != model.deliveries.end()) {
           for (const Delivery& delivery : found->second) {
-            const auto& delivered = delivery.delivered;
-            if (delivery.node == span.node && delivered.seq > recorded.seq &&
-                delivered.what.call == events::kDeliveredReply && delivered.at <= span.ended) {
-              span.ended = delivered.at;
-              span.reply = delivered.what.outcome;
+            if (delivery.node == span.node && delivery.seq > recorded.seq &&
+                delivery.call == events::kDeliveredReply && delivery.at <= span.ended) {
+              span.ended = delivery.at;
+              span.reply = delivery.outcome.str();
               break;
             }
           }

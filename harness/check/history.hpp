@@ -130,15 +130,26 @@ struct ApiExchange {
   events::ApiResponse response() const;
 };
 
+// A provider.execute as the model keeps it; its output is read from the history when a rule
+// asks (HistoryModel::output_of).
+struct Executed {
+  std::string provider_key;
+  sim::NodeName outcome;
+  std::optional<Instant> answers_at{};
+};
+
 struct Execution {
-  std::string provider;
-  At<events::ProviderExecuted> executed;
+  sim::NodeName provider;
+  At<Executed> executed;
 };
 
 // A provider's answer (or status) as the transport delivered it to `node`.
 struct Delivery {
-  std::string node;
-  At<events::ProviderDelivered> delivered;
+  sim::NodeName node;
+  sim::NodeName call;     // kDeliveredReply or kDeliveredStatus
+  sim::NodeName outcome;  // the provider's outcome as delivered
+  std::uint64_t seq = 0;  // the provider.deliver's position in the trace
+  Instant at{};
 };
 
 // A worker's provider call and when it ended for that worker: the first reply the transport
@@ -169,7 +180,8 @@ struct HistoryModel {
   // What nodes and clients saw.
   std::map<std::int64_t, ClientRequest> requests;  // by timeline number
   std::deque<ApiExchange> exchanges;  // in request order (a deque: no doubling copy as it grows)
-  std::map<std::int64_t, std::vector<At<events::ProviderCalled>>> calls;  // by attempt id
+  // Where each attempt's provider calls are in the trace, by attempt id.
+  std::map<std::int64_t, std::vector<std::uint64_t>> calls;
   std::deque<CallSpan> call_spans;  // every worker's calls with their ends, in trace order
 
   // Commits moving an attempt to CANCELLED on an operator's request: made by an API node while
@@ -200,6 +212,8 @@ struct HistoryModel {
   events::ClientSent first_send(const ClientRequest& request) const;
   // What its client received for it, in order.
   std::vector<At<events::ClientReceived>> receipts(const ClientRequest& request) const;
+  // The output the provider produced in `execution`.
+  std::string output_of(const Execution& execution) const;
   // The operator action (owner, key) a transition carries; REQUIRES: step.what.has_action.
   std::pair<std::string, std::string> action_of(const At<Transition>& step) const;
   // Send `send` (1-based) of timeline request `request`, as its client recorded it.

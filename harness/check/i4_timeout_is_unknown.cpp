@@ -104,10 +104,10 @@ void check_prompts(const HistoryModel& model, std::vector<Violation>& out) {
                               provider + " was called for " + attempt_ref(id) +
                                   " with a prompt of " + std::to_string(size->tokens) +
                                   " tokens, over its limit of " + std::to_string(size->limit),
-                              calls->second.front().seq, {}));
+                              calls->second.front(), {}));
     }
     if (!size || !size->has_input || size->tokens > size->limit) continue;  // a reason to fail
-    const auto first_call = called ? calls->second.front().seq : ~std::uint64_t{0};
+    const auto first_call = called ? calls->second.front() : ~std::uint64_t{0};
     for (const auto& step : attempt.steps) {
       if (step.what.to != AttemptState::failed || step.seq > first_call) continue;
       const auto* won = job->won();
@@ -176,13 +176,13 @@ void check_redrives(const HistoryModel& model, std::vector<Violation>& out) {
       if (s.to == AttemptState::unknown) unknown_since = step.seq;
       if (s.from != AttemptState::unknown || s.to != AttemptState::starting) continue;
       const auto deliveries = model.deliveries.find(attempt.inserted.what.provider_key);
-      const bool learned =
-          deliveries != model.deliveries.end() &&
-          std::ranges::any_of(deliveries->second, [&](const Delivery& delivery) {
-            const auto& d = delivery.delivered;
-            return delivery.node == s.by && d.what.call == events::kDeliveredStatus &&
-                   d.what.outcome == "not_found" && d.seq > unknown_since && d.seq < step.seq;
-          });
+      const bool learned = deliveries != model.deliveries.end() &&
+                           std::ranges::any_of(deliveries->second, [&](const Delivery& delivery) {
+                             return delivery.node == s.by &&
+                                    delivery.call == events::kDeliveredStatus &&
+                                    delivery.outcome == "not_found" &&
+                                    delivery.seq > unknown_since && delivery.seq < step.seq;
+                           });
       if (learned) continue;
       out.push_back(violation(
           "I4.redriven_without_not_found",
@@ -203,7 +203,7 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
     const auto calls = model.calls.find(id);
     for (const auto& step : attempt.steps) {
       if (step.what.to != AttemptState::failed) continue;
-      if (calls == model.calls.end() || calls->second.front().seq > step.seq) {
+      if (calls == model.calls.end() || calls->second.front() > step.seq) {
         const JobRecord* job = model.job(attempt.job_id());
         const auto* won = job == nullptr ? nullptr : job->won();
         if (won != nullptr && won->seq < step.seq) {
@@ -225,7 +225,7 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
       std::string provider_did = "its provider never executed it";
       if (execution != nullptr) {
         const auto& executed = execution->executed.what;
-        provider_did = "its provider's execution was \"" + executed.outcome + "\"";
+        provider_did = "its provider's execution was \"" + executed.outcome.str() + "\"";
         if (!executed.answers_at) {
           provider_did += " and never answered";
         } else if (definitive_failure(executed.outcome)) {
@@ -237,7 +237,7 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
                                   job_ref(attempt.job_id()) + " " +
                                   std::string(to_string(step.what.from)) + " -> FAILED, but " +
                                   provider_did + ": a timeout is UNKNOWN, not a failure",
-                              step.seq, {calls->second.front().seq}));
+                              step.seq, {calls->second.front()}));
     }
   }
   for (const auto& [id, job] : model.jobs) {

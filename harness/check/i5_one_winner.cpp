@@ -143,7 +143,7 @@ void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
       }
       const Execution* execution = model.execution_of(winner);
       if (execution == nullptr) continue;
-      if (r.result_digest != json_digest(execution->executed.what.output)) {
+      if (r.result_digest != json_digest(model.output_of(*execution))) {
         out.push_back(violation("I5.read_wrong_result",
                                 what + " with a result that is not the one the winner " +
                                     attempt_ref(winner) + "'s provider produced",

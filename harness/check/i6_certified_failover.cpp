@@ -101,7 +101,7 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
       out.push_back(violation("I6.certified_on_failed_call",
                               "the store recorded a passing certification of \"" + provider +
                                   "\", but its certification call " + executed.what.provider_key +
-                                  (in_time ? " was answered \"" + executed.what.outcome + "\""
+                                  (in_time ? " was answered \"" + executed.what.outcome.str() + "\""
                                            : std::string(" had no answer by then")),
                               certification.seq, {executed.seq}));
     }
@@ -148,9 +148,9 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
                execution->executed.what.outcome != "plausible") {
       out.push_back(violation("I6.invalid_output_won",
                               what + ", is an invalid output (provider behaviour \"" +
-                                  execution->executed.what.outcome + "\")",
+                                  execution->executed.what.outcome.str() + "\")",
                               won->seq, {execution->executed.seq}));
-    } else if (differs_as_json(won->what.result, execution->executed.what.output)) {
+    } else if (differs_as_json(won->what.result, model.output_of(*execution))) {
       out.push_back(violation("I6.result_not_answered",
                               what + ", is not what its provider answered", won->seq,
                               {execution->executed.seq}));

@@ -53,7 +53,7 @@ Duration settle_horizon(const events::RunPolicy& p) {
 
 namespace {
 
-bool definitive(const events::ProviderDelivered& delivered) {
+bool definitive(const Delivery& delivered) {
   return delivered.outcome == "answered" || delivered.outcome == "rejected" ||
          delivered.outcome == "completed" || delivered.outcome == "failed";
 }
@@ -102,17 +102,15 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
   if (judge_time && (state == AttemptState::running || state == AttemptState::unknown)) {
     if (auto found = model.deliveries.find(key); found != model.deliveries.end()) {
       for (const Delivery& delivery : found->second) {
-        if (!definitive(delivery.delivered.what) ||
-            model.crashed_after(delivery.node, delivery.delivered.seq) ||
-            !had_time_since(delivery.delivered.at)) {
+        if (!definitive(delivery) || model.crashed_after(delivery.node, delivery.seq) ||
+            !had_time_since(delivery.at)) {
           continue;
         }
         out.push_back(violation("I8.answer_dropped",
-                                subject + ": " + delivery.node + " received its provider's " +
-                                    delivery.delivered.what.call + " \"" +
-                                    delivery.delivered.what.outcome +
+                                subject + ": " + delivery.node.str() + " received its provider's " +
+                                    delivery.call.str() + " \"" + delivery.outcome.str() +
                                     "\" and stayed up, but it was never recorded",
-                                end_seq, {delivery.delivered.seq}));
+                                end_seq, {delivery.seq}));
         return;
       }
     }
@@ -121,7 +119,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
       if (execution != nullptr && execution->executed.what.answers_at &&
           had_time_since(*execution->executed.what.answers_at)) {
         out.push_back(violation("I8.truth_not_learned",
-                                subject + ": " + execution->provider + " executed it and " +
+                                subject + ": " + execution->provider.str() + " executed it and " +
                                     "answered at " + ms(*execution->executed.what.answers_at) +
                                     ", and a reconciler was up, but the job never learned it",
                                 end_seq, {execution->executed.seq}));

@@ -111,7 +111,7 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
     if (const auto* run = model.execution_of(id)) widen(micros(run->executed.at));
     if (attempt == nullptr) continue;
     if (auto calls = model.calls.find(id); calls != model.calls.end()) {
-      for (const auto& call : calls->second) widen(micros(call.at));
+      for (const auto call : calls->second) widen(micros(history.instant(call - 1)));
     }
   }
   const std::int64_t span = std::max<std::int64_t>(last - first, 1);
@@ -210,8 +210,8 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
                     static_cast<unsigned long long>(run->executed.seq), x(micros(run->executed.at)),
                     y + 11, static_cast<unsigned long long>(run->executed.seq));
       out += buffer;
-      out += xml_escape(run->provider) + " executed it: " + xml_escape(run->executed.what.outcome) +
-             "</title></circle>";
+      out += xml_escape(run->provider.str()) +
+             " executed it: " + xml_escape(run->executed.what.outcome.str()) + "</title></circle>";
     }
     for (const auto& cas : job.cas) {
       if (cas.what.attempt_id != id) continue;

@@ -219,12 +219,13 @@ BOOST_AUTO_TEST_CASE(executions_and_calls_are_found_by_attempt) {
   const auto model = h.model();
   BOOST_TEST(model.executions.size() == 1u);
   BOOST_TEST_REQUIRE(model.execution_of(1));
-  BOOST_TEST(model.execution_of(1)->provider == "alpha");
+  BOOST_TEST(model.execution_of(1)->provider.str() == "alpha");
   BOOST_TEST(model.execution_of(1)->executed.seq == 5u);
-  BOOST_TEST(model.execution_of(1)->executed.what.output == kBilling);
+  BOOST_TEST(model.output_of(*model.execution_of(1)) == kBilling);
+  BOOST_TEST(model.execution_of(1)->executed.what.outcome.str() == "ok");
   BOOST_TEST(!model.execution_of(2));
   BOOST_TEST(model.calls.at(1).size() == 1u);
-  BOOST_TEST(model.calls.at(1)[0].seq == 4u);
+  BOOST_TEST(model.calls.at(1)[0] == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(json_digest_ignores_key_order_and_spacing) {
