@@ -54,7 +54,7 @@ class Folder {
   void on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded);
   void on_executed(events::ProviderExecuted&& executed, const sim::TraceEvent& recorded);
   void on_transition(const At<Transition>& step);
-  void on_cas(const At<events::CommitCas>& cas);
+  void on_cas(const At<Cas>& cas);
   // A commit.* event: in the commit log, in commit order.
   void logged(const sim::TraceEvent& recorded) { model_.commit_log.push_back(recorded.seq - 1); }
 
@@ -91,7 +91,7 @@ void Folder::on_transition(const At<Transition>& step) {
   }
 }
 
-void Folder::on_cas(const At<events::CommitCas>& cas) {
+void Folder::on_cas(const At<Cas>& cas) {
   auto job = model_.jobs.find(cas.what.job_id);
   if (job != model_.jobs.end()) job->second.cas.push_back(cas);
 }
@@ -119,7 +119,7 @@ void Folder::commits(EventSwitch& kinds) {
     logged(recorded);
   });
   on<events::CommitCas>(kinds, [this](auto&& cas, const sim::TraceEvent& recorded) {
-    on_cas(at(std::move(cas), recorded));
+    on_cas({Cas::of(cas), recorded.seq, recorded.at});
     logged(recorded);
   });
   on<events::CommitJobFailed>(kinds, [this](auto&& failed, const sim::TraceEvent& recorded) {
@@ -263,6 +263,17 @@ bool is_live_state(AttemptState state) {
          state == AttemptState::unknown;
 }
 
+Cas Cas::of(const events::CommitCas& cas) {
+  return {.job_id = cas.job_id,
+          .attempt_id = cas.attempt_id,
+          .expected_version = cas.expected_version,
+          .version = cas.version,
+          .winner = cas.winner,
+          .won = cas.won,
+          .result_offered = cas.job_result == cas.result,
+          .by = cas.by};
+}
+
 Transition Transition::of(const events::CommitAttemptTransition& step) {
   return {.job_id = step.job_id,
           .attempt_id = step.attempt_id,
@@ -294,7 +305,7 @@ const At<Transition>* AttemptRecord::claim_by(std::string_view worker) const {
   return nullptr;
 }
 
-const At<events::CommitCas>* JobRecord::won() const {
+const At<Cas>* JobRecord::won() const {
   for (const auto& attempt_cas : cas) {
     if (attempt_cas.what.won) return &attempt_cas;
   }
@@ -403,6 +414,11 @@ std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientReque
         {typed_at<events::ClientReceived>(*history, seq), seq, history->instant(seq - 1)});
   }
   return out;
+}
+
+events::CommitCas HistoryModel::cas_event(const At<Cas>& cas) const {
+  ONEJOB_ASSERT(history != nullptr, "a compare-and-swap outside a history");
+  return typed_at<events::CommitCas>(*history, cas.seq);
 }
 
 std::string HistoryModel::output_of(const Execution& execution) const {

@@ -78,15 +78,31 @@ struct AttemptRecord {
   const At<Transition>* claim_by(std::string_view worker) const;
 };
 
+// A commit.cas as the model keeps it: every column rules compare but the bytes it wrote, which are
+// read from the history when a rule asks (HistoryModel::cas_event); whether the job's result is
+// the result the attempt offered is kept.
+struct Cas {
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  std::int64_t expected_version = 0;
+  std::int64_t version = 0;
+  std::int64_t winner = 0;
+  bool won = false;
+  bool result_offered = false;  // job_result == result
+  sim::NodeName by;
+
+  static Cas of(const events::CommitCas& cas);
+};
+
 struct JobRecord {
   At<events::CommitJobInserted> inserted;
   std::vector<std::int64_t> attempts;  // ids, in insertion (attempt_no) order
-  std::vector<At<events::CommitCas>> cas;
+  std::vector<At<Cas>> cas;
   std::vector<At<events::CommitJobFailed>> failures;  // a retry makes a failed job pending again
 
   std::int64_t id() const { return inserted.what.job_id; }
   // The first winning compare-and-swap, if any.
-  const At<events::CommitCas>* won() const;
+  const At<Cas>* won() const;
 };
 
 // Where a job stands when the run ends.
@@ -212,6 +228,8 @@ struct HistoryModel {
   events::ClientSent first_send(const ClientRequest& request) const;
   // What its client received for it, in order.
   std::vector<At<events::ClientReceived>> receipts(const ClientRequest& request) const;
+  // A compare-and-swap as the store logged it, with the bytes it wrote.
+  events::CommitCas cas_event(const At<Cas>& cas) const;
   // The output the provider produced in `execution`.
   std::string output_of(const Execution& execution) const;
   // The operator action (owner, key) a transition carries; REQUIRES: step.what.has_action.

@@ -205,21 +205,25 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
   }
   if (auto completed = events::from_event<events::JobCompleted>(event)) {
     const JobRecord* job = model.job(completed->job_id);
-    const bool ok =
-        job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
-          return write.by == node && write.won && write.attempt_id == completed->attempt_id &&
-                 write.version == completed->version && write.job_result == completed->result;
-        });
+    const bool ok = job != nullptr && std::ranges::any_of(job->cas, [&](const At<Cas>& write) {
+                      const Cas& w = write.what;
+                      return write.seq < seq && w.by == node && w.won &&
+                             w.attempt_id == completed->attempt_id &&
+                             w.version == completed->version &&
+                             model.cas_event(write).job_result == completed->result;
+                    });
     return ok ? ""
               : "job.completed of " + job_ref(completed->job_id) + " by " +
                     attempt_ref(completed->attempt_id);
   }
   if (auto discarded = events::from_event<events::ResultDiscarded>(event)) {
     const JobRecord* job = model.job(discarded->job_id);
-    const bool ok = job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
-                      return write.by == node && !write.won &&
-                             write.attempt_id == discarded->attempt_id &&
-                             write.winner == discarded->winner && write.result == discarded->result;
+    const bool ok = job != nullptr && std::ranges::any_of(job->cas, [&](const At<Cas>& write) {
+                      const Cas& w = write.what;
+                      return write.seq < seq && w.by == node && !w.won &&
+                             w.attempt_id == discarded->attempt_id &&
+                             w.winner == discarded->winner &&
+                             model.cas_event(write).result == discarded->result;
                     });
     return ok ? "" : "result.discarded of " + attempt_ref(discarded->attempt_id);
   }

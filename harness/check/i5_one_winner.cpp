@@ -23,7 +23,7 @@ namespace onejob::check {
 namespace {
 
 void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Violation>& out) {
-  const At<events::CommitCas>* winner = nullptr;
+  const At<Cas>* winner = nullptr;
   for (const auto& cas : job.cas) {
     const auto& c = cas.what;
     const std::string what = attempt_ref(c.attempt_id) + "'s compare-and-swap on " +
@@ -38,15 +38,15 @@ void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Viol
                               what + " moving the version " + std::to_string(c.expected_version) +
                                   " -> " + std::to_string(c.version) + ", not 1 -> 2",
                               cas.seq, {}));
-    } else if (c.won && c.job_result != c.result) {
+    } else if (c.won && !c.result_offered) {
       out.push_back(violation("I5.result_not_offered",
                               what + " but the job's result is not the bytes it offered", cas.seq,
                               {}));
     } else if (!c.won && winner == nullptr) {
       out.push_back(violation("I5.lost_without_winner", what + " although the job had no winner",
                               cas.seq, {}));
-    } else if (!c.won &&
-               (c.winner != winner->what.attempt_id || c.job_result != winner->what.result)) {
+    } else if (!c.won && (c.winner != winner->what.attempt_id ||
+                          model.cas_event(cas).job_result != model.cas_event(*winner).result)) {
       out.push_back(violation("I5.loser_reached_job",
                               what + ", and the job's completed_by or result is no longer " +
                                   attempt_ref(winner->what.attempt_id) +

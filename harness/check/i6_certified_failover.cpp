@@ -150,7 +150,7 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
                               what + ", is an invalid output (provider behaviour \"" +
                                   execution->executed.what.outcome.str() + "\")",
                               won->seq, {execution->executed.seq}));
-    } else if (differs_as_json(won->what.result, model.output_of(*execution))) {
+    } else if (differs_as_json(model.cas_event(*won).result, model.output_of(*execution))) {
       out.push_back(violation("I6.result_not_answered",
                               what + ", is not what its provider answered", won->seq,
                               {execution->executed.seq}));

@@ -45,10 +45,11 @@ std::vector<Violation> check_store_agrees(const HistoryModel& model, const Store
         winner_text(won ? std::optional(won->what.attempt_id) : std::nullopt));
     add("version", std::to_string(row->second.version),
         std::to_string(won ? won->what.version : 1));
-    if (won && row->second.result != won->what.result) {
+    if (const auto written = won ? model.cas_event(*won).result : std::string();
+        won && row->second.result != written) {
       differs += std::string(differs.empty() ? "" : "; ") + "result " +
                  std::to_string(row->second.result.size()) + " bytes in the row, not the " +
-                 std::to_string(won->what.result.size()) + " bytes the winner wrote";
+                 std::to_string(written.size()) + " bytes the winner wrote";
     }
     if (!differs.empty()) {
       report("log.job_row_differs", job_ref(id) + "'s row differs from its commit log: " + differs);
