@@ -101,7 +101,8 @@ void Folder::commits(EventSwitch& kinds) {
   on<events::CommitJobInserted>(kinds, [this](auto&& job, const sim::TraceEvent& recorded) {
     const auto id = job.job_id;
     model_.jobs_by_key[{job.owner, job.key}].push_back(id);
-    model_.jobs.emplace(id, JobRecord{at(std::move(job), recorded), {}, {}, {}});
+    model_.jobs.emplace(id,
+                        JobRecord{{JobInserted::of(job), recorded.seq, recorded.at}, {}, {}, {}});
     logged(recorded);
   });
   on<events::CommitAttemptInserted>(kinds, [this](auto&& attempt, const sim::TraceEvent& recorded) {
@@ -111,7 +112,9 @@ void Folder::commits(EventSwitch& kinds) {
     }
     model_.attempt_by_provider_key.emplace(attempt.provider_key, id);
     model_.attempts.emplace(
-        id, AttemptRecord{at(std::move(attempt), recorded), {}, AttemptState::starting});
+        id,
+        AttemptRecord{
+            {AttemptInserted::of(attempt), recorded.seq, recorded.at}, {}, AttemptState::starting});
     logged(recorded);
   });
   on<events::CommitAttemptTransition>(kinds, [this](auto&& step, const sim::TraceEvent& recorded) {
@@ -261,6 +264,26 @@ HistoryModel Folder::finish() {
 bool is_live_state(AttemptState state) {
   return state == AttemptState::starting || state == AttemptState::running ||
          state == AttemptState::unknown;
+}
+
+JobInserted JobInserted::of(const events::CommitJobInserted& inserted) {
+  return {.job_id = inserted.job_id,
+          .owner = inserted.owner,
+          .key = inserted.key,
+          .operation = inserted.operation,
+          .provider = inserted.provider,
+          .by = inserted.by};
+}
+
+AttemptInserted AttemptInserted::of(const events::CommitAttemptInserted& inserted) {
+  return {.job_id = inserted.job_id,
+          .attempt_id = inserted.attempt_id,
+          .attempt_no = inserted.attempt_no,
+          .provider = inserted.provider,
+          .provider_key = inserted.provider_key,
+          .origin = inserted.origin,
+          .has_action = inserted.action_key.has_value(),
+          .by = inserted.by};
 }
 
 Cas Cas::of(const events::CommitCas& cas) {
@@ -424,6 +447,20 @@ events::CommitCas HistoryModel::cas_event(const At<Cas>& cas) const {
 std::string HistoryModel::output_of(const Execution& execution) const {
   ONEJOB_ASSERT(history != nullptr, "an execution outside a history");
   return typed_at<events::ProviderExecuted>(*history, execution.executed.seq).output;
+}
+
+std::string HistoryModel::payload_of(const JobRecord& job) const {
+  ONEJOB_ASSERT(history != nullptr, "a job outside a history");
+  return typed_at<events::CommitJobInserted>(*history, job.inserted.seq).payload;
+}
+
+std::pair<std::string, std::string> HistoryModel::action_of(
+    const At<AttemptInserted>& inserted) const {
+  ONEJOB_ASSERT(inserted.what.has_action && history != nullptr,
+                "the action of an attempt without one");
+  const auto logged = typed_at<events::CommitAttemptInserted>(*history, inserted.seq);
+  ONEJOB_ASSERT(logged.action_key.has_value(), "an attempt's action key gone from its history");
+  return {logged.action_owner.value_or(""), *logged.action_key};
 }
 
 std::pair<std::string, std::string> HistoryModel::action_of(const At<Transition>& step) const {

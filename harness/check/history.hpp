@@ -65,8 +65,23 @@ struct Transition {
   static Transition of(const events::CommitAttemptTransition& step);
 };
 
+// A commit.attempt_inserted as the model keeps it, names interned; whether it carries an operator
+// action's key is kept, the key and its owner are read from the history (HistoryModel::action_of).
+struct AttemptInserted {
+  std::int64_t job_id = 0;
+  std::int64_t attempt_id = 0;
+  std::int64_t attempt_no = 0;
+  sim::NodeName provider;
+  std::string provider_key;
+  AttemptOrigin origin = AttemptOrigin::initial;
+  bool has_action = false;
+  sim::NodeName by;
+
+  static AttemptInserted of(const events::CommitAttemptInserted& inserted);
+};
+
 struct AttemptRecord {
-  At<events::CommitAttemptInserted> inserted;
+  At<AttemptInserted> inserted;
   std::vector<At<Transition>> steps;            // commit order
   AttemptState state = AttemptState::starting;  // at the end of the log
 
@@ -94,8 +109,21 @@ struct Cas {
   static Cas of(const events::CommitCas& cas);
 };
 
+// A commit.job_inserted as the model keeps it, names interned; the request body is read from the
+// history when a rule asks (HistoryModel::payload_of).
+struct JobInserted {
+  std::int64_t job_id = 0;
+  std::string owner;
+  std::string key;
+  sim::NodeName operation;
+  sim::NodeName provider;
+  sim::NodeName by;
+
+  static JobInserted of(const events::CommitJobInserted& inserted);
+};
+
 struct JobRecord {
-  At<events::CommitJobInserted> inserted;
+  At<JobInserted> inserted;
   std::vector<std::int64_t> attempts;  // ids, in insertion (attempt_no) order
   std::vector<At<Cas>> cas;
   std::vector<At<events::CommitJobFailed>> failures;  // a retry makes a failed job pending again
@@ -228,12 +256,16 @@ struct HistoryModel {
   events::ClientSent first_send(const ClientRequest& request) const;
   // What its client received for it, in order.
   std::vector<At<events::ClientReceived>> receipts(const ClientRequest& request) const;
+  // The request body a job was inserted with, as stored.
+  std::string payload_of(const JobRecord& job) const;
   // A compare-and-swap as the store logged it, with the bytes it wrote.
   events::CommitCas cas_event(const At<Cas>& cas) const;
   // The output the provider produced in `execution`.
   std::string output_of(const Execution& execution) const;
-  // The operator action (owner, key) a transition carries; REQUIRES: step.what.has_action.
+  // The operator action (owner, key) a transition or an attempt insert carries; REQUIRES:
+  // what.has_action.
   std::pair<std::string, std::string> action_of(const At<Transition>& step) const;
+  std::pair<std::string, std::string> action_of(const At<AttemptInserted>& inserted) const;
   // Send `send` (1-based) of timeline request `request`, as its client recorded it.
   std::optional<events::ClientSent> client_send(std::int64_t request, std::int64_t send) const;
   // Whether `node` was up when the run ended (started, and not crashed since).

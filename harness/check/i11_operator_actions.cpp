@@ -43,8 +43,8 @@ std::map<OwnerKey, std::vector<Binding>> bindings(const HistoryModel& model) {
   std::map<OwnerKey, std::vector<Binding>> out;
   for (const auto& [id, attempt] : model.attempts) {
     const auto& inserted = attempt.inserted.what;
-    if (inserted.action_key) {
-      out[{inserted.action_owner.value_or(""), *inserted.action_key}].push_back(
+    if (inserted.has_action) {
+      out[model.action_of(attempt.inserted)].push_back(
           {true, id, inserted.by, attempt.inserted.seq});
     }
     for (const auto& step : attempt.steps) {

@@ -61,7 +61,7 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
       }
       continue;
     }
-    const std::string& payload = stored->inserted.what.payload;
+    const std::string payload = model.payload_of(*stored);
     bool same = sent == payload;
     if (!same) {
       auto [sent_value, unread_sent] = sent_values.try_emplace(exchange.client_request);

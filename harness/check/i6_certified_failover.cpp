@@ -31,9 +31,9 @@ namespace {
 
 // The providers the job's create allowed, in order: its provider, then its failover list, read
 // from the stored request body.
-std::vector<std::string> provider_order(const JobRecord& job) {
+std::vector<std::string> provider_order(const HistoryModel& model, const JobRecord& job) {
   std::vector<std::string> order{job.inserted.what.provider};
-  const auto body = json_value(job.inserted.what.payload);
+  const auto body = json_value(model.payload_of(job));
   if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
     for (const auto& provider : body["failover"]) {
       if (provider.is_string()) order.push_back(provider.get<std::string>());
@@ -57,7 +57,7 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
   const auto self = std::ranges::find(job->attempts, attempt.id());
   if (self == job->attempts.begin() || self == job->attempts.end()) return;
   const AttemptRecord& previous = model.attempts.at(*(self - 1));
-  const auto& provider = attempt.inserted.what.provider;
+  const std::string& provider = attempt.inserted.what.provider;
   const std::string what = "the store inserted failover " + attempt_ref(attempt.id()) + " of " +
                            job_ref(job->id()) + " on \"" + provider + "\"";
   const auto before = previous.state_before(attempt.inserted.seq);
@@ -68,9 +68,9 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
                             attempt.inserted.seq, {previous.inserted.seq}));
     return;
   }
-  const auto order = provider_order(*job);
+  const auto order = provider_order(model, *job);
   const auto at = std::ranges::find(order, provider);
-  const auto after = std::ranges::find(order, previous.inserted.what.provider);
+  const auto after = std::ranges::find(order, previous.inserted.what.provider.str());
   if (at == order.end() || (after != order.end() && at <= after)) {
     out.push_back(violation("I6.failover_out_of_order",
                             what + ", which is not a provider after \"" +

@@ -171,8 +171,8 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
                   "<text class=\"rowlabel\" x=\"4\" y=\"%.1f\">attempt %lld · ", y + 15,
                   static_cast<long long>(id));
     out += buffer;
-    out +=
-        xml_escape(inserted.provider) + " · " + std::string(to_string(inserted.origin)) + "</text>";
+    out += xml_escape(inserted.provider.str()) + " · " + std::string(to_string(inserted.origin)) +
+           "</text>";
     // State bars: from the insert to each transition, the last one to the job's end.
     std::int64_t from = micros(attempt->inserted.at);
     AttemptState state = AttemptState::starting;

@@ -37,6 +37,11 @@ class NodeName {
   friend bool operator==(NodeName a, std::string_view b) { return *a.name_ == b; }
   friend bool operator==(NodeName a, const char* b) { return *a.name_ == b; }
   friend bool operator==(NodeName a, const std::string& b) { return *a.name_ == b; }
+  // Joined into text as the name it is.
+  friend std::string operator+(std::string a, NodeName b) { return a.append(*b.name_); }
+  friend std::string operator+(const char* a, NodeName b) { return a + *b.name_; }
+  friend std::string operator+(NodeName a, const std::string& b) { return *a.name_ + b; }
+  friend std::string operator+(NodeName a, const char* b) { return *a.name_ + b; }
 
  private:
   explicit NodeName(const std::string* name) : name_(name) {}
