@@ -454,20 +454,26 @@ std::string HistoryModel::payload_of(const JobRecord& job) const {
   return typed_at<events::CommitJobInserted>(*history, job.inserted.seq).payload;
 }
 
-std::pair<std::string, std::string> HistoryModel::action_of(
-    const At<AttemptInserted>& inserted) const {
-  ONEJOB_ASSERT(inserted.what.has_action && history != nullptr,
-                "the action of an attempt without one");
-  const auto logged = typed_at<events::CommitAttemptInserted>(*history, inserted.seq);
-  ONEJOB_ASSERT(logged.action_key.has_value(), "an attempt's action key gone from its history");
+namespace {
+
+// The operator action (owner, key) logged with the commit a model entry keeps.
+template <events::EventType Logged, typename Kept>
+std::pair<std::string, std::string> action_at(const sim::History* history, const At<Kept>& kept) {
+  ONEJOB_ASSERT(kept.what.has_action && history != nullptr, "the action of a commit without one");
+  const auto logged = typed_at<Logged>(*history, kept.seq);
+  ONEJOB_ASSERT(logged.action_key.has_value(), "a commit's action key gone from its history");
   return {logged.action_owner.value_or(""), *logged.action_key};
 }
 
+}  // namespace
+
+std::pair<std::string, std::string> HistoryModel::action_of(
+    const At<AttemptInserted>& inserted) const {
+  return action_at<events::CommitAttemptInserted>(history, inserted);
+}
+
 std::pair<std::string, std::string> HistoryModel::action_of(const At<Transition>& step) const {
-  ONEJOB_ASSERT(step.what.has_action && history != nullptr, "the action of a step without one");
-  const auto logged = typed_at<events::CommitAttemptTransition>(*history, step.seq);
-  ONEJOB_ASSERT(logged.action_key.has_value(), "a step's action key gone from its history");
-  return {logged.action_owner.value_or(""), *logged.action_key};
+  return action_at<events::CommitAttemptTransition>(history, step);
 }
 
 std::optional<events::ClientSent> HistoryModel::client_send(std::int64_t request,
