@@ -51,7 +51,7 @@
 // truths), nor which of several same-operation round trips a lost reply belonged to.
 #include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <span>
@@ -278,46 +278,29 @@ std::uintptr_t node_key(sim::NodeName node) {
   return reinterpret_cast<std::uintptr_t>(&node.str());
 }
 
-// The reports nodes filed, by (node, key), in history order within a key: each consumed by at
-// most one thing owed. A sorted vector, not a map of queues: a run of 100,000 jobs files
-// millions of reports, nearly every key once.
-class FiledReports {
+// What nodes owe and have not reported yet, by (node, key), matched as the history goes: a report
+// answers the latest thing its node owes under its key before it (a write whose reply was lost
+// must not take the report of the write after it). Only what is still owed is held: a run of
+// 100,000 jobs owes and files millions of reports, nearly each answered at once.
+class OwedReports {
  public:
-  void add(sim::NodeName node, const ReportKey& key, std::uint64_t seq) {
-    filed_.push_back({node_key(node), key, seq, false});
+  void owe(const Owed& owed) { open_[{node_key(owed.node), owed.report}].push_back(owed); }
+  void filed(sim::NodeName node, const ReportKey& key) {
+    const auto it = open_.find({node_key(node), key});
+    if (it == open_.end()) return;  // a report of nothing owed: I14's report_untrue judges it
+    it->second.pop_back();
+    if (it->second.empty()) open_.erase(it);
   }
-  // Call once, after the last add(). By key, then history order (no buffer, unlike a stable sort:
-  // a run of 100,000 jobs files millions of reports).
-  void sort() {
-    std::sort(filed_.begin(), filed_.end(), [](const Filed& a, const Filed& b) {
-      return std::tie(a.node, a.key, a.seq) < std::tie(b.node, b.key, b.seq);
-    });
-  }
-  // Consumes the earliest report of (node, key) after `seq`; false when there is none.
-  bool consume_after(sim::NodeName node, const ReportKey& key, std::uint64_t seq) {
-    const Filed wanted{node_key(node), key, 0, false};
-    // The classic algorithms: clang 14's ranges::equal_range does not build with libstdc++ 12.
-    const auto [first, last] = std::equal_range(filed_.begin(), filed_.end(), wanted, by_key);
-    for (auto it = first; it != last; ++it) {
-      if (!it->consumed && it->seq > seq) {
-        it->consumed = true;
-        return true;
-      }
-    }
-    return false;
+  // What was never reported, latest first.
+  std::vector<Owed> unreported() const {
+    std::vector<Owed> out;
+    for (const auto& [key, owed] : open_) out.insert(out.end(), owed.begin(), owed.end());
+    std::ranges::sort(out, std::greater{}, &Owed::seq);
+    return out;
   }
 
  private:
-  struct Filed {
-    std::uintptr_t node;  // node_key
-    ReportKey key;
-    std::uint64_t seq;
-    bool consumed;
-  };
-  static bool by_key(const Filed& a, const Filed& b) {
-    return std::tie(a.node, a.key) < std::tie(b.node, b.key);
-  }
-  std::deque<Filed> filed_;
+  std::map<std::pair<std::uintptr_t, ReportKey>, std::vector<Owed>> open_;
 };
 
 // The key a node's report is filed under, or nothing for events that are not such reports.
@@ -419,8 +402,7 @@ class MissingReports {
  private:
   const HistoryModel& model_;
   std::vector<Violation> found_;  // in history order
-  std::deque<Owed> owed_;         // a deque: no doubling copy as it grows
-  FiledReports reports_;
+  OwedReports owed_;
   Texts texts_;
   std::vector<At<events::StoreFault>> lost_replies_;
   std::set<std::string> down_;  // nodes crashed and not started again
@@ -447,28 +429,28 @@ void MissingReports::see(const sim::TraceEvent& recorded) {
         recorded.seq, {}));
   }
   if (auto commit = owed_for_commit(recorded, texts_)) {
-    owed_.push_back(*commit);
+    owed_.owe(*commit);
   } else if (auto key = report_key(event, texts_)) {
-    reports_.add(recorded.node, *key, recorded.seq);
+    owed_.filed(recorded.node, *key);
   } else if (auto fault = events::from_event<events::StoreFault>(event)) {
     if (fault->maybe_committed) lost_replies_.push_back({*fault, recorded.seq, recorded.at});
     if (reports_store_errors(fault->node)) {
-      owed_.push_back(Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, {}});
+      owed_.owe(Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, {}});
     }
   } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
     auto call = called_.find({node_key(recorded.node), delivered->provider_key});
     if (delivered->call == events::kDeliveredReply && call != called_.end()) {
-      owed_.push_back(Owed{recorded.node,
-                           ReportKey{.kind = Kind::provider_reply,
-                                     .text = texts_.number(delivered->outcome),
-                                     .id = call->second},
-                           recorded.seq,
-                           {}});
+      owed_.owe(Owed{recorded.node,
+                     ReportKey{.kind = Kind::provider_reply,
+                               .text = texts_.number(delivered->outcome),
+                               .id = call->second},
+                     recorded.seq,
+                     {}});
     }
     auto attempt = model_.attempt_by_provider_key.find(delivered->provider_key);
     if (delivered->call == events::kDeliveredStatus &&
         attempt != model_.attempt_by_provider_key.end()) {
-      owed_.push_back(Owed{recorded.node, key_of(Kind::status, attempt->second), recorded.seq, {}});
+      owed_.owe(Owed{recorded.node, key_of(Kind::status, attempt->second), recorded.seq, {}});
     }
   } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
     ++may_call_[{node_key(recorded.node), adopted->attempt_id}];
@@ -496,12 +478,8 @@ void MissingReports::finish(std::vector<Violation>& out) {
              std::make_move_iterator(found_.end()));
   const auto end = model_.end_at();
   const auto horizon = model_.policy ? settle_horizon(model_.policy->what) : Duration::zero();
-  // Latest first, each taking the earliest report after it: a report answers the nearest thing
-  // owed before it (a write whose reply was lost must not take the report of the write after it).
-  reports_.sort();
-  for (auto it = owed_.rbegin(); it != owed_.rend(); ++it) {
-    const Owed& due = *it;
-    if (reports_.consume_after(due.node, due.report, due.seq)) continue;
+  // What no report answered (OwedReports matched them as the history went), latest first.
+  for (const Owed& due : owed_.unreported()) {
     const bool reply_lost = std::ranges::any_of(lost_replies_, [&](const auto& lost) {
       return lost.seq > due.seq && lost.what.node == due.node &&
              std::ranges::find(due.operations, lost.what.operation) != due.operations.end();

@@ -159,6 +159,25 @@ BOOST_AUTO_TEST_CASE(i14_a_delivered_reply_never_reported_is_a_violation) {
   require_one(check_reports(h.model()), "I14.report_missing", seq);
 }
 
+// A report answers the latest thing its node owes under its key before it: of two deliveries
+// reported once in between, the second is unreported; reported once after both, the first is.
+BOOST_AUTO_TEST_CASE(i14_a_report_answers_the_latest_thing_owed_before_it) {
+  const auto replied = events::ProviderReplied{
+      .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "answered"};
+  for (const bool report_between : {true, false}) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    const auto first = h.add("worker-1", reply_delivered("answered")).last_seq();
+    if (report_between) h.add("worker-1", replied);
+    const auto second = h.add("worker-1", reply_delivered("answered")).last_seq();
+    if (!report_between) h.add("worker-1", replied);
+    end_quiescent(h);
+    BOOST_TEST_CONTEXT("report between: " << report_between) {
+      require_one(check_reports(h.model()), "I14.report_missing", report_between ? second : first);
+    }
+  }
+}
+
 // A missing report is named by what it would have said: the check matches reports as numbers,
 // and its texts (an outcome, a provider) are numbered in a table of its own.
 BOOST_AUTO_TEST_CASE(i14_a_missing_report_is_named_with_its_outcome_and_provider) {
