@@ -147,8 +147,8 @@ std::string_view to_string(JobEnd end);
 // One timeline request as its client sent and received it: where its sends and receipts are in
 // the trace, not copies of them (HistoryModel::first_send and receipts read them).
 struct ClientRequest {
-  std::string client;
-  std::string action;  // the first send's (create_job, get_job, ...)
+  sim::NodeName client;
+  sim::NodeName action;  // the first send's (create_job, get_job, ...), interned
   std::vector<std::uint64_t> send_seqs;
   std::vector<std::uint64_t> received_seqs;
   std::optional<std::string> skipped;  // why it was never sent
@@ -215,8 +215,9 @@ struct HistoryModel {
   std::map<std::string, std::int64_t> attempt_by_provider_key;
   std::vector<At<events::CommitCertification>> certifications;
   std::vector<At<events::StoreRefused>> refusals;
-  // Every commit.* event, in commit order (indexes into *history).
-  std::vector<std::size_t> commit_log;
+  // Every commit.* event, in commit order (indexes into *history; a deque: no doubling as it
+  // grows).
+  std::deque<std::size_t> commit_log;
   std::deque<Execution> executions;                    // attempt executions only, in order
   std::vector<Execution> certification_executions;     // in order
   std::map<std::string, std::size_t> first_execution;  // provider key -> index in executions

@@ -1,11 +1,14 @@
 #include "harness/sim/packed_history.hpp"
 
 #include <cstring>
+#include <ostream>
 #include <stdexcept>
 
 #include "system/domain/check.hpp"
 
 namespace onejob::sim {
+
+std::ostream& operator<<(std::ostream& out, NodeName name) { return out << name.str(); }
 namespace {
 
 // A chunk holds events packed one after another. The first is small (a short run, such as a

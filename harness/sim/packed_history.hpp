@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
+#include <iosfwd>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -42,6 +43,7 @@ class NodeName {
   friend std::string operator+(const char* a, NodeName b) { return a + *b.name_; }
   friend std::string operator+(NodeName a, const std::string& b) { return *a.name_ + b; }
   friend std::string operator+(NodeName a, const char* b) { return *a.name_ + b; }
+  friend std::ostream& operator<<(std::ostream& out, NodeName name);
 
  private:
   explicit NodeName(const std::string* name) : name_(name) {}

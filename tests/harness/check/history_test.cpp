@@ -1,6 +1,7 @@
 #include "harness/check/history.hpp"
 
 #include <chrono>
+#include <deque>
 
 #include <boost/test/unit_test.hpp>
 
@@ -74,7 +75,7 @@ BOOST_AUTO_TEST_CASE(jobs_attempts_and_keys_come_from_the_commit_log_alone) {
   BOOST_TEST(model.attempt(1)->steps.size() == 2u);
   BOOST_TEST((model.attempt(2)->state == S::starting));
   BOOST_TEST((model.attempt(3)->inserted.what.origin == AttemptOrigin::failover));
-  BOOST_TEST(model.commit_log == (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6}));
+  BOOST_TEST(model.commit_log == (std::deque<std::size_t>{0, 1, 2, 3, 4, 5, 6}));
 }
 
 BOOST_AUTO_TEST_CASE(end_of_tells_where_each_job_stands_at_the_end) {
