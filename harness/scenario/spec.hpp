@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -125,6 +126,42 @@ struct CreateJobAction {
   std::string body;
 };
 
+// An optional string that costs one pointer when unset (std::optional<std::string> costs 40
+// bytes): most timeline entries leave their action's options unset, and a load expands to
+// hundreds of thousands of entries.
+class OptionalText {
+ public:
+  OptionalText() = default;
+  OptionalText(std::nullopt_t) {}  // NOLINT: as std::optional
+  OptionalText(std::string text)   // NOLINT: as std::optional
+      : text_(std::make_unique<std::string>(std::move(text))) {}
+  OptionalText(const char* text) : OptionalText(std::string(text)) {}  // NOLINT
+  OptionalText(const OptionalText& other)
+      : text_(other.text_ ? std::make_unique<std::string>(*other.text_) : nullptr) {}
+  OptionalText(OptionalText&&) noexcept = default;
+  OptionalText& operator=(const OptionalText& other) {
+    if (this != &other) text_ = other.text_ ? std::make_unique<std::string>(*other.text_) : nullptr;
+    return *this;
+  }
+  OptionalText& operator=(OptionalText&&) noexcept = default;
+  ~OptionalText() = default;
+
+  explicit operator bool() const { return text_ != nullptr; }
+  bool has_value() const { return text_ != nullptr; }
+  // REQUIRES: has_value(), as std::optional.
+  const std::string& operator*() const { return *text_; }
+  std::string& operator*() { return *text_; }
+  const std::string* operator->() const { return text_.get(); }
+  std::string value_or(std::string fallback) const { return text_ ? *text_ : std::move(fallback); }
+  void reset() { text_.reset(); }
+  friend bool operator==(const OptionalText& a, const OptionalText& b) {
+    return a.text_ && b.text_ ? *a.text_ == *b.text_ : a.text_ == b.text_;
+  }
+
+ private:
+  std::unique_ptr<std::string> text_;
+};
+
 // One step of the timeline. Besides creating jobs, a client can act on the job an earlier
 // create_job request produced (found through that request's response):
 //   get_job   GET /jobs/{id} (for another owner: the probe must look like a missing job); or,
@@ -139,13 +176,13 @@ struct TimelineEntry {
   CreateJobAction create_job;  // for create_job
   int target_request = 0;      // for the others: the create_job request whose job is acted on
   int attempt_no = 0;          // for cancel
-  std::optional<std::string> provider;    // for retry
-  std::optional<std::string> retry_body;  // for retry: the body's bytes as sent (not with provider)
-  std::optional<std::string> method;      // for get_job: another method than GET
-  std::optional<std::string> path;        // for get_job: another path, `{job}` for the job's id
+  OptionalText provider;       // for retry
+  OptionalText retry_body;     // for retry: the body's bytes as sent (not with provider)
+  OptionalText method;         // for get_job: another method than GET
+  OptionalText path;           // for get_job: another path, `{job}` for the job's id
   // For retry and cancel: the action's Idempotency-Key (default "op-r<request>"); several actions
   // may share one on purpose.
-  std::optional<std::string> action_key;
+  OptionalText action_key;
   int request = 0;  // 1-based number of the request this entry sends, in file order
   SourcePos pos;
 };

@@ -733,6 +733,34 @@ BOOST_AUTO_TEST_CASE(the_bench_loads_are_files_that_say_what_the_bench_runs) {
   }
 }
 
+// A timeline entry's optional texts behave as std::optional<std::string>: copies are deep and
+// equal, an unset one is only equal to an unset one.
+BOOST_AUTO_TEST_CASE(an_optional_text_is_copied_compared_and_reset_as_an_optional) {
+  OptionalText unset;
+  OptionalText set = std::string("op-1");
+  BOOST_TEST(!unset);
+  BOOST_TEST(!unset.has_value());
+  BOOST_TEST(unset.value_or("fallback") == "fallback");
+  BOOST_TEST_REQUIRE(set.has_value());
+  BOOST_TEST(*set == "op-1");
+  BOOST_TEST(set->size() == 4u);
+  OptionalText copy = set;
+  *copy = "op-2";  // the copy owns its text
+  BOOST_TEST(*set == "op-1");
+  BOOST_TEST(!(copy == set));
+  copy = set;
+  BOOST_TEST((copy == set));
+  BOOST_TEST(!(unset == set));
+  BOOST_TEST((unset == OptionalText(std::nullopt)));
+  copy.reset();
+  BOOST_TEST((copy == unset));
+  TimelineEntry entry;
+  entry.action_key = "op-9";
+  const TimelineEntry again = entry;
+  BOOST_TEST(again.action_key.value_or("") == "op-9");
+  BOOST_TEST(!again.provider);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
