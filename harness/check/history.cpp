@@ -100,9 +100,10 @@ void Folder::on_cas(const At<Cas>& cas) {
 void Folder::commits(EventSwitch& kinds) {
   on<events::CommitJobInserted>(kinds, [this](auto&& job, const sim::TraceEvent& recorded) {
     const auto id = job.job_id;
-    model_.jobs_by_key[{job.owner, job.key}].push_back(id);
-    model_.jobs.emplace(id,
-                        JobRecord{{JobInserted::of(job), recorded.seq, recorded.at}, {}, {}, {}});
+    auto& [owner_key, ids] = *model_.jobs_by_key.try_emplace({job.owner, job.key}).first;
+    ids.push_back(id);
+    model_.jobs.emplace(
+        id, JobRecord{{JobInserted::of(job, owner_key), recorded.seq, recorded.at}, {}, {}, {}});
     logged(recorded);
   });
   on<events::CommitAttemptInserted>(kinds, [this](auto&& attempt, const sim::TraceEvent& recorded) {
@@ -266,10 +267,10 @@ bool is_live_state(AttemptState state) {
          state == AttemptState::unknown;
 }
 
-JobInserted JobInserted::of(const events::CommitJobInserted& inserted) {
+JobInserted JobInserted::of(const events::CommitJobInserted& inserted,
+                            const std::pair<std::string, std::string>& owner_key) {
   return {.job_id = inserted.job_id,
-          .owner = inserted.owner,
-          .key = inserted.key,
+          .owner_key = &owner_key,
           .operation = inserted.operation,
           .provider = inserted.provider,
           .by = inserted.by};

@@ -113,13 +113,16 @@ struct Cas {
 // history when a rule asks (HistoryModel::payload_of).
 struct JobInserted {
   std::int64_t job_id = 0;
-  std::string owner;
-  std::string key;
+  // Its (owner, key): the model's entry in HistoryModel::jobs_by_key, held once.
+  const std::pair<std::string, std::string>* owner_key = nullptr;
   sim::NodeName operation;
   sim::NodeName provider;
   sim::NodeName by;
 
-  static JobInserted of(const events::CommitJobInserted& inserted);
+  const std::string& owner() const { return owner_key->first; }
+  const std::string& key() const { return owner_key->second; }
+  static JobInserted of(const events::CommitJobInserted& inserted,
+                        const std::pair<std::string, std::string>& owner_key);
 };
 
 struct JobRecord {
@@ -206,6 +209,14 @@ struct CallSpan {
 };
 
 struct HistoryModel {
+  // Moved, never copied: jobs point into jobs_by_key.
+  HistoryModel() = default;
+  HistoryModel(const HistoryModel&) = delete;
+  HistoryModel& operator=(const HistoryModel&) = delete;
+  HistoryModel(HistoryModel&&) = default;
+  HistoryModel& operator=(HistoryModel&&) = default;
+  ~HistoryModel() = default;
+
   const sim::History* history = nullptr;
 
   // The store's truth.

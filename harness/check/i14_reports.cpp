@@ -167,7 +167,7 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
     const JobRecord* job = model.job(created->job_id);
     const bool ok = job != nullptr && job->inserted.seq < seq && [&] {
       const auto& row = job->inserted.what;
-      return row.by == node && row.owner == created->owner && row.key == created->key;
+      return row.by == node && row.owner() == created->owner && row.key() == created->key;
     }();
     return ok ? "" : named(key_of(Kind::job_created, created->job_id));
   }

@@ -69,10 +69,10 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   }
   for (const auto& [id, job] : model.jobs) {
     const auto& inserted = job.inserted.what;
-    if (sent.contains({inserted.owner, inserted.key})) continue;
+    if (sent.contains(*inserted.owner_key)) continue;
     out.push_back(violation("I1.job_nobody_sent",
-                            "the store committed " + job_ref(id) + " for key \"" + inserted.key +
-                                "\" of owner \"" + inserted.owner + "\", which no client sent",
+                            "the store committed " + job_ref(id) + " for key \"" + inserted.key() +
+                                "\" of owner \"" + inserted.owner() + "\", which no client sent",
                             job.inserted.seq, {}));
   }
   // One anomaly, one violation: a wrong answer is reported where the API node gave it, and at

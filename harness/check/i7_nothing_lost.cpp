@@ -33,14 +33,14 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     // owner's job is as absent as a missing one: 404, naming nothing).
     if (response.job_id) {
       const JobRecord* job = model.job(*response.job_id);
-      if (job == nullptr || job->inserted.what.owner != asker) {
+      if (job == nullptr || job->inserted.what.owner() != asker) {
         out.push_back(
             violation("I7.read_across_owners",
                       exchange.node.str() + " answered " + exchange.route.str() + " of owner \"" +
                           asker + "\" with " + std::to_string(response.status) + " naming " +
                           job_ref(*response.job_id) + ", which " +
                           (job == nullptr ? std::string("the store never committed")
-                                          : "owner \"" + job->inserted.what.owner + "\" owns"),
+                                          : "owner \"" + job->inserted.what.owner() + "\" owns"),
                       exchange.response_seq, {}));
         continue;
       }
@@ -52,7 +52,7 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     const auto asked = model.first_send(request->second).job_id;
     if (!asked) continue;
     const JobRecord* job = model.job(*asked);
-    if (job != nullptr && job->inserted.what.owner == asker &&
+    if (job != nullptr && job->inserted.what.owner() == asker &&
         job->inserted.seq < exchange.request_seq) {
       out.push_back(violation("I7.job_hidden_from_owner",
                               exchange.node.str() + " answered 404 to owner \"" + asker +

@@ -127,7 +127,7 @@ void job_view(std::string& out, const check::HistoryModel& model, const check::J
   out += "<div class=\"job" + std::string(violations.jobs.contains(job.id()) ? " violated" : "") +
          "\" id=\"job-" + std::to_string(job.id()) + "\" data-job=\"" + std::to_string(job.id()) +
          "\"><h3>job " + std::to_string(job.id()) + " <span class=\"key\">" +
-         xml_escape(job.inserted.what.owner) + " / " + xml_escape(job.inserted.what.key) +
+         xml_escape(job.inserted.what.owner()) + " / " + xml_escape(job.inserted.what.key()) +
          "</span> <span class=\"end " + std::string(to_string(end)) + "\">" +
          std::string(to_string(end)) + "</span>";
   if (winner != nullptr) {
