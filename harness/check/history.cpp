@@ -503,8 +503,8 @@ std::deque<CallSpan> spans_of(const HistoryModel& model) {
       {&events::kind_name<events::ProviderCalled>()}, [&](const sim::TraceEvent& recorded) {
         auto call = events::from_event<events::ProviderCalled>(recorded.event);
         if (!call) return;
-        CallSpan span{.node = recorded.node.str(),
-                      .call = At<events::ProviderCalled>{*call, recorded.seq, recorded.at},
+        CallSpan span{.node = recorded.node,
+                      .call = {{call->attempt_id}, recorded.seq, recorded.at},
                       .ended = call->deadline,
                       .reply = std::nullopt};
         if (auto found = model.deliveries.find(call->provider_key);
@@ -513,7 +513,7 @@ std::deque<CallSpan> spans_of(const HistoryModel& model) {
             if (delivery.node == span.node && delivery.seq > recorded.seq &&
                 delivery.call == events::kDeliveredReply && delivery.at <= span.ended) {
               span.ended = delivery.at;
-              span.reply = delivery.outcome.str();
+              span.reply = delivery.outcome;
               break;
             }
           }

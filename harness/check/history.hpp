@@ -202,10 +202,13 @@ struct Delivery {
 // A worker's provider call and when it ended for that worker: the first reply the transport
 // delivered to it by the call's deadline, else the deadline. In trace order.
 struct CallSpan {
-  std::string node;
-  At<events::ProviderCalled> call;
+  struct Called {
+    std::int64_t attempt_id = 0;  // the attempt the call was made for
+  };
+  sim::NodeName node;
+  At<Called> call;  // where the provider.call is
   Instant ended{};
-  std::optional<std::string> reply;  // the delivered reply's outcome; none: the deadline passed
+  std::optional<sim::NodeName> reply;  // the delivered reply's outcome; none: the deadline passed
 };
 
 struct HistoryModel {
