@@ -87,7 +87,7 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
           step.at < *holder_claim->what.lease_expires_at) {
         const auto expires = holder_claim->what.lease_expires_at->time_since_epoch().count();
         out.push_back(violation("I10.takeover_before_expiry",
-                                s.by.str() + " took " + attempt_ref(id) + " over from " + holder +
+                                s.by + " took " + attempt_ref(id) + " over from " + holder +
                                     " at " + std::to_string(step.at.time_since_epoch().count()) +
                                     " us, before its lease ran out at " + std::to_string(expires) +
                                     " us (as its claim recorded)",
@@ -113,18 +113,18 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
         if (claim != claims.end()) evidence.push_back(claim->second->seq);
         out.push_back(violation(
             "I10.write_after_takeover",
-            s.by.str() + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) +
-                " -> " + std::string(to_string(s.to)) + " after its lease (token " +
-                std::to_string(held) + ") was taken over (token now " + std::to_string(token) + ")",
+            s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) + " -> " +
+                std::string(to_string(s.to)) + " after its lease (token " + std::to_string(held) +
+                ") was taken over (token now " + std::to_string(token) + ")",
             seq, std::move(evidence)));
       }
       if ((s.claim || s.takeover) && (s.lease_owner != s.by || s.token <= token)) {
-        out.push_back(violation(
-            "I10.lease_not_handed_over",
-            s.by.str() + (s.claim ? " claimed " : " took over ") + attempt_ref(id) +
-                ", but the store left its lease with \"" + s.lease_owner.str() + "\" under token " +
-                std::to_string(s.token) + " (it was " + std::to_string(token) + ")",
-            step.seq, {}));
+        out.push_back(violation("I10.lease_not_handed_over",
+                                s.by + (s.claim ? " claimed " : " took over ") + attempt_ref(id) +
+                                    ", but the store left its lease with \"" + s.lease_owner +
+                                    "\" under token " + std::to_string(s.token) + " (it was " +
+                                    std::to_string(token) + ")",
+                                step.seq, {}));
       }
       if (s.claim) {
         // A new claim (a re-driven attempt can come back to the worker that lost it) gives the

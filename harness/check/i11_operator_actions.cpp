@@ -171,7 +171,7 @@ void check_refused_replays(const HistoryModel& model,
     const auto first = model.client_send(number, send);
     if (!first || signature(*first) != signature(*sent)) continue;
     out.push_back(violation("I11.replay_refused",
-                            exchange.node.str() + " answered request " +
+                            exchange.node + " answered request " +
                                 std::to_string(exchange.client_request) + " (" + sent->action +
                                 " " + sent->path.value_or("") + ") 409 under key \"" + request.key +
                                 "\", which had already recorded request " + std::to_string(number) +

@@ -87,8 +87,8 @@ void check_capacity(const HistoryModel& model, const events::RunPolicy& policy,
     if (static_cast<int>(mine.size()) > policy.worker_capacity &&
         reported.insert(step.lease_owner).second) {
       out.push_back(violation("I12.over_capacity",
-                              step.lease_owner.str() + " claimed " + attempt_ref(id) +
-                                  " while holding " + std::to_string(mine.size() - 1) +
+                              step.lease_owner + " claimed " + attempt_ref(id) + " while holding " +
+                                  std::to_string(mine.size() - 1) +
                                   " claimed attempts, over its worker_capacity of " +
                                   std::to_string(policy.worker_capacity),
                               change.seq, {}));
@@ -141,7 +141,7 @@ void check_redrive_limit(const HistoryModel& model, const events::RunPolicy& pol
       if (static_cast<std::int64_t>(mine.size()) == policy.redrive_limit + 1) {
         out.push_back(violation(
             "I12.redrive_limit",
-            s.by.str() + " re-drove " + attempt_ref(id) + " a " + std::to_string(mine.size()) +
+            s.by + " re-drove " + attempt_ref(id) + " a " + std::to_string(mine.size()) +
                 "th time, past its redrive_limit of " + std::to_string(policy.redrive_limit),
             step.seq, {mine.front()}));
       }

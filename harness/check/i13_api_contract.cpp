@@ -385,7 +385,7 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
     }
     if (!differs.empty()) {
       out.push_back(violation("I13.answer_misrecorded",
-                              exchange.node.str() + " recorded its answer to request " +
+                              exchange.node + " recorded its answer to request " +
                                   std::to_string(exchange.client_request) + " with " + differs,
                               exchange.response_seq, {received.seq}));
       return;
@@ -397,7 +397,7 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
     const auto id = exchange.request().request_id;
     if (server_failure && got.request_id != id) {
       out.push_back(violation("I13.failure_unnamed",
-                              exchange.node.str() + " answered request " +
+                              exchange.node + " answered request " +
                                   std::to_string(exchange.client_request) + " " +
                                   std::to_string(answer.status) + " naming request id \"" +
                                   got.request_id.value_or("(none)") + "\", not \"" + id +
@@ -405,7 +405,7 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
                               received.seq, {exchange.response_seq}));
     } else if (server_failure && answer.detail.value_or("").empty()) {
       out.push_back(violation("I13.failure_unnamed",
-                              exchange.node.str() + " answered request " +
+                              exchange.node + " answered request " +
                                   std::to_string(exchange.client_request) + " " +
                                   std::to_string(answer.status) + " (request id " + id +
                                   ") and kept no detail of the failure in its own record",
@@ -426,8 +426,8 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered()) continue;
     const auto answer = exchange.response();
-    const std::string head = exchange.node.str() + " answered " + exchange.route.str() + " " +
-                             std::to_string(answer.status) + ": ";
+    const std::string head =
+        exchange.node + " answered " + exchange.route + " " + std::to_string(answer.status) + ": ";
     if (answer.status >= 500 && answer.status != 503) {
       out.push_back(violation("I13.internal_error",
                               head + "no answer but 503 (with Retry-After) may say the server "

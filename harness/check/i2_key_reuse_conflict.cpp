@@ -37,9 +37,8 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     const auto seq = exchange.response_seq;
     const auto status = response.status;
     if (status != 200 && status != 201 && status != 422) continue;
-    const std::string what = exchange.node.str() + " answered " + std::to_string(status) +
-                             " for key \"" + response.key + "\" of owner \"" + response.owner +
-                             "\"";
+    const std::string what = exchange.node + " answered " + std::to_string(status) + " for key \"" +
+                             response.key + "\" of owner \"" + response.owner + "\"";
     if (status == 422 && response.job_id) {
       leaked.insert(exchange.client_request);
       out.push_back(violation("I2.conflict_names_a_job",

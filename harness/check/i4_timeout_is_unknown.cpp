@@ -186,7 +186,7 @@ void check_redrives(const HistoryModel& model, std::vector<Violation>& out) {
       if (learned) continue;
       out.push_back(violation(
           "I4.redriven_without_not_found",
-          s.by.str() + " moved UNKNOWN " + attempt_ref(id) + " of " + job_ref(attempt.job_id()) +
+          s.by + " moved UNKNOWN " + attempt_ref(id) + " of " + job_ref(attempt.job_id()) +
               " back to STARTING, but no status answer \"not_found\" for key " +
               attempt.inserted.what.provider_key + " reached it since the attempt became UNKNOWN",
           step.seq, {unknown_since}));
@@ -225,7 +225,7 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
       std::string provider_did = "its provider never executed it";
       if (execution != nullptr) {
         const auto& executed = execution->executed.what;
-        provider_did = "its provider's execution was \"" + executed.outcome.str() + "\"";
+        provider_did = "its provider's execution was \"" + executed.outcome + "\"";
         if (!executed.answers_at) {
           provider_did += " and never answered";
         } else if (definitive_failure(executed.outcome)) {

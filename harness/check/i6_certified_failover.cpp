@@ -101,7 +101,7 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
       out.push_back(violation("I6.certified_on_failed_call",
                               "the store recorded a passing certification of \"" + provider +
                                   "\", but its certification call " + executed.what.provider_key +
-                                  (in_time ? " was answered \"" + executed.what.outcome.str() + "\""
+                                  (in_time ? " was answered \"" + executed.what.outcome + "\""
                                            : std::string(" had no answer by then")),
                               certification.seq, {executed.seq}));
     }
@@ -148,7 +148,7 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
                execution->executed.what.outcome != "plausible") {
       out.push_back(violation("I6.invalid_output_won",
                               what + ", is an invalid output (provider behaviour \"" +
-                                  execution->executed.what.outcome.str() + "\")",
+                                  execution->executed.what.outcome + "\")",
                               won->seq, {execution->executed.seq}));
     } else if (differs_as_json(model.cas_event(*won).result, model.output_of(*execution))) {
       out.push_back(violation("I6.result_not_answered",

@@ -36,8 +36,8 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
       if (job == nullptr || job->inserted.what.owner() != asker) {
         out.push_back(
             violation("I7.read_across_owners",
-                      exchange.node.str() + " answered " + exchange.route.str() + " of owner \"" +
-                          asker + "\" with " + std::to_string(response.status) + " naming " +
+                      exchange.node + " answered " + exchange.route + " of owner \"" + asker +
+                          "\" with " + std::to_string(response.status) + " naming " +
                           job_ref(*response.job_id) + ", which " +
                           (job == nullptr ? std::string("the store never committed")
                                           : "owner \"" + job->inserted.what.owner() + "\" owns"),
@@ -55,8 +55,8 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     if (job != nullptr && job->inserted.what.owner() == asker &&
         job->inserted.seq < exchange.request_seq) {
       out.push_back(violation("I7.job_hidden_from_owner",
-                              exchange.node.str() + " answered 404 to owner \"" + asker +
-                                  "\" for " + job_ref(job->id()) + ", which the store holds",
+                              exchange.node + " answered 404 to owner \"" + asker + "\" for " +
+                                  job_ref(job->id()) + ", which the store holds",
                               exchange.response_seq, {job->inserted.seq}));
     }
   }

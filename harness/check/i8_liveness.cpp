@@ -107,8 +107,8 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
           continue;
         }
         out.push_back(violation("I8.answer_dropped",
-                                subject + ": " + delivery.node.str() + " received its provider's " +
-                                    delivery.call.str() + " \"" + delivery.outcome.str() +
+                                subject + ": " + delivery.node + " received its provider's " +
+                                    delivery.call + " \"" + delivery.outcome +
                                     "\" and stayed up, but it was never recorded",
                                 end_seq, {delivery.seq}));
         return;
@@ -119,7 +119,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
       if (execution != nullptr && execution->executed.what.answers_at &&
           had_time_since(*execution->executed.what.answers_at)) {
         out.push_back(violation("I8.truth_not_learned",
-                                subject + ": " + execution->provider.str() + " executed it and " +
+                                subject + ": " + execution->provider + " executed it and " +
                                     "answered at " + ms(*execution->executed.what.answers_at) +
                                     ", and a reconciler was up, but the job never learned it",
                                 end_seq, {execution->executed.seq}));

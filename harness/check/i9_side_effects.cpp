@@ -22,8 +22,8 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
     auto [seen, first] = first_run.try_emplace(key, seq);
     if (!first) {
       out.push_back(violation("I9.executed_twice",
-                              "provider key " + key + " executed twice (on " +
-                                  execution.provider.str() + "): the provider's dedup failed",
+                              "provider key " + key + " executed twice (on " + execution.provider +
+                                  "): the provider's dedup failed",
                               seq, {seen->second}));
     }
     const auto owner = model.attempt_by_provider_key.find(key);
