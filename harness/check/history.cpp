@@ -153,8 +153,7 @@ void Folder::on_request(events::ApiRequest&& request, const sim::TraceEvent& rec
                                          .response_seq = 0,
                                          .status = 0,
                                          .client_request = number,
-                                         .client_send = attempt,
-                                         .history = model_.history});
+                                         .client_send = attempt});
 }
 
 void Folder::on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded) {
@@ -414,14 +413,15 @@ T typed_at(const sim::History& history, std::uint64_t seq) {
 
 }  // namespace
 
-events::ApiRequest ApiExchange::request() const {
+events::ApiRequest HistoryModel::request_of(const ApiExchange& exchange) const {
   ONEJOB_ASSERT(history != nullptr, "an exchange outside a history");
-  return typed_at<events::ApiRequest>(*history, request_seq);
+  return typed_at<events::ApiRequest>(*history, exchange.request_seq);
 }
 
-events::ApiResponse ApiExchange::response() const {
-  ONEJOB_ASSERT(history != nullptr && answered(), "the response of an exchange never answered");
-  return typed_at<events::ApiResponse>(*history, response_seq);
+events::ApiResponse HistoryModel::response_of(const ApiExchange& exchange) const {
+  ONEJOB_ASSERT(history != nullptr && exchange.answered(),
+                "the response of an exchange never answered");
+  return typed_at<events::ApiResponse>(*history, exchange.response_seq);
 }
 
 events::ClientSent HistoryModel::first_send(const ClientRequest& request) const {

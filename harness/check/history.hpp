@@ -159,8 +159,8 @@ struct ClientRequest {
 
 // One request as an API node handled it, joined to the client request (and the client's send of
 // it) that the load balancer forwarded (0 when none did). It holds where its api.request and
-// api.response are in the history, and the two parts most rules filter on; request() and
-// response() read the rest from the history when a rule needs it.
+// api.response are in the history, and the two parts most rules filter on;
+// HistoryModel::request_of and response_of read the rest when a rule needs it.
 struct ApiExchange {
   sim::NodeName node;
   sim::NodeName route;  // the request's route (interned: the API has a handful)
@@ -169,12 +169,8 @@ struct ApiExchange {
   std::int64_t status = 0;         // the response's; 0 when never answered
   std::int64_t client_request = 0;
   std::int64_t client_send = 0;
-  const sim::History* history = nullptr;
 
   bool answered() const { return response_seq != 0; }
-  events::ApiRequest request() const;
-  // REQUIRES: answered().
-  events::ApiResponse response() const;
 };
 
 // A provider.execute as the model keeps it; its output is read from the history when a rule
@@ -273,6 +269,9 @@ struct HistoryModel {
   std::vector<At<events::ClientReceived>> receipts(const ClientRequest& request) const;
   // The request body a job was inserted with, as stored.
   std::string payload_of(const JobRecord& job) const;
+  // An exchange's api.request and (REQUIRES: exchange.answered()) api.response.
+  events::ApiRequest request_of(const ApiExchange& exchange) const;
+  events::ApiResponse response_of(const ApiExchange& exchange) const;
   // A compare-and-swap as the store logged it, with the bytes it wrote.
   events::CommitCas cas_event(const At<Cas>& cas) const;
   // The output the provider produced in `execution`.

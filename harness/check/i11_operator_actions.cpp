@@ -146,7 +146,7 @@ std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& m
   for (const auto& exchange : model.exchanges) {
     if (exchange.node != binding.by || exchange.request_seq > binding.seq) continue;
     if (exchange.answered() && exchange.response_seq < binding.seq) continue;
-    const auto request = exchange.request();
+    const auto request = model.request_of(exchange);
     if (request.owner != key.first || request.key != key.second) continue;
     out.emplace(exchange.client_request, exchange.client_send);
   }
@@ -159,7 +159,7 @@ void check_refused_replays(const HistoryModel& model,
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered() || exchange.status != 409) continue;
     if (exchange.route != "create_attempt" && exchange.route != "cancel_attempt") continue;
-    const auto request = exchange.request();
+    const auto request = model.request_of(exchange);
     const auto found = bound.find({request.owner, request.key});
     if (found == bound.end()) continue;
     const Binding& binding = found->second.front();

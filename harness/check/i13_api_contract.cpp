@@ -220,7 +220,7 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   }
   if (route == "create_attempt" && *answer.error == "job_completed") {
     // The job the request's path names (/jobs/{id}/attempts): the answer itself names none.
-    const auto id = id_in_path(exchange.request().path, "/jobs/");
+    const auto id = id_in_path(model.request_of(exchange).path, "/jobs/");
     const JobRecord* job = model.job(id);
     const auto* won = job != nullptr ? job->won() : nullptr;
     if (job != nullptr && (won == nullptr || won->seq > to)) {
@@ -394,7 +394,7 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
     // id the node handled it under, and the node's own record of it keeps the detail: the id is
     // how an operator finds the detail the answer leaves out.
     const bool server_failure = answer.status >= 500 || answer.error == "unstorable_value";
-    const auto id = exchange.request().request_id;
+    const auto id = model.request_of(exchange).request_id;
     if (server_failure && got.request_id != id) {
       out.push_back(violation("I13.failure_unnamed",
                               exchange.node + " answered request " +
@@ -425,7 +425,7 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
   }
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered()) continue;
-    const auto answer = exchange.response();
+    const auto answer = model.response_of(exchange);
     const std::string head =
         exchange.node + " answered " + exchange.route + " " + std::to_string(answer.status) + ": ";
     if (answer.status >= 500 && answer.status != 503) {

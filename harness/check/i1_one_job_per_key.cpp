@@ -80,7 +80,7 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   std::set<std::int64_t> reported;
   for (const auto& exchange : model.exchanges) {
     if (exchange.route != "create_job" || !exchange.answered()) continue;
-    const auto response = exchange.response();
+    const auto response = model.response_of(exchange);
     if (check_answer(model, response.owner, response.key, response.status, response.job_id,
                      exchange.response_seq, exchange.node.c_str(), out)) {
       reported.insert(exchange.client_request);

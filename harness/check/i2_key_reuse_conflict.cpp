@@ -33,7 +33,7 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::map<std::int64_t, nlohmann::json> stored_values;
   for (const auto& exchange : model.exchanges) {
     if (exchange.route != "create_job" || !exchange.answered()) continue;
-    const auto response = exchange.response();
+    const auto response = model.response_of(exchange);
     const auto seq = exchange.response_seq;
     const auto status = response.status;
     if (status != 200 && status != 201 && status != 422) continue;

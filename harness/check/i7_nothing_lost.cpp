@@ -27,8 +27,8 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
   }
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered()) continue;
-    const std::string asker = exchange.request().owner;
-    const auto response = exchange.response();
+    const std::string asker = model.request_of(exchange).owner;
+    const auto response = model.response_of(exchange);
     // Owner scope: whatever the route and status, an answer names only the asker's jobs (another
     // owner's job is as absent as a missing one: 404, naming nothing).
     if (response.job_id) {

@@ -195,7 +195,7 @@ void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
   std::map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> answers;  // -> job, status
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered() || exchange.route != "create_job") continue;
-    const auto response = exchange.response();
+    const auto response = model.response_of(exchange);
     if (!response.job_id) continue;
     answers.emplace(exchange.response_seq, std::pair{*response.job_id, response.status});
   }
