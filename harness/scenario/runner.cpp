@@ -68,11 +68,13 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& requested) {
   if (aborted) {
     result.violations.push_back(std::move(*aborted));
   }
-  // The store's rows of every job the commit log inserted, and what clients received: read now,
-  // so the world (its nodes and store) is freed before the history is folded.
+  // What clients received, and the store's rows of every job the commit log inserted: read now,
+  // so the world (its nodes and store) is freed before the history is folded. The simulation
+  // winds down before the rows are read, so the rows do not add to it at the run's peak.
+  auto received = world->take_received();
+  world->wind_down();
   auto rows =
       std::make_unique<check::StoreRows>(world->read_rows(committed_job_ids(result.history)));
-  auto received = world->take_received();
   world.reset();
 
   const auto model = check::fold_history(result.history);

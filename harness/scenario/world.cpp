@@ -103,7 +103,9 @@ World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store
   lb_next_ = root_rng_.fork("lb").below(api_names_.size());
 }
 
-World::~World() {
+World::~World() { wind_down(); }
+
+void World::wind_down() {
   // Stop every worker and reconciler before the loop (and with it their coroutines) goes away.
   for (auto& [name, node] : nodes_) {
     for (auto& life : node->lives) {
@@ -117,6 +119,7 @@ World::~World() {
   nodes_.clear();
   providers_.clear();
   loop_.shutdown();
+  requests_ = decltype(requests_)();  // freed, not just emptied
 }
 
 void World::build_links() {

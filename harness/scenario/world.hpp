@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +48,10 @@ class World {
 
   sim::Trace& trace() { return trace_; }
   std::vector<std::optional<ReceivedResponse>> take_received();
+  // Ends the simulation for good: stops every node and frees the nodes, the providers, the
+  // loop's queue and what each request went through (take_received first), so that reading the
+  // rows after a big run does not add to all of that. The store stays, for read_rows.
+  void wind_down();
   Instant end() const { return end_; }
   // Events the simulation loop ran (see sim::SimLoop::handled).
   std::uint64_t loop_events() const { return loop_.handled(); }
@@ -109,19 +112,25 @@ class World {
   std::uint64_t lb_next_ = 0;  // the balancer's round robin
 
   // One send of a timeline request, as the client and the balancer handled it.
+  // Kept small: a load of 100,000 jobs holds one per send.
   struct Send {
-    bool reply_lost = false;  // its client->lb connection reset: no reply reaches the client
-    std::optional<std::uint64_t> lb_base;  // where the balancer's round robin starts for it
-    int lb_try = 0;                        // the balancer's latest try (0-based)
-    std::set<int> lb_tries_reset;          // tries whose lb->api connection reset after delivery
-    bool lb_answered = false;              // the balancer relayed a reply to the client
+    std::uint64_t lb_base = 0;  // where the balancer's round robin starts for it, once lb_based
+    int lb_try = 0;             // the balancer's latest try (0-based)
+    // Bit t: try t's lb->api connection reset after delivery (policy.lb_retries is at most 10).
+    std::uint32_t lb_tries_reset = 0;
+    bool lb_based = false;
+    bool reply_lost = false;   // its client->lb connection reset: no reply reaches the client
+    bool lb_answered = false;  // the balancer relayed a reply to the client
+    bool reset_after_delivery(int on_try) const { return ((lb_tries_reset >> on_try) & 1u) != 0; }
   };
   // One timeline request: its sends and the answer the client took.
   struct RequestState {
-    int latest_send = 0;  // 0: not sent yet
-    std::map<int, Send> sends;
+    int latest_send = 0;      // 0: not sent yet
+    std::vector<Send> sends;  // by send - 1
     std::optional<ReceivedResponse> received;
   };
+  // The state of timeline request `number`'s `send`th send (both 1-based), made on first use.
+  Send& send_state(int number, int send);
   std::vector<RequestState> requests_;  // by timeline number - 1
   // Entries the store's commit log holds (every node's CommitLogStore appends to it): a run that
   // may stop early stops only once nothing new has committed for a while.

@@ -25,6 +25,12 @@ constexpr const char* kLb = "lb";
 
 }  // namespace
 
+World::Send& World::send_state(int number, int send) {
+  auto& sends = requests_[number - 1].sends;
+  if (sends.size() < static_cast<std::size_t>(send)) sends.resize(static_cast<std::size_t>(send));
+  return sends[static_cast<std::size_t>(send) - 1];
+}
+
 void World::client_send(int number, int send) {
   const auto& entry = spec_.timeline[number - 1];
   requests_[number - 1].latest_send = send;
@@ -135,7 +141,7 @@ void World::transmit(int number, int send, Request request) {
             [this, &link, client, id, number, send, request = std::move(shared)] {
               if (link.reset(client, kLb, id)) {
                 // The balancer has the request; the client learns its connection broke.
-                requests_[number - 1].sends[send].reply_lost = true;
+                send_state(number, send).reply_lost = true;
                 loop_.schedule_after(link.latency(),
                                      [this, number, send] { client_retry(number, send); });
               }
@@ -155,7 +161,7 @@ void World::client_retry(int number, int send) {
 }
 
 void World::lb_retry(int number, int send, const SharedRequest& request, int lb_try, bool reset) {
-  const Send& state = requests_[number - 1].sends[send];
+  const Send& state = send_state(number, send);
   if (state.lb_answered || state.lb_try != lb_try) return;
   if (lb_try < spec_.policy.lb_retries) {
     lb_receive(number, send, request, lb_try + 1);
@@ -168,11 +174,14 @@ void World::lb_retry(int number, int send, const SharedRequest& request, int lb_
 }
 
 void World::lb_receive(int number, int send, const SharedRequest& request, int lb_try) {
-  Send& state = requests_[number - 1].sends[send];
+  Send& state = send_state(number, send);
   // Round robin across requests; a retry of one request moves on to the next node.
-  if (!state.lb_base) state.lb_base = lb_next_++;
+  if (!state.lb_based) {
+    state.lb_base = lb_next_++;
+    state.lb_based = true;
+  }
   const std::string api =
-      api_names_[(*state.lb_base + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
+      api_names_[(state.lb_base + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
   auto copy = std::make_shared<Request>(*request);
   copy->request_id = events::forwarded_request_id(number, send, lb_try + 1);
   // Defect lb-new-key: a retried create goes out under a key of the balancer's own.
@@ -193,7 +202,9 @@ void World::lb_receive(int number, int send, const SharedRequest& request, int l
             [this, &link, api, number, send, request, forwarded, lb_try] {
               if (link.reset(kLb, api, forwarded->request_id)) {
                 // The node has the request; the balancer learns the connection broke.
-                requests_[number - 1].sends[send].lb_tries_reset.insert(lb_try);
+                ONEJOB_ASSERT(lb_try < 32,
+                              "a balancer try beyond the loader's bound on lb_retries");
+                send_state(number, send).lb_tries_reset |= 1u << lb_try;
                 loop_.schedule_after(link.latency(), [this, number, send, request, lb_try] {
                   lb_retry(number, send, request, lb_try, /*reset=*/true);
                 });
@@ -221,7 +232,7 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
   const Response response = co_await life->api->handle(std::move(request));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
   // Its connection reset: the reply has no way back.
-  if (world->requests_[number - 1].sends[send].lb_tries_reset.contains(lb_try)) co_return;
+  if (world->send_state(number, send).reset_after_delivery(lb_try)) co_return;
   const auto& client = world->spec_.timeline[number - 1].client;
   world->links_.at(LinkKind::lb_api)
       ->send(sim::Direction::response, api, kLb,
@@ -232,7 +243,7 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
 }
 
 void World::lb_respond(int number, int send, const std::string& client, const Response& response) {
-  Send& state = requests_[number - 1].sends[send];
+  Send& state = send_state(number, send);
   // The client's connection reset: whatever the balancer has for it goes nowhere.
   if (state.reply_lost) return;
   if (state.lb_answered) {
