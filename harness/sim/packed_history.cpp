@@ -57,12 +57,42 @@ inline std::uint64_t get(const char*& in) {
   }
 }
 
+// Words: at most this many per field name, each at most this long.
+constexpr std::size_t kWordsPerField = 32;
+constexpr std::size_t kWordBytes = 64;
+
 }  // namespace
 
-// An event's bytes: instant (zigzag), node id, field count << 1 | injected, the strings' total
-// length; then per field: name id << 2 | tag, and an integer's value (zigzag) or
-// a string's length; then every string's bytes, in field order, as an Event keeps them. Written
-// straight into the chunk, within a bound on their size.
+std::uint32_t History::word_of(std::uint32_t name_id, std::string_view text) {
+  if (text.empty() || text.size() > kWordBytes) return kNotWord;
+  if (field_words_.size() <= name_id) field_words_.resize(name_id + 1);
+  FieldWords& field = field_words_[name_id];
+  if (field.closed) return kNotWord;
+  std::uint64_t prefix = 0;
+  std::memcpy(&prefix, text.data(), std::min(text.size(), sizeof prefix));
+  const auto length = static_cast<std::uint32_t>(text.size());
+  for (const FieldWord& known : field.words) {
+    if (known.prefix == prefix && known.length == length &&
+        (length <= sizeof prefix ||
+         std::memcmp(words_[known.word].data() + sizeof prefix, text.data() + sizeof prefix,
+                     length - sizeof prefix) == 0)) {
+      return known.word;
+    }
+  }
+  if (field.words.size() == kWordsPerField) {
+    field.closed = true;
+    return kNotWord;
+  }
+  const auto word = static_cast<std::uint32_t>(words_.size());
+  field.words.push_back({prefix, length, word});
+  words_.emplace_back(text);
+  return word;
+}
+
+// An event's bytes: instant (zigzag), node id, field count << 1 | injected, its strings' total
+// length (words included); then per field: name id << 2 | tag, and an integer's value (zigzag),
+// or a string's length << 1, or a word's number << 1 | 1; then the bytes of the strings that are
+// not words, in field order. Written straight into the chunk, within a bound on their size.
 void History::append(Instant at, NodeName node, const Event& event, bool injected) {
   const auto fields = event.fields();
   std::size_t string_bytes = 0;
@@ -80,7 +110,11 @@ void History::append(Instant at, NodeName node, const Event& event, bool injecte
   out = put(out, node.id());
   out = put(out, (std::uint64_t{fields.size()} << 1) | (injected ? 1u : 0u));
   out = put(out, string_bytes);
-  for (const auto& field : fields) {
+  // Each string field's word, or kNotWord: fields beyond the first few are looked up again.
+  constexpr std::size_t kNoted = 16;
+  std::uint32_t noted[kNoted];
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& field = fields[i];
     const std::uint64_t name = std::uint64_t{field.name_id} << 2;
     switch (field.type()) {
       case Event::Field::Type::integer:
@@ -90,14 +124,21 @@ void History::append(Instant at, NodeName node, const Event& event, bool injecte
       case Event::Field::Type::boolean:
         out = put(out, name | (field.number != 0 ? kTrue : kFalse));
         break;
-      case Event::Field::Type::string:
+      case Event::Field::Type::string: {
+        const std::uint32_t word = word_of(field.name_id, event.text(field));
+        if (i < kNoted) noted[i] = word;
         out = put(out, name | kString);
-        out = put(out, field.length);
+        out = put(out, word == kNotWord ? std::uint64_t{field.length} << 1
+                                        : (std::uint64_t{word} << 1) | 1);
         break;
+      }
     }
   }
-  for (const auto& field : fields) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& field = fields[i];
     if (field.type() != Event::Field::Type::string || field.length == 0) continue;
+    const std::uint32_t word = i < kNoted ? noted[i] : word_of(field.name_id, event.text(field));
+    if (word != kNotWord) continue;
     std::memcpy(out, event.text(field).data(), field.length);
     out += field.length;
   }
@@ -117,12 +158,11 @@ TraceEvent History::operator[](std::size_t index) const {
   return event;
 }
 
-namespace {
-
-// Decodes `count` fields from `in` into `out` (a string field's `number` is its offset among the
-// strings that follow, 0 when it is empty, as an Event numbers them); `in` ends at the strings.
-void decode_fields(const char*& in, std::size_t count, Event::Field* out) {
-  std::int64_t offset = 0;
+std::size_t History::decode_fields(const char*& in, std::size_t count, Event::Field* out,
+                                   std::vector<WordField>& words) const {
+  words.clear();
+  std::int64_t offset = 0;  // among all the event's strings
+  std::size_t own = 0;      // the event's own string bytes
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t name = get(in);
     const auto id = static_cast<std::uint32_t>(name >> 2);
@@ -137,16 +177,40 @@ void decode_fields(const char*& in, std::size_t count, Event::Field* out) {
         out[i] = {id, 0, kBooleanType, 1};
         break;
       default: {
-        const auto length = static_cast<std::uint32_t>(get(in));
+        const std::uint64_t value = get(in);
+        std::uint32_t length = 0;
+        if ((value & 1) != 0) {
+          const auto word = static_cast<std::uint32_t>(value >> 1);
+          words.push_back({i, word});
+          length = static_cast<std::uint32_t>(words_[word].size());
+        } else {
+          length = static_cast<std::uint32_t>(value >> 1);
+          own += length;
+        }
         out[i] = {id, length, kStringType, length == 0 ? 0 : offset};
         offset += length;
         break;
       }
     }
   }
+  return own;
 }
 
-}  // namespace
+void History::gather(const Event::Field* fields, std::size_t count,
+                     const std::vector<WordField>& words, const char* own, char* into) const {
+  auto word = words.begin();
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& field = fields[i];
+    if (field.type() != Event::Field::Type::string || field.length == 0) continue;
+    if (word != words.end() && word->field == i) {  // a word is never empty
+      std::memcpy(into + field.number, words_[word->word].data(), field.length);
+      ++word;
+    } else {
+      std::memcpy(into + field.number, own, field.length);
+      own += field.length;
+    }
+  }
+}
 
 // The header every reader decodes first; returns the field count and the strings' length.
 std::pair<std::size_t, std::size_t> History::read_header(std::size_t index, const char*& in,
@@ -162,16 +226,24 @@ std::pair<std::size_t, std::size_t> History::read_header(std::size_t index, cons
 }
 
 void History::read(std::size_t index, PackedEvent& into) const {
+  thread_local std::vector<WordField> words;
   const char* in = nullptr;
   const auto [count, string_bytes] = read_header(index, in, into.at, into.node, into.injected);
   into.seq = index + 1;
   into.kind = &kind(index);
   into.fields.resize(count);
-  decode_fields(in, count, into.fields.data());
-  into.strings = std::string_view(in, string_bytes);
+  decode_fields(in, count, into.fields.data(), words);
+  if (words.empty()) {
+    into.strings = std::string_view(in, string_bytes);
+    return;
+  }
+  into.gathered.resize(string_bytes);
+  gather(into.fields.data(), count, words, in, into.gathered.data());
+  into.strings = into.gathered;
 }
 
 void History::read(std::size_t index, TraceEvent& into) const {
+  thread_local std::vector<WordField> words;
   const char* in = nullptr;
   // Plain variables, not a structured binding: clang 14 cannot capture one in a lambda.
   const auto sizes = read_header(index, in, into.at, into.node, into.injected);
@@ -179,24 +251,29 @@ void History::read(std::size_t index, TraceEvent& into) const {
   const std::size_t string_bytes = sizes.second;
   into.seq = index + 1;
   into.event.rebuild(Event::InternedKind{&kind(index)}, count, string_bytes,
-                     [&in, count, string_bytes](Event::Field* fields, char* strings) {
-                       decode_fields(in, count, fields);
-                       if (string_bytes > 0) std::memcpy(strings, in, string_bytes);
+                     [this, &in, count, string_bytes](Event::Field* fields, char* strings) {
+                       decode_fields(in, count, fields, words);
+                       if (!words.empty()) {
+                         gather(fields, count, words, in, strings);
+                       } else if (string_bytes > 0) {
+                         std::memcpy(strings, in, string_bytes);
+                       }
                      });
 }
 
 std::string_view History::packed(std::size_t index) const {
   // Its end is found by decoding it: only read_header and decode_fields know the layout.
   thread_local std::vector<Event::Field> fields;
+  thread_local std::vector<WordField> words;
   const char* in = nullptr;
   Instant at;
   NodeName node;
   bool injected = false;
-  const auto [count, string_bytes] = read_header(index, in, at, node, injected);
+  const auto count = read_header(index, in, at, node, injected).first;
   fields.resize(count);
-  decode_fields(in, count, fields.data());
+  const std::size_t own = decode_fields(in, count, fields.data(), words);
   const char* const begin = start(index);
-  return {begin, static_cast<std::size_t>(in - begin) + string_bytes};
+  return {begin, static_cast<std::size_t>(in - begin) + own};
 }
 
 bool History::same_event(std::size_t index, const History& other, std::size_t other_index) const {
@@ -227,6 +304,7 @@ const std::string& History::kind(std::size_t index) const { return interned(kind
 std::size_t History::bytes() const {
   std::size_t total = where_.size() * sizeof(Where);
   for (const auto& chunk : chunks_) total += chunk.capacity;
+  for (const auto& word : words_) total += sizeof(word) + word.capacity();
   return total;
 }
 

@@ -63,13 +63,19 @@ struct TraceEvent {
 // `number` is its bytes' offset in `strings`, as in an Event) and its strings' bytes, inside the
 // history's own. Valid while the history is.
 struct PackedEvent {
+  PackedEvent() = default;
+  // Not copied: `strings` may view its own `gathered`.
+  PackedEvent(const PackedEvent&) = delete;
+  PackedEvent& operator=(const PackedEvent&) = delete;
+
   std::uint64_t seq = 0;
   Instant at{};
   NodeName node;
   const std::string* kind = nullptr;
   bool injected = false;
   std::vector<Event::Field> fields;
-  std::string_view strings;
+  std::string_view strings;  // the history's own bytes, or `gathered` when a field is a word
+  std::string gathered;
 
   std::string_view text(const Event::Field& field) const {
     return strings.substr(static_cast<std::size_t>(field.number), field.length);
@@ -185,10 +191,30 @@ class History {
   // their packed bytes. REQUIRES: both histories packed in this process (names interned alike).
   bool same_event(std::size_t index, const History& other, std::size_t other_index) const;
 
-  // Bytes held: the packed events and their positions.
+  // Bytes held: the packed events, their positions and the words.
   std::size_t bytes() const;
 
  private:
+  // Where each string field's bytes come from, once decoded: a word (its number), or the
+  // event's own bytes.
+  struct WordField {
+    std::size_t field;
+    std::uint32_t word;
+  };
+  // Decodes `count` fields from `in` into `out` (a string field's `number` is its offset among
+  // all the event's strings, as an Event numbers them), noting the fields that are words;
+  // `in` ends at the event's own string bytes, whose length it returns.
+  std::size_t decode_fields(const char*& in, std::size_t count, Event::Field* out,
+                            std::vector<WordField>& words) const;
+  // Lays the strings of `count` decoded fields out at `into`, where their offsets say: words
+  // from words_, the rest from `own`, in field order.
+  void gather(const Event::Field* fields, std::size_t count, const std::vector<WordField>& words,
+              const char* own, char* into) const;
+  // The word `text` is under field `name_id`, made one if the field's words are still few;
+  // kNotWord when it stays in the event's own bytes.
+  static constexpr std::uint32_t kNotWord = UINT32_MAX;
+  std::uint32_t word_of(std::uint32_t name_id, std::string_view text);
+
   // An event's kind and where it starts: kind id << 40 | chunk << 20 | offset in the chunk (an
   // interned id has 24 bits; a chunk holds at most 1 MiB, or one bigger event at offset 0).
   using Where = std::uint64_t;
@@ -224,6 +250,20 @@ class History {
   };
   std::vector<Chunk> chunks_;
   std::deque<Where> where_;  // a deque: no doubling copy as millions are added
+  // Words: short strings that recur under one field name (a route, a state, a node's name),
+  // kept once here while an event holds a word's number. A field name takes new words until it
+  // has kWordsPerField; past that (an id, a key, a body) its strings stay in the events.
+  struct FieldWord {
+    std::uint64_t prefix;  // its first 8 bytes (zero-padded): most lookups stop here
+    std::uint32_t length;
+    std::uint32_t word;
+  };
+  struct FieldWords {
+    std::vector<FieldWord> words;
+    bool closed = false;
+  };
+  std::vector<std::string> words_;       // by number
+  std::vector<FieldWords> field_words_;  // by field name id
 };
 
 }  // namespace onejob::sim

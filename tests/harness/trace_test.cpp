@@ -217,6 +217,71 @@ BOOST_AUTO_TEST_CASE(a_packed_history_unpacks_every_event_as_recorded) {
   BOOST_TEST(history.bytes() < big.size() + (std::size_t{4} << 20));
 }
 
+// Strings that recur under one field name are kept once and read back the same, unpacked or in
+// place, interleaved in any order with strings kept in the event (new ones under a field that
+// already has its fill of words, long ones, empty ones), in events with many string fields.
+BOOST_AUTO_TEST_CASE(strings_that_recur_under_a_field_are_kept_once_and_read_back_alike) {
+  Rng rng(31);
+  const std::string states[] = {"starting", "running", "succeeded", "unknown"};
+  const std::string long_word(80, 'w');  // too long to be a word
+  std::vector<TraceEvent> recorded;
+  History history;
+  constexpr int kEvents = 10'000;
+  for (int round = 0; round < kEvents; ++round) {
+    Event event("attempt.state");
+    event.with("request_id", "r" + std::to_string(round));  // a new value every time
+    event.with("to", states[rng.below(4)]);
+    if (rng.below(3) == 0) event.with("empty", std::string());
+    event.with("from", states[rng.below(4)]);
+    if (rng.below(5) == 0) event.with("note", long_word);
+    event.with("attempt_id", static_cast<std::int64_t>(round));
+    if (round % 1000 == 0) {  // more string fields than the packer notes on its first pass
+      for (int i = 0; i < 20; ++i) {
+        event.with(i % 2 == 0 ? "to" : "request_id",
+                   i % 3 == 0 ? states[i % 4] : "x" + std::to_string(i));
+      }
+    }
+    TraceEvent traced{static_cast<std::uint64_t>(round) + 1, Instant{Duration{round}}, "worker-1",
+                      std::move(event), false};
+    history.push_back(traced);
+    recorded.push_back(std::move(traced));
+  }
+  std::size_t index = 0;
+  for (const auto& unpacked : history) {
+    BOOST_TEST_REQUIRE((unpacked.event == recorded[index].event), "event " << index);
+    ++index;
+  }
+  index = 0;
+  history.visit_packed([&](const PackedEvent& packed) {
+    const Event& original = recorded[index].event;
+    BOOST_TEST_REQUIRE(packed.fields.size() == original.fields().size(), "event " << index);
+    for (std::size_t i = 0; i < packed.fields.size(); ++i) {
+      const auto& field = original.fields()[i];
+      BOOST_TEST_REQUIRE((packed.fields[i].name_id == field.name_id), "event " << index);
+      if (field.type() != Event::Field::Type::string) continue;
+      BOOST_TEST_REQUIRE(packed.text(packed.fields[i]) == original.text(field),
+                         "event " << index << " field " << i);
+    }
+    ++index;
+  });
+  BOOST_TEST(index == recorded.size());
+  // Packed again alike, event by event.
+  History again;
+  for (const auto& traced : recorded) again.push_back(traced);
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    BOOST_TEST_REQUIRE(history.same_event(i, again, i), "event " << i);
+  }
+  // A word is kept once: 10,000 events naming one 60-byte state hold far less than its
+  // 600,000 bytes.
+  const std::string state(60, 's');
+  History states_only;
+  for (int round = 0; round < kEvents; ++round) {
+    states_only.append(Instant{}, "worker-1", Event("attempt.state").with("to", state), false);
+  }
+  BOOST_TEST(states_only.bytes() < std::size_t{kEvents} * state.size() / 2);
+  BOOST_TEST((states_only[kEvents - 1].event.string_field("to") == state));
+}
+
 // The history's text, rendered from events read in place into pieces of any size, is the
 // reference's lines joined, and its hash is FNV-1a of exactly those bytes: strings that grow the
 // most when escaped (control bytes: six each), bytes that are not UTF-8, and an event bigger than
