@@ -190,24 +190,33 @@ void reach_deadline_races(const HistoryModel& model, Tally& tally) {
 }
 
 // A create whose commit no API node answered with 201, answered later with 200: the commit's
-// outcome was unknown to its writer and a retry resolved it. Creates in the order answered.
+// outcome was unknown to its writer and a retry resolved it. Each job's answers in the order
+// they were given (one flat list, sorted: a big run answers hundreds of thousands of creates).
 void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
-  std::map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> answers;  // -> job, status
+  struct Answer {
+    std::int64_t job;
+    std::uint64_t seq;  // the response's
+    bool created;       // 201; otherwise 200
+  };
+  std::vector<Answer> answers;
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered() || exchange.route != "create_job") continue;
+    if (exchange.status != 200 && exchange.status != 201) continue;
     const auto response = model.response_of(exchange);
     if (!response.job_id) continue;
-    answers.emplace(exchange.response_seq, std::pair{*response.job_id, response.status});
+    answers.push_back({*response.job_id, exchange.response_seq, response.status == 201});
   }
-  std::map<std::int64_t, bool> created_answered;
-  for (const auto& [seq, answer] : answers) {
-    const auto& [job, status] = answer;
-    bool& answered_201 = created_answered[job];
-    if (status == 201) answered_201 = true;
-    if (status == 200 && !answered_201) {
+  std::ranges::sort(answers, {}, [](const Answer& a) { return std::pair(a.job, a.seq); });
+  for (auto job = answers.begin(); job != answers.end();) {
+    const auto end =
+        std::find_if(job, answers.end(), [id = job->job](const Answer& a) { return a.job != id; });
+    // Counted once per job: a 200 before any 201.
+    const auto first_200 = std::find_if(job, end, [](const Answer& a) { return !a.created; });
+    if (first_200 != end &&
+        std::none_of(job, first_200, [](const Answer& a) { return a.created; })) {
       tally.add(Mark::commit_unknown_resolved);
-      answered_201 = true;  // count each job once
     }
+    job = end;
   }
 }
 
