@@ -64,7 +64,7 @@ constexpr std::size_t kWordBytes = 64;
 }  // namespace
 
 std::uint32_t History::word_of(std::uint32_t name_id, std::string_view text) {
-  if (text.empty() || text.size() > kWordBytes) return kNotWord;
+  if (text.empty() || text.size() > kWordBytes || where_.size() < kWordsFrom) return kNotWord;
   if (field_words_.size() <= name_id) field_words_.resize(name_id + 1);
   FieldWords& field = field_words_[name_id];
   if (field.closed) return kNotWord;

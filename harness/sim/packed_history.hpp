@@ -194,6 +194,11 @@ class History {
   // Bytes held: the packed events, their positions and the words.
   std::size_t bytes() const;
 
+  // Words (see words_) are made once the history holds this many events: they pay off in a long
+  // history, and a short one (a fuzz case's) keeps its strings in its events, paying nothing for
+  // looking words up.
+  static constexpr std::size_t kWordsFrom = std::size_t{1} << 16;
+
  private:
   // Where each string field's bytes come from, once decoded: a word (its number), or the
   // event's own bytes.

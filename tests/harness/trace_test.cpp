@@ -226,6 +226,12 @@ BOOST_AUTO_TEST_CASE(strings_that_recur_under_a_field_are_kept_once_and_read_bac
   const std::string long_word(80, 'w');  // too long to be a word
   std::vector<TraceEvent> recorded;
   History history;
+  // Words are made once a history is long; the first events keep their strings.
+  for (std::size_t i = 0; i < History::kWordsFrom; ++i) {
+    TraceEvent traced{i + 1, Instant{}, "world", Event("filler").with("i", std::int64_t{7}), false};
+    history.push_back(traced);
+    recorded.push_back(std::move(traced));
+  }
   constexpr int kEvents = 10'000;
   for (int round = 0; round < kEvents; ++round) {
     Event event("attempt.state");
@@ -275,11 +281,18 @@ BOOST_AUTO_TEST_CASE(strings_that_recur_under_a_field_are_kept_once_and_read_bac
   // 600,000 bytes.
   const std::string state(60, 's');
   History states_only;
-  for (int round = 0; round < kEvents; ++round) {
-    states_only.append(Instant{}, "worker-1", Event("attempt.state").with("to", state), false);
-  }
-  BOOST_TEST(states_only.bytes() < std::size_t{kEvents} * state.size() / 2);
-  BOOST_TEST((states_only[kEvents - 1].event.string_field("to") == state));
+  const auto bytes_for = [&](std::size_t events) {
+    for (std::size_t i = states_only.size(); i < events; ++i) {
+      states_only.append(Instant{}, "worker-1", Event("attempt.state").with("to", state), false);
+    }
+    return states_only.bytes();
+  };
+  const std::size_t short_bytes = bytes_for(History::kWordsFrom);
+  BOOST_TEST(short_bytes > History::kWordsFrom * state.size());  // each event holds it
+  const std::size_t long_bytes = bytes_for(History::kWordsFrom + 100'000);
+  BOOST_TEST(long_bytes - short_bytes < std::size_t{100'000} * state.size() / 2);
+  BOOST_TEST((states_only[states_only.size() - 1].event.string_field("to") == state));
+  BOOST_TEST((states_only[0].event.string_field("to") == state));
 }
 
 // The history's text, rendered from events read in place into pieces of any size, is the
