@@ -60,7 +60,9 @@ bool is_terminal(const std::string& status) { return status == "succeeded" || st
 // without one of its own is sent under "op-r<request>").
 std::vector<std::string> scenario_keys(const ScenarioSpec& spec) {
   std::vector<std::string> keys;
-  for (const auto& entry : spec.timeline) {
+  TimelineEntry room;
+  for (std::size_t request = 1; request <= request_count(spec); ++request) {
+    const TimelineEntry& entry = request_entry(spec, request, room);
     if (entry.kind == TimelineEntry::Kind::create_job) {
       if (entry.create_job.key) keys.push_back(*entry.create_job.key);
     } else {
@@ -523,8 +525,9 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
       // The attempt's id, from a read of the job by its creator, straight to the target (the
       // probe looking up what the scenario names, not a client's action: no faults, recorded
       // as client "probe"). A cancel by someone else must still name a real attempt.
+      TimelineEntry room;
       const TimelineEntry& create =
-          spec_.timeline.at(static_cast<std::size_t>(entry.target_request - 1));
+          request_entry(spec_, static_cast<std::size_t>(entry.target_request), room);
       const std::string& creator = spec_.clients[client_index_.at(create.client)].owner;
       HttpConnection direct(options_.host, port_);
       // The probe's own lookup, not a judged action: a read that got no answer (a target slowed
@@ -557,9 +560,12 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
 }
 
 void Run::run_timeline() {
-  std::vector<const TimelineEntry*> order;
-  for (const auto& entry : spec_.timeline) order.push_back(&entry);
-  std::ranges::stable_sort(order, [](const auto* a, const auto* b) { return a->at < b->at; });
+  std::vector<std::size_t> order;  // request numbers, in time order
+  for (std::size_t request = 1; request <= request_count(spec_); ++request) {
+    order.push_back(request);
+  }
+  std::ranges::stable_sort(order, {},
+                           [this](std::size_t request) { return request_at(spec_, request); });
   std::atomic<std::size_t> next = 0;
   const std::size_t threads = std::min<std::size_t>(order.size(), 64);
   std::vector<std::thread> pool;
@@ -567,7 +573,8 @@ void Run::run_timeline() {
     pool.emplace_back([&] {
       std::map<std::size_t, std::unique_ptr<HttpConnection>> connections;
       for (std::size_t i = next++; i < order.size(); i = next++) {
-        const TimelineEntry& entry = *order[i];
+        TimelineEntry room;
+        const TimelineEntry& entry = request_entry(spec_, order[i], room);
         std::this_thread::sleep_until(origin_ + real(entry.at));
         const std::size_t client = client_index_.at(entry.client);
         auto& connection = connections[client];

@@ -12,7 +12,7 @@ namespace {
 
 // A request of the timeline, by its 1-based number.
 int request_number(const YamlReader& reader, const YAML::Node& node, const ScenarioSpec& spec) {
-  const int count = static_cast<int>(spec.timeline.size());
+  const int count = static_cast<int>(request_count(spec));
   // A generated load may make the timeline longer than a written one can be.
   const int request = reader.small_integer(node, "request", 1, std::max(kMaxRequests, count));
   if (request > count) {
@@ -86,7 +86,7 @@ void read_expectations(const YamlReader& reader, const YAML::Node& node, Scenari
   }
   if (auto jobs = expect.get("jobs")) {
     spec.expect.jobs = reader.small_integer(
-        *jobs, "jobs", 0, std::max(kMaxRequests, static_cast<int>(spec.timeline.size())));
+        *jobs, "jobs", 0, std::max(kMaxRequests, static_cast<int>(request_count(spec))));
     spec.expect.jobs_pos = reader.pos(*jobs);
   }
 }

@@ -1,6 +1,7 @@
-// The `load:` statement: a generated load of many jobs, written in a few lines and expanded here
-// into ordinary clients and create_job steps, so that everything downstream (the run, its
-// checks, reports, replays) sees what a hand-written timeline would have given it.
+// The `load:` statement: a generated load of many jobs, written in a few lines. It becomes the
+// scenario's GeneratedLoad: ordinary clients, and create_job steps that follow the written
+// timeline's, each made when asked for (request_entry), so that everything downstream (the run,
+// its checks, reports, replays) sees what a hand-written timeline would have given it.
 
 #include <algorithm>
 #include <string>
@@ -15,19 +16,6 @@
 
 namespace onejob::scenario::loading {
 namespace {
-
-constexpr std::string_view kNumber = "{n}";
-
-// `text` with every "{n}" replaced by `number`.
-std::string with_number(const std::string& text, const std::string& number) {
-  std::string out;
-  std::size_t from = 0;
-  for (auto at = text.find(kNumber); at != std::string::npos; at = text.find(kNumber, from)) {
-    out.append(text, from, at - from).append(number);
-    from = at + kNumber.size();
-  }
-  return out.append(text, from, std::string::npos);
-}
 
 // ceil(a * b / kPpmOne) without overflow for a up to kMaxLoadJobs.
 std::uint64_t ceil_share(std::uint64_t jobs, Ppm share) {
@@ -144,11 +132,8 @@ LoadSpec read_load(const YamlReader& reader, const YAML::Node& node, ScenarioSpe
 }
 
 void expand_load(const LoadSpec& load, ScenarioSpec& spec) {
-  struct Arrival {
-    Duration at;
-    std::uint64_t job;
-  };
-  std::vector<Arrival> arrivals;
+  GeneratedLoad generated;
+  auto& arrivals = generated.arrivals;
   const std::uint64_t doubled = ceil_share(load.jobs, load.double_click);
   arrivals.reserve(load.jobs + doubled);
   // The random draws come from a stream of their own: the run's other draws stay as they were.
@@ -164,23 +149,13 @@ void expand_load(const LoadSpec& load, ScenarioSpec& spec) {
     }
   }
   // Time order; at one instant, in job order, a double click after its first click.
-  std::ranges::stable_sort(arrivals,
-                           [](const Arrival& a, const Arrival& b) { return a.at < b.at; });
-  const std::string client_prefix(kLoadClientPrefix);
-  spec.timeline.reserve(spec.timeline.size() + arrivals.size());
-  for (const auto& arrival : arrivals) {
-    const std::string number = std::to_string(arrival.job);
-    TimelineEntry entry;
-    entry.kind = TimelineEntry::Kind::create_job;
-    entry.at = arrival.at;
-    entry.client = client_prefix + std::to_string(arrival.job % load.clients + 1);
-    entry.create_job.client = entry.client;
-    if (load.key) entry.create_job.key = with_number(*load.key, number);
-    entry.create_job.body = with_number(load.bodies[arrival.job % load.bodies.size()], number);
-    entry.request = static_cast<int>(spec.timeline.size()) + 1;
-    entry.pos = load.pos;
-    spec.timeline.push_back(std::move(entry));
-  }
+  std::ranges::stable_sort(arrivals, [](const GeneratedLoad::Arrival& a,
+                                        const GeneratedLoad::Arrival& b) { return a.at < b.at; });
+  generated.clients = load.clients;
+  generated.key = load.key;
+  generated.bodies = load.bodies;
+  generated.pos = load.pos;
+  spec.load = std::move(generated);
 }
 
 }  // namespace onejob::scenario::loading

@@ -25,7 +25,6 @@ inline constexpr int kMaxRequests = 5'000;
 // (n mod N) + 1 at start + n * every (random: plus a seeded draw below every), with the key
 // and the body (bodies used in turn) where "{n}" stands for n; a `double_click` share of the
 // jobs, spread evenly, sent again `double_click_after` later.
-inline constexpr std::string_view kLoadClientPrefix = "load-";
 struct LoadSpec {
   std::uint64_t jobs = 0;
   int clients = 1;
@@ -46,8 +45,8 @@ struct LoadSpec {
 LoadSpec read_load(const YamlReader& reader, const YAML::Node& node, ScenarioSpec& spec,
                    std::uint64_t max_jobs);
 
-// Appends the load's create_job steps to spec.timeline, in time order, numbered after the
-// steps already there. REQUIRES: the written timeline already read.
+// Makes spec.load: the load's create_job steps, in time order, numbered after the written
+// timeline's steps. REQUIRES: the written timeline already read.
 void expand_load(const LoadSpec& load, ScenarioSpec& spec);
 
 // The `network:` mapping: one optional entry per link, each key optional.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "system/domain/check.hpp"
+
 namespace onejob::scenario {
 
 ScenarioError::ScenarioError(const std::string& file, SourcePos pos, const std::string& message)
@@ -12,9 +14,70 @@ ScenarioError::ScenarioError(const std::string& file, SourcePos pos, const std::
       pos_(pos),
       message_(message) {}
 
+namespace {
+
+constexpr std::string_view kNumber = "{n}";
+
+// `text` with every "{n}" replaced by `number`.
+std::string with_number(const std::string& text, const std::string& number) {
+  std::string out;
+  std::size_t from = 0;
+  for (auto at = text.find(kNumber); at != std::string::npos; at = text.find(kNumber, from)) {
+    out.append(text, from, at - from).append(number);
+    from = at + kNumber.size();
+  }
+  return out.append(text, from, std::string::npos);
+}
+
+const GeneratedLoad::Arrival& arrival_of(const ScenarioSpec& spec, std::size_t number) {
+  ONEJOB_ASSERT(number > spec.timeline.size() && number <= request_count(spec),
+                "request " + std::to_string(number) + " is not one of the load's");
+  return spec.load.arrivals[number - spec.timeline.size() - 1];
+}
+
+std::string load_client(const GeneratedLoad& load, std::uint64_t job) {
+  return std::string(kLoadClientPrefix) +
+         std::to_string(job % static_cast<std::uint64_t>(load.clients) + 1);
+}
+
+}  // namespace
+
+std::size_t request_count(const ScenarioSpec& spec) {
+  return spec.timeline.size() + spec.load.arrivals.size();
+}
+
+const TimelineEntry& request_entry(const ScenarioSpec& spec, std::size_t number,
+                                   TimelineEntry& room) {
+  if (number >= 1 && number <= spec.timeline.size()) return spec.timeline[number - 1];
+  const auto& arrival = arrival_of(spec, number);
+  const GeneratedLoad& load = spec.load;
+  const std::string n = std::to_string(arrival.job);
+  room = TimelineEntry{};
+  room.kind = TimelineEntry::Kind::create_job;
+  room.at = arrival.at;
+  room.client = load_client(load, arrival.job);
+  room.create_job.client = room.client;
+  if (load.key) room.create_job.key = with_number(*load.key, n);
+  room.create_job.body = with_number(load.bodies[arrival.job % load.bodies.size()], n);
+  room.request = static_cast<int>(number);
+  room.pos = load.pos;
+  return room;
+}
+
+Duration request_at(const ScenarioSpec& spec, std::size_t number) {
+  if (number >= 1 && number <= spec.timeline.size()) return spec.timeline[number - 1].at;
+  return arrival_of(spec, number).at;
+}
+
+std::string request_client(const ScenarioSpec& spec, std::size_t number) {
+  if (number >= 1 && number <= spec.timeline.size()) return spec.timeline[number - 1].client;
+  return load_client(spec.load, arrival_of(spec, number).job);
+}
+
 Duration last_action(const ScenarioSpec& spec) {
   Duration last{0};
   for (const auto& entry : spec.timeline) last = std::max(last, entry.at);
+  if (!spec.load.arrivals.empty()) last = std::max(last, spec.load.arrivals.back().at);
   for (const auto& fault : spec.node_faults) last = std::max(last, fault.at);
   for (const auto& partition : spec.partitions) last = std::max(last, partition.until);
   for (const auto& pause : spec.pauses) last = std::max(last, pause.until);

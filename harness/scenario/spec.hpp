@@ -196,6 +196,22 @@ inline constexpr Named<TimelineEntry::Kind> kTimelineActions[] = {
 };
 static_assert(names_cover(kTimelineActions));
 
+// A `load:` statement's requests, kept as the generator they come from: each is made when asked
+// for (request_entry), so a load of 100,000 jobs holds its arrivals, 16 bytes each, rather than
+// 100,000 timeline entries. Its requests follow the written timeline's.
+inline constexpr std::string_view kLoadClientPrefix = "load-";
+struct GeneratedLoad {
+  struct Arrival {
+    Duration at;
+    std::uint64_t job;  // n, from 0: a double click repeats its job's n
+  };
+  std::vector<Arrival> arrivals;    // in time order; at one instant, in job order
+  int clients = 1;                  // job n is sent by client load-(n % clients + 1)
+  std::optional<std::string> key;   // "{n}" not yet replaced; none: creates without a key
+  std::vector<std::string> bodies;  // JSON text, "{n}" not yet replaced; job n uses n % size
+  SourcePos pos;                    // of the `load:` statement
+};
+
 struct ResponseExpectation {
   int request = 0;
   std::vector<int> statuses;  // the response status must be one of these
@@ -266,13 +282,26 @@ struct ScenarioSpec {
   std::vector<NodeFaultSpec> node_faults;
   std::vector<PartitionSpec> partitions;
   std::vector<PauseSpec> pauses;
-  std::vector<TimelineEntry> timeline;
+  std::vector<TimelineEntry> timeline;  // as written; a load's requests follow (GeneratedLoad)
+  GeneratedLoad load;
   Expectations expect;
   std::vector<std::string> invariants;  // ids of the invariant checkers that apply
   // `requires`: the safety clauses this scenario's story is about (declared, for the promise
   // table; every clause of the checked rules judges every run regardless).
   std::vector<std::string> required;
 };
+
+// ---- the requests a scenario sends ------------------------------------------------------------
+
+// Every request the scenario sends: its written timeline's, then its load's.
+std::size_t request_count(const ScenarioSpec& spec);
+// Request `number` (1-based) as a timeline entry: the written one, or the load's made in `room`.
+// REQUIRES: 1 <= number <= request_count(spec).
+const TimelineEntry& request_entry(const ScenarioSpec& spec, std::size_t number,
+                                   TimelineEntry& room);
+// Its instant and its client, without making the rest.
+Duration request_at(const ScenarioSpec& spec, std::size_t number);
+std::string request_client(const ScenarioSpec& spec, std::size_t number);
 
 // ---- the topology's node names ----------------------------------------------------------------
 

@@ -79,8 +79,11 @@ World::World(const ScenarioSpec& spec, std::uint64_t seed, std::unique_ptr<Store
       store_(std::move(store)),
       config_(system_config(spec, defects)),
       network_(spec.network),
-      requests_(spec.timeline.size()),
+      requests_(request_count(spec)),
       commit_log_(trace_) {
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    requests_[i].client = request_client(spec, i + 1);
+  }
   if (spec.swarm) apply_swarm(network_, root_rng_.fork("swarm"));
   build_links();
   work_bells_ = std::make_unique<sim::SimWorkBells>(*links_.at(LinkKind::node_store));
@@ -224,9 +227,10 @@ void World::run(bool stop_when_quiescent) {
         certify(this, &node("certifier").current(), *config_.find_provider(provider.name)),
         rethrow_error);
   }
-  for (const auto& entry : spec_.timeline) {
-    const int number = entry.request;
-    loop_.schedule_at(Instant(entry.at), [this, number] { client_send(number, 1); });
+  for (std::size_t request = 1; request <= requests_.size(); ++request) {
+    const int number = static_cast<int>(request);
+    loop_.schedule_at(Instant(request_at(spec_, request)),
+                      [this, number] { client_send(number, 1); });
   }
   for (const auto& fault : spec_.node_faults) {
     loop_.schedule_at(Instant(fault.at), [this, &fault] {

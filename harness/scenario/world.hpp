@@ -125,6 +125,7 @@ class World {
   };
   // One timeline request: its sends and the answer the client took.
   struct RequestState {
+    sim::NodeName client;     // who sends it
     int latest_send = 0;      // 0: not sent yet
     std::vector<Send> sends;  // by send - 1
     std::optional<ReceivedResponse> received;

@@ -32,7 +32,8 @@ World::Send& World::send_state(int number, int send) {
 }
 
 void World::client_send(int number, int send) {
-  const auto& entry = spec_.timeline[number - 1];
+  TimelineEntry room;
+  const auto& entry = request_entry(spec_, static_cast<std::size_t>(number), room);
   requests_[number - 1].latest_send = send;
   const auto found = std::ranges::find(spec_.clients, entry.client, &ClientSpec::name);
   ONEJOB_ASSERT(found != spec_.clients.end(), "a timeline entry names a client the loader checked");
@@ -119,19 +120,21 @@ void World::client_send(int number, int send) {
 // store, as a dashboard would show it) and sends POST /attempts/{id}/cancel.
 Async<void> World::cancel_attempt(World* world, int number, int send, JobId job, Request request,
                                   events::ClientSent sent) {
-  const int attempt_no = world->spec_.timeline[number - 1].attempt_no;
+  TimelineEntry room;
+  const int attempt_no =
+      request_entry(world->spec_, static_cast<std::size_t>(number), room).attempt_no;
   const auto attempts = co_await world->store_->list_attempts(job);
   const auto found = std::ranges::find(attempts, attempt_no, &Attempt::attempt_no);
   request.path = "/attempts/" +
                  (found == attempts.end() ? std::string("0") : std::to_string(found->id)) +
                  "/cancel";
   sent.path = request.path;
-  world->trace_.record(world->spec_.timeline[number - 1].client, events::to_event(sent));
+  world->trace_.record(world->requests_[number - 1].client, events::to_event(sent));
   world->transmit(number, send, std::move(request));
 }
 
 void World::transmit(int number, int send, Request request) {
-  const auto& client = spec_.timeline[number - 1].client;
+  const std::string& client = requests_[number - 1].client;
   const std::string id = request.request_id;
   auto& link = *links_.at(LinkKind::client_lb);
   // Shared, never copied: a create's body can be a megabyte, and the request is handed on
@@ -166,7 +169,7 @@ void World::lb_retry(int number, int send, const SharedRequest& request, int lb_
   if (lb_try < spec_.policy.lb_retries) {
     lb_receive(number, send, request, lb_try + 1);
   } else if (reset) {
-    const auto& client = spec_.timeline[number - 1].client;
+    const std::string& client = requests_[number - 1].client;
     lb_respond(
         number, send, client,
         Response{502, {}, R"({"error":"bad_gateway","message":"upstream connection reset"})"});
@@ -233,7 +236,7 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
   // Its connection reset: the reply has no way back.
   if (world->send_state(number, send).reset_after_delivery(lb_try)) co_return;
-  const auto& client = world->spec_.timeline[number - 1].client;
+  const std::string& client = world->requests_[number - 1].client;
   world->links_.at(LinkKind::lb_api)
       ->send(sim::Direction::response, api, kLb,
              "response " + events::client_request_id(number, send),

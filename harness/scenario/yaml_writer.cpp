@@ -132,9 +132,12 @@ void write_create_body(std::string& out, const std::string& body) {
   out += "      pad_to: " + std::to_string(body.size()) + "\n";
 }
 
-void write_timeline(std::string& out, const std::vector<TimelineEntry>& timeline) {
+// Every request, a load's written out one by one.
+void write_timeline(std::string& out, const ScenarioSpec& spec) {
   out += "timeline:\n";
-  for (const auto& e : timeline) {
+  TimelineEntry room;
+  for (std::size_t request = 1; request <= request_count(spec); ++request) {
+    const TimelineEntry& e = request_entry(spec, request, room);
     out += "  - at: " + duration(e.at) + "\n";
     switch (e.kind) {
       case TimelineEntry::Kind::create_job:
@@ -204,7 +207,7 @@ std::string to_yaml(const ScenarioSpec& spec, std::string_view comment) {
     out += "  " + std::string(each.name) + ": " + link(spec.network.*each.spec, each) + "\n";
   }
   write_faults(out, spec);
-  write_timeline(out, spec.timeline);
+  write_timeline(out, spec);
   out += "invariants: all\n";
   return out;
 }
