@@ -36,6 +36,7 @@ const GeneratedLoad::Arrival& arrival_of(const ScenarioSpec& spec, std::size_t n
 }
 
 std::string load_client(const GeneratedLoad& load, std::uint64_t job) {
+  ONEJOB_ASSERT(load.clients > 0, "a load with clients (the loader gives at least one)");
   return std::string(kLoadClientPrefix) +
          std::to_string(job % static_cast<std::uint64_t>(load.clients) + 1);
 }
@@ -51,6 +52,7 @@ const TimelineEntry& request_entry(const ScenarioSpec& spec, std::size_t number,
   if (number >= 1 && number <= spec.timeline.size()) return spec.timeline[number - 1];
   const auto& arrival = arrival_of(spec, number);
   const GeneratedLoad& load = spec.load;
+  ONEJOB_ASSERT(!load.bodies.empty(), "a load with bodies (the loader gives at least one)");
   const std::string n = std::to_string(arrival.job);
   room = TimelineEntry{};
   room.kind = TimelineEntry::Kind::create_job;
