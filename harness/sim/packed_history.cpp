@@ -277,7 +277,23 @@ std::string_view History::packed(std::size_t index) const {
 }
 
 bool History::same_event(std::size_t index, const History& other, std::size_t other_index) const {
-  return &kind(index) == &other.kind(other_index) && packed(index) == other.packed(other_index);
+  if (&kind(index) != &other.kind(other_index) || packed(index) != other.packed(other_index)) {
+    return false;
+  }
+  // The same bytes name the same words by number; each history numbers its own words, so the
+  // words themselves must match too.
+  thread_local std::vector<Event::Field> fields;
+  thread_local std::vector<WordField> words;
+  const char* in = nullptr;
+  Instant at;
+  NodeName node;
+  bool injected = false;
+  const auto count = read_header(index, in, at, node, injected).first;
+  fields.resize(count);
+  decode_fields(in, count, fields.data(), words);
+  return std::ranges::all_of(words, [&](const WordField& field) {
+    return field.word < other.words_.size() && words_[field.word] == other.words_[field.word];
+  });
 }
 
 TraceEvent History::at(std::size_t index) const {

@@ -188,7 +188,9 @@ class History {
 
   // Whether event `index` here and event `other_index` of `other` were recorded alike: the same
   // instant, node, kind, injected mark and fields (names, types, values, in order), compared as
-  // their packed bytes. REQUIRES: both histories packed in this process (names interned alike).
+  // their packed bytes and the words they name. False also when two alike events name their
+  // words by other numbers (histories that went different ways before): compare their lines
+  // then. REQUIRES: both histories packed in this process (names interned alike).
   bool same_event(std::size_t index, const History& other, std::size_t other_index) const;
 
   // Bytes held: the packed events, their positions and the words.

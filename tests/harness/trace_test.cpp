@@ -277,6 +277,20 @@ BOOST_AUTO_TEST_CASE(strings_that_recur_under_a_field_are_kept_once_and_read_bac
   for (std::size_t i = 0; i < recorded.size(); ++i) {
     BOOST_TEST_REQUIRE(history.same_event(i, again, i), "event " << i);
   }
+  // Two long histories that name different new words alike (each its first word under "to")
+  // hold the same bytes for them, yet their events differ.
+  History running;
+  History unknown;
+  for (std::size_t i = 0; i < History::kWordsFrom; ++i) {
+    running.push_back(recorded[i]);
+    unknown.push_back(recorded[i]);
+  }
+  running.append(Instant{}, "worker-1", Event("attempt.state").with("to", "running"), false);
+  unknown.append(Instant{}, "worker-1", Event("attempt.state").with("to", "unknown"), false);
+  BOOST_TEST(running.same_event(History::kWordsFrom - 1, unknown, History::kWordsFrom - 1));
+  BOOST_TEST(!running.same_event(History::kWordsFrom, unknown, History::kWordsFrom));
+  BOOST_TEST(running.same_event(History::kWordsFrom, running, History::kWordsFrom));
+
   // A word is kept once: 10,000 events naming one 60-byte state hold far less than its
   // 600,000 bytes.
   const std::string state(60, 's');
