@@ -261,10 +261,9 @@ void History::read(std::size_t index, TraceEvent& into) const {
                      });
 }
 
-std::string_view History::packed(std::size_t index) const {
-  // Its end is found by decoding it: only read_header and decode_fields know the layout.
+std::pair<const char*, std::size_t> History::decode_at(std::size_t index,
+                                                       std::vector<WordField>& words) const {
   thread_local std::vector<Event::Field> fields;
-  thread_local std::vector<WordField> words;
   const char* in = nullptr;
   Instant at;
   NodeName node;
@@ -272,8 +271,15 @@ std::string_view History::packed(std::size_t index) const {
   const auto count = read_header(index, in, at, node, injected).first;
   fields.resize(count);
   const std::size_t own = decode_fields(in, count, fields.data(), words);
+  return {in, own};
+}
+
+std::string_view History::packed(std::size_t index) const {
+  // Its end is found by decoding it: only read_header and decode_fields know the layout.
+  thread_local std::vector<WordField> words;
+  const auto [own, own_bytes] = decode_at(index, words);
   const char* const begin = start(index);
-  return {begin, static_cast<std::size_t>(in - begin) + own};
+  return {begin, static_cast<std::size_t>(own - begin) + own_bytes};
 }
 
 bool History::same_event(std::size_t index, const History& other, std::size_t other_index) const {
@@ -282,15 +288,8 @@ bool History::same_event(std::size_t index, const History& other, std::size_t ot
   }
   // The same bytes name the same words by number; each history numbers its own words, so the
   // words themselves must match too.
-  thread_local std::vector<Event::Field> fields;
   thread_local std::vector<WordField> words;
-  const char* in = nullptr;
-  Instant at;
-  NodeName node;
-  bool injected = false;
-  const auto count = read_header(index, in, at, node, injected).first;
-  fields.resize(count);
-  decode_fields(in, count, fields.data(), words);
+  decode_at(index, words);
   return std::ranges::all_of(words, [&](const WordField& field) {
     return field.word < other.words_.size() && words_[field.word] == other.words_[field.word];
   });

@@ -213,6 +213,10 @@ class History {
   // `in` ends at the event's own string bytes, whose length it returns.
   std::size_t decode_fields(const char*& in, std::size_t count, Event::Field* out,
                             std::vector<WordField>& words) const;
+  // Decodes event `index`'s fields (into room of its own), noting its words; returns where its
+  // own string bytes start and how many there are.
+  std::pair<const char*, std::size_t> decode_at(std::size_t index,
+                                                std::vector<WordField>& words) const;
   // Lays the strings of `count` decoded fields out at `into`, where their offsets say: words
   // from words_, the rest from `own`, in field order.
   void gather(const Event::Field* fields, std::size_t count, const std::vector<WordField>& words,
