@@ -64,7 +64,7 @@ constexpr std::size_t kWordBytes = 64;
 }  // namespace
 
 std::uint32_t History::word_of(std::uint32_t name_id, std::string_view text) {
-  if (text.empty() || text.size() > kWordBytes || where_.size() < kWordsFrom) return kNotWord;
+  if (text.empty() || text.size() > kWordBytes) return kNotWord;
   if (field_words_.size() <= name_id) field_words_.resize(name_id + 1);
   FieldWords& field = field_words_[name_id];
   if (field.closed) return kNotWord;
@@ -110,9 +110,9 @@ void History::append(Instant at, NodeName node, const Event& event, bool injecte
   out = put(out, node.id());
   out = put(out, (std::uint64_t{fields.size()} << 1) | (injected ? 1u : 0u));
   out = put(out, string_bytes);
-  // Each string field's word, or kNotWord: fields beyond the first few are looked up again.
-  constexpr std::size_t kNoted = 16;
-  std::uint32_t noted[kNoted];
+  // Each string field's word, or kNotWord; none are looked up while the history is short.
+  const bool words = where_.size() >= kWordsFrom;
+  field_word_.resize(fields.size());
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const auto& field = fields[i];
     const std::uint64_t name = std::uint64_t{field.name_id} << 2;
@@ -125,8 +125,8 @@ void History::append(Instant at, NodeName node, const Event& event, bool injecte
         out = put(out, name | (field.number != 0 ? kTrue : kFalse));
         break;
       case Event::Field::Type::string: {
-        const std::uint32_t word = word_of(field.name_id, event.text(field));
-        if (i < kNoted) noted[i] = word;
+        const std::uint32_t word = words ? word_of(field.name_id, event.text(field)) : kNotWord;
+        field_word_[i] = word;
         out = put(out, name | kString);
         out = put(out, word == kNotWord ? std::uint64_t{field.length} << 1
                                         : (std::uint64_t{word} << 1) | 1);
@@ -137,8 +137,7 @@ void History::append(Instant at, NodeName node, const Event& event, bool injecte
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const auto& field = fields[i];
     if (field.type() != Event::Field::Type::string || field.length == 0) continue;
-    const std::uint32_t word = i < kNoted ? noted[i] : word_of(field.name_id, event.text(field));
-    if (word != kNotWord) continue;
+    if (field_word_[i] != kNotWord) continue;
     std::memcpy(out, event.text(field).data(), field.length);
     out += field.length;
   }

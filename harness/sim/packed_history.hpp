@@ -222,7 +222,7 @@ class History {
   void gather(const Event::Field* fields, std::size_t count, const std::vector<WordField>& words,
               const char* own, char* into) const;
   // The word `text` is under field `name_id`, made one if the field's words are still few;
-  // kNotWord when it stays in the event's own bytes.
+  // kNotWord when it stays in the event's own bytes. Called only once the history is long.
   static constexpr std::uint32_t kNotWord = UINT32_MAX;
   std::uint32_t word_of(std::uint32_t name_id, std::string_view text);
 
@@ -273,8 +273,9 @@ class History {
     std::vector<FieldWord> words;
     bool closed = false;
   };
-  std::vector<std::string> words_;       // by number
-  std::vector<FieldWords> field_words_;  // by field name id
+  std::vector<std::string> words_;         // by number
+  std::vector<FieldWords> field_words_;    // by field name id
+  std::vector<std::uint32_t> field_word_;  // append's room: each field's word, or kNotWord
 };
 
 }  // namespace onejob::sim
