@@ -27,10 +27,13 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-// Fields that describe one hop's connection, not the message: each side sets its own.
+// Fields that describe one hop's connection, not the message: each side sets its own. The
+// sender's order number is for the proxy alone.
 bool hop_by_hop(std::string_view name) {
   for (const std::string_view hop :
-       {"host", "connection", "content-length", "transfer-encoding", "keep-alive"}) {
+       {std::string_view("host"), std::string_view("connection"),
+        std::string_view("content-length"), std::string_view("transfer-encoding"),
+        std::string_view("keep-alive"), kOrderField}) {
     if (name.size() == hop.size() &&
         std::equal(name.begin(), name.end(), hop.begin(),
                    [](char a, char b) { return (a | 0x20) == (b | 0x20); })) {
@@ -59,16 +62,19 @@ std::string_view to_string(ProxyFault fault) {
 }
 
 struct FaultProxy::Impl {
-  Impl(std::string host, std::string port, Chooser choose_in, std::chrono::milliseconds timeout)
+  Impl(std::string host, std::string port, Chooser choose_in, std::chrono::milliseconds timeout,
+       Placed placed_in)
       : target_host(std::move(host)),
         target_port(std::move(port)),
         choose(std::move(choose_in)),
+        placed(std::move(placed_in)),
         target_timeout(timeout),
         acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {}
 
   std::string target_host;
   std::string target_port;
   Chooser choose;
+  Placed placed;
   std::chrono::milliseconds target_timeout;
   asio::io_context io{1};
   tcp::acceptor acceptor;
@@ -132,8 +138,18 @@ struct FaultProxy::Impl {
       const std::string method(request.method_string());
       const std::string target(request.target());
       const auto [rule, number] = next_rule(method, target);
-      if (rule.fault == ProxyFault::drop_request) break;
-      if (rule.fault == ProxyFault::delay) std::this_thread::sleep_for(rule.delay);
+      const auto order = request.find(std::string(kOrderField));
+      const auto place = [&, tagged = order != request.end() && placed] {
+        if (tagged) placed(std::string_view(order->value().data(), order->value().size()));
+      };
+      if (rule.fault == ProxyFault::drop_request) {
+        place();
+        break;
+      }
+      if (rule.fault == ProxyFault::delay) {
+        if (rule.overtaken) place();
+        std::this_thread::sleep_for(rule.delay);
+      }
       Headers headers;
       for (const auto& field : request) {
         if (!hop_by_hop(std::string_view(field.name_string().data(), field.name_string().size()))) {
@@ -141,6 +157,7 @@ struct FaultProxy::Impl {
         }
       }
       HttpReply reply = upstream.send(method, target, headers, request.body(), target_timeout);
+      if (!(rule.fault == ProxyFault::delay && rule.overtaken)) place();
       if (rule.fault == ProxyFault::duplicate) {
         upstream.send(method, target, headers, request.body(), target_timeout);
       }
@@ -173,17 +190,16 @@ struct FaultProxy::Impl {
 FaultProxy::FaultProxy(std::string target_host, std::string target_port,
                        std::vector<ProxyRule> script, ProxyRule otherwise,
                        std::chrono::milliseconds target_timeout)
-    : FaultProxy(
-          std::move(target_host), std::move(target_port),
-          [script = std::move(script), otherwise](std::uint64_t number) {
-            return number <= script.size() ? script[number - 1] : otherwise;
-          },
-          target_timeout) {}
+    : FaultProxy(std::move(target_host), std::move(target_port),
+                 [script = std::move(script), otherwise](std::uint64_t number) {
+                   return number <= script.size() ? script[number - 1] : otherwise;
+                 },
+                 target_timeout, {}) {}
 
 FaultProxy::FaultProxy(std::string target_host, std::string target_port, Chooser choose,
-                       std::chrono::milliseconds target_timeout)
+                       std::chrono::milliseconds target_timeout, Placed placed)
     : impl_(std::make_unique<Impl>(std::move(target_host), std::move(target_port),
-                                   std::move(choose), target_timeout)) {
+                                   std::move(choose), target_timeout, std::move(placed))) {
   impl_->accept_thread = std::thread([impl = impl_.get()] { impl->accept_loop(); });
 }
 

@@ -2,6 +2,7 @@
 
 #include <utility>  // before Boost.Asio: 1.74's awaitable.hpp uses std::exchange unincluded
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <optional>
@@ -34,6 +35,7 @@ struct HttpConnection::Impl {
   asio::io_context io{1};
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
+  Headers fixed;  // set_header's
 
   // Runs the io_context until the operations started have finished.
   void run() {
@@ -76,6 +78,7 @@ HttpReply HttpConnection::send(const std::string& method, const std::string& tar
   if (request.method() == http::verb::unknown) request.method_string(method);
   request.set(http::field::host, impl.host + ":" + impl.port);
   for (const auto& [name, value] : headers) request.insert(name, value);
+  for (const auto& [name, value] : impl.fixed) request.set(name, value);
   request.body() = body;
   request.keep_alive(true);
   request.prepare_payload();
@@ -103,6 +106,16 @@ HttpReply HttpConnection::send(const std::string& method, const std::string& tar
   reply.body = std::move(message.body());
   if (!message.keep_alive()) impl.stream.reset();
   return reply;
+}
+
+void HttpConnection::set_header(const std::string& name, const std::string& value) {
+  auto& fixed = impl_->fixed;
+  const auto same = std::ranges::find(fixed, name, [](const auto& field) { return field.first; });
+  if (same != fixed.end()) {
+    same->second = value;
+  } else {
+    fixed.emplace_back(name, value);
+  }
 }
 
 std::string HttpConnection::raw(const std::string& host, const std::string& port,

@@ -33,6 +33,10 @@ class HttpConnection {
 
   // Bytes exactly as given, then whatever comes back until the server closes or `timeout`:
   // for requests no well-behaved client would send. Uses a connection of its own.
+  // A header field sent with every request on this connection from now on, after the call's own
+  // (replacing one set before under the same name).
+  void set_header(const std::string& name, const std::string& value);
+
   static std::string raw(const std::string& host, const std::string& port, const std::string& bytes,
                          std::chrono::milliseconds timeout);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <condition_variable>
 #include <fstream>
@@ -124,6 +125,8 @@ class Run {
   void run_timeline();
   void perform(const TimelineEntry& entry, HttpConnection& connection);
   std::string wait_for_job(int request);
+  void place(std::size_t request);
+  void wait_for_places(std::size_t before);
   std::string operator_credential(const std::string& owner) const;
   std::string credential(const std::string& owner) const;
   void nemesis();
@@ -158,6 +161,11 @@ class Run {
   std::mutex mutex_;  // guards everything below
   std::condition_variable finished_;
   std::map<int, Outcome> outcomes_;
+  // Requests in time order hold back until every request of an earlier instant has its place
+  // at the target (see wait_for_places): threads and connections must not reorder the timeline.
+  std::vector<std::size_t> position_;  // request number -> its position in time order
+  std::vector<char> placed_;           // by position
+  std::size_t placed_before_ = 0;      // every position before this one is placed
   std::vector<Acknowledged> acknowledged_;
   std::map<std::string, std::string> final_status_;  // job -> last status read in the quiet phase
   std::vector<std::string> notes_;
@@ -296,7 +304,12 @@ void Run::start_proxies() {
     client_index_[spec_.clients[i].name] = i;
     proxies_.push_back(std::make_unique<FaultProxy>(
         options_.host, port_, [this, i](std::uint64_t number) { return choose(i, number); },
-        request_timeout() + milliseconds(1000)));
+        request_timeout() + milliseconds(1000),
+        [this](std::string_view order) {
+          std::size_t request = 0;
+          const auto end = order.data() + order.size();
+          if (std::from_chars(order.data(), end, request).ptr == end) place(request);
+        }));
   }
 }
 
@@ -311,8 +324,10 @@ std::optional<ProxyRule> Run::draw_fault(const sim::LinkSpec& link) {
   if (draw(link.duplicate)) return ProxyRule{ProxyFault::duplicate, milliseconds(0)};
   if (draw(link.reorder)) {
     const auto window = std::max<std::int64_t>(1, real(link.reorder_window).count());
-    return ProxyRule{ProxyFault::delay,
-                     milliseconds(std::uniform_int_distribution<std::int64_t>(0, window)(random_))};
+    return ProxyRule{
+        .fault = ProxyFault::delay,
+        .delay = milliseconds(std::uniform_int_distribution<std::int64_t>(0, window)(random_)),
+        .overtaken = true};
   }
   return std::nullopt;
 }
@@ -430,6 +445,24 @@ std::string Run::wait_for_job(int request) {
   return outcomes_[request].job;
 }
 
+// Request `request` has its place in the target's order: the target answered it (or failed to),
+// it was dropped or overtaken on the way, or it went no further than the probe.
+void Run::place(std::size_t request) {
+  std::lock_guard lock(mutex_);
+  if (request >= position_.size() || placed_[position_[request]]) return;
+  placed_[position_[request]] = 1;
+  while (placed_before_ < placed_.size() && placed_[placed_before_]) ++placed_before_;
+  finished_.notify_all();
+}
+
+// Waits until every position before `before` is placed, at most as long as a client waits for
+// an answer and a second more: a request the target holds on to does not stop the timeline.
+void Run::wait_for_places(std::size_t before) {
+  std::unique_lock lock(mutex_);
+  finished_.wait_for(lock, request_timeout() + milliseconds(1000),
+                     [&] { return placed_before_ >= before; });
+}
+
 void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
   const std::string& owner = spec_.clients[client_index_.at(entry.client)].owner;
   const auto record = [&](const HttpReply& reply) {
@@ -440,6 +473,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
     if (auto job = id_at(reply.body, options_.profile.job_id_pointer)) outcome.job = *job;
   };
   const auto done = [&] {
+    place(static_cast<std::size_t>(entry.request));
     std::lock_guard lock(mutex_);
     outcomes_[entry.request].done = true;
     finished_.notify_all();
@@ -455,6 +489,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
     for (int sent = 0; sent <= spec_.policy.client_retries; ++sent) {
       const auto resend_at = Clock::now() + request_timeout();
       reply = once();
+      place(static_cast<std::size_t>(entry.request));
       record(reply);
       // As the scenario's clients: a 502 or 503 (unavailable) is resent like a lost reply.
       const bool unavailable =
@@ -566,6 +601,20 @@ void Run::run_timeline() {
   }
   std::ranges::stable_sort(order, {},
                            [this](std::size_t request) { return request_at(spec_, request); });
+  // The first position of each instant: a request waits for every one before it to be placed,
+  // and requests of one instant stay concurrent.
+  std::vector<std::size_t> instant(order.size());
+  {
+    std::lock_guard lock(mutex_);
+    position_.assign(order.size() + 1, 0);
+    placed_.assign(order.size(), 0);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      position_[order[i]] = i;
+      instant[i] = i > 0 && request_at(spec_, order[i]) == request_at(spec_, order[i - 1])
+                       ? instant[i - 1]
+                       : i;
+    }
+  }
   std::atomic<std::size_t> next = 0;
   const std::size_t threads = std::min<std::size_t>(order.size(), 64);
   std::vector<std::thread> pool;
@@ -576,11 +625,13 @@ void Run::run_timeline() {
         TimelineEntry room;
         const TimelineEntry& entry = request_entry(spec_, order[i], room);
         std::this_thread::sleep_until(origin_ + real(entry.at));
+        wait_for_places(instant[i]);
         const std::size_t client = client_index_.at(entry.client);
         auto& connection = connections[client];
         if (!connection) {
           connection = std::make_unique<HttpConnection>("127.0.0.1", proxies_[client]->port_text());
         }
+        connection->set_header(std::string(kOrderField), std::to_string(order[i]));
         perform(entry, *connection);
       }
     });

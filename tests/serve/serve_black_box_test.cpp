@@ -7,6 +7,7 @@
 #include <atomic>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -215,6 +216,60 @@ BOOST_AUTO_TEST_CASE(lost_replies_retransmissions_and_lost_requests_through_the_
   const auto findings = check::black_box::judge(recorder.history());
   BOOST_TEST(findings.empty(), "findings:" << describe(findings) << "\nhistory:\n"
                                            << recorder.jsonl());
+}
+
+// A numbered request (the probe's order field) is told placed once its place at the target is
+// fixed, and the field goes no further than the proxy: a second proxy behind the first never
+// sees it. Kept in place: after the target answered, or when it was dropped. Given up: when a
+// reordering delay begins, well before the answer.
+BOOST_AUTO_TEST_CASE(the_proxy_tells_when_a_numbered_request_has_its_place) {
+  ProviderStub alpha("alpha", {}, StubCall{ProviderOutcome::ok, 0ms});
+  Target target("", {&alpha});
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::vector<std::pair<std::string, Clock::time_point>> placed;
+  std::atomic<int> seen_behind = 0;
+  FaultProxy behind(
+      "127.0.0.1", target.process->port_text(), [](std::uint64_t) { return ProxyRule{}; }, 10s,
+      [&](std::string_view) { ++seen_behind; });
+  const std::vector<ProxyRule> script{
+      ProxyRule{}, ProxyRule{ProxyFault::drop_request},
+      ProxyRule{.fault = ProxyFault::delay, .delay = 400ms},
+      ProxyRule{.fault = ProxyFault::delay, .delay = 400ms, .overtaken = true}};
+  FaultProxy proxy(
+      "127.0.0.1", behind.port_text(),
+      [&](std::uint64_t number) {
+        return number <= script.size() ? script[number - 1] : ProxyRule{};
+      },
+      10s,
+      [&](std::string_view order) {
+        std::lock_guard lock(mutex);
+        placed.emplace_back(std::string(order), Clock::now());
+      });
+  BlackBoxRecorder recorder;
+  HttpConnection connection("127.0.0.1", proxy.port_text());
+  std::vector<Clock::time_point> sent;
+  std::vector<Clock::time_point> answered;
+  for (int request = 1; request <= 4; ++request) {
+    connection.set_header(std::string(real::kOrderField), std::to_string(request));
+    sent.push_back(Clock::now());
+    const auto reply =
+        recorder.create(connection, "alice", "alice-token", "order-" + std::to_string(request),
+                        classify("order " + std::to_string(request)));
+    answered.push_back(Clock::now());
+    BOOST_TEST(reply.answered() == (request != 2), request << ": " << reply.failure);
+  }
+  std::lock_guard lock(mutex);
+  BOOST_REQUIRE_EQUAL(placed.size(), 4u);
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    BOOST_TEST(placed[i].first == std::to_string(i + 1));
+    BOOST_TEST((placed[i].second >= sent[i] && placed[i].second <= answered[i]));
+  }
+  BOOST_TEST((placed[2].second - sent[2] >= 400ms));      // kept its place through the delay
+  BOOST_TEST((answered[3] - placed[3].second >= 300ms));  // gave it up as the delay began
+  BOOST_TEST(proxy.events()[1].status == 0);            // the dropped one never reached the target
+  BOOST_TEST(seen_behind == 0);
+  BOOST_TEST(behind.events().size() == 3u);
 }
 
 // Each defect breaks a promise a client or a provider can see; the rule stating that promise
