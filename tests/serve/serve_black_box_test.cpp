@@ -267,7 +267,7 @@ BOOST_AUTO_TEST_CASE(the_proxy_tells_when_a_numbered_request_has_its_place) {
   }
   BOOST_TEST((placed[2].second - sent[2] >= 400ms));      // kept its place through the delay
   BOOST_TEST((answered[3] - placed[3].second >= 300ms));  // gave it up as the delay began
-  BOOST_TEST(proxy.events()[1].status == 0);            // the dropped one never reached the target
+  BOOST_TEST(proxy.events()[1].status == 0);  // the dropped one never reached the target
   BOOST_TEST(seen_behind == 0);
   BOOST_TEST(behind.events().size() == 3u);
 }
