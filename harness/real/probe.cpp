@@ -892,8 +892,8 @@ void Run::execute() {
     result_.jsonl = recorder_.jsonl();
     result_.history = history;
   }
-  // Whether or not the run was made: nothing the proxies' threads use (random_, the spec) may
-  // end before them.
+  // Whether or not the run was made: nothing the proxies' threads use (random_, the spec, the
+  // places they report) may end before them.
   proxies_.clear();
   if (target_) {
     result_.target_starts = target_->starts();
