@@ -16,6 +16,7 @@
 #include "system/events/api_events.hpp"
 #include "system/events/worker_events.hpp"
 
+#include "harness/check/id_map.hpp"
 #include "harness/check/marks.hpp"
 #include "harness/events/client_events.hpp"
 #include "harness/events/commit_events.hpp"
@@ -219,8 +220,8 @@ struct HistoryModel {
   const sim::History* history = nullptr;
 
   // The store's truth.
-  std::map<std::int64_t, JobRecord> jobs;
-  std::map<std::int64_t, AttemptRecord> attempts;
+  IdMap<JobRecord> jobs;
+  IdMap<AttemptRecord> attempts;
   std::map<std::pair<std::string, std::string>, std::vector<std::int64_t>> jobs_by_key;
   std::map<std::string, std::int64_t> attempt_by_provider_key;
   std::vector<At<events::CommitCertification>> certifications;
@@ -233,7 +234,7 @@ struct HistoryModel {
   std::map<std::string, std::size_t> first_execution;  // provider key -> index in executions
 
   // What nodes and clients saw.
-  std::map<std::int64_t, ClientRequest> requests;  // by timeline number
+  IdMap<ClientRequest> requests;      // by timeline number
   std::deque<ApiExchange> exchanges;  // in request order (a deque: no doubling copy as it grows)
   // Where each attempt's provider calls are in the trace, by attempt id.
   std::map<std::int64_t, std::vector<std::uint64_t>> calls;

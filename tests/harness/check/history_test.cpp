@@ -1,10 +1,17 @@
 #include "harness/check/history.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 
+#include "harness/check/id_map.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/check/json_value.hpp"
 
@@ -347,6 +354,54 @@ BOOST_AUTO_TEST_CASE(a_duplicated_cancel_request_still_makes_its_commit_an_opera
   const auto model = h.model();
   BOOST_TEST(model.operator_cancels.contains(commit));
   BOOST_TEST((model.end_of(*model.job(1)) == JobEnd::awaiting_operator));
+}
+
+// The model's records by id keep a std::map's meaning whatever order and spacing the ids come
+// in: one record per id (emplace keeps the first), every id found and no other, visits in id
+// order, references kept while records are added after the last.
+BOOST_AUTO_TEST_CASE(records_by_id_keep_a_maps_meaning) {
+  constexpr std::int64_t kLow = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kHigh = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::int64_t> ids{1, 2,  3,  4,   7, 5, 6, 100,   8,    -3, 0,
+                                      9, 10, 99, 101, 2, 1, 8, kHigh, kLow, 11, 50};
+  IdMap<std::string> records;
+  std::map<std::int64_t, std::string> expected;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto [it, added] = records.emplace(ids[i], "record " + std::to_string(i));
+    const auto [want, want_added] = expected.emplace(ids[i], "record " + std::to_string(i));
+    BOOST_TEST(added == want_added, "id " << ids[i]);
+    BOOST_TEST(it->first == ids[i]);
+    BOOST_TEST(it->second == want->second, "id " << ids[i]);
+  }
+  BOOST_TEST(records.size() == expected.size());
+  BOOST_TEST(std::ranges::equal(records, expected, [](const auto& a, const auto& b) {
+    return a.first == b.first && a.second == b.second;
+  }));
+  for (const std::int64_t id :
+       {kLow, kLow + 1, std::int64_t{-4}, std::int64_t{-3}, std::int64_t{0}, std::int64_t{12},
+        std::int64_t{49}, std::int64_t{50}, kHigh - 1, kHigh}) {
+    const bool has = expected.contains(id);
+    BOOST_TEST(records.contains(id) == has, "id " << id);
+    BOOST_TEST((records.find(id) != records.end()) == has, "id " << id);
+    if (has) {
+      BOOST_TEST(records.at(id) == expected.at(id));
+    } else {
+      BOOST_CHECK_THROW(records.at(id), std::out_of_range);
+    }
+  }
+  // operator[] makes a missing record, and finds an existing one.
+  records[12] += "twelve";
+  records[1] += " again";
+  BOOST_TEST(records.at(12) == "twelve");
+  BOOST_TEST(records.at(1) == "record 0 again");
+  // Dense ids from 1, each found where its id says; a reference survives records added after.
+  IdMap<int> dense;
+  const int& first = dense.try_emplace(1, 10).first->second;
+  for (int id = 2; id <= 5000; ++id) dense.emplace(id, id * 10);
+  BOOST_TEST(first == 10);
+  BOOST_TEST(dense.at(4321) == 43210);
+  BOOST_TEST(!dense.contains(5001));
+  BOOST_TEST(!dense.contains(0));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
