@@ -27,6 +27,7 @@
 #include "harness/real/provider_stub.hpp"
 #include "harness/real/stream_proxy.hpp"
 #include "harness/real/target_process.hpp"
+#include "harness/real/timeline_order.hpp"
 
 namespace onejob::real {
 namespace {
@@ -73,6 +74,15 @@ std::vector<std::string> scenario_keys(const ScenarioSpec& spec) {
   return keys;
 }
 
+// Each request's instant, by request number - 1.
+std::vector<Duration> request_instants(const ScenarioSpec& spec) {
+  std::vector<Duration> at;
+  for (std::size_t request = 1; request <= request_count(spec); ++request) {
+    at.push_back(request_at(spec, request));
+  }
+  return at;
+}
+
 class Run {
  public:
   Run(const ScenarioSpec& spec, const ProbeOptions& options, ProbeResult& result)
@@ -82,7 +92,8 @@ class Run {
         port_(options.port),
         recorder_(options.profile, request_timeout()),
         random_(spec.seed),
-        keys_(tag_keys(options.key_prefix, scenario_keys(spec))) {}
+        keys_(tag_keys(options.key_prefix, scenario_keys(spec))),
+        order_(request_instants(spec)) {}
 
   void execute();
 
@@ -125,8 +136,6 @@ class Run {
   void run_timeline();
   void perform(const TimelineEntry& entry, HttpConnection& connection);
   std::string wait_for_job(int request);
-  void place(std::size_t request);
-  void wait_for_places(std::size_t before);
   std::string operator_credential(const std::string& owner) const;
   std::string credential(const std::string& owner) const;
   void nemesis();
@@ -157,15 +166,13 @@ class Run {
   std::mutex random_mutex_;
   std::mt19937_64 random_;
   const std::map<std::string, std::string> keys_;  // each scenario key as this run sends it
+  // Which request may go out: every one of an earlier instant has its place at the target, as
+  // the client proxies (through kOrderField) or the request's own end tell.
+  TimelineOrder order_;
 
   std::mutex mutex_;  // guards everything below
   std::condition_variable finished_;
   std::map<int, Outcome> outcomes_;
-  // Requests in time order hold back until every request of an earlier instant has its place
-  // at the target (see wait_for_places): threads and connections must not reorder the timeline.
-  std::vector<std::size_t> position_;  // request number -> its position in time order
-  std::vector<char> placed_;           // by position
-  std::size_t placed_before_ = 0;      // every position before this one is placed
   std::vector<Acknowledged> acknowledged_;
   std::map<std::string, std::string> final_status_;  // job -> last status read in the quiet phase
   std::vector<std::string> notes_;
@@ -308,7 +315,7 @@ void Run::start_proxies() {
         [this](std::string_view order) {
           std::size_t request = 0;
           const auto end = order.data() + order.size();
-          if (std::from_chars(order.data(), end, request).ptr == end) place(request);
+          if (std::from_chars(order.data(), end, request).ptr == end) order_.place(request);
         }));
   }
 }
@@ -445,24 +452,6 @@ std::string Run::wait_for_job(int request) {
   return outcomes_[request].job;
 }
 
-// Request `request` has its place in the target's order: the target answered it (or failed to),
-// it was dropped or overtaken on the way, or it went no further than the probe.
-void Run::place(std::size_t request) {
-  std::lock_guard lock(mutex_);
-  if (request >= position_.size() || placed_[position_[request]]) return;
-  placed_[position_[request]] = 1;
-  while (placed_before_ < placed_.size() && placed_[placed_before_]) ++placed_before_;
-  finished_.notify_all();
-}
-
-// Waits until every position before `before` is placed, at most as long as a client waits for
-// an answer and a second more: a request the target holds on to does not stop the timeline.
-void Run::wait_for_places(std::size_t before) {
-  std::unique_lock lock(mutex_);
-  finished_.wait_for(lock, request_timeout() + milliseconds(1000),
-                     [&] { return placed_before_ >= before; });
-}
-
 void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
   const std::string& owner = spec_.clients[client_index_.at(entry.client)].owner;
   const auto record = [&](const HttpReply& reply) {
@@ -473,7 +462,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
     if (auto job = id_at(reply.body, options_.profile.job_id_pointer)) outcome.job = *job;
   };
   const auto done = [&] {
-    place(static_cast<std::size_t>(entry.request));
+    order_.place(static_cast<std::size_t>(entry.request));
     std::lock_guard lock(mutex_);
     outcomes_[entry.request].done = true;
     finished_.notify_all();
@@ -489,7 +478,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
     for (int sent = 0; sent <= spec_.policy.client_retries; ++sent) {
       const auto resend_at = Clock::now() + request_timeout();
       reply = once();
-      place(static_cast<std::size_t>(entry.request));
+      order_.place(static_cast<std::size_t>(entry.request));
       record(reply);
       // As the scenario's clients: a 502 or 503 (unavailable) is resent like a lost reply.
       const bool unavailable =
@@ -595,26 +584,7 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
 }
 
 void Run::run_timeline() {
-  std::vector<std::size_t> order;  // request numbers, in time order
-  for (std::size_t request = 1; request <= request_count(spec_); ++request) {
-    order.push_back(request);
-  }
-  std::ranges::stable_sort(order, {},
-                           [this](std::size_t request) { return request_at(spec_, request); });
-  // The first position of each instant: a request waits for every one before it to be placed,
-  // and requests of one instant stay concurrent.
-  std::vector<std::size_t> instant(order.size());
-  {
-    std::lock_guard lock(mutex_);
-    position_.assign(order.size() + 1, 0);
-    placed_.assign(order.size(), 0);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      position_[order[i]] = i;
-      instant[i] = i > 0 && request_at(spec_, order[i]) == request_at(spec_, order[i - 1])
-                       ? instant[i - 1]
-                       : i;
-    }
-  }
+  const std::vector<std::size_t>& order = order_.order();
   std::atomic<std::size_t> next = 0;
   const std::size_t threads = std::min<std::size_t>(order.size(), 64);
   std::vector<std::thread> pool;
@@ -625,7 +595,9 @@ void Run::run_timeline() {
         TimelineEntry room;
         const TimelineEntry& entry = request_entry(spec_, order[i], room);
         std::this_thread::sleep_until(origin_ + real(entry.at));
-        wait_for_places(instant[i]);
+        // At most as long as a client waits for an answer, and a second more: a request the
+        // target holds on to does not stop the timeline.
+        order_.wait_for_turn(order[i], request_timeout() + milliseconds(1000));
         const std::size_t client = client_index_.at(entry.client);
         auto& connection = connections[client];
         if (!connection) {

@@ -20,6 +20,7 @@
 #include "harness/real/fault_proxy.hpp"
 #include "harness/real/probe.hpp"
 #include "harness/real/provider_stub.hpp"
+#include "harness/real/timeline_order.hpp"
 
 #include "tests/serve/serve_process.hpp"
 
@@ -380,6 +381,44 @@ BOOST_AUTO_TEST_CASE(tagged_keys_keep_emptiness_length_and_distinctness) {
   BOOST_TEST(sent.size() == tagged.size(), "two keys are sent as one");
   // No tag: every key as it is.
   for (const auto& [key, as_sent] : real::tag_keys("", keys)) BOOST_TEST(as_sent == key);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The order a probe's timeline reaches its target in: a request waits for every request of an
+// earlier instant to have its place, never for one of its own instant or a later one.
+BOOST_AUTO_TEST_SUITE(probe_order)
+
+BOOST_AUTO_TEST_CASE(a_request_waits_for_every_earlier_instant_to_be_placed) {
+  // Requests 1..6 at 30, 10, 10, 20, 30 and 0 ms: in time order 6, 2, 3, 4, 1, 5.
+  const std::vector<Duration> at{30ms, 10ms, 10ms, 20ms, 30ms, 0ms};
+  real::TimelineOrder order(at);
+  BOOST_TEST(order.order() == (std::vector<std::size_t>{6, 2, 3, 4, 1, 5}),
+             boost::test_tools::per_element());
+  BOOST_TEST(order.wait_for_turn(6, 0ms));  // the first instant waits for nothing
+  BOOST_TEST(!order.wait_for_turn(2, 0ms));
+  order.place(6);
+  // 2 and 3 share an instant: neither waits for the other.
+  BOOST_TEST(order.wait_for_turn(2, 0ms));
+  BOOST_TEST(order.wait_for_turn(3, 0ms));
+  order.place(3);
+  BOOST_TEST(!order.wait_for_turn(4, 0ms));  // 2 has no place yet
+  // Numbers the timeline does not have, and a second place, change nothing.
+  order.place(0);
+  order.place(7);
+  order.place(3);
+  BOOST_TEST(!order.wait_for_turn(4, 0ms));
+  // A waiter wakes when the place it waits for is given, from another thread.
+  std::atomic<bool> turn = false;
+  std::thread waiter([&] { turn = order.wait_for_turn(1, 10s); });
+  std::this_thread::sleep_for(20ms);
+  BOOST_TEST(!turn);
+  order.place(2);
+  order.place(4);
+  waiter.join();
+  BOOST_TEST(turn);
+  BOOST_TEST(order.wait_for_turn(5, 0ms));   // 1 and 5 share an instant
+  BOOST_TEST(order.wait_for_turn(99, 0ms));  // not the timeline's: never held
 }
 
 BOOST_AUTO_TEST_SUITE_END()
