@@ -12,10 +12,12 @@ namespace onejob::check {
 // The history model's records by id (jobs, attempts, client requests): a std::map's meaning
 // (one record per id, visited in id order, emplace keeps the first) held as one sorted deque.
 // Ids come nearly in order and nearly dense (a sequence's, a timeline's numbers), so a record is
-// found where its id says when the ids before it are all there, else by binary search; an id out
-// of order is inserted where it belongs. Against a map: no node and no pointers per record, and
-// a walk over every record reads them in the order they lie. References stay valid while
-// records are added at the end (a deque's), not when one is inserted before others.
+// found where its id says when the ids before it are all there, else by binary search. An id out
+// of order is inserted where it belongs, moving the records on its nearer side: cheap for the few
+// ids a run's concurrency reorders, linear for each id of a run whose ids came in no order (a
+// map's insert is logarithmic). Against a map: no node and no pointers per record, and a walk
+// over every record reads them in the order they lie. References stay valid while records are
+// added at the end (a deque's), not when one is inserted before others.
 template <typename V>
 class IdMap {
  public:
