@@ -110,7 +110,7 @@ HttpReply HttpConnection::send(const std::string& method, const std::string& tar
 
 void HttpConnection::set_header(const std::string& name, const std::string& value) {
   auto& fixed = impl_->fixed;
-  const auto same = std::ranges::find(fixed, name, [](const auto& field) { return field.first; });
+  const auto same = std::ranges::find(fixed, name, &Headers::value_type::first);
   if (same != fixed.end()) {
     same->second = value;
   } else {

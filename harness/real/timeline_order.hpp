@@ -31,7 +31,7 @@ class TimelineOrder {
 
  private:
   std::vector<std::size_t> order_;     // request numbers in time order
-  std::vector<std::size_t> position_;  // request number -> its position in order_ (0: none)
+  std::vector<std::size_t> position_;  // request number -> its position in order_ ([0] unused)
   std::vector<std::size_t> instant_;   // position -> the first position of its instant
   std::mutex mutex_;                   // guards what follows
   std::condition_variable changed_;

@@ -20,12 +20,15 @@ extern "C" int MallocExtension_SetNumericProperty(const char* property, std::siz
 namespace onejob::scenario {
 namespace {
 
+// A long history: 65,536 events or more (about 3,000 jobs with faults).
+constexpr std::size_t kLongHistory = std::size_t{1} << 16;
+
 // Once a run has a long history, memory the allocator frees goes back to the system at once
 // rather than waiting in its page heap: the simulation's freed spans would otherwise stay
 // resident through the fold and the checks, where a long run peaks. Short runs (the catalogue,
 // fuzz cases) keep the faster default, which reuses freed spans without asking the kernel.
 void return_freed_memory_from_now_on(const sim::History& history) {
-  if (history.size() < sim::History::kWordsFrom || MallocExtension_SetNumericProperty == nullptr) {
+  if (history.size() < kLongHistory || MallocExtension_SetNumericProperty == nullptr) {
     return;
   }
   MallocExtension_SetNumericProperty("tcmalloc.aggressive_memory_decommit", 1);
