@@ -69,6 +69,7 @@ SimLoop::~SimLoop() { shutdown(); }
 
 void SimLoop::shutdown() {
   queue_.clear();
+  preset_.clear();
   free_slots_.clear();
   slots_.clear();
   io_.reset();
@@ -96,8 +97,36 @@ void SimLoop::schedule_at(Instant at, UniqueFunction handler) {
     free_slots_.pop_back();
     slots_[slot] = std::move(handler);
   }
-  queue_.push_back(Entry{at, tie_breaker_.next(), next_seq_++, slot});
+  const Entry entry{at, tie_breaker_.next(), next_seq_++, slot};
+  if (!started_) {
+    preset_.push_back(entry);
+    return;
+  }
+  queue_.push_back(entry);
   std::push_heap(queue_.begin(), queue_.end(), Later{});
+}
+
+const SimLoop::Entry* SimLoop::earliest() const {
+  if (!started_) {
+    // Not sorted yet, and the heap still empty: the preset's earliest is searched for.
+    if (preset_.empty()) return nullptr;
+    return &*std::max_element(preset_.begin(), preset_.end(), Later{});
+  }
+  if (preset_.empty()) return queue_.empty() ? nullptr : &queue_.front();
+  if (queue_.empty()) return &preset_.back();
+  return Later{}(preset_.back(), queue_.front()) ? &queue_.front() : &preset_.back();
+}
+
+SimLoop::Entry SimLoop::take_earliest() {
+  if (!preset_.empty() && (queue_.empty() || !Later{}(preset_.back(), queue_.front()))) {
+    const Entry entry = preset_.back();
+    preset_.pop_back();
+    return entry;
+  }
+  std::pop_heap(queue_.begin(), queue_.end(), Later{});
+  const Entry entry = queue_.back();
+  queue_.pop_back();
+  return entry;
 }
 
 Async<void> SimLoop::sleep_for(Duration delay) {
@@ -117,14 +146,18 @@ std::uint64_t SimLoop::run(Instant until) {
   // run's private queue, which only poll() moves over: then poll every time.
   const bool nested =
       boost::asio::detail::thread_context::thread_call_stack::contains(&io_->scheduler) != nullptr;
+  if (!started_) {
+    started_ = true;
+    // Latest first: the earliest is taken from the back.
+    std::sort(preset_.begin(), preset_.end(), Later{});
+  }
   for (;;) {
     // Nothing ready, nothing for poll() to do: posts from the handlers this loop calls itself
     // (outside any run of the io_context) go straight to the scheduler's queue.
     if (nested || may_have_ready(io_->scheduler)) handled_ += context.poll();
-    if (queue_.empty() || queue_.front().at > until) break;
-    std::pop_heap(queue_.begin(), queue_.end(), Later{});
-    const Entry entry = queue_.back();
-    queue_.pop_back();
+    const Entry* next = earliest();
+    if (next == nullptr || next->at > until) break;
+    const Entry entry = take_earliest();
     ONEJOB_ASSERT(entry.at >= now_, "SimLoop::run: time went backwards");
     now_ = entry.at;
     // Called, not posted: a timer's completion resumes its coroutine here, and whatever that

@@ -138,6 +138,46 @@ BOOST_AUTO_TEST_CASE(run_until_stops_before_later_work_and_resumes) {
   BOOST_TEST(ran == 2);
 }
 
+// A timetable of `count` entries over a few instants; each, when run, logs itself and queues a
+// follow-up at an instant of its own, so that work queued while running lands among it.
+void queue_timetable(SimLoop& loop, std::string& log, int count) {
+  for (int i = 0; i < count; ++i) {
+    loop.schedule_at(Instant(milliseconds((i * 7) % 13)), [&loop, &log, i] {
+      log += std::to_string(i) + "@" + std::to_string(loop.now().time_since_epoch().count()) + " ";
+      loop.schedule_after(milliseconds(i % 3), [&loop, &log, i] {
+        log += "f" + std::to_string(i) + "@" +
+               std::to_string(loop.now().time_since_epoch().count()) + " ";
+      });
+    });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(work_queued_before_the_first_run_interleaves_as_if_queued_during_it) {
+  // The same timetable, queued before the loop runs (kept aside, sorted once) and queued from a
+  // handler while it runs (into the heap): with one seed, the same draws and the same order.
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    std::string before;
+    {
+      SimLoop loop{Rng(seed)};
+      loop.schedule_at(Instant(milliseconds(0)), [] {});  // draws as the other's first handler
+      queue_timetable(loop, before, 200);
+      BOOST_TEST(loop.pending() == 201u);
+      BOOST_TEST((loop.next_instant() == Instant(milliseconds(0))));
+      loop.run(Instant(milliseconds(5)));
+      loop.run();
+    }
+    std::string during;
+    {
+      SimLoop loop{Rng(seed)};
+      loop.schedule_at(Instant(milliseconds(0)), [&] { queue_timetable(loop, during, 200); });
+      loop.run(Instant(milliseconds(5)));
+      loop.run();
+    }
+    BOOST_TEST(before.size() > 2000u);
+    BOOST_TEST(before == during);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(scheduling_in_the_past_is_a_programming_error) {
   SimLoop loop{Rng(1)};
   loop.schedule_at(Instant(milliseconds(5)), [] {});
