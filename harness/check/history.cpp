@@ -575,7 +575,8 @@ HistoryModel fold_history(const sim::History& history) {
 }
 
 std::optional<std::string> json_digest(const std::string& text) {
-  const auto parsed = json_value(text);
+  const JsonValue held = json_value(text);
+  const nlohmann::json& parsed = *held;
   if (parsed.is_discarded()) return std::nullopt;
   return sim::hex64(
       sim::fnv1a64(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));

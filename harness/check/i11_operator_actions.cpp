@@ -71,7 +71,8 @@ std::string signature(const events::ClientSent& sent) {
 // The provider a retry's body names, read by this checker's own parser.
 std::optional<std::string> named_provider(const events::ClientSent& sent) {
   if (!sent.body || sent.body->empty()) return std::nullopt;
-  const auto body = json_value(*sent.body);
+  const JsonValue held = json_value(*sent.body);
+  const nlohmann::json& body = *held;
   if (!body.is_object() || !body.contains("provider") || !body["provider"].is_string()) {
     return std::nullopt;
   }

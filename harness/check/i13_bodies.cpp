@@ -83,13 +83,15 @@ bool readable_json(const std::string& text) {
 }
 
 bool retry_body_ok(const std::string& body) {
-  const auto parsed = json_value(body);
+  const JsonValue held = json_value(body);
+  const nlohmann::json& parsed = *held;
   return parsed.is_object() && parsed.size() == 1 && parsed.contains("provider") &&
          parsed["provider"].is_string();
 }
 
 bool create_input_ok(const std::string& body) {
-  const auto parsed = json_value(body);
+  const JsonValue held = json_value(body);
+  const nlohmann::json& parsed = *held;
   if (!parsed.is_object() || !parsed.contains("input")) return true;
   const auto& input = parsed["input"];
   if (!input.is_object()) return false;

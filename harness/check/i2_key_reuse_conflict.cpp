@@ -29,8 +29,8 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::map<std::int64_t, bool> sent_is_json;
   // Equal bytes are equal values, so a body that is byte for byte the stored payload (nearly
   // every create) is never parsed into a document. The others are, each once.
-  std::map<std::int64_t, nlohmann::json> sent_values;
-  std::map<std::int64_t, nlohmann::json> stored_values;
+  std::map<std::int64_t, JsonValue> sent_values;
+  std::map<std::int64_t, JsonValue> stored_values;
   for (const auto& exchange : model.exchanges) {
     if (exchange.route != "create_job" || !exchange.answered()) continue;
     const auto response = model.response_of(exchange);
@@ -67,7 +67,7 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
       if (unread_sent) sent_value->second = json_value(sent);
       auto [stored_value, unread] = stored_values.try_emplace(stored->id());
       if (unread) stored_value->second = json_value(payload);
-      same = stored_value->second == sent_value->second;
+      same = *stored_value->second == *sent_value->second;
     }
     if (status == 422 && same) {
       out.push_back(violation("I2.replay_refused",

@@ -61,7 +61,8 @@ std::optional<PromptSize> prompt_size(const HistoryModel& model, const JobRecord
                                       const std::string& provider) {
   const auto profile = model.providers.find(provider);
   if (profile == model.providers.end()) return std::nullopt;
-  const auto payload = json_value(model.payload_of(job));
+  const JsonValue held = json_value(model.payload_of(job));
+  const nlohmann::json& payload = *held;
   if (!payload.is_object() || !payload.contains("input")) return std::nullopt;
   const std::string input = payload["input"].dump();
   const std::string& operation = job.inserted.what.operation;

@@ -33,7 +33,8 @@ namespace {
 // from the stored request body.
 std::vector<std::string> provider_order(const HistoryModel& model, const JobRecord& job) {
   std::vector<std::string> order{job.inserted.what.provider};
-  const auto body = json_value(model.payload_of(job));
+  const JsonValue held = json_value(model.payload_of(job));
+  const nlohmann::json& body = *held;
   if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
     for (const auto& provider : body["failover"]) {
       if (provider.is_string()) order.push_back(provider.get<std::string>());
@@ -46,7 +47,7 @@ std::vector<std::string> provider_order(const HistoryModel& model, const JobReco
 // (or, neither being JSON, there is no value to compare), so only results whose bytes differ, which
 // is rare, are parsed.
 bool differs_as_json(const std::string& result, const std::string& output) {
-  return result != output && json_value(result) != json_value(output);
+  return result != output && *json_value(result) != *json_value(output);
 }
 
 // An automatic failover follows a definitive failure, to the next provider the job allows.

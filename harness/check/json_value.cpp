@@ -1,5 +1,8 @@
 #include "harness/check/json_value.hpp"
 
+#include <map>
+#include <string>
+
 namespace onejob::check {
 
 std::string_view without_trailing_whitespace(std::string_view text) {
@@ -11,8 +14,26 @@ std::string_view without_trailing_whitespace(std::string_view text) {
   return text.substr(0, size);
 }
 
-nlohmann::json json_value(std::string_view text) {
-  return nlohmann::json::parse(without_trailing_whitespace(text), nullptr, false);
+JsonValue json_value(std::string_view text) {
+  constexpr std::size_t kTexts = 4096;
+  constexpr std::size_t kBytes = std::size_t{16} << 20;
+  struct Kept {
+    std::map<std::string, JsonValue, std::less<>> values;
+    std::size_t bytes = 0;
+  };
+  thread_local Kept kept;
+  text = without_trailing_whitespace(text);
+  if (const auto found = kept.values.find(text); found != kept.values.end()) return found->second;
+  auto value = std::make_shared<const nlohmann::json>(nlohmann::json::parse(text, nullptr, false));
+  if (kept.values.size() >= kTexts || kept.bytes + text.size() > kBytes) {
+    kept.values.clear();
+    kept.bytes = 0;
+  }
+  if (text.size() <= kBytes) {
+    kept.values.emplace(std::string(text), value);
+    kept.bytes += text.size();
+  }
+  return value;
 }
 
 bool holds_json_value(std::string_view text) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -11,9 +12,16 @@ namespace onejob::check {
 // whether the text holds one; a body padded to the size limit is a megabyte of it.
 std::string_view without_trailing_whitespace(std::string_view text);
 
+// A parsed JSON value, shared: the same text asked for again is not parsed again.
+using JsonValue = std::shared_ptr<const nlohmann::json>;
+
 // The JSON value `text` holds, as the checkers' own parser (nlohmann's, with its defaults) reads
-// it, or a discarded value when it holds none.
-nlohmann::json json_value(std::string_view text);
+// it, or a discarded value when it holds none. The rules ask about the same few bodies many times
+// over (each job's payload by several rules, a double click's twice, a load's variants by every
+// job), so the values of the texts asked for lately are kept (up to 4,096 texts or 16 MiB of
+// them, then forgotten all at once) and a text seen before is not parsed again. Per thread; the
+// value is what parsing the text gives, whether it was kept or not.
+JsonValue json_value(std::string_view text);
 // Whether `text` holds a JSON value as json_value reads it (the same parser, building nothing).
 bool holds_json_value(std::string_view text);
 

@@ -251,10 +251,10 @@ BOOST_AUTO_TEST_CASE(json_value_reads_past_trailing_whitespace_alone) {
   BOOST_TEST(without_trailing_whitespace("{} \t\r\n ") == "{}");
   BOOST_TEST(without_trailing_whitespace(" \n") == "");
   BOOST_TEST(without_trailing_whitespace("[1]\f") == "[1]\f");  // a form feed is not JSON's
-  BOOST_TEST(json_value("{\"a\": [1, 2]}" + std::string(1 << 20, ' ')) ==
+  BOOST_TEST(*json_value("{\"a\": [1, 2]}" + std::string(1 << 20, ' ')) ==
              nlohmann::json::parse(R"({"a":[1,2]})"));
   for (const char* invalid : {"", " \n\t", "{\"a\":1   ", "\"open   ", "1 2  ", "[1]\f"}) {
-    BOOST_TEST(json_value(invalid).is_discarded(), invalid);
+    BOOST_TEST(json_value(invalid)->is_discarded(), invalid);
   }
 }
 
@@ -263,8 +263,32 @@ BOOST_AUTO_TEST_CASE(holds_json_value_agrees_with_json_value) {
   for (const std::string text : {"", " ", "{}", "{} \n", "[1,]", "{\"a\":1,\"a\":2}", "1e400",
                                  "[1e400]", "-0", "\"\\ud800\"", "{\"a\":[1,{\"b\":null}]}   ",
                                  "1 2", "[1]\f", "tru", "true", "\"\xff\"", "nul"}) {
-    BOOST_TEST(holds_json_value(text) == !json_value(text).is_discarded(), text);
+    BOOST_TEST(holds_json_value(text) == !json_value(text)->is_discarded(), text);
   }
+}
+
+// json_value keeps the values of the texts asked for lately: asked again, a text gives the value
+// kept (the same one, not parsed again), which is always what parsing the text gives, also once
+// more texts were asked for than are kept, and for texts alike but for their last byte.
+BOOST_AUTO_TEST_CASE(json_value_gives_what_parsing_gives_kept_or_not) {
+  const auto text_of = [](int n) { return R"({"n":)" + std::to_string(n) + "}"; };
+  const JsonValue first = json_value(text_of(7));
+  BOOST_TEST(json_value(text_of(7) + "  \n").get() == first.get());  // kept, whitespace and all
+  BOOST_TEST((*json_value(text_of(70)) == nlohmann::json{{"n", 70}}));
+  for (int round = 0; round < 2; ++round) {
+    for (int n = 0; n < 10'000; ++n) {
+      const JsonValue value = json_value(text_of(n));
+      BOOST_TEST_REQUIRE((*value == nlohmann::json{{"n", n}}), text_of(n));
+    }
+  }
+  BOOST_TEST((*first == nlohmann::json{{"n", 7}}));  // a value given out outlives its keeping
+  // A text bigger than all that is kept is parsed, and not kept.
+  const std::string big = "[" + std::string(17 << 20, ' ') + "1]";
+  const JsonValue once = json_value(big);
+  BOOST_TEST((*once == nlohmann::json::array({1})));
+  BOOST_TEST(json_value(big).get() != once.get());
+  BOOST_TEST(json_value("[1 ").get() == json_value("[1 ").get());  // an invalid text is kept too
+  BOOST_TEST(json_value("[1 ")->is_discarded());
 }
 
 BOOST_AUTO_TEST_CASE(store_rows_that_agree_with_the_log_pass) {
