@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "system/adapters/sequence_table.hpp"
 #include "system/ports/store.hpp"
 #include "system/service/defects.hpp"
 
@@ -77,12 +78,12 @@ class MemoryStore final : public Store {
   bool check_indexes_ = false;
   JobId next_job_id_ = 1;
   AttemptId next_attempt_id_ = 1;
-  std::map<JobId, Job> jobs_;
+  SequenceTable<JobId, Job> jobs_;
   // UNIQUE (owner_id, idempotency_key)
   std::map<std::pair<std::string, std::string>, JobId> jobs_by_owner_key_;
-  std::map<AttemptId, Attempt> attempts_;
+  SequenceTable<AttemptId, Attempt> attempts_;
   // UNIQUE (job_id, attempt_no): each job's attempts in attempt_no order
-  std::map<JobId, std::vector<AttemptId>> attempts_by_job_;
+  SequenceTable<JobId, std::vector<AttemptId>> attempts_by_job_;
   // CREATE UNIQUE INDEX ... ON attempts (job_id) WHERE state IN ('STARTING','RUNNING','UNKNOWN')
   std::map<JobId, AttemptId> live_attempt_by_job_;
   // CREATE INDEX ... ON attempts (state, id)

@@ -1,6 +1,13 @@
 #include "system/adapters/memory_store.hpp"
 
+#include <algorithm>
+#include <map>
+#include <string>
+
 #include <boost/test/unit_test.hpp>
+
+#include "system/adapters/sequence_table.hpp"
+#include "system/domain/check.hpp"
 
 #include "tests/support/instants.hpp"
 #include "tests/support/run_sync.hpp"
@@ -321,6 +328,61 @@ BOOST_AUTO_TEST_CASE(sweep_work_is_expired_leases_unknown_attempts_and_idle_jobs
   BOOST_TEST(work.idle[0].id == cancelled.id);
   BOOST_TEST(work.idle[1].id == second.id);
   BOOST_TEST((run_sync(store.find_attempt(d.id))->state == S::starting));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The memory store's rows by id: a map's meaning for ids a sequence gives, gaps included.
+BOOST_AUTO_TEST_SUITE(sequence_table)
+
+BOOST_AUTO_TEST_CASE(rows_by_a_sequences_ids_keep_a_maps_meaning) {
+  SequenceTable<std::int64_t, std::string> table;
+  std::map<std::int64_t, std::string> model;
+  BOOST_TEST(table.empty());
+  BOOST_TEST(!table.contains(1));
+  BOOST_TEST((table.find(1) == table.end()));
+  const std::string& first = table.emplace(2, "two").first->second;  // id 1 refused: a gap
+  model.emplace(2, "two");
+  // Gaps of every length, and ids past each gap: all found, the gaps not.
+  for (std::int64_t id = 3, gap = 0; id < 5'000; id += 1 + (gap++ % 4)) {
+    const auto [row, fresh] = table.emplace(id, std::to_string(id));
+    BOOST_TEST_REQUIRE(fresh);
+    BOOST_TEST_REQUIRE(row->first == id);
+    model.emplace(id, std::to_string(id));
+  }
+  BOOST_TEST(first == "two");  // a reference outlives the rows added after it
+  BOOST_TEST(table.size() == model.size());
+  for (std::int64_t id = -3; id < 5'010; ++id) {
+    const auto found = model.find(id);
+    BOOST_TEST_REQUIRE(table.contains(id) == (found != model.end()), id);
+    if (found == model.end()) {
+      BOOST_TEST_REQUIRE((table.find(id) == table.end()), id);
+      BOOST_CHECK_THROW(table.at(id), std::out_of_range);
+      continue;
+    }
+    BOOST_TEST_REQUIRE(table.find(id)->first == id);
+    BOOST_TEST_REQUIRE(table.at(id) == found->second);
+  }
+  BOOST_TEST(std::equal(table.begin(), table.end(), model.begin(), model.end(),
+                        [](const auto& a, const auto& b) { return a == b; }));
+  // emplace keeps the first; operator[] finds, or makes an empty row at a new id.
+  BOOST_TEST(!table.emplace(2, "again").second);
+  BOOST_TEST(table.at(2) == "two");
+  table[2] += "!";
+  BOOST_TEST(table.at(2) == "two!");
+  BOOST_TEST(table[6'000].empty());
+  BOOST_TEST(table.size() == model.size() + 1);
+  BOOST_TEST(!table.contains(5'999));
+}
+
+BOOST_AUTO_TEST_CASE(an_id_a_sequence_never_gives_is_a_programming_error) {
+  SequenceTable<std::int64_t, int> table;
+  BOOST_CHECK_THROW(table.emplace(0, 1), AssertionFailure);
+  BOOST_CHECK_THROW(table.emplace(-4, 1), AssertionFailure);
+  table.emplace(10, 1);
+  BOOST_CHECK_THROW(table.emplace(9, 1), AssertionFailure);  // below the last
+  BOOST_CHECK_THROW(table[3], AssertionFailure);
+  BOOST_TEST(table.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
