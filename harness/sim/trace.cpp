@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -321,9 +320,11 @@ std::string hash_jsonl(const History& history) {
 std::string Trace::to_jsonl() const { return render_jsonl(events_); }
 
 std::string hex64(std::uint64_t value) {
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
-  return buffer;
+  // Sixteen lower-case hex digits, as "%016llx" writes them; without printf's machinery, as every
+  // client receipt digests its body.
+  std::string out(16, '0');
+  for (std::size_t i = 16; i-- > 0; value >>= 4) out[i] = "0123456789abcdef"[value & 0xF];
+  return out;
 }
 
 std::string Trace::hash() const { return hash_jsonl(events_); }

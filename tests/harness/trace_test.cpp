@@ -1,6 +1,7 @@
 #include "harness/sim/trace.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <variant>
 #include <vector>
@@ -63,6 +64,19 @@ BOOST_AUTO_TEST_CASE(the_hash_is_fnv1a_of_the_jsonl_and_changes_with_any_byte) {
   BOOST_TEST(a.hash() == hex64(fnv1a64(a.to_jsonl())));
   BOOST_TEST(a.hash().size() == 16u);
   BOOST_TEST(a.hash() != b.hash());
+}
+
+// hex64 writes what printf's "%016llx" writes: sixteen lower-case digits, leading zeros kept.
+BOOST_AUTO_TEST_CASE(hex64_writes_sixteen_lower_case_digits) {
+  std::vector<std::uint64_t> values{0, 1, 0xF, 0x10, 0x0123456789abcdefULL, UINT64_MAX};
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int i = 0; i < 200; ++i)
+    values.push_back(x = x * 6364136223846793005ULL + 1442695040888963407ULL);
+  for (const std::uint64_t value : values) {
+    char expected[17];
+    std::snprintf(expected, sizeof expected, "%016llx", static_cast<unsigned long long>(value));
+    BOOST_TEST_REQUIRE(hex64(value) == std::string(expected), value);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_cannot_break_a_trace) {
