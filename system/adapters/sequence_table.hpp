@@ -16,9 +16,9 @@ namespace onejob {
 // was refused after taking its id), with a std::map's meaning for the operations the memory store
 // uses: one row per id, emplace keeps the first, rows visited in id order. Rows lie in one deque
 // in the order they came, which is id order, and an index from id to row makes a lookup two
-// reads instead of a walk down a tree of a hundred thousand nodes. References to rows stay valid
-// as rows are added (a deque's). An id no greater than the last one's is a programming error: a
-// sequence never gives one.
+// reads instead of a walk down a tree of a hundred thousand nodes; the index costs 4 bytes per id
+// the sequence gave, gaps included. References to rows stay valid as rows are added (a deque's).
+// A new id no greater than the last row's is a programming error: a sequence never gives one.
 template <typename Id, typename V>
 class SequenceTable {
  public:
