@@ -18,6 +18,8 @@ namespace onejob::check {
 // map's insert is logarithmic). Against a map: no node and no pointers per record, and a walk
 // over every record reads them in the order they lie. References stay valid while records are
 // added at the end (a deque's), not when one is inserted before others.
+// (The memory store's SequenceTable, system/adapters/sequence_table.hpp, is its sibling for ids
+// that only ever increase: it indexes every id instead, and refuses one out of order.)
 template <typename V>
 class IdMap {
  public:

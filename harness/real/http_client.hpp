@@ -31,12 +31,12 @@ class HttpConnection {
                  const std::string& body,
                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-  // Bytes exactly as given, then whatever comes back until the server closes or `timeout`:
-  // for requests no well-behaved client would send. Uses a connection of its own.
   // A header field sent with every request on this connection from now on, after the call's own
   // (replacing one set before under the same name).
   void set_header(const std::string& name, const std::string& value);
 
+  // Bytes exactly as given, then whatever comes back until the server closes or `timeout`:
+  // for requests no well-behaved client would send. Uses a connection of its own.
   static std::string raw(const std::string& host, const std::string& port, const std::string& bytes,
                          std::chrono::milliseconds timeout);
 
