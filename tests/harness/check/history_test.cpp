@@ -5,6 +5,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -426,6 +427,48 @@ BOOST_AUTO_TEST_CASE(records_by_id_keep_a_maps_meaning) {
   BOOST_TEST(dense.at(4321) == 43210);
   BOOST_TEST(!dense.contains(5001));
   BOOST_TEST(!dense.contains(0));
+}
+
+// Ids with gaps of every length, a few out of order and some before the first, as a sequence
+// gives them under concurrency: each found where a std::map finds it, after every insert.
+BOOST_AUTO_TEST_CASE(ids_with_gaps_and_stragglers_keep_a_maps_meaning) {
+  IdMap<std::int64_t> records;
+  std::map<std::int64_t, std::int64_t> expected;
+  std::mt19937_64 random(7);
+  std::int64_t next = 1000;
+  const auto add = [&](std::int64_t id) {
+    const auto [it, added] = records.try_emplace(id, id * 3);
+    const bool want_added = expected.try_emplace(id, id * 3).second;
+    BOOST_TEST(added == want_added, "id " << id);
+    BOOST_TEST(it->first == id);
+  };
+  for (int round = 0; round < 3000; ++round) {
+    const auto draw = random() % 100;
+    if (draw < 8 && next > 1010) {
+      add(next - 1 - static_cast<std::int64_t>(random() % 10));  // a straggler, or one again
+    } else if (draw < 9) {
+      add(expected.begin()->first - 1 - static_cast<std::int64_t>(random() % 3));  // before all
+    } else {
+      next += 1 + static_cast<std::int64_t>(random() % 4);  // a gap of 0 to 3
+      add(next);
+    }
+    if (round % 97 != 0) continue;
+    for (std::int64_t id = expected.begin()->first - 2; id <= next + 2; ++id) {
+      const auto want = expected.find(id);
+      const auto got = records.find(id);
+      BOOST_REQUIRE_MESSAGE((got != records.end()) == (want != expected.end()), "id " << id);
+      if (got != records.end()) BOOST_REQUIRE(got->first == id && got->second == want->second);
+    }
+  }
+  BOOST_TEST(records.size() == expected.size());
+  BOOST_TEST(std::ranges::equal(records, expected, [](const auto& a, const auto& b) {
+    return a.first == b.first && a.second == b.second;
+  }));
+  // An id far beyond the others: found, as are the rest, without the index's room for the gap.
+  add(next + (std::int64_t{1} << 40));
+  BOOST_TEST(records.at(next + (std::int64_t{1} << 40)) == (next + (std::int64_t{1} << 40)) * 3);
+  for (const auto& [id, value] : expected) BOOST_REQUIRE(records.at(id) == value);
+  BOOST_TEST(!records.contains(next + 1));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
