@@ -25,19 +25,19 @@ std::optional<T> from_packed(const sim::PackedEvent& event) {
 
 // A pass over a history by kind: one handler per event type, in one table, so the kinds a pass
 // reads and the handlers it runs cannot drift apart. An event whose kind no handler takes is
-// skipped without reading its bytes; one a handler takes is unpacked once and typed once (an
+// skipped without reading its bytes; one a handler takes is read in place once and typed once (an
 // event of that kind lacking a required field is skipped, as from_event says).
 class EventSwitch {
  public:
-  // `handle(T&&, const sim::TraceEvent&)` for every event of T's kind.
+  // `handle(T&&, const sim::PackedEvent&)` for every event of T's kind.
   template <events::EventType T, typename Handle>
   EventSwitch& on(Handle handle) {
-    slot(events::kind_name<T>()) = [handle = std::move(handle)](const sim::TraceEvent& recorded) {
-      if (auto typed = events::from_event<T>(recorded.event)) handle(std::move(*typed), recorded);
+    slot(events::kind_name<T>()) = [handle = std::move(handle)](const sim::PackedEvent& recorded) {
+      if (auto typed = from_packed<T>(recorded)) handle(std::move(*typed), recorded);
     };
     return *this;
   }
-  // `handle(const sim::TraceEvent&)` for every event of T's kind, its fields not typed.
+  // `handle(const sim::PackedEvent&)` for every event of T's kind, its fields not typed.
   template <events::EventType T, typename Handle>
   EventSwitch& on_kind(Handle handle) {
     slot(events::kind_name<T>()) = std::move(handle);
@@ -46,17 +46,17 @@ class EventSwitch {
 
   // Runs the handlers over `history`, in order.
   void run(const sim::History& history) const {
-    sim::TraceEvent current;
+    sim::PackedEvent current;
     for (std::size_t index = 0; index < history.size(); ++index) {
       const std::uint32_t kind = history.kind_id(index);
       if (kind >= handlers_.size() || !handlers_[kind]) continue;
       history.read(index, current);
-      handlers_[kind](current);
+      handlers_[kind](static_cast<const sim::PackedEvent&>(current));
     }
   }
 
  private:
-  using Handler = std::function<void(const sim::TraceEvent&)>;
+  using Handler = std::function<void(const sim::PackedEvent&)>;
   Handler& slot(const std::string& kind) {
     const std::uint32_t id = id_of_interned(kind);
     if (id >= handlers_.size()) handlers_.resize(id + 1);

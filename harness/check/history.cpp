@@ -19,7 +19,7 @@ namespace onejob::check {
 namespace {
 
 template <typename T>
-At<T> at(T what, const sim::TraceEvent& recorded) {
+At<T> at(T what, const sim::PackedEvent& recorded) {
   return At<T>{std::move(what), recorded.seq, recorded.at};
 }
 
@@ -32,31 +32,31 @@ class Folder {
   HistoryModel finish();
 
  private:
-  // Registers `handle(T&&, const sim::TraceEvent&)`, behind the check of the trace's order.
+  // Registers `handle(T&&, const sim::PackedEvent&)`, behind the check of the trace's order.
   template <events::EventType T, typename Handle>
   void on(EventSwitch& kinds, Handle handle) {
-    kinds.on<T>([this, handle](T&& typed, const sim::TraceEvent& recorded) {
+    kinds.on<T>([this, handle](T&& typed, const sim::PackedEvent& recorded) {
       in_order(recorded);
       handle(std::move(typed), recorded);
     });
   }
   template <events::EventType T, typename Handle>
   void on_kind(EventSwitch& kinds, Handle handle) {
-    kinds.on_kind<T>([this, handle](const sim::TraceEvent& recorded) {
+    kinds.on_kind<T>([this, handle](const sim::PackedEvent& recorded) {
       in_order(recorded);
       handle(recorded);
     });
   }
-  void in_order(const sim::TraceEvent& recorded);
+  void in_order(const sim::PackedEvent& recorded);
   void commits(EventSwitch& kinds);
   void seen(EventSwitch& kinds);
-  void on_request(events::ApiRequest&& request, const sim::TraceEvent& recorded);
-  void on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded);
-  void on_executed(events::ProviderExecuted&& executed, const sim::TraceEvent& recorded);
+  void on_request(events::ApiRequest&& request, const sim::PackedEvent& recorded);
+  void on_response(events::ApiResponse&& response, const sim::PackedEvent& recorded);
+  void on_executed(events::ProviderExecuted&& executed, const sim::PackedEvent& recorded);
   void on_transition(const At<Transition>& step);
   void on_cas(const At<Cas>& cas);
   // A commit.* event: in the commit log, in commit order.
-  void logged(const sim::TraceEvent& recorded) { model_.commit_log.push_back(recorded.seq - 1); }
+  void logged(const sim::PackedEvent& recorded) { model_.commit_log.push_back(recorded.seq - 1); }
 
   HistoryModel model_;
   // Forwarded request id -> (client request, the client's attempt).
@@ -67,7 +67,7 @@ class Folder {
   std::optional<Instant> last_at_;  // the instant of the event folded last
 };
 
-void Folder::in_order(const sim::TraceEvent& recorded) {
+void Folder::in_order(const sim::PackedEvent& recorded) {
   // The trace's own shape, which every instant in the model relies on (a seq is its event's
   // position in the packed history: nothing to check).
   ONEJOB_ASSERT(!last_at_ || recorded.at >= *last_at_,
@@ -98,7 +98,7 @@ void Folder::on_cas(const At<Cas>& cas) {
 
 // The store's truth: the commit log.
 void Folder::commits(EventSwitch& kinds) {
-  on<events::CommitJobInserted>(kinds, [this](auto&& job, const sim::TraceEvent& recorded) {
+  on<events::CommitJobInserted>(kinds, [this](auto&& job, const sim::PackedEvent& recorded) {
     const auto id = job.job_id;
     auto& [owner_key, ids] = *model_.jobs_by_key.try_emplace({job.owner, job.key}).first;
     ids.push_back(id);
@@ -106,42 +106,44 @@ void Folder::commits(EventSwitch& kinds) {
         id, JobRecord{{JobInserted::of(job, owner_key), recorded.seq, recorded.at}, {}, {}, {}});
     logged(recorded);
   });
-  on<events::CommitAttemptInserted>(kinds, [this](auto&& attempt, const sim::TraceEvent& recorded) {
-    const auto id = attempt.attempt_id;
-    if (auto owner = model_.jobs.find(attempt.job_id); owner != model_.jobs.end()) {
-      owner->second.attempts.push_back(id);
-    }
-    model_.attempt_by_provider_key.emplace(attempt.provider_key, id);
-    model_.attempts.emplace(
-        id,
-        AttemptRecord{
-            {AttemptInserted::of(attempt), recorded.seq, recorded.at}, {}, AttemptState::starting});
-    logged(recorded);
-  });
-  on<events::CommitAttemptTransition>(kinds, [this](auto&& step, const sim::TraceEvent& recorded) {
+  on<events::CommitAttemptInserted>(
+      kinds, [this](auto&& attempt, const sim::PackedEvent& recorded) {
+        const auto id = attempt.attempt_id;
+        if (auto owner = model_.jobs.find(attempt.job_id); owner != model_.jobs.end()) {
+          owner->second.attempts.push_back(id);
+        }
+        model_.attempt_by_provider_key.emplace(attempt.provider_key, id);
+        model_.attempts.emplace(
+            id, AttemptRecord{{AttemptInserted::of(attempt), recorded.seq, recorded.at},
+                              {},
+                              AttemptState::starting});
+        logged(recorded);
+      });
+  on<events::CommitAttemptTransition>(kinds, [this](auto&& step, const sim::PackedEvent& recorded) {
     on_transition({Transition::of(step), recorded.seq, recorded.at});
     logged(recorded);
   });
-  on<events::CommitCas>(kinds, [this](auto&& cas, const sim::TraceEvent& recorded) {
+  on<events::CommitCas>(kinds, [this](auto&& cas, const sim::PackedEvent& recorded) {
     on_cas({Cas::of(cas), recorded.seq, recorded.at});
     logged(recorded);
   });
-  on<events::CommitJobFailed>(kinds, [this](auto&& failed, const sim::TraceEvent& recorded) {
+  on<events::CommitJobFailed>(kinds, [this](auto&& failed, const sim::PackedEvent& recorded) {
     if (auto owner = model_.jobs.find(failed.job_id); owner != model_.jobs.end()) {
       owner->second.failures.push_back(at(std::move(failed), recorded));
     }
     logged(recorded);
   });
-  on<events::CommitCertification>(kinds, [this](auto&& certified, const sim::TraceEvent& recorded) {
-    model_.certifications.push_back(at(std::move(certified), recorded));
-    logged(recorded);
-  });
-  on<events::StoreRefused>(kinds, [this](auto&& refused, const sim::TraceEvent& recorded) {
+  on<events::CommitCertification>(
+      kinds, [this](auto&& certified, const sim::PackedEvent& recorded) {
+        model_.certifications.push_back(at(std::move(certified), recorded));
+        logged(recorded);
+      });
+  on<events::StoreRefused>(kinds, [this](auto&& refused, const sim::PackedEvent& recorded) {
     model_.refusals.push_back(at(std::move(refused), recorded));
   });
 }
 
-void Folder::on_request(events::ApiRequest&& request, const sim::TraceEvent& recorded) {
+void Folder::on_request(events::ApiRequest&& request, const sim::PackedEvent& recorded) {
   const auto client = forwarded_.find(request.request_id);
   const auto [number, attempt] =
       client == forwarded_.end() ? std::pair<std::int64_t, std::int64_t>{0, 0} : client->second;
@@ -156,7 +158,7 @@ void Folder::on_request(events::ApiRequest&& request, const sim::TraceEvent& rec
                                          .client_send = attempt});
 }
 
-void Folder::on_response(events::ApiResponse&& response, const sim::TraceEvent& recorded) {
+void Folder::on_response(events::ApiResponse&& response, const sim::PackedEvent& recorded) {
   auto open = open_exchange_.find(recorded.node.str() + "\n" + response.request_id);
   if (open == open_exchange_.end()) return;
   ONEJOB_ASSERT(!open->second.empty(), "an open exchange entry with nothing open");
@@ -167,7 +169,7 @@ void Folder::on_response(events::ApiResponse&& response, const sim::TraceEvent& 
   if (open->second.empty()) open_exchange_.erase(open);
 }
 
-void Folder::on_executed(events::ProviderExecuted&& executed, const sim::TraceEvent& recorded) {
+void Folder::on_executed(events::ProviderExecuted&& executed, const sim::PackedEvent& recorded) {
   Execution execution{recorded.node,
                       {{std::move(executed.provider_key), executed.outcome, executed.answers_at},
                        recorded.seq,
@@ -183,7 +185,7 @@ void Folder::on_executed(events::ProviderExecuted&& executed, const sim::TraceEv
 
 // What nodes and clients saw.
 void Folder::seen(EventSwitch& kinds) {
-  on<events::ClientSent>(kinds, [this](auto&& sent, const sim::TraceEvent& recorded) {
+  on<events::ClientSent>(kinds, [this](auto&& sent, const sim::PackedEvent& recorded) {
     auto [it, first] = model_.requests.try_emplace(sent.request);
     if (first) {
       it->second.client = recorded.node;
@@ -191,56 +193,56 @@ void Folder::seen(EventSwitch& kinds) {
     }
     it->second.send_seqs.push_back(recorded.seq);
   });
-  on<events::ClientSkipped>(kinds, [this](auto&& skipped, const sim::TraceEvent&) {
+  on<events::ClientSkipped>(kinds, [this](auto&& skipped, const sim::PackedEvent&) {
     model_.requests[skipped.request].skipped = skipped.reason;
   });
-  on<events::ClientReceived>(kinds, [this](auto&& received, const sim::TraceEvent& recorded) {
+  on<events::ClientReceived>(kinds, [this](auto&& received, const sim::PackedEvent& recorded) {
     model_.requests[received.request].received_seqs.push_back(recorded.seq);
   });
-  on<events::LbForwarded>(kinds, [this](auto&& forwarded, const sim::TraceEvent&) {
+  on<events::LbForwarded>(kinds, [this](auto&& forwarded, const sim::PackedEvent&) {
     forwarded_[forwarded.request_id] = {forwarded.request, forwarded.send};
   });
-  on<events::ApiRequest>(kinds, [this](auto&& request, const sim::TraceEvent& recorded) {
+  on<events::ApiRequest>(kinds, [this](auto&& request, const sim::PackedEvent& recorded) {
     on_request(std::move(request), recorded);
   });
-  on<events::ApiResponse>(kinds, [this](auto&& response, const sim::TraceEvent& recorded) {
+  on<events::ApiResponse>(kinds, [this](auto&& response, const sim::PackedEvent& recorded) {
     on_response(std::move(response), recorded);
   });
-  on<events::ProviderCalled>(kinds, [this](auto&& call, const sim::TraceEvent& recorded) {
+  on<events::ProviderCalled>(kinds, [this](auto&& call, const sim::PackedEvent& recorded) {
     model_.calls[call.attempt_id].push_back(recorded.seq);
   });
-  on<events::ProviderExecuted>(kinds, [this](auto&& executed, const sim::TraceEvent& recorded) {
+  on<events::ProviderExecuted>(kinds, [this](auto&& executed, const sim::PackedEvent& recorded) {
     on_executed(std::move(executed), recorded);
   });
-  on<events::ProviderDelivered>(kinds, [this](auto&& delivered, const sim::TraceEvent& recorded) {
+  on<events::ProviderDelivered>(kinds, [this](auto&& delivered, const sim::PackedEvent& recorded) {
     model_.deliveries[delivered.provider_key].push_back(
         Delivery{recorded.node, delivered.call, delivered.outcome, recorded.seq, recorded.at});
   });
   const auto life = [this](bool up) {
-    return [this, up](const sim::TraceEvent& recorded) {
+    return [this, up](const sim::PackedEvent& recorded) {
       model_.node_life[recorded.node.str()].push_back(At<bool>{up, recorded.seq, recorded.at});
     };
   };
   on_kind<events::NodeStarted>(kinds, life(true));
   on_kind<events::NodeCrashed>(kinds, life(false));
   const auto pause = [this](bool paused) {
-    return [this, paused](const sim::TraceEvent& recorded) {
+    return [this, paused](const sim::PackedEvent& recorded) {
       model_.node_pauses[recorded.node.str()].push_back(
           At<bool>{paused, recorded.seq, recorded.at});
     };
   };
   on_kind<events::NodePaused>(kinds, pause(true));
   on_kind<events::NodeResumed>(kinds, pause(false));
-  on<events::RunPolicy>(kinds, [this](auto&& policy, const sim::TraceEvent& recorded) {
+  on<events::RunPolicy>(kinds, [this](auto&& policy, const sim::PackedEvent& recorded) {
     model_.policy = at(std::move(policy), recorded);
   });
-  on<events::RunProvider>(kinds, [this](auto&& provider, const sim::TraceEvent&) {
+  on<events::RunProvider>(kinds, [this](auto&& provider, const sim::PackedEvent&) {
     const std::string name = provider.name;
     model_.providers[name] = std::move(provider);
   });
   on_kind<events::QuietStarted>(
-      kinds, [this](const sim::TraceEvent& recorded) { model_.quiet_seq = recorded.seq; });
-  on<events::RunEnded>(kinds, [this](auto&& ended, const sim::TraceEvent& recorded) {
+      kinds, [this](const sim::PackedEvent& recorded) { model_.quiet_seq = recorded.seq; });
+  on<events::RunEnded>(kinds, [this](auto&& ended, const sim::PackedEvent& recorded) {
     model_.end_seq = recorded.seq;
     model_.quiescent_end = ended.quiescent;
   });
