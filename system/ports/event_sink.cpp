@@ -46,6 +46,21 @@ Interned intern(std::string_view name) {
   if (slot.data == name.data() && slot.interned.name != nullptr && *slot.interned.name == name) {
     return slot.interned;
   }
+  // Names made at run time (a node's name read back from an event) come in ever-new buffers: a
+  // second per-thread cache, keyed by the short name's bytes, finds those without the lock too.
+  constexpr std::size_t kTextSlots = 256;
+  constexpr std::size_t kShortName = 64;
+  thread_local Interned by_text[kTextSlots];
+  Interned* text_slot = nullptr;
+  if (name.size() <= kShortName) {
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    text_slot = &by_text[hash % kTextSlots];
+    if (text_slot->name != nullptr && *text_slot->name == name) {
+      slot = Slot{name.data(), *text_slot};
+      return *text_slot;
+    }
+  }
   static std::mutex mutex;
   static std::map<std::string, std::uint32_t, std::less<>> names;  // node-based: never moves
   const std::lock_guard lock(mutex);
@@ -59,6 +74,7 @@ Interned intern(std::string_view name) {
     names_by_id[id / kChunk][id % kChunk] = &found->first;
   }
   slot = Slot{name.data(), Interned{&found->first, found->second}};
+  if (text_slot != nullptr) *text_slot = slot.interned;
   return slot.interned;
 }
 
