@@ -63,11 +63,18 @@
 #include "system/events/reconciler_events.hpp"
 #include "system/events/worker_events.hpp"
 
+#include "harness/check/event_switch.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/sim/faulty_store.hpp"
 
 namespace onejob::check {
 namespace {
+
+// Whether `event` is of T's kind (read in place, as every event of I14's one pass is).
+template <events::EventType T>
+bool is_kind(const sim::PackedEvent& event) {
+  return event.kind == &events::kind_name<T>();
+}
 
 // What a report is about, as data: the kind of report, the attempt or job it names and, by kind,
 // the transition, the certification's verdict or a text (the certification's provider, the
@@ -157,13 +164,13 @@ bool any_before(const std::vector<At<T>>& writes, std::uint64_t seq, Match match
 }
 
 // The words of a report the store has no write for, or "" when it has one.
-std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded, Texts& texts) {
+std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded, Texts& texts) {
   using Kind = ReportKey::Kind;
   const auto named = [&](const ReportKey& key) { return describe(key, texts); };
-  const Event& event = recorded.event;
+  const sim::PackedEvent& event = recorded;
   const std::string& node = recorded.node.str();
   const auto seq = recorded.seq;
-  if (auto created = events::from_event<events::JobCreated>(event)) {
+  if (auto created = from_packed<events::JobCreated>(event)) {
     const JobRecord* job = model.job(created->job_id);
     const bool ok = job != nullptr && job->inserted.seq < seq && [&] {
       const auto& row = job->inserted.what;
@@ -171,7 +178,7 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
     }();
     return ok ? "" : named(key_of(Kind::job_created, created->job_id));
   }
-  if (auto created = events::from_event<events::AttemptCreated>(event)) {
+  if (auto created = from_packed<events::AttemptCreated>(event)) {
     const AttemptRecord* attempt = model.attempt(created->attempt_id);
     const bool ok = attempt != nullptr && attempt->inserted.seq < seq && [&] {
       const auto& row = attempt->inserted.what;
@@ -181,7 +188,7 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
     }();
     return ok ? "" : named(key_of(Kind::attempt_created, created->attempt_id));
   }
-  if (auto changed = events::from_event<events::AttemptStateChanged>(event)) {
+  if (auto changed = from_packed<events::AttemptStateChanged>(event)) {
     const AttemptRecord* attempt = model.attempt(changed->attempt_id);
     const bool ok = attempt != nullptr && any_before(attempt->steps, seq, [&](const auto& step) {
                       return step.by == node && step.from == changed->from &&
@@ -194,7 +201,7 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
                        .to = changed->to,
                        .id = changed->attempt_id});
   }
-  if (auto cas = events::from_event<events::JobCas>(event)) {
+  if (auto cas = from_packed<events::JobCas>(event)) {
     const JobRecord* job = model.job(cas->job_id);
     const bool ok = job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
                       return write.by == node && write.attempt_id == cas->attempt_id &&
@@ -203,7 +210,7 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
                     });
     return ok ? "" : named(key_of(Kind::cas, cas->attempt_id));
   }
-  if (auto completed = events::from_event<events::JobCompleted>(event)) {
+  if (auto completed = from_packed<events::JobCompleted>(event)) {
     const JobRecord* job = model.job(completed->job_id);
     const bool ok = job != nullptr && std::ranges::any_of(job->cas, [&](const At<Cas>& write) {
                       const Cas& w = write.what;
@@ -216,7 +223,7 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
               : "job.completed of " + job_ref(completed->job_id) + " by " +
                     attempt_ref(completed->attempt_id);
   }
-  if (auto discarded = events::from_event<events::ResultDiscarded>(event)) {
+  if (auto discarded = from_packed<events::ResultDiscarded>(event)) {
     const JobRecord* job = model.job(discarded->job_id);
     const bool ok = job != nullptr && std::ranges::any_of(job->cas, [&](const At<Cas>& write) {
                       const Cas& w = write.what;
@@ -227,7 +234,7 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
                     });
     return ok ? "" : "result.discarded of " + attempt_ref(discarded->attempt_id);
   }
-  if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
+  if (auto refused = from_packed<events::AttemptWriteRefused>(event)) {
     const bool ok = any_before(model.refusals, seq, [&](const events::StoreRefused& write) {
       return write.by == node && write.attempt_id == refused->attempt_id &&
              write.refusal == (refused->fenced ? events::kRefusedFenced : events::kRefusedState) &&
@@ -235,14 +242,14 @@ std::string mismatch(const HistoryModel& model, const sim::TraceEvent& recorded,
     });
     return ok ? "" : named(key_of(Kind::write_refused, refused->attempt_id));
   }
-  if (auto failed = events::from_event<events::JobFailed>(event)) {
+  if (auto failed = from_packed<events::JobFailed>(event)) {
     const JobRecord* job = model.job(failed->job_id);
     const bool ok = job != nullptr && any_before(job->failures, seq, [&](const auto& write) {
                       return write.by == node;
                     });
     return ok ? "" : named(key_of(Kind::job_failed, failed->job_id));
   }
-  if (auto certified = events::from_event<events::CertificationRecorded>(event)) {
+  if (auto certified = from_packed<events::CertificationRecorded>(event)) {
     const bool ok = any_before(model.certifications, seq, [&](const auto& write) {
       return write.by == node && write.provider == certified->provider &&
              write.passed == certified->passed;
@@ -304,85 +311,84 @@ class OwedReports {
 };
 
 // The key a node's report is filed under, or nothing for events that are not such reports.
-std::optional<ReportKey> report_key(const Event& event, Texts& texts) {
+std::optional<ReportKey> report_key(const sim::PackedEvent& event, Texts& texts) {
   using Kind = ReportKey::Kind;
-  if (auto created = events::from_event<events::JobCreated>(event)) {
+  if (auto created = from_packed<events::JobCreated>(event)) {
     return key_of(Kind::job_created, created->job_id);
   }
-  if (auto created = events::from_event<events::AttemptCreated>(event)) {
+  if (auto created = from_packed<events::AttemptCreated>(event)) {
     return key_of(Kind::attempt_created, created->attempt_id);
   }
-  if (auto changed = events::from_event<events::AttemptStateChanged>(event)) {
+  if (auto changed = from_packed<events::AttemptStateChanged>(event)) {
     return ReportKey{.kind = Kind::transition,
                      .from = changed->from,
                      .to = changed->to,
                      .id = changed->attempt_id};
   }
-  if (auto cas = events::from_event<events::JobCas>(event)) {
+  if (auto cas = from_packed<events::JobCas>(event)) {
     return key_of(Kind::cas, cas->attempt_id);
   }
-  if (auto failed = events::from_event<events::JobFailed>(event)) {
+  if (auto failed = from_packed<events::JobFailed>(event)) {
     return key_of(Kind::job_failed, failed->job_id);
   }
-  if (auto certification = events::from_event<events::CertificationRecorded>(event)) {
+  if (auto certification = from_packed<events::CertificationRecorded>(event)) {
     return ReportKey{.kind = Kind::certification,
                      .passed = certification->passed,
                      .text = texts.number(certification->provider)};
   }
-  if (auto refused = events::from_event<events::AttemptWriteRefused>(event)) {
+  if (auto refused = from_packed<events::AttemptWriteRefused>(event)) {
     return key_of(Kind::write_refused, refused->attempt_id);
   }
-  if (auto replied = events::from_event<events::ProviderReplied>(event)) {
+  if (auto replied = from_packed<events::ProviderReplied>(event)) {
     return ReportKey{.kind = Kind::provider_reply,
                      .text = texts.number(replied->reply),
                      .id = replied->attempt_id};
   }
-  if (auto status = events::from_event<events::ReconcilerStatus>(event)) {
+  if (auto status = from_packed<events::ReconcilerStatus>(event)) {
     return key_of(Kind::status, status->attempt_id);
   }
-  if (events::is<events::WorkerStoreError>(event) ||
-      events::is<events::ReconcilerStoreError>(event)) {
+  if (is_kind<events::WorkerStoreError>(event) || is_kind<events::ReconcilerStoreError>(event)) {
     return key_of(Kind::store_error, 0);
   }
   return std::nullopt;
 }
 
 // The report a commit owes its writer, if any.
-std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded, Texts& texts) {
+std::optional<Owed> owed_for_commit(const sim::PackedEvent& recorded, Texts& texts) {
   using Kind = ReportKey::Kind;
-  const Event& event = recorded.event;
+  const sim::PackedEvent& event = recorded;
   const auto owed = [&](const std::string& by, const ReportKey& key,
                         std::span<const std::string_view> operations) {
     return Owed{by, key, recorded.seq, operations};
   };
-  if (auto inserted = events::from_event<events::CommitJobInserted>(event)) {
+  if (auto inserted = from_packed<events::CommitJobInserted>(event)) {
     return owed(inserted->by, key_of(Kind::job_created, inserted->job_id), kInsertOperations);
   }
-  if (auto inserted = events::from_event<events::CommitAttemptInserted>(event)) {
+  if (auto inserted = from_packed<events::CommitAttemptInserted>(event)) {
     return owed(inserted->by, key_of(Kind::attempt_created, inserted->attempt_id),
                 kInsertOperations);
   }
-  if (auto step = events::from_event<events::CommitAttemptTransition>(event)) {
+  if (auto step = from_packed<events::CommitAttemptTransition>(event)) {
     return owed(
         step->by,
         ReportKey{
             .kind = Kind::transition, .from = step->from, .to = step->to, .id = step->attempt_id},
         kTransitionOperations);
   }
-  if (auto cas = events::from_event<events::CommitCas>(event)) {
+  if (auto cas = from_packed<events::CommitCas>(event)) {
     return owed(cas->by, key_of(Kind::cas, cas->attempt_id), kCasOperations);
   }
-  if (auto failed = events::from_event<events::CommitJobFailed>(event)) {
+  if (auto failed = from_packed<events::CommitJobFailed>(event)) {
     return owed(failed->by, key_of(Kind::job_failed, failed->job_id), kFailOperations);
   }
-  if (auto certification = events::from_event<events::CommitCertification>(event)) {
+  if (auto certification = from_packed<events::CommitCertification>(event)) {
     return owed(certification->by,
                 ReportKey{.kind = Kind::certification,
                           .passed = certification->passed,
                           .text = texts.number(certification->provider)},
                 kCertificationOperations);
   }
-  if (auto refused = events::from_event<events::StoreRefused>(event);
+  if (auto refused = from_packed<events::StoreRefused>(event);
       refused && refused->attempt_id &&
       (refused->refusal == events::kRefusedFenced || refused->refusal == events::kRefusedState)) {
     return owed(refused->by, key_of(Kind::write_refused, *refused->attempt_id), kRefusalOperations);
@@ -395,7 +401,7 @@ std::optional<Owed> owed_for_commit(const sim::TraceEvent& recorded, Texts& text
 class MissingReports {
  public:
   explicit MissingReports(const HistoryModel& model) : model_(model) {}
-  void see(const sim::TraceEvent& recorded);
+  void see(const sim::PackedEvent& recorded);
   // Appends what was found while seeing the events, then the reports owed and never filed.
   void finish(std::vector<Violation>& out);
 
@@ -412,32 +418,32 @@ class MissingReports {
   std::map<std::pair<std::uintptr_t, std::int64_t>, int> may_call_;
 };
 
-void MissingReports::see(const sim::TraceEvent& recorded) {
+void MissingReports::see(const sim::PackedEvent& recorded) {
   using Kind = ReportKey::Kind;
-  const Event& event = recorded.event;
+  const sim::PackedEvent& event = recorded;
   const std::string& node = recorded.node.str();
-  if (events::from_event<events::NodeCrashed>(event)) {
+  if (from_packed<events::NodeCrashed>(event)) {
     down_.insert(node);
-  } else if (events::from_event<events::NodeStarted>(event)) {
+  } else if (from_packed<events::NodeStarted>(event)) {
     down_.erase(node);
-  } else if (events::is<events::NodePaused>(event) || events::is<events::NodeResumed>(event)) {
+  } else if (is_kind<events::NodePaused>(event) || is_kind<events::NodeResumed>(event)) {
     // The world records these for a node, not the node itself.
   } else if (down_.contains(node)) {
     found_.push_back(violation(
         "I14.acted_while_down",
-        node + " recorded " + event.kind() + " after it crashed and before it started again",
+        node + " recorded " + *event.kind + " after it crashed and before it started again",
         recorded.seq, {}));
   }
   if (auto commit = owed_for_commit(recorded, texts_)) {
     owed_.owe(*commit);
   } else if (auto key = report_key(event, texts_)) {
     owed_.filed(recorded.node, *key);
-  } else if (auto fault = events::from_event<events::StoreFault>(event)) {
+  } else if (auto fault = from_packed<events::StoreFault>(event)) {
     if (fault->maybe_committed) lost_replies_.push_back({*fault, recorded.seq, recorded.at});
     if (reports_store_errors(fault->node)) {
       owed_.owe(Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, {}});
     }
-  } else if (auto delivered = events::from_event<events::ProviderDelivered>(event)) {
+  } else if (auto delivered = from_packed<events::ProviderDelivered>(event)) {
     auto call = called_.find({node_key(recorded.node), delivered->provider_key});
     if (delivered->call == events::kDeliveredReply && call != called_.end()) {
       owed_.owe(Owed{recorded.node,
@@ -452,14 +458,14 @@ void MissingReports::see(const sim::TraceEvent& recorded) {
         attempt != model_.attempt_by_provider_key.end()) {
       owed_.owe(Owed{recorded.node, key_of(Kind::status, attempt->second), recorded.seq, {}});
     }
-  } else if (auto adopted = events::from_event<events::WorkerAdopted>(event)) {
+  } else if (auto adopted = from_packed<events::WorkerAdopted>(event)) {
     ++may_call_[{node_key(recorded.node), adopted->attempt_id}];
   }
-  if (auto changed = events::from_event<events::AttemptStateChanged>(event);
+  if (auto changed = from_packed<events::AttemptStateChanged>(event);
       changed && changed->from == AttemptState::starting && changed->to == AttemptState::running) {
     ++may_call_[{node_key(recorded.node), changed->attempt_id}];
   }
-  if (auto call = events::from_event<events::ProviderCalled>(event)) {
+  if (auto call = from_packed<events::ProviderCalled>(event)) {
     called_[{node_key(recorded.node), call->provider_key}] = call->attempt_id;
     if (int& left = may_call_[{node_key(recorded.node), call->attempt_id}]; left > 0) {
       --left;
@@ -508,7 +514,7 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
   std::set<std::tuple<std::string, std::string, bool>> faults;
   Texts texts;
   MissingReports missing(model);
-  for (const auto& recorded : *model.history) {
+  model.history->visit_packed([&](const sim::PackedEvent& recorded) {
     missing.see(recorded);
     if (auto wrong = mismatch(model, recorded, texts); !wrong.empty()) {
       out.push_back(
@@ -517,11 +523,11 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
                         ", but the store has no such write (or refusal) on its connection",
                     recorded.seq, {}));
     }
-    const Event& event = recorded.event;
-    if (auto fault = events::from_event<events::StoreFault>(event)) {
+    const sim::PackedEvent& event = recorded;
+    if (auto fault = from_packed<events::StoreFault>(event)) {
       faults.insert({fault->node, sim::store_fault_message(fault->fault, fault->operation),
                      fault->maybe_committed});
-    } else if (auto error = events::from_event<events::WorkerStoreError>(event);
+    } else if (auto error = from_packed<events::WorkerStoreError>(event);
                error && error->message.starts_with("store ") &&
                !faults.contains({recorded.node.str(), error->message, error->maybe_committed})) {
       out.push_back(violation(
@@ -532,14 +538,14 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
               "that may have committed)",
           recorded.seq, {}));
     }
-    if (auto cas = events::from_event<events::JobCas>(event)) {
+    if (auto cas = from_packed<events::JobCas>(event)) {
       awaiting[{recorded.node.str(), cas->attempt_id}] = {recorded.seq, cas->won};
-    } else if (auto completed = events::from_event<events::JobCompleted>(event)) {
+    } else if (auto completed = from_packed<events::JobCompleted>(event)) {
       awaiting.erase({recorded.node.str(), completed->attempt_id});
-    } else if (auto discarded = events::from_event<events::ResultDiscarded>(event)) {
+    } else if (auto discarded = from_packed<events::ResultDiscarded>(event)) {
       awaiting.erase({recorded.node.str(), discarded->attempt_id});
     }
-  }
+  });
   for (const auto& [who, cas] : awaiting) {
     out.push_back(violation("I14.report_incomplete",
                             who.first + " reported the " + (cas.second ? "won" : "lost") +
