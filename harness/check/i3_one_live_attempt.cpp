@@ -12,6 +12,7 @@
 // Does not check:
 //   - that each step is one of the legal transitions (the domain's table, tested on its own);
 //   - what nodes believed about an attempt (their reports are views, not the truth).
+#include "harness/check/event_switch.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/events/commit_events.hpp"
 
@@ -66,13 +67,13 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
   std::vector<Violation> out;
   Replay replay;
   auto refusal = model.refusals.begin();
-  sim::TraceEvent recorded;  // unpacked into one event, its room reused
+  sim::PackedEvent recorded;  // read in place into one event, its room reused
   for (const std::size_t index : model.commit_log) {
     model.history->read(index, recorded);
     for (; refusal != model.refusals.end() && refusal->seq < recorded.seq; ++refusal) {
       check_refusal(replay, *refusal, out);
     }
-    if (auto inserted = events::from_event<events::CommitAttemptInserted>(recorded.event)) {
+    if (auto inserted = from_packed<events::CommitAttemptInserted>(recorded)) {
       const JobRecord* job = model.job(inserted->job_id);
       if (job == nullptr || job->inserted.seq > recorded.seq) {
         out.push_back(violation("I3.attempt_of_unknown_job",
@@ -85,7 +86,7 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
       became_live(replay, inserted->job_id, inserted->attempt_id, recorded.seq, out);
       continue;
     }
-    auto step = events::from_event<events::CommitAttemptTransition>(recorded.event);
+    auto step = from_packed<events::CommitAttemptTransition>(recorded);
     if (!step) continue;
     auto state = replay.states.find(step->attempt_id);
     if (state == replay.states.end()) {
