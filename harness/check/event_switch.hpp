@@ -14,12 +14,18 @@
 
 namespace onejob::check {
 
+// Whether an event read in place is of T's kind (as events::is), its bytes not read.
+template <events::EventType T>
+bool is_kind(const sim::PackedEvent& event) {
+  return event.kind == &events::kind_name<T>();
+}
+
 // The typed event read in place, its strings copied straight from the history's bytes without
 // unpacking the event first; nothing when it is of another kind or lacks a required field (as
 // events::from_event).
 template <events::EventType T>
 std::optional<T> from_packed(const sim::PackedEvent& event) {
-  if (event.kind != &events::kind_name<T>()) return std::nullopt;
+  if (!is_kind<T>(event)) return std::nullopt;
   return events::detail::read_event<T>(event);
 }
 

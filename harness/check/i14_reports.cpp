@@ -70,12 +70,6 @@
 namespace onejob::check {
 namespace {
 
-// Whether `event` is of T's kind (read in place, as every event of I14's one pass is).
-template <events::EventType T>
-bool is_kind(const sim::PackedEvent& event) {
-  return event.kind == &events::kind_name<T>();
-}
-
 // What a report is about, as data: the kind of report, the attempt or job it names and, by kind,
 // the transition, the certification's verdict or a text (the certification's provider, the
 // reply's outcome) numbered by the check's own table. Millions of these are filed and matched in
@@ -167,10 +161,9 @@ bool any_before(const std::vector<At<T>>& writes, std::uint64_t seq, Match match
 std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded, Texts& texts) {
   using Kind = ReportKey::Kind;
   const auto named = [&](const ReportKey& key) { return describe(key, texts); };
-  const sim::PackedEvent& event = recorded;
   const std::string& node = recorded.node.str();
   const auto seq = recorded.seq;
-  if (auto created = from_packed<events::JobCreated>(event)) {
+  if (auto created = from_packed<events::JobCreated>(recorded)) {
     const JobRecord* job = model.job(created->job_id);
     const bool ok = job != nullptr && job->inserted.seq < seq && [&] {
       const auto& row = job->inserted.what;
@@ -178,7 +171,7 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
     }();
     return ok ? "" : named(key_of(Kind::job_created, created->job_id));
   }
-  if (auto created = from_packed<events::AttemptCreated>(event)) {
+  if (auto created = from_packed<events::AttemptCreated>(recorded)) {
     const AttemptRecord* attempt = model.attempt(created->attempt_id);
     const bool ok = attempt != nullptr && attempt->inserted.seq < seq && [&] {
       const auto& row = attempt->inserted.what;
@@ -188,7 +181,7 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
     }();
     return ok ? "" : named(key_of(Kind::attempt_created, created->attempt_id));
   }
-  if (auto changed = from_packed<events::AttemptStateChanged>(event)) {
+  if (auto changed = from_packed<events::AttemptStateChanged>(recorded)) {
     const AttemptRecord* attempt = model.attempt(changed->attempt_id);
     const bool ok = attempt != nullptr && any_before(attempt->steps, seq, [&](const auto& step) {
                       return step.by == node && step.from == changed->from &&
@@ -201,7 +194,7 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
                        .to = changed->to,
                        .id = changed->attempt_id});
   }
-  if (auto cas = from_packed<events::JobCas>(event)) {
+  if (auto cas = from_packed<events::JobCas>(recorded)) {
     const JobRecord* job = model.job(cas->job_id);
     const bool ok = job != nullptr && any_before(job->cas, seq, [&](const auto& write) {
                       return write.by == node && write.attempt_id == cas->attempt_id &&
@@ -210,7 +203,7 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
                     });
     return ok ? "" : named(key_of(Kind::cas, cas->attempt_id));
   }
-  if (auto completed = from_packed<events::JobCompleted>(event)) {
+  if (auto completed = from_packed<events::JobCompleted>(recorded)) {
     const JobRecord* job = model.job(completed->job_id);
     const bool ok = job != nullptr && std::ranges::any_of(job->cas, [&](const At<Cas>& write) {
                       const Cas& w = write.what;
@@ -223,7 +216,7 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
               : "job.completed of " + job_ref(completed->job_id) + " by " +
                     attempt_ref(completed->attempt_id);
   }
-  if (auto discarded = from_packed<events::ResultDiscarded>(event)) {
+  if (auto discarded = from_packed<events::ResultDiscarded>(recorded)) {
     const JobRecord* job = model.job(discarded->job_id);
     const bool ok = job != nullptr && std::ranges::any_of(job->cas, [&](const At<Cas>& write) {
                       const Cas& w = write.what;
@@ -234,7 +227,7 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
                     });
     return ok ? "" : "result.discarded of " + attempt_ref(discarded->attempt_id);
   }
-  if (auto refused = from_packed<events::AttemptWriteRefused>(event)) {
+  if (auto refused = from_packed<events::AttemptWriteRefused>(recorded)) {
     const bool ok = any_before(model.refusals, seq, [&](const events::StoreRefused& write) {
       return write.by == node && write.attempt_id == refused->attempt_id &&
              write.refusal == (refused->fenced ? events::kRefusedFenced : events::kRefusedState) &&
@@ -242,14 +235,14 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
     });
     return ok ? "" : named(key_of(Kind::write_refused, refused->attempt_id));
   }
-  if (auto failed = from_packed<events::JobFailed>(event)) {
+  if (auto failed = from_packed<events::JobFailed>(recorded)) {
     const JobRecord* job = model.job(failed->job_id);
     const bool ok = job != nullptr && any_before(job->failures, seq, [&](const auto& write) {
                       return write.by == node;
                     });
     return ok ? "" : named(key_of(Kind::job_failed, failed->job_id));
   }
-  if (auto certified = from_packed<events::CertificationRecorded>(event)) {
+  if (auto certified = from_packed<events::CertificationRecorded>(recorded)) {
     const bool ok = any_before(model.certifications, seq, [&](const auto& write) {
       return write.by == node && write.provider == certified->provider &&
              write.passed == certified->passed;
@@ -356,39 +349,38 @@ std::optional<ReportKey> report_key(const sim::PackedEvent& event, Texts& texts)
 // The report a commit owes its writer, if any.
 std::optional<Owed> owed_for_commit(const sim::PackedEvent& recorded, Texts& texts) {
   using Kind = ReportKey::Kind;
-  const sim::PackedEvent& event = recorded;
   const auto owed = [&](const std::string& by, const ReportKey& key,
                         std::span<const std::string_view> operations) {
     return Owed{by, key, recorded.seq, operations};
   };
-  if (auto inserted = from_packed<events::CommitJobInserted>(event)) {
+  if (auto inserted = from_packed<events::CommitJobInserted>(recorded)) {
     return owed(inserted->by, key_of(Kind::job_created, inserted->job_id), kInsertOperations);
   }
-  if (auto inserted = from_packed<events::CommitAttemptInserted>(event)) {
+  if (auto inserted = from_packed<events::CommitAttemptInserted>(recorded)) {
     return owed(inserted->by, key_of(Kind::attempt_created, inserted->attempt_id),
                 kInsertOperations);
   }
-  if (auto step = from_packed<events::CommitAttemptTransition>(event)) {
+  if (auto step = from_packed<events::CommitAttemptTransition>(recorded)) {
     return owed(
         step->by,
         ReportKey{
             .kind = Kind::transition, .from = step->from, .to = step->to, .id = step->attempt_id},
         kTransitionOperations);
   }
-  if (auto cas = from_packed<events::CommitCas>(event)) {
+  if (auto cas = from_packed<events::CommitCas>(recorded)) {
     return owed(cas->by, key_of(Kind::cas, cas->attempt_id), kCasOperations);
   }
-  if (auto failed = from_packed<events::CommitJobFailed>(event)) {
+  if (auto failed = from_packed<events::CommitJobFailed>(recorded)) {
     return owed(failed->by, key_of(Kind::job_failed, failed->job_id), kFailOperations);
   }
-  if (auto certification = from_packed<events::CommitCertification>(event)) {
+  if (auto certification = from_packed<events::CommitCertification>(recorded)) {
     return owed(certification->by,
                 ReportKey{.kind = Kind::certification,
                           .passed = certification->passed,
                           .text = texts.number(certification->provider)},
                 kCertificationOperations);
   }
-  if (auto refused = from_packed<events::StoreRefused>(event);
+  if (auto refused = from_packed<events::StoreRefused>(recorded);
       refused && refused->attempt_id &&
       (refused->refusal == events::kRefusedFenced || refused->refusal == events::kRefusedState)) {
     return owed(refused->by, key_of(Kind::write_refused, *refused->attempt_id), kRefusalOperations);
@@ -420,30 +412,29 @@ class MissingReports {
 
 void MissingReports::see(const sim::PackedEvent& recorded) {
   using Kind = ReportKey::Kind;
-  const sim::PackedEvent& event = recorded;
   const std::string& node = recorded.node.str();
-  if (from_packed<events::NodeCrashed>(event)) {
+  if (from_packed<events::NodeCrashed>(recorded)) {
     down_.insert(node);
-  } else if (from_packed<events::NodeStarted>(event)) {
+  } else if (from_packed<events::NodeStarted>(recorded)) {
     down_.erase(node);
-  } else if (is_kind<events::NodePaused>(event) || is_kind<events::NodeResumed>(event)) {
+  } else if (is_kind<events::NodePaused>(recorded) || is_kind<events::NodeResumed>(recorded)) {
     // The world records these for a node, not the node itself.
   } else if (down_.contains(node)) {
     found_.push_back(violation(
         "I14.acted_while_down",
-        node + " recorded " + *event.kind + " after it crashed and before it started again",
+        node + " recorded " + *recorded.kind + " after it crashed and before it started again",
         recorded.seq, {}));
   }
   if (auto commit = owed_for_commit(recorded, texts_)) {
     owed_.owe(*commit);
-  } else if (auto key = report_key(event, texts_)) {
+  } else if (auto key = report_key(recorded, texts_)) {
     owed_.filed(recorded.node, *key);
-  } else if (auto fault = from_packed<events::StoreFault>(event)) {
+  } else if (auto fault = from_packed<events::StoreFault>(recorded)) {
     if (fault->maybe_committed) lost_replies_.push_back({*fault, recorded.seq, recorded.at});
     if (reports_store_errors(fault->node)) {
       owed_.owe(Owed{fault->node, key_of(Kind::store_error, 0), recorded.seq, {}});
     }
-  } else if (auto delivered = from_packed<events::ProviderDelivered>(event)) {
+  } else if (auto delivered = from_packed<events::ProviderDelivered>(recorded)) {
     auto call = called_.find({node_key(recorded.node), delivered->provider_key});
     if (delivered->call == events::kDeliveredReply && call != called_.end()) {
       owed_.owe(Owed{recorded.node,
@@ -458,14 +449,14 @@ void MissingReports::see(const sim::PackedEvent& recorded) {
         attempt != model_.attempt_by_provider_key.end()) {
       owed_.owe(Owed{recorded.node, key_of(Kind::status, attempt->second), recorded.seq, {}});
     }
-  } else if (auto adopted = from_packed<events::WorkerAdopted>(event)) {
+  } else if (auto adopted = from_packed<events::WorkerAdopted>(recorded)) {
     ++may_call_[{node_key(recorded.node), adopted->attempt_id}];
   }
-  if (auto changed = from_packed<events::AttemptStateChanged>(event);
+  if (auto changed = from_packed<events::AttemptStateChanged>(recorded);
       changed && changed->from == AttemptState::starting && changed->to == AttemptState::running) {
     ++may_call_[{node_key(recorded.node), changed->attempt_id}];
   }
-  if (auto call = from_packed<events::ProviderCalled>(event)) {
+  if (auto call = from_packed<events::ProviderCalled>(recorded)) {
     called_[{node_key(recorded.node), call->provider_key}] = call->attempt_id;
     if (int& left = may_call_[{node_key(recorded.node), call->attempt_id}]; left > 0) {
       --left;
@@ -523,11 +514,10 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
                         ", but the store has no such write (or refusal) on its connection",
                     recorded.seq, {}));
     }
-    const sim::PackedEvent& event = recorded;
-    if (auto fault = from_packed<events::StoreFault>(event)) {
+    if (auto fault = from_packed<events::StoreFault>(recorded)) {
       faults.insert({fault->node, sim::store_fault_message(fault->fault, fault->operation),
                      fault->maybe_committed});
-    } else if (auto error = from_packed<events::WorkerStoreError>(event);
+    } else if (auto error = from_packed<events::WorkerStoreError>(recorded);
                error && error->message.starts_with("store ") &&
                !faults.contains({recorded.node.str(), error->message, error->maybe_committed})) {
       out.push_back(violation(
@@ -538,11 +528,11 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
               "that may have committed)",
           recorded.seq, {}));
     }
-    if (auto cas = from_packed<events::JobCas>(event)) {
+    if (auto cas = from_packed<events::JobCas>(recorded)) {
       awaiting[{recorded.node.str(), cas->attempt_id}] = {recorded.seq, cas->won};
-    } else if (auto completed = from_packed<events::JobCompleted>(event)) {
+    } else if (auto completed = from_packed<events::JobCompleted>(recorded)) {
       awaiting.erase({recorded.node.str(), completed->attempt_id});
-    } else if (auto discarded = from_packed<events::ResultDiscarded>(event)) {
+    } else if (auto discarded = from_packed<events::ResultDiscarded>(recorded)) {
       awaiting.erase({recorded.node.str(), discarded->attempt_id});
     }
   });
