@@ -22,7 +22,7 @@ namespace onejob::check {
 // over every record reads them in the order they lie. References stay valid while records are
 // added at the end (a deque's), not when one is inserted before others.
 // (The memory store's SequenceTable, system/adapters/sequence_table.hpp, is its sibling for ids
-// that only ever increase: it indexes every id instead, and refuses one out of order.)
+// that only ever increase: it always indexes them, and refuses one out of order.)
 template <typename V>
 class IdMap {
  public:

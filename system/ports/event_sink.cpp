@@ -53,9 +53,7 @@ Interned intern(std::string_view name) {
   thread_local Interned by_text[kTextSlots];
   Interned* text_slot = nullptr;
   if (name.size() <= kShortName) {
-    std::uint64_t hash = 0xcbf29ce484222325ULL;
-    for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    text_slot = &by_text[hash % kTextSlots];
+    text_slot = &by_text[std::hash<std::string_view>{}(name) % kTextSlots];
     if (text_slot->name != nullptr && *text_slot->name == name) {
       slot = Slot{name.data(), *text_slot};
       return *text_slot;
