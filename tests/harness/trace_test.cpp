@@ -66,25 +66,6 @@ BOOST_AUTO_TEST_CASE(the_hash_is_fnv1a_of_the_jsonl_and_changes_with_any_byte) {
   BOOST_TEST(a.hash() != b.hash());
 }
 
-// A name interned from a buffer of its own (as a node's name read back from an event is) is the
-// one interned string for those bytes: the same from every buffer, and never another name's,
-// however many names share a slot of the per-thread caches.
-BOOST_AUTO_TEST_CASE(a_name_from_any_buffer_is_interned_once) {
-  std::vector<std::string> names{"", std::string(64, 'x'), std::string(65, 'x')};
-  for (int i = 0; i < 3000; ++i) names.push_back("node-" + std::to_string(i));
-  std::vector<const std::string*> first;
-  for (const auto& name : names) first.push_back(&intern_name(std::string(name)));
-  for (int round = 0; round < 2; ++round) {
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      const std::string copy = names[i];  // a buffer of its own
-      const std::string& got = intern_name(copy);
-      BOOST_REQUIRE_EQUAL(got, names[i]);
-      BOOST_REQUIRE(&got == first[i]);
-      BOOST_REQUIRE(&interned(intern_id(copy)) == first[i]);
-    }
-  }
-}
-
 // hex64 writes what printf's "%016llx" writes: sixteen lower-case digits, leading zeros kept.
 BOOST_AUTO_TEST_CASE(hex64_writes_sixteen_lower_case_digits) {
   std::vector<std::uint64_t> values{0, 1, 0xF, 0x10, 0x0123456789abcdefULL, UINT64_MAX};
