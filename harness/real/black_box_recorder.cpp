@@ -117,7 +117,8 @@ std::int64_t BlackBoxRecorder::now_us() const { return us_of(std::chrono::steady
 HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connection,
                                      const Route& route, const std::string& job,
                                      const std::string& attempt, const std::string& credential,
-                                     const std::string& key, const std::string& body) {
+                                     const std::string& key, const std::string& body,
+                                     std::optional<std::chrono::milliseconds> wait) {
   Headers headers{{profile_.auth_header, profile_.auth_prefix + credential},
                   {"Content-Type", "application/json"}};
   if (!key.empty()) headers.emplace_back(profile_.key_header, key);
@@ -129,7 +130,7 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
     request.line = ++lines_;
     history_.requests.push_back(request);
   }
-  HttpReply reply = connection.send(route.method, path, headers, body, timeout_);
+  HttpReply reply = connection.send(route.method, path, headers, body, wait.value_or(timeout_));
   bb::Response response;
   response.id = request.id;
   if (reply.answered()) {
@@ -153,42 +154,48 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
 
 HttpReply BlackBoxRecorder::create(HttpConnection& connection, const std::string& owner,
                                    const std::string& credential, const std::string& key,
-                                   const std::string& body, const std::string& client) {
+                                   const std::string& body, const std::string& client,
+                                   std::optional<std::chrono::milliseconds> wait) {
   bb::Request request = make_request(client, owner, "create");
   request.key = key;
   request.body = parsed_or_text(body);
-  return exchange(std::move(request), connection, profile_.create, "", "", credential, key, body);
+  return exchange(std::move(request), connection, profile_.create, "", "", credential, key, body,
+                  wait);
 }
 
 HttpReply BlackBoxRecorder::read(HttpConnection& connection, const std::string& owner,
                                  const std::string& credential, const std::string& job,
-                                 const std::string& client) {
+                                 const std::string& client,
+                                 std::optional<std::chrono::milliseconds> wait) {
   bb::Request request = make_request(client, owner, "read");
   request.job = job;
-  return exchange(std::move(request), connection, profile_.read, job, "", credential, "", "");
+  return exchange(std::move(request), connection, profile_.read, job, "", credential, "", "", wait);
 }
 
 HttpReply BlackBoxRecorder::retry(HttpConnection& connection, const std::string& owner,
                                   const std::string& credential, const std::string& key,
                                   const std::string& job, const std::string& body,
-                                  const std::string& client) {
+                                  const std::string& client,
+                                  std::optional<std::chrono::milliseconds> wait) {
   bb::Request request = make_request(client, owner, "retry");
   request.job = job;
   if (!key.empty()) request.key = key;
   if (!body.empty()) request.body = parsed_or_text(body);
-  return exchange(std::move(request), connection, profile_.retry, job, "", credential, key, body);
+  return exchange(std::move(request), connection, profile_.retry, job, "", credential, key, body,
+                  wait);
 }
 
 HttpReply BlackBoxRecorder::cancel(HttpConnection& connection, const std::string& owner,
                                    const std::string& credential, const std::string& key,
                                    const std::string& job, const std::string& attempt,
-                                   const std::string& client) {
+                                   const std::string& client,
+                                   std::optional<std::chrono::milliseconds> wait) {
   bb::Request request = make_request(client, owner, "cancel");
   request.job = job;
   request.attempt = attempt;
   if (!key.empty()) request.key = key;
   return exchange(std::move(request), connection, profile_.cancel, job, attempt, credential, key,
-                  "");
+                  "", wait);
 }
 
 void BlackBoxRecorder::quiet() {

@@ -22,7 +22,7 @@ std::optional<std::string> id_at(const std::string& body_text, const std::string
 
 class BlackBoxRecorder {
  public:
-  // Each call waits `timeout` for its answer (then records none).
+  // Each call waits `timeout` for its answer (then records none), or the call's own `wait`.
   explicit BlackBoxRecorder(TargetProfile profile = {},
                             std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
@@ -32,19 +32,23 @@ class BlackBoxRecorder {
   // The profile's create route (POST /jobs) with `body` (JSON text).
   HttpReply create(HttpConnection& connection, const std::string& owner,
                    const std::string& credential, const std::string& key, const std::string& body,
-                   const std::string& client = "");
+                   const std::string& client = "",
+                   std::optional<std::chrono::milliseconds> wait = std::nullopt);
   // The profile's read route (GET /jobs/{job}).
   HttpReply read(HttpConnection& connection, const std::string& owner,
                  const std::string& credential, const std::string& job,
-                 const std::string& client = "");
+                 const std::string& client = "",
+                 std::optional<std::chrono::milliseconds> wait = std::nullopt);
   // The profile's retry route (POST /jobs/{job}/attempts).
   HttpReply retry(HttpConnection& connection, const std::string& owner,
                   const std::string& credential, const std::string& key, const std::string& job,
-                  const std::string& body, const std::string& client = "");
+                  const std::string& body, const std::string& client = "",
+                  std::optional<std::chrono::milliseconds> wait = std::nullopt);
   // The profile's cancel route (POST /attempts/{attempt}/cancel), recorded as a cancel of `job`.
   HttpReply cancel(HttpConnection& connection, const std::string& owner,
                    const std::string& credential, const std::string& key, const std::string& job,
-                   const std::string& attempt, const std::string& client = "");
+                   const std::string& attempt, const std::string& client = "",
+                   std::optional<std::chrono::milliseconds> wait = std::nullopt);
   const TargetProfile& profile() const { return profile_; }
 
   // The faults are over: requests from now on must be answered.
@@ -62,8 +66,8 @@ class BlackBoxRecorder {
  private:
   HttpReply exchange(check::black_box::Request request, HttpConnection& connection,
                      const Route& route, const std::string& job, const std::string& attempt,
-                     const std::string& credential, const std::string& key,
-                     const std::string& body);
+                     const std::string& credential, const std::string& key, const std::string& body,
+                     std::optional<std::chrono::milliseconds> wait);
   std::int64_t now_us() const;
   std::int64_t us_of(std::chrono::steady_clock::time_point at) const;
 

@@ -173,7 +173,7 @@ void Run::start_proxies() {
     client_index_[spec_.clients[i].name] = i;
     proxies_.push_back(std::make_unique<FaultProxy>(
         options_.host, port_, [this, i](std::uint64_t number) { return choose(i, number); },
-        request_timeout() + milliseconds(1000),
+        last_answer_wait() + milliseconds(1000),
         [this](std::string_view order) {
           std::size_t request = 0;
           const auto end = order.data() + order.size();

@@ -32,7 +32,10 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
   const auto record = [&](const HttpReply& reply) {
     std::lock_guard lock(mutex_);
     Outcome& outcome = outcomes_[entry.request];
-    if (!reply.answered()) return;
+    if (!reply.answered()) {
+      outcome.failure = reply.failure;
+      return;
+    }
     outcome.status = reply.status;
     if (auto job = id_at(reply.body, options_.profile.job_id_pointer)) outcome.job = *job;
   };
@@ -48,11 +51,13 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
                      "): not sent, " + why);
   };
   // Sends until answered, at most 1 + client_retries times (the same request, the same key).
+  // `once(wait)` sends once and waits at most `wait` for the answer.
   const auto send = [&](const auto& once) {
     HttpReply reply;
     for (int sent = 0; sent <= spec_.policy.client_retries; ++sent) {
       const auto resend_at = Clock::now() + request_timeout();
-      reply = once();
+      const bool last = sent == spec_.policy.client_retries;
+      reply = once(last ? last_answer_wait() : request_timeout());
       order_.place(static_cast<std::size_t>(entry.request));
       record(reply);
       // As the scenario's clients: a 502 or 503 (unavailable) is resent like a lost reply.
@@ -81,9 +86,9 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
   switch (entry.kind) {
     case TimelineEntry::Kind::create_job: {
       const std::string key = entry.create_job.key ? keys_.at(*entry.create_job.key) : "";
-      const HttpReply reply = send([&] {
+      const HttpReply reply = send([&](milliseconds wait) {
         return recorder_.create(connection, owner, credential(owner), key, entry.create_job.body,
-                                entry.client);
+                                entry.client, wait);
       });
       const auto& profile = options_.profile;
       std::lock_guard lock(mutex_);
@@ -101,22 +106,24 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
         // whose actions are creates, reads, retries and cancels.
         const auto& profile = options_.profile;
         const Headers headers{{profile.auth_header, profile.auth_prefix + credential(owner)}};
-        send([&] {
+        send([&](milliseconds wait) {
           return connection.send(entry.method.value_or(profile.read.method),
                                  substitute(entry.path.value_or(profile.read.path), "job", job),
-                                 headers, "", request_timeout());
+                                 headers, "", wait);
         });
         break;
       }
-      send([&] { return recorder_.read(connection, owner, credential(owner), job, entry.client); });
+      send([&](milliseconds wait) {
+        return recorder_.read(connection, owner, credential(owner), job, entry.client, wait);
+      });
       break;
     }
     case TimelineEntry::Kind::retry: {
       std::string body = entry.retry_body.value_or("");
       if (entry.provider) body = nlohmann::json{{"provider", *entry.provider}}.dump();
-      send([&] {
+      send([&](milliseconds wait) {
         return recorder_.retry(connection, owner, operator_credential(owner), key_of_action(), job,
-                               body, entry.client);
+                               body, entry.client, wait);
       });
       break;
     }
@@ -148,9 +155,9 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
                   : " not found: its read got no answer (" + read.failure + ")"));
         break;
       }
-      send([&] {
+      send([&](milliseconds wait) {
         return recorder_.cancel(connection, owner, operator_credential(owner), key_of_action(), job,
-                                attempt, entry.client);
+                                attempt, entry.client, wait);
       });
       break;
     }
@@ -170,9 +177,9 @@ void Run::run_timeline() {
         TimelineEntry room;
         const TimelineEntry& entry = request_entry(spec_, order[i], room);
         std::this_thread::sleep_until(origin_ + real(entry.at));
-        // At most as long as a client waits for an answer, and a second more: a request the
-        // target holds on to does not stop the timeline.
-        order_.wait_for_turn(order[i], request_timeout() + milliseconds(1000));
+        // At most as long as a client waits for its last answer, and a second more: a request
+        // the target holds on to does not stop the timeline.
+        order_.wait_for_turn(order[i], last_answer_wait() + milliseconds(1000));
         const std::size_t client = client_index_.at(entry.client);
         auto& connection = connections[client];
         if (!connection) {
@@ -312,7 +319,8 @@ void Run::judge_expectations() {
       result_.expectation_failures.push_back(
           spec_.file + ":" + std::to_string(response.pos.line) + ": request " +
           std::to_string(response.request) + ": expected " + list + ", got " +
-          (outcome.status == 0 ? std::string("no answer") : std::to_string(outcome.status)));
+          (outcome.status == 0 ? "no answer (" + outcome.failure + ")"
+                               : std::to_string(outcome.status)));
     }
   }
   for (const auto& same : expect.same_job_id) {

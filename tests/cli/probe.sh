@@ -12,6 +12,9 @@
 #   kill_memory  kill -9 and restart of a memory-store target mid-run: reported as loss (B8)
 #   port_taken   a target whose first start exits at once (its port taken) is started again on
 #                another free port, and the run passes
+#   slow_target  a target stopped (SIGSTOP, from outside the scenario) for 3 s while a request's
+#                only send waits: answered late, past the client's scaled timeout, and the run
+#                passes (a loaded machine's slow target is not a lost reply)
 #   pg_kill_9    the same on PostgreSQL (ONEJOB_PG_URL; 77 = skipped): nothing lost
 #   pg_store_faults  the probe between a PostgreSQL target and its database (--store-upstream):
 #                a create whose INSERT is lost passes on the reference, lost-create is caught by
@@ -68,6 +71,40 @@ case $mode in
     [[ $code == 0 ]] || fail "a target whose first start exits: exit $code, expected 0"
     [[ -e $first ]] || fail "the target's first start did not run"
     grep -q "^PASS " "$work/out.txt" || fail "the run on the second port did not pass"
+    ;;
+  slow_target)
+    # The target execs serve in place, so the pid it writes is serve's. Once serve listens
+    # (the probe's timeline starts then), stop it 0.5 s to 3.5 s: the create, sent at 20 s of
+    # scenario time (1 s real), is answered about 2.5 s after it was sent.
+    pidfile="$work/target.pid"
+    (
+      for _ in $(seq 100); do [[ -s $pidfile ]] && break; sleep 0.05; done
+      pid=$(cat "$pidfile")
+      port=$(tr '\0' '\n' < "/proc/$pid/cmdline" | grep -A1 -x -- --listen | tail -1 | cut -d: -f2)
+      for _ in $(seq 100); do (: < "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
+      sleep 0.5
+      kill -STOP "$pid"
+      sleep 3
+      kill -CONT "$pid" 2>/dev/null  # gone already if the probe ended first (a failing run)
+    ) &
+    stopper=$!
+    probe "$work/w" "sh -c 'echo \$\$ > $pidfile; exec $serve'" \
+      tests/fixtures/probe/slow_target.yaml > "$work/out.txt" 2>&1
+    code=$?
+    wait "$stopper"
+    cat "$work/out.txt"
+    [[ $code == 0 ]] || fail "a target answering 2.5 s late: exit $code, expected 0"
+    grep -q "^PASS " "$work/out.txt" || fail "a target answering 2.5 s late: the run did not pass"
+    # The stop did hold the create: its answer came over 2 s after it was sent (the history's
+    # microseconds since the run began), later than the 1 s a resend would wait.
+    python3 - "$work"/w/slow-target.history.jsonl <<'PY' || fail "the create was not answered late"
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+sent = next(l["t_us"] for l in lines if l["kind"] == "request" and l["client"] == "browser")
+got = next(l["t_us"] for l in lines if l["kind"] == "response" and l["id"] == "r1")
+print(f"create answered {(got - sent) / 1e6:.2f} s after it was sent")
+sys.exit(0 if got - sent > 2_000_000 else 1)
+PY
     ;;
   catalogue)
     probe "$work/k" "$serve" "${catalogue_files[@]}" > "$work/out.txt" 2>&1
