@@ -31,6 +31,11 @@
 //     after the attempt became UNKNOWN, that its provider has no record of its key: a status
 //     answer "not_found" the transport delivered to that node (redriven_without_not_found). A
 //     status query that timed out or failed says nothing: sending again on it is a guess.
+//   - the provider is asked for a key's status only about an attempt that became UNKNOWN: every
+//     status answer the transport delivered is for the provider key of an attempt the log had
+//     moved to UNKNOWN before that delivery (asked_before_unknown). An attempt that is RUNNING
+//     under a live lease, or settled without ever being UNKNOWN, is not the reconciler's to ask
+//     about; an attempt that left UNKNOWN while the query was under way is.
 // Does not check:
 //   - that UNKNOWN attempts are resolved in the end (I8).
 #include <algorithm>
@@ -195,10 +200,45 @@ void check_redrives(const HistoryModel& model, std::vector<Violation>& out) {
   }
 }
 
+namespace {
+
+void check_status_queries(const HistoryModel& model, std::vector<Violation>& out) {
+  for (const auto& [key, deliveries] : model.deliveries) {
+    for (const Delivery& delivery : deliveries) {
+      if (delivery.call != events::kDeliveredStatus) continue;
+      const auto owner = model.attempt_by_provider_key.find(key);
+      const AttemptRecord* attempt =
+          owner == model.attempt_by_provider_key.end() ? nullptr : model.attempt(owner->second);
+      if (attempt == nullptr) {
+        out.push_back(violation("I4.asked_before_unknown",
+                                delivery.node + " was answered a status for key " + key +
+                                    ", which no attempt the store inserted by then has",
+                                delivery.seq, {}));
+        continue;
+      }
+      const auto became_unknown = std::ranges::find_if(attempt->steps, [&](const auto& step) {
+        return step.what.to == AttemptState::unknown && step.seq < delivery.seq;
+      });
+      if (became_unknown != attempt->steps.end()) continue;
+      out.push_back(violation("I4.asked_before_unknown",
+                              delivery.node + " was answered the status of " +
+                                  attempt_ref(attempt->id()) + " of " + job_ref(attempt->job_id()) +
+                                  " (key " + key + ", \"" + delivery.outcome +
+                                  "\"), which was never UNKNOWN before (now " +
+                                  std::string(to_string(attempt->state_before(delivery.seq))) +
+                                  "): only an UNKNOWN attempt's status is asked",
+                              delivery.seq, {attempt->inserted.seq}));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
   std::vector<Violation> out;
   check_call_ends_recorded(model, out);
   check_redrives(model, out);
+  check_status_queries(model, out);
   check_prompts(model, out);
   for (const auto& [id, attempt] : model.attempts) {
     const auto calls = model.calls.find(id);

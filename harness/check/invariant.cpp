@@ -72,6 +72,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I4.failed_without_reason",
       "I4.prompt_over_limit",
       "I4.redriven_without_not_found",
+      "I4.asked_before_unknown",
       "I5.two_winners",
       "I5.version_not_bumped_once",
       "I5.result_not_offered",

@@ -199,6 +199,47 @@ BOOST_AUTO_TEST_CASE(a_redrive_on_a_timed_out_or_other_status_is_a_violation) {
   BOOST_TEST(elsewhere[0].clause == "I4.redriven_without_not_found");
 }
 
+// Job 1's attempt 1, claimed by worker-1, goes `to` (UNKNOWN: its lease taken over; RUNNING:
+// stays; SUCCEEDED/FAILED: straight from RUNNING); then alpha's status answer for its key reaches
+// the reconciler.
+std::vector<Violation> status_asked_after(S to) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1));
+  if (to == S::unknown) {
+    h.add(kStore, taken_over(1, 1, 2));
+  } else if (to != S::running) {
+    h.add(kStore, fenced_write(1, 1, S::running, to));
+  }
+  h.add("reconciler", events::ProviderDelivered{.call = std::string(events::kDeliveredStatus),
+                                                .provider = "alpha",
+                                                .provider_key = provider_key(1, 1),
+                                                .outcome = "completed"});
+  return check_timeout_is_unknown(h.model());
+}
+
+BOOST_AUTO_TEST_CASE(a_status_asked_about_an_unknown_attempt_passes) {
+  require_none(status_asked_after(S::unknown));
+}
+
+BOOST_AUTO_TEST_CASE(a_status_asked_about_an_attempt_never_unknown_is_a_violation) {
+  for (const S to : {S::running, S::succeeded, S::failed}) {
+    const auto violations = status_asked_after(to);
+    BOOST_TEST_REQUIRE(violations.size() == 1u, describe(violations));
+    BOOST_TEST(violations[0].clause == "I4.asked_before_unknown");
+  }
+  // A status for a key no attempt has (the job's own key, say).
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add("reconciler", events::ProviderDelivered{.call = std::string(events::kDeliveredStatus),
+                                                .provider = "alpha",
+                                                .provider_key = "no-such-key",
+                                                .outcome = "not_found"});
+  const auto stray = check_timeout_is_unknown(h.model());
+  BOOST_TEST_REQUIRE(stray.size() == 1u, describe(stray));
+  BOOST_TEST(stray[0].clause == "I4.asked_before_unknown");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
