@@ -4,17 +4,38 @@
 // Reads the providers' own record of executions (a side effect: compute, money) against the
 // store's commit log. Checks:
 //   - no provider key executes twice (the provider's dedup on the derived key must hold);
+//   - no two attempts the store inserted carry one provider key (key_shared): the provider's
+//     dedup would run one of them and answer the other with its work, another attempt's (or
+//     another job's) result;
 //   - when an attempt's work executes, every earlier attempt of its job is, at that instant,
 //     SUCCEEDED, FAILED, DISCARDED, or CANCELLED by an operator (an API node handling a cancel
 //     request committed it), never STARTING, RUNNING, UNKNOWN, or cancelled by anyone else.
 // Does not check:
 //   - certification calls, which belong to no job;
 //   - executions of keys the store never gave an attempt (reported nowhere: nothing to judge).
+#include <map>
+#include <string_view>
+
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
 std::vector<Violation> check_side_effects(const HistoryModel& model) {
   std::vector<Violation> out;
+  std::map<std::string_view, const AttemptRecord*> holder;
+  for (const auto& [id, attempt] : model.attempts) {
+    const auto& key = attempt.inserted.what.provider_key;
+    const auto [first, fresh] = holder.try_emplace(key, &attempt);
+    if (fresh) continue;
+    const AttemptRecord& other = *first->second;
+    out.push_back(violation("I9.key_shared",
+                            "the store inserted " + attempt_ref(id) + " of " +
+                                job_ref(attempt.job_id()) + " under provider key " + key +
+                                ", which " + attempt_ref(other.id()) + " of " +
+                                job_ref(other.job_id()) +
+                                " already has: the provider's dedup answers one with the "
+                                "other's work",
+                            attempt.inserted.seq, {other.inserted.seq}));
+  }
   std::map<std::string, std::uint64_t> first_run;
   for (const auto& execution : model.executions) {
     const auto& key = execution.executed.what.provider_key;

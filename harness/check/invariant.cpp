@@ -103,6 +103,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I8.stuck",
       "I9.executed_twice",
       "I9.executed_beside_earlier",
+      "I9.key_shared",
       "I10.write_after_takeover",
       "I10.lease_not_handed_over",
       "I10.refusal_misjudged",

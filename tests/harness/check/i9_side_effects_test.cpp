@@ -73,6 +73,34 @@ BOOST_AUTO_TEST_CASE(executing_after_a_cancel_no_operator_asked_for_is_a_violati
   require_one(check_side_effects(h.model()), "I9.executed_beside_earlier", second);
 }
 
+BOOST_AUTO_TEST_CASE(two_attempts_under_one_provider_key_are_a_violation) {
+  // Jobs 1 and 2, each with its own key, pass.
+  HistoryBuilder apart;
+  insert_job(apart, {});
+  insert_job(apart, {.job_id = 2, .attempt_id = 2, .key = "k-2"});
+  require_none(check_side_effects(apart.model()));
+
+  // Job 2's first attempt under job 1's key: alpha would answer it with job 1's work.
+  HistoryBuilder h;
+  insert_job(h, {});
+  const auto first = h.last_seq();
+  h.add(kStore, job_inserted({.job_id = 2, .attempt_id = 2, .key = "k-2"}));
+  auto shared = attempt_inserted(2, 2, 1, "alpha");
+  shared.provider_key = provider_key(1, 1);
+  const auto second = h.add(kStore, shared).last_seq();
+  const auto violations = check_side_effects(h.model());
+  require_one(violations, "I9.key_shared", second);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{first});
+
+  // A retry of job 1 under its first attempt's key, likewise.
+  HistoryBuilder again;
+  insert_job(again, {});
+  auto reused = attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1");
+  reused.provider_key = provider_key(1, 1);
+  const auto retried = again.add(kStore, reused).last_seq();
+  require_one(check_side_effects(again.model()), "I9.key_shared", retried);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
