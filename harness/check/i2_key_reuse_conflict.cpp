@@ -7,7 +7,13 @@
 // API node gave, joined to the body its client sent, against the job the store held for the key:
 //   - a 200 or 201 answers a body equal to the stored job's;
 //   - a 422 answers a body that differs from the stored job's, for a key that has a job;
-//   - a 422 carries no job id, neither in the API's answer nor in the body a client read.
+//   - a 422 carries no job id, neither in the API's answer nor in the body a client read;
+//   - a create for a key that has a job is answered 200/201 (an equal body: replay_refused
+//     otherwise) or 422 with error "idempotency_key_reused" (a different body: reuse_accepted
+//     for a 2xx, reuse_misanswered for any other answer, 409 included: 409 means an attempt in
+//     flight, not a key reused), unless it was refused for what is judged before the key: its
+//     body or size (400, 413), its credentials (401, 403), or a server failure (5xx, I13's).
+//     DESIGN.md names the error; nothing is read from system/.
 // Does not check:
 //   - that nothing was stored for a refused request (a second job for the key is I1's);
 //   - creates whose body is not JSON (refused with 400 before the store) or without a key.
@@ -20,6 +26,11 @@
 #include "harness/check/json_value.hpp"
 
 namespace onejob::check {
+
+namespace {
+// DESIGN.md: "We answer 422 (IETF Idempotency-Key draft) with error `idempotency_key_reused`".
+constexpr std::string_view kKeyReused = "idempotency_key_reused";
+}  // namespace
 
 std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::vector<Violation> out;
@@ -36,7 +47,11 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     const auto response = model.response_of(exchange);
     const auto seq = exchange.response_seq;
     const auto status = response.status;
-    if (status != 200 && status != 201 && status != 422) continue;
+    // Refused for what comes before the key: the body, its size, the credentials, the server.
+    if (status == 400 || status == 401 || status == 403 || status == 413 || status >= 500) {
+      continue;
+    }
+    const bool accepted = status == 200 || status == 201;
     const std::string what = exchange.node + " answered " + std::to_string(status) + " for key \"" +
                              response.key + "\" of owner \"" + response.owner + "\"";
     if (status == 422 && response.job_id) {
@@ -69,16 +84,23 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
       if (unread) stored_value->second = json_value(payload);
       same = *stored_value->second == *sent_value->second;
     }
-    if (status == 422 && same) {
+    if (same && !accepted) {
       out.push_back(violation("I2.replay_refused",
                               what + ", but the request equals " + job_ref(stored->id()) +
                                   "'s: a replay must get that job",
                               seq, {stored->inserted.seq}));
-    } else if (status != 422 && !same) {
+    } else if (!same && accepted) {
       out.push_back(violation("I2.reuse_accepted",
                               what + " with a request that differs from " + job_ref(stored->id()) +
                                   "'s: a reused key must get 422",
                               seq, {stored->inserted.seq}));
+    } else if (!same && (status != 422 || response.error != kKeyReused)) {
+      out.push_back(violation(
+          "I2.reuse_misanswered",
+          what + (response.error ? " (error \"" + *response.error + "\")" : std::string()) +
+              " with a request that differs from " + job_ref(stored->id()) +
+              "'s: a reused key is answered 422 with error \"" + std::string(kKeyReused) + "\"",
+          seq, {stored->inserted.seq}));
     }
   }
   for (const auto& [number, request] : model.requests) {

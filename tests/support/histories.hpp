@@ -425,6 +425,7 @@ struct ApiCall {
   std::optional<std::int64_t> job_id{};
   std::string node = "api-1";
   std::int64_t lb_try = 1;
+  std::optional<std::string> error{};  // the answer's error word
 };
 
 inline std::string request_id(const ApiCall& call) {
@@ -461,7 +462,8 @@ inline HistoryBuilder& api_response(HistoryBuilder& h, const ApiCall& call) {
                                               .status = call.status,
                                               .owner = call.owner,
                                               .key = call.key,
-                                              .job_id = call.job_id});
+                                              .job_id = call.job_id,
+                                              .error = call.error});
 }
 
 inline HistoryBuilder& api_exchange(HistoryBuilder& h, const ApiCall& call) {

@@ -26,11 +26,15 @@ void create_job_1(HistoryBuilder& h) {
 }
 
 // Client request `request` sends `body` for alice's key k1; api-1 answers `status`, naming
-// `job_id`. Returns the answer's seq.
+// `job_id`, with error `error` (a 422's is idempotency_key_reused unless told). Returns the
+// answer's seq.
 std::uint64_t send_again(HistoryBuilder& h, std::int64_t request, const std::string& body,
-                         std::int64_t status, std::optional<std::int64_t> job_id = std::nullopt) {
+                         std::int64_t status, std::optional<std::int64_t> job_id = std::nullopt,
+                         std::optional<std::string> error = std::nullopt) {
+  if (status == 422 && !error) error = "idempotency_key_reused";
   h.add("browser", create_sent(request, "alice", "k1", body));
-  return api_exchange(h, {.request = request, .status = status, .job_id = job_id}).last_seq();
+  return api_exchange(h, {.request = request, .status = status, .job_id = job_id, .error = error})
+      .last_seq();
 }
 
 BOOST_AUTO_TEST_SUITE(i2_key_reuse_conflict)
@@ -57,6 +61,34 @@ BOOST_AUTO_TEST_CASE(a_200_for_a_body_with_a_failover_list_added_is_a_violation)
   create_job_1(h);
   const auto answer = send_again(h, 2, kWithFailover, 200, 1);
   require_one(check_key_reuse_conflict(h.model()), "I2.reuse_accepted", answer);
+}
+
+BOOST_AUTO_TEST_CASE(
+    a_reused_key_answered_otherwise_than_422_idempotency_key_reused_is_a_violation) {
+  // 409 is an attempt in flight, not a key reused; a 422 under another error word.
+  for (const auto& [status, error] :
+       std::vector<std::pair<std::int64_t, std::optional<std::string>>>{
+           {409, "attempt_in_flight"}, {404, std::nullopt}, {422, "conflict"}}) {
+    HistoryBuilder h;
+    create_job_1(h);
+    const auto answer = send_again(h, 2, kOtherProvider, status, std::nullopt, error);
+    const auto violations = check_key_reuse_conflict(h.model());
+    require_one(violations, "I2.reuse_misanswered", answer);
+    BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{4});
+  }
+  // Refused for what comes before the key (its body, its size, credentials, the server): I2
+  // does not judge them. A replay answered 409 is a replay refused.
+  for (const std::int64_t status : {400, 401, 403, 413, 503}) {
+    HistoryBuilder h;
+    create_job_1(h);
+    send_again(h, 2, kOtherProvider, status);
+    send_again(h, 3, kReordered, status);
+    require_none(check_key_reuse_conflict(h.model()));
+  }
+  HistoryBuilder h;
+  create_job_1(h);
+  const auto replay = send_again(h, 2, kReordered, 409, std::nullopt, "attempt_in_flight");
+  require_one(check_key_reuse_conflict(h.model()), "I2.replay_refused", replay);
 }
 
 BOOST_AUTO_TEST_CASE(a_422_for_an_equal_body_is_a_violation) {
