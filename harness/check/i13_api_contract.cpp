@@ -30,9 +30,10 @@
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
-//     cancel refused as attempt_not_live names an attempt that was not live at some point of the
-//     exchange; a retry refused as attempt_in_flight names an attempt live at some point of it; a
-//     retry refused as job_completed is for a job the store had completed by the answer;
+//     cancel refused as attempt_not_live is for an attempt (the one its path names) that was not
+//     live at some point of the exchange; a retry refused as attempt_in_flight names an attempt
+//     live at some point of it; a retry refused as job_completed is for a job the store had
+//     completed by the answer;
 //   - a failure the client cannot fix (a 5xx, or 400 unstorable_value) names, in its body's
 //     "request_id", the request id the API node handled it under, and the node's own record of
 //     that answer (api.response) keeps the failure's detail (failure_unnamed): the id is how an
@@ -208,10 +209,14 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   const std::uint64_t to = exchange.response_seq;
   const AttemptRecord* attempt = answer.attempt_id ? model.attempt(*answer.attempt_id) : nullptr;
   const auto& route = exchange.route.str();
-  if (route == "cancel_attempt" && *answer.error == "attempt_not_live" && attempt != nullptr &&
-      !idle_during(*attempt, from, to)) {
-    return "refused to cancel " + attempt_ref(attempt->id()) + " as not live, but it was " +
-           std::string(to_string(attempt->state_before(from))) + " throughout";
+  if (route == "cancel_attempt" && *answer.error == "attempt_not_live") {
+    // The attempt the request's path names (/attempts/{id}/cancel), whatever the answer says.
+    const AttemptRecord* target =
+        model.attempt(id_in_path(model.request_of(exchange).path, "/attempts/"));
+    if (target != nullptr && !idle_during(*target, from, to)) {
+      return "refused to cancel " + attempt_ref(target->id()) + " as not live, but it was " +
+             std::string(to_string(target->state_before(from))) + " throughout";
+    }
   }
   if (route == "create_attempt" && *answer.error == "attempt_in_flight" &&
       (attempt == nullptr || !live_during(*attempt, from, to))) {

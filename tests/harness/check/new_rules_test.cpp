@@ -478,6 +478,45 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
   require_one(violations, "I12.over_capacity", seq);
 }
 
+// An operator's cancel of the attempt its path names (/attempts/1/cancel), refused 409
+// attempt_not_live; the answer names `named` as its attempt (or none). Attempt 1 is RUNNING
+// throughout unless `cancelled_before`.
+std::vector<check::Violation> cancel_refused(std::optional<std::int64_t> named,
+                                             bool cancelled_before) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1));
+  if (cancelled_before) {
+    h.add(kStore, unfenced_write(1, 1, S::running, S::cancelled, "api-1", 1, "api-1"));
+  }
+  h.add("api-1", events::ApiRequest{.request_id = "c-1",
+                                    .route = "cancel_attempt",
+                                    .method = "POST",
+                                    .path = "/attempts/1/cancel",
+                                    .owner = "alice",
+                                    .key = "op-1"});
+  h.add("api-1", events::ApiResponse{.request_id = "c-1",
+                                     .route = "cancel_attempt",
+                                     .status = 409,
+                                     .owner = "alice",
+                                     .key = "op-1",
+                                     .job_id = 1,
+                                     .attempt_id = named,
+                                     .error = "attempt_not_live"});
+  return check_api_contract(h.model());
+}
+
+BOOST_AUTO_TEST_CASE(a_cancel_refused_as_not_live_is_judged_by_the_attempt_its_path_names) {
+  require_none(cancel_refused(1, true));
+  // Attempt 1 RUNNING throughout: untrue, whichever attempt the answer names, or none.
+  for (const auto& named : {std::optional<std::int64_t>(1), std::optional<std::int64_t>(7),
+                            std::optional<std::int64_t>()}) {
+    const auto violations = cancel_refused(named, false);
+    BOOST_TEST_REQUIRE(violations.size() == 1u, describe(violations));
+    BOOST_TEST(violations[0].clause == "I13.refusal_untrue");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
