@@ -34,6 +34,16 @@
 //     live at some point of the exchange; a retry refused as attempt_in_flight names an attempt
 //     live at some point of it; a retry refused as job_completed is for a job the store had
 //     completed by the answer;
+//   - every refusal a client reads names, in its body's "error", a word the contract gives its
+//     status on its route, and a success names none (error_misnamed). The words, from the
+//     contract's table (README "API contract") and stated here in kErrorWords: any route 401
+//     unauthenticated, 404 not_found, 405 method_not_allowed, 413 payload_too_large, 500
+//     internal, 502 bad_gateway (the load balancer's), 503 store_unavailable; a create 400
+//     idempotency_key_missing, idempotency_key_invalid, invalid_json, invalid_body or
+//     unstorable_value and 422 idempotency_key_reused; a retry those 400s, 403 operator_only,
+//     409 attempt_in_flight or job_completed, 422 idempotency_key_reused or
+//     provider_not_certified; a cancel those 400s, 403 operator_only, 409 attempt_not_live,
+//     422 idempotency_key_reused. A 409 is never a create's (a reused key is 422);
 //   - a failure the client cannot fix (a 5xx, or 400 unstorable_value) names, in its body's
 //     "request_id", the request id the API node handled it under, and the node's own record of
 //     that answer (api.response) keeps the failure's detail (failure_unnamed): the id is how an
@@ -77,10 +87,17 @@ bool decimal_id(std::string_view text) {
   return value.size() < 19 || (value.size() == 19 && value <= "9223372036854775807");
 }
 
-RouteFit route_fit(const std::pair<std::string, std::string>& request) {
+// The route a request's path names (create_job, get_job, retry, cancel; the client's actions)
+// and how its method fits it.
+struct Route {
+  RouteFit fit = RouteFit::none;
+  std::string_view name;
+};
+
+Route route_of(const std::pair<std::string, std::string>& request) {
   const std::string_view method = request.first;
   const std::string_view path = request.second;
-  if (!path.starts_with('/')) return RouteFit::none;
+  if (!path.starts_with('/')) return {};
   std::vector<std::string_view> parts;
   for (std::size_t from = 1;;) {
     const auto slash = path.find('/', from);
@@ -88,19 +105,27 @@ RouteFit route_fit(const std::pair<std::string, std::string>& request) {
     if (slash == std::string_view::npos) break;
     from = slash + 1;
   }
-  std::string_view wants;
+  std::string_view wants = "POST";
+  std::string_view name;
   if (parts.size() == 1 && parts[0] == "jobs") {
-    wants = "POST";
+    name = "create_job";
   } else if (parts.size() == 2 && parts[0] == "jobs" && decimal_id(parts[1])) {
     wants = "GET";
-  } else if (parts.size() == 3 && decimal_id(parts[1]) &&
-             ((parts[0] == "jobs" && parts[2] == "attempts") ||
-              (parts[0] == "attempts" && parts[2] == "cancel"))) {
-    wants = "POST";
+    name = "get_job";
+  } else if (parts.size() == 3 && decimal_id(parts[1]) && parts[0] == "jobs" &&
+             parts[2] == "attempts") {
+    name = "retry";
+  } else if (parts.size() == 3 && decimal_id(parts[1]) && parts[0] == "attempts" &&
+             parts[2] == "cancel") {
+    name = "cancel";
   } else {
-    return RouteFit::none;
+    return {};
   }
-  return method == wants ? RouteFit::resource : RouteFit::other_method;
+  return {method == wants ? RouteFit::resource : RouteFit::other_method, name};
+}
+
+RouteFit route_fit(const std::pair<std::string, std::string>& request) {
+  return route_of(request).fit;
 }
 
 // The method and path a client sent: a route probe records them; otherwise the action's own.
@@ -422,6 +447,62 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
 
 }  // namespace
 
+// The error words the contract gives each (route, status); route "" holds for every route.
+struct ErrorWords {
+  std::string_view action;
+  std::int64_t status;
+  std::initializer_list<std::string_view> words;
+};
+constexpr std::string_view kAny;
+const ErrorWords kErrorWords[] = {
+    {kAny, 401, {"unauthenticated"}},
+    {kAny, 404, {"not_found"}},
+    {kAny, 405, {"method_not_allowed"}},
+    {kAny, 413, {"payload_too_large"}},
+    {kAny, 500, {"internal"}},
+    {kAny, 502, {"bad_gateway"}},
+    {kAny, 503, {"store_unavailable"}},
+    {"create_job",
+     400,
+     {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body",
+      "unstorable_value"}},
+    {"create_job", 422, {"idempotency_key_reused"}},
+    {"retry",
+     400,
+     {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body",
+      "unstorable_value"}},
+    {"retry", 403, {"operator_only"}},
+    {"retry", 409, {"attempt_in_flight", "job_completed"}},
+    {"retry", 422, {"idempotency_key_reused", "provider_not_certified"}},
+    {"cancel",
+     400,
+     {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body",
+      "unstorable_value"}},
+    {"cancel", 403, {"operator_only"}},
+    {"cancel", 409, {"attempt_not_live"}},
+    {"cancel", 422, {"idempotency_key_reused"}},
+};
+
+// What is wrong with the error word of an answer the client read ("" when nothing): a success
+// names none, a refusal one its status has on the route the request's method and path name (a
+// path naming none, or another method: only any route's words).
+std::string error_misnamed(const events::ClientSent& sent, const events::ClientReceived& got) {
+  const Route route = route_of(method_and_path(sent));
+  const std::string_view action = route.fit == RouteFit::resource ? route.name : kAny;
+  if (got.status < 400) {
+    return got.error ? "a success naming error \"" + *got.error + "\"" : std::string();
+  }
+  for (const ErrorWords& row : kErrorWords) {
+    if (row.status != got.status || (row.action != kAny && row.action != action)) continue;
+    if (got.error && std::ranges::find(row.words, *got.error) != row.words.end()) return {};
+  }
+  return got.error ? "error \"" + *got.error + "\" is not one the contract gives a " +
+                         std::to_string(got.status) + " to " +
+                         (action.empty() ? std::string("a path naming no route")
+                                         : "a " + std::string(action))
+                   : "a refusal naming no error";
+}
+
 std::vector<Violation> check_api_contract(const HistoryModel& model) {
   std::vector<Violation> out;
   AnswerCounts answers;
@@ -466,6 +547,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                                        "an answer says what to do, and the detail stays in the "
                                        "node's own record",
                                 received.seq, {send_seq}));
+      }
+      if (auto misnamed = error_misnamed(*sent, got); !misnamed.empty()) {
+        out.push_back(violation("I13.error_misnamed", head + misnamed, received.seq, {send_seq}));
       }
       if (got.status == 503 && !got.retry_after) {
         out.push_back(violation("I13.no_retry_after", head + "a 503 without Retry-After",

@@ -128,6 +128,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I13.answer_misrecorded",
       "I13.refusal_untrue",
       "I13.read_misstates",
+      "I13.error_misnamed",
       "I14.report_untrue",
       "I14.report_incomplete",
       "I14.report_missing",
