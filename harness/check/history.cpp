@@ -507,6 +507,7 @@ std::deque<CallSpan> spans_of(const HistoryModel& model) {
         if (!call) return;
         CallSpan span{.node = recorded.node,
                       .call = {{call->attempt_id}, recorded.seq, recorded.at},
+                      .deadline = call->deadline,
                       .ended = call->deadline,
                       .reply = std::nullopt};
         if (auto found = model.deliveries.find(call->provider_key);

@@ -203,7 +203,8 @@ struct CallSpan {
     std::int64_t attempt_id = 0;  // the attempt the call was made for
   };
   sim::NodeName node;
-  At<Called> call;  // where the provider.call is
+  At<Called> call;     // where the provider.call is
+  Instant deadline{};  // the call's, as its provider.call says
   Instant ended{};
   std::optional<sim::NodeName> reply;  // the delivered reply's outcome; none: the deadline passed
 };

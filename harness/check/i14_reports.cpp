@@ -21,7 +21,14 @@
 //     fenced or for its state as the report says, of the state the write wanted;
 //   - worker.store_error naming an injected fault ("store <fault> during <operation>", the text the
 //     simulated connection gives): such a fault on that node's connection before it, with the same
-//     maybe_committed (only a write's lost reply may have committed).
+//     maybe_committed (only a write's lost reply may have committed);
+//   - provider.reply's "late": false for the reply the transport delivered to the worker before
+//     its call's deadline, true for one after it (either at the deadline's own instant, or when a
+//     pause of the worker spanned both: it resumed with the two at hand);
+//   - reconciler.status naming what the provider said (completed, failed, running, not_found): a
+//     status answer saying so for that attempt's key that the transport delivered to that node
+//     since its previous reconciler.status for the attempt. "unreachable" needs none: a query
+//     that timed out, or whose connection failed, heard nothing.
 // And a node that reports a compare-and-swap reports its consequence: job.cas won is followed by
 // its job.completed, job.cas lost by its result.discarded (report_incomplete).
 // report_missing — a node reports what reached it, joined from the truth to the report:
@@ -496,6 +503,41 @@ void MissingReports::finish(std::vector<Violation>& out) {
 
 }  // namespace
 
+// The first reply the transport delivered to the caller of `span` after its call.
+const Delivery* reply_delivered(const HistoryModel& model, const CallSpan& span) {
+  const AttemptRecord* attempt = model.attempt(span.call.what.attempt_id);
+  if (attempt == nullptr) return nullptr;
+  const auto found = model.deliveries.find(attempt->inserted.what.provider_key);
+  if (found == model.deliveries.end()) return nullptr;
+  for (const Delivery& delivery : found->second) {
+    if (delivery.node == span.node && delivery.seq > span.call.seq &&
+        delivery.call == events::kDeliveredReply) {
+      return &delivery;
+    }
+  }
+  return nullptr;
+}
+
+// Whether the worker could see the reply and its call's deadline in either order: they came at
+// one instant, or one pause of the worker held it from the first of them to the second (it
+// resumed with both at hand).
+bool either_first(const HistoryModel& model, const CallSpan& span, const Delivery& delivery) {
+  const Instant first = std::min(delivery.at, span.deadline);
+  const Instant second = std::max(delivery.at, span.deadline);
+  if (first == second) return true;
+  const auto pauses = model.node_pauses.find(span.node.str());
+  if (pauses == model.node_pauses.end()) return false;
+  bool paused = false;
+  for (const At<bool>& change : pauses->second) {
+    if (change.at <= first) {
+      paused = change.what;
+    } else if (change.at < second && !change.what) {
+      return false;  // resumed between the two
+    }
+  }
+  return paused;
+}
+
 std::vector<Violation> check_reports(const HistoryModel& model) {
   std::vector<Violation> out;
   if (model.history == nullptr) return out;
@@ -505,8 +547,55 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
   std::set<std::tuple<std::string, std::string, bool>> faults;
   Texts texts;
   MissingReports missing(model);
+  // Status answers delivered to a node for a provider key since that node's last
+  // reconciler.status about the key's attempt: (node, key) -> the outcomes.
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> heard;
+  // Each worker's calls for each attempt, in trace order.
+  std::map<std::pair<std::string_view, std::int64_t>, std::vector<const CallSpan*>> calls;
+  for (const CallSpan& span : model.call_spans) {
+    calls[{span.node.str(), span.call.what.attempt_id}].push_back(&span);
+  }
   model.history->visit_packed([&](const sim::PackedEvent& recorded) {
     missing.see(recorded);
+    if (auto replied = from_packed<events::ProviderReplied>(recorded)) {
+      const auto found = calls.find({recorded.node.str(), replied->attempt_id});
+      const CallSpan* span = nullptr;
+      if (found != calls.end()) {
+        for (const CallSpan* each : found->second) {
+          if (each->call.seq < recorded.seq) span = each;
+        }
+      }
+      const Delivery* delivery = span != nullptr ? reply_delivered(model, *span) : nullptr;
+      if (delivery != nullptr && !either_first(model, *span, *delivery)) {
+        const bool late = delivery->at > span->deadline;
+        if (late != replied->late) {
+          out.push_back(violation(
+              "I14.report_untrue",
+              recorded.node.str() + " reported the reply for " + attempt_ref(replied->attempt_id) +
+                  " as " + (replied->late ? "late" : "on time") +
+                  ", but the transport delivered it " +
+                  (late ? "after the call's deadline" : "before the call's deadline"),
+              recorded.seq, {span->call.seq}));
+        }
+      }
+    }
+    if (auto delivered = from_packed<events::ProviderDelivered>(recorded);
+        delivered && delivered->call == events::kDeliveredStatus) {
+      heard[{recorded.node.str(), delivered->provider_key}].insert(delivered->outcome);
+    } else if (auto status = from_packed<events::ReconcilerStatus>(recorded)) {
+      const AttemptRecord* attempt = model.attempt(status->attempt_id);
+      const std::string key = attempt != nullptr ? attempt->inserted.what.provider_key : "";
+      auto& answers = heard[{recorded.node.str(), key}];
+      if (status->status != "unreachable" && !answers.contains(status->status)) {
+        out.push_back(violation("I14.report_untrue",
+                                recorded.node.str() + " reported reconciler.status \"" +
+                                    status->status + "\" for " + attempt_ref(status->attempt_id) +
+                                    ", but no status answer saying so reached it since its last "
+                                    "report about that attempt",
+                                recorded.seq, {}));
+      }
+      answers.clear();
+    }
     if (auto wrong = mismatch(model, recorded, texts); !wrong.empty()) {
       out.push_back(
           violation("I14.report_untrue",

@@ -220,6 +220,75 @@ BOOST_AUTO_TEST_CASE(i14_a_status_answer_never_reported_is_a_violation) {
   require_one(violations, "I14.report_missing", seq);
 }
 
+BOOST_AUTO_TEST_CASE(i14_a_status_report_names_what_the_provider_said) {
+  // The reconciler reports `reported` after `delivered` reached it (nothing: the query timed out).
+  const auto reported_after = [](std::optional<std::string> delivered, std::string reported) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    if (delivered) {
+      h.add("reconciler", events::ProviderDelivered{.call = std::string(events::kDeliveredStatus),
+                                                    .provider = "alpha",
+                                                    .provider_key = provider_key(1, 1),
+                                                    .outcome = *delivered});
+    }
+    const auto seq =
+        h.add("reconciler",
+              events::ReconcilerStatus{
+                  .job_id = 1, .attempt_id = 1, .provider = "alpha", .status = reported})
+            .last_seq();
+    end_quiescent(h);
+    return std::pair{check_reports(h.model()), seq};
+  };
+  require_none(reported_after("completed", "completed").first);
+  require_none(reported_after(std::nullopt, "unreachable").first);  // the query timed out
+  for (const auto& [delivered, reported] :
+       std::vector<std::pair<std::optional<std::string>, std::string>>{
+           {std::nullopt, "running"}, {"not_found", "completed"}, {"running", "failed"}}) {
+    const auto [violations, seq] = reported_after(delivered, reported);
+    require_one(violations, "I14.report_untrue", seq);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(i14_a_reply_report_says_whether_it_came_after_the_deadline) {
+  // worker-1 called alpha at 0 s with a 30 s deadline; the reply reaches it at `delivered_at`,
+  // and it reports it `late` or not. With `paused`, worker-1 was frozen from 20 s to 35 s.
+  using std::chrono::seconds;
+  const auto reported = [](Duration delivered_at, bool late, bool paused) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    if (paused)
+      h.at(seconds(20)).add("worker-1", events::NodePaused{.until = Instant(seconds(35))});
+    const bool during = paused && delivered_at < seconds(35);
+    if (during) h.at(delivered_at).add("worker-1", reply_delivered("answered"));
+    if (paused) h.at(seconds(35)).add("worker-1", events::NodeResumed{});
+    if (!during) h.at(delivered_at).add("worker-1", reply_delivered("answered"));
+    const auto seq = h.at(std::max<Duration>(delivered_at, seconds(35)))
+                         .add("worker-1", events::ProviderReplied{.job_id = 1,
+                                                                  .attempt_id = 1,
+                                                                  .provider = "alpha",
+                                                                  .reply = "answered",
+                                                                  .late = late})
+                         .last_seq();
+    end_quiescent(h);
+    return std::pair{check_reports(h.model()), seq};
+  };
+  require_none(reported(seconds(10), false, false).first);
+  require_none(reported(seconds(40), true, false).first);
+  require_none(reported(seconds(30), false, false).first);  // at the deadline: either
+  require_none(reported(seconds(30), true, false).first);
+  // Delivered before the deadline, but worker-1 froze before it and woke after the deadline:
+  // it resumed with both at hand.
+  require_none(reported(seconds(25), true, true).first);
+  for (const auto& [at, late] :
+       std::vector<std::pair<Duration, bool>>{{seconds(10), true}, {seconds(40), false}}) {
+    const auto [violations, seq] = reported(at, late, false);
+    require_one(violations, "I14.report_untrue", seq);
+  }
+  // Frozen across the deadline but the reply came after it resumed: late, plainly.
+  const auto [after_resume, seq] = reported(seconds(36), false, true);
+  require_one(after_resume, "I14.report_untrue", seq);
+}
+
 BOOST_AUTO_TEST_CASE(i14_a_store_fault_a_worker_never_reports_is_a_violation) {
   const auto faulted = [](std::string node, bool reported) {
     HistoryBuilder h;
