@@ -25,6 +25,7 @@
 //   - provider.reply's "late": false for the reply the transport delivered to the worker before
 //     its call's deadline, true for one after it (either at the deadline's own instant, or when a
 //     pause of the worker spanned both: it resumed with the two at hand);
+//   - output.rejected: the output its attempt's provider produced, byte for byte;
 //   - reconciler.status naming what the provider said (completed, failed, running, not_found): a
 //     status answer saying so for that attempt's key that the transport delivered to that node
 //     since its previous reconciler.status for the attempt. "unreachable" needs none: a query
@@ -47,7 +48,10 @@
 //   - every store fault on a worker's or the reconciler's connection is followed by that node's
 //     worker.store_error or reconciler.store_error;
 //   - a worker calls a provider for an attempt once per claim (attempt.state STARTING -> RUNNING)
-//     or adoption (worker.adopted) of that attempt it reported before.
+//     or adoption (worker.adopted) of that attempt it reported before;
+//   - a node that writes an attempt FAILED whose provider produced an output breaking the
+//     contract (malformed, hallucinated_key, wrong_operation) reported output.rejected for that
+//     attempt before: the output it refused is what an engineer needs to see.
 //   Excused: the node crashed after the write or the delivery, or was paused when the run ended;
 //   the run ended (not quiescent) within the settle horizon; for a write, the node's connection
 //   lost a reply to an operation that makes such a write after it (store.fault, maybe_committed:
@@ -555,8 +559,35 @@ std::vector<Violation> check_reports(const HistoryModel& model) {
   for (const CallSpan& span : model.call_spans) {
     calls[{span.node.str(), span.call.what.attempt_id}].push_back(&span);
   }
+  // (node, attempt) pairs whose output.rejected was reported.
+  std::set<std::pair<std::string, std::int64_t>> rejected;
   model.history->visit_packed([&](const sim::PackedEvent& recorded) {
     missing.see(recorded);
+    if (auto refused = from_packed<events::OutputRejected>(recorded)) {
+      rejected.insert({recorded.node.str(), refused->attempt_id});
+      const Execution* execution = model.execution_of(refused->attempt_id);
+      if (execution == nullptr || model.output_of(*execution) != refused->output) {
+        out.push_back(violation("I14.report_untrue",
+                                recorded.node.str() + " reported output.rejected for " +
+                                    attempt_ref(refused->attempt_id) +
+                                    ", but its provider produced no such output",
+                                recorded.seq, {}));
+      }
+    } else if (auto step = from_packed<events::CommitAttemptTransition>(recorded);
+               step && step->to == AttemptState::failed) {
+      const Execution* execution = model.execution_of(step->attempt_id);
+      const std::string outcome =
+          execution != nullptr ? execution->executed.what.outcome.str() : "";
+      const bool breach =
+          outcome == "malformed" || outcome == "hallucinated_key" || outcome == "wrong_operation";
+      if (breach && !rejected.contains({step->by, step->attempt_id})) {
+        out.push_back(violation("I14.report_missing",
+                                step->by + " wrote " + attempt_ref(step->attempt_id) +
+                                    " FAILED for an output that broke the contract (" + outcome +
+                                    ") without reporting output.rejected first",
+                                recorded.seq, {execution->executed.seq}));
+      }
+    }
     if (auto replied = from_packed<events::ProviderReplied>(recorded)) {
       const auto found = calls.find({recorded.node.str(), replied->attempt_id});
       const CallSpan* span = nullptr;

@@ -3,6 +3,7 @@
 // passing on the one that keeps it.
 #include <boost/test/unit_test.hpp>
 
+#include "system/events/attempt_events.hpp"
 #include "system/events/certification_events.hpp"
 #include "system/events/reconciler_events.hpp"
 
@@ -287,6 +288,44 @@ BOOST_AUTO_TEST_CASE(i14_a_reply_report_says_whether_it_came_after_the_deadline)
   // Frozen across the deadline but the reply came after it resumed: late, plainly.
   const auto [after_resume, seq] = reported(seconds(36), false, true);
   require_one(after_resume, "I14.report_untrue", seq);
+}
+
+// alpha answers job 1's call with an output breaking the contract; worker-1 reports
+// output.rejected naming `reported` (nothing: no report), then writes the attempt FAILED.
+std::vector<Violation> rejected_then_failed(std::optional<std::string> reported) {
+  const std::string output = R"({"label":"billing","note":"extra"})";
+  HistoryBuilder h;
+  claimed_and_called(h);
+  h.add("alpha", executed(1, 1, "hallucinated_key", output, Instant(std::chrono::seconds(1))));
+  h.add("worker-1", reply_delivered("answered"));
+  h.add("worker-1", events::ProviderReplied{
+                        .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "answered"});
+  if (reported) {
+    h.add("worker-1", events::OutputRejected{.job_id = 1,
+                                             .attempt_id = 1,
+                                             .provider = "alpha",
+                                             .reason = "an extra key",
+                                             .output = *reported});
+  }
+  h.add(kStore, fenced_write(1, 1, S::running, S::failed));
+  h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                .attempt_id = 1,
+                                                .from = S::running,
+                                                .to = S::failed,
+                                                .reason = "output broke the contract",
+                                                .by = "worker-1"});
+  end_quiescent(h);
+  return check_reports(h.model());
+}
+
+BOOST_AUTO_TEST_CASE(i14_an_output_refused_for_the_contract_is_reported_as_produced) {
+  require_none(rejected_then_failed(R"({"label":"billing","note":"extra"})"));
+  const auto unreported = rejected_then_failed(std::nullopt);
+  BOOST_TEST_REQUIRE(unreported.size() == 1u, describe(unreported));
+  BOOST_TEST(unreported[0].clause == "I14.report_missing");
+  const auto other = rejected_then_failed(R"({"label":"billing"})");
+  BOOST_TEST_REQUIRE(other.size() == 1u, describe(other));
+  BOOST_TEST(other[0].clause == "I14.report_untrue");
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_store_fault_a_worker_never_reports_is_a_violation) {
