@@ -9,10 +9,12 @@
 //     (no_retry_after);
 //   - limits, judged from the bytes the client sent (limit_misjudged): a retry's body other than
 //     exactly {"provider": a string} is never accepted, nor a create whose input has an empty or
-//     missing "text" or a member besides "text" and "fields"; a body over 1 MiB is 413 and
-//     one at or under it never is; an Idempotency-Key is 1-255 bytes of 0x20-0x7e: a create with
-//     a valid key is never refused for its key, one with an invalid or missing key (and a body
-//     within the limit) is refused 400; JSON nested deeper than 64 levels is refused as
+//     missing "text" or a member besides "text" and "fields", nor one whose operation is not
+//     classify, summarize or extract, whose provider is not one the run has (run.provider), or
+//     whose failover list names one it has not, or one twice (the provider included); a body over 1
+//     MiB is 413 and one at or under it never is; an Idempotency-Key is 1-255 bytes of 0x20-0x7e: a
+//     create with a valid key is never refused for its key, one with an invalid or missing key (and
+//     a body within the limit) is refused 400; JSON nested deeper than 64 levels is refused as
 //     invalid_json (400), and JSON at or under 64 levels that this checker's own parser reads (no
 //     duplicate key) is never refused as invalid JSON; a body that parser cannot read (a key
 //     repeated in one object, a number beyond a double, no JSON) is never accepted, and a create
@@ -156,7 +158,7 @@ std::string route_breach(const events::ClientSent& sent, const events::ClientRec
 }
 
 std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
-                         BodyFacts& facts) {
+                         BodyFacts& facts, const std::set<std::string, std::less<>>& providers) {
   const std::string& body = facts.body();
   if (got.status == 502) return {};  // the load balancer's, not the API's
   const std::string error = got.error.value_or("");
@@ -186,6 +188,12 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
   }
   if (create && is_success(got.status) && !facts.create_input_ok()) {
     return "a create whose input the contract refuses (" + body + ") was accepted";
+  }
+  if (create && is_success(got.status) && !providers.empty() && facts.readable() &&
+      !facts.create_names_ok(providers)) {
+    return "a create naming an operation or a provider the server does not have, or a provider "
+           "twice (" +
+           body + ") was accepted";
   }
   if (is_success(got.status) && !facts.readable()) {
     return "a body this checker's parser cannot read as one JSON value (a key repeated in an "
@@ -530,6 +538,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
     }
   }
   static const std::string kNoBody;
+  // The providers the run has (run.provider): a create may name no other.
+  std::set<std::string, std::less<>> providers;
+  for (const auto& [name, provider] : model.providers) providers.insert(name);
   for (const auto& [number, request] : model.requests) {
     // A create's resends carry the bytes of its first send.
     std::optional<std::string> first_text;  // what first_body reads
@@ -564,7 +575,7 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                                          model.first_send(request).body.value_or(kNoBody))));
       if (auto wrong = route_breach(*sent, got, facts.body()); !wrong.empty()) {
         out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
-      } else if (auto breach = limit_breach(*sent, got, facts); !breach.empty()) {
+      } else if (auto breach = limit_breach(*sent, got, facts, providers); !breach.empty()) {
         out.push_back(violation("I13.limit_misjudged", head + breach, received.seq, {send_seq}));
       } else if (auto misshapen = read_shape(*sent, got); !misshapen.empty()) {
         out.push_back(violation("I13.read_misstates", head + misshapen, received.seq, {send_seq}));

@@ -115,4 +115,27 @@ bool create_input_ok(const std::string& body) {
   return true;
 }
 
+bool create_names_ok(const std::string& body, const std::set<std::string, std::less<>>& providers) {
+  const JsonValue held = json_value(body);
+  const nlohmann::json& parsed = *held;
+  if (!parsed.is_object()) return true;
+  const auto named = [&](const nlohmann::json& value) {
+    return value.is_string() && providers.contains(value.get_ref<const std::string&>());
+  };
+  const auto operation = parsed.find("operation");
+  if (operation == parsed.end() || !operation->is_string()) return false;
+  const auto& op = operation->get_ref<const std::string&>();
+  if (op != "classify" && op != "summarize" && op != "extract") return false;
+  const auto provider = parsed.find("provider");
+  if (provider == parsed.end() || !named(*provider)) return false;
+  const auto failover = parsed.find("failover");
+  if (failover == parsed.end()) return true;
+  if (!failover->is_array()) return false;
+  std::set<std::string> seen{provider->get<std::string>()};
+  for (const auto& name : *failover) {
+    if (!named(name) || !seen.insert(name.get<std::string>()).second) return false;
+  }
+  return true;
+}
+
 }  // namespace onejob::check::i13

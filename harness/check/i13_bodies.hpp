@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 
 // What I13's own parsers make of a request body, stated from DESIGN.md's contract rather than
@@ -19,6 +20,10 @@ bool retry_body_ok(const std::string& body);
 // string; extract's also has "fields", a non-empty list of distinct non-empty names, and the
 // other operations' have nothing else. Bodies that are not JSON objects are judged elsewhere.
 bool create_input_ok(const std::string& body);
+// A create's names: "operation" one of classify, summarize, extract; "provider" one of
+// `providers` (the run's); "failover", when present, a list of them, none twice and not the
+// provider itself. Bodies that are not JSON objects are judged elsewhere.
+bool create_names_ok(const std::string& body, const std::set<std::string, std::less<>>& providers);
 
 // What the checker's own parsers make of one request's body, each worked out at most once: the
 // answers to a request's resends are judged on the same bytes, which can be a megabyte.
@@ -28,6 +33,9 @@ class BodyFacts {
   const std::string& body() const { return body_; }
   bool create_input_ok() {
     return remember(input_ok_, [&] { return i13::create_input_ok(body_); });
+  }
+  bool create_names_ok(const std::set<std::string, std::less<>>& providers) {
+    return remember(names_ok_, [&] { return i13::create_names_ok(body_, providers); });
   }
   bool readable() {
     return remember(readable_, [&] { return readable_json(body_); });
@@ -44,6 +52,7 @@ class BodyFacts {
   }
   const std::string& body_;
   std::optional<bool> input_ok_;
+  std::optional<bool> names_ok_;
   std::optional<bool> readable_;
   std::optional<std::size_t> depth_;
 };

@@ -218,6 +218,38 @@ BOOST_AUTO_TEST_CASE(i13_extract_fields_are_part_of_the_input_contract) {
               2);
 }
 
+// The run has alpha and beta; a create with `body` is accepted (201).
+std::vector<check::Violation> accepted_naming(const std::string& body) {
+  HistoryBuilder h;
+  for (const char* name : {"alpha", "beta"}) {
+    h.add("world", events::RunProvider{.name = name,
+                                       .prompt_template = "{{input}}",
+                                       .max_prompt_tokens = 1000,
+                                       .bytes_per_token = 4});
+  }
+  h.add("browser", create_sent(1, "alice", "k1", body));
+  h.add("browser", received(1, 201, 1));
+  return check_api_contract(h.model());
+}
+
+BOOST_AUTO_TEST_CASE(i13_a_create_names_only_operations_and_providers_the_server_has) {
+  const std::string input = R"("input":{"text":"t"})";
+  require_none(accepted_naming(R"({"operation":"summarize","provider":"alpha",)" + input + "}"));
+  require_none(accepted_naming(
+      R"({"operation":"summarize","provider":"alpha","failover":["beta"],)" + input + "}"));
+  for (const std::string named :
+       {R"("operation":"summarize","provider":"gamma")",
+        R"("operation":"summarize","provider":"alpha","failover":["nobody"])",
+        R"("operation":"summarize","provider":"alpha","failover":["beta","alpha"])",
+        R"("operation":"summarize","provider":"alpha","failover":["beta","beta"])",
+        R"("operation":"summarize","provider":"alpha","failover":"beta")",
+        R"("operation":"translate","provider":"alpha")"}) {
+    BOOST_TEST_CONTEXT(named) {
+      require_one(accepted_naming("{" + named + "," + input + "}"), "I13.limit_misjudged", 4);
+    }
+  }
+}
+
 // A create whose body is not one JSON value (to the checker's parser) is refused as invalid JSON,
 // not as some later fault of a value a parser made up from part of it.
 BOOST_AUTO_TEST_CASE(i13_an_unreadable_create_body_is_refused_as_invalid_json) {
