@@ -95,15 +95,16 @@ case $mode in
     cat "$work/out.txt"
     [[ $code == 0 ]] || fail "a target answering 2.5 s late: exit $code, expected 0"
     grep -q "^PASS " "$work/out.txt" || fail "a target answering 2.5 s late: the run did not pass"
-    # The stop did hold the create: its answer came over 2 s after it was sent (the history's
-    # microseconds since the run began), later than the 1 s a resend would wait.
+    # The stop did hold the create: its answer came over 1.2 s after it was sent (the history's
+    # microseconds since the run began; about 2.5 s when nothing is slow), later than the 1 s a
+    # resend waits.
     python3 - "$work"/w/slow-target.history.jsonl <<'PY' || fail "the create was not answered late"
 import json, sys
 lines = [json.loads(line) for line in open(sys.argv[1])]
 sent = next(l["t_us"] for l in lines if l["kind"] == "request" and l["client"] == "browser")
 got = next(l["t_us"] for l in lines if l["kind"] == "response" and l["id"] == "r1")
 print(f"create answered {(got - sent) / 1e6:.2f} s after it was sent")
-sys.exit(0 if got - sent > 2_000_000 else 1)
+sys.exit(0 if got - sent > 1_200_000 else 1)
 PY
     ;;
   catalogue)
