@@ -218,38 +218,6 @@ BOOST_AUTO_TEST_CASE(i13_extract_fields_are_part_of_the_input_contract) {
               2);
 }
 
-// The run has alpha and beta; a create with `body` is accepted (201).
-std::vector<check::Violation> accepted_naming(const std::string& body) {
-  HistoryBuilder h;
-  for (const char* name : {"alpha", "beta"}) {
-    h.add("world", events::RunProvider{.name = name,
-                                       .prompt_template = "{{input}}",
-                                       .max_prompt_tokens = 1000,
-                                       .bytes_per_token = 4});
-  }
-  h.add("browser", create_sent(1, "alice", "k1", body));
-  h.add("browser", received(1, 201, 1));
-  return check_api_contract(h.model());
-}
-
-BOOST_AUTO_TEST_CASE(i13_a_create_names_only_operations_and_providers_the_server_has) {
-  const std::string input = R"("input":{"text":"t"})";
-  require_none(accepted_naming(R"({"operation":"summarize","provider":"alpha",)" + input + "}"));
-  require_none(accepted_naming(
-      R"({"operation":"summarize","provider":"alpha","failover":["beta"],)" + input + "}"));
-  for (const std::string named :
-       {R"("operation":"summarize","provider":"gamma")",
-        R"("operation":"summarize","provider":"alpha","failover":["nobody"])",
-        R"("operation":"summarize","provider":"alpha","failover":["beta","alpha"])",
-        R"("operation":"summarize","provider":"alpha","failover":["beta","beta"])",
-        R"("operation":"summarize","provider":"alpha","failover":"beta")",
-        R"("operation":"translate","provider":"alpha")"}) {
-    BOOST_TEST_CONTEXT(named) {
-      require_one(accepted_naming("{" + named + "," + input + "}"), "I13.limit_misjudged", 4);
-    }
-  }
-}
-
 // A create whose body is not one JSON value (to the checker's parser) is refused as invalid JSON,
 // not as some later fault of a value a parser made up from part of it.
 BOOST_AUTO_TEST_CASE(i13_an_unreadable_create_body_is_refused_as_invalid_json) {
@@ -515,86 +483,6 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
   require_none(run(std::chrono::seconds(1), true).first);    // a new incarnation
   const auto [violations, seq] = run(std::chrono::seconds(1), false);
   require_one(violations, "I12.over_capacity", seq);
-}
-
-// A client request of `action` (its own method and path) answered `status` naming `error`.
-std::vector<check::Violation> answered_with(const std::string& action, std::int64_t status,
-                                            std::optional<std::string> error) {
-  HistoryBuilder h;
-  events::ClientSent sent = create_sent(1, "alice", "k1", kBody);
-  if (action == "get_job") sent = get_sent(1, "alice", 1);
-  if (action == "retry") sent = retry_sent(1, 1, "op-1");
-  if (action == "cancel") {
-    sent = retry_sent(1, 1, "op-1");
-    sent.action = "cancel";
-    sent.path = "/attempts/1/cancel";
-  }
-  auto got = received(1, status, std::nullopt);
-  got.error = std::move(error);
-  h.add("browser", sent).add("browser", got);
-  auto violations = check_api_contract(h.model());
-  // Only the word is judged here (a retry's 201 without its attempt is another clause's).
-  std::erase_if(violations, [](const auto& v) { return v.clause != "I13.error_misnamed"; });
-  return violations;
-}
-
-BOOST_AUTO_TEST_CASE(i13_every_refusal_names_a_word_its_status_has_on_its_route) {
-  require_none(answered_with("create_job", 201, std::nullopt));
-  require_none(answered_with("create_job", 422, "idempotency_key_reused"));
-  require_none(answered_with("create_job", 400, "idempotency_key_missing"));
-  require_none(answered_with("retry", 409, "attempt_in_flight"));
-  require_none(answered_with("retry", 409, "job_completed"));
-  require_none(answered_with("retry", 422, "provider_not_certified"));
-  require_none(answered_with("cancel", 409, "attempt_not_live"));
-  require_none(answered_with("get_job", 404, "not_found"));
-  require_none(answered_with("get_job", 503, "store_unavailable"));
-  // A 409 is never a create's; in_flight is a retry's word, not a cancel's; a refusal names a
-  // word; a success names none; a 422 on a create is a reused key, not an uncertified provider.
-  require_one(answered_with("create_job", 409, "idempotency_key_reused"), "I13.error_misnamed", 2);
-  require_one(answered_with("cancel", 409, "attempt_in_flight"), "I13.error_misnamed", 2);
-  require_one(answered_with("retry", 409, std::nullopt), "I13.error_misnamed", 2);
-  require_one(answered_with("create_job", 200, "idempotency_key_reused"), "I13.error_misnamed", 2);
-  require_one(answered_with("create_job", 422, "provider_not_certified"), "I13.error_misnamed", 2);
-  require_one(answered_with("get_job", 503, "unavailable"), "I13.error_misnamed", 2);
-}
-
-// An operator's cancel of the attempt its path names (/attempts/1/cancel), refused 409
-// attempt_not_live; the answer names `named` as its attempt (or none). Attempt 1 is RUNNING
-// throughout unless `cancelled_before`.
-std::vector<check::Violation> cancel_refused(std::optional<std::int64_t> named,
-                                             bool cancelled_before) {
-  HistoryBuilder h;
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1));
-  if (cancelled_before) {
-    h.add(kStore, unfenced_write(1, 1, S::running, S::cancelled, "api-1", 1, "api-1"));
-  }
-  h.add("api-1", events::ApiRequest{.request_id = "c-1",
-                                    .route = "cancel_attempt",
-                                    .method = "POST",
-                                    .path = "/attempts/1/cancel",
-                                    .owner = "alice",
-                                    .key = "op-1"});
-  h.add("api-1", events::ApiResponse{.request_id = "c-1",
-                                     .route = "cancel_attempt",
-                                     .status = 409,
-                                     .owner = "alice",
-                                     .key = "op-1",
-                                     .job_id = 1,
-                                     .attempt_id = named,
-                                     .error = "attempt_not_live"});
-  return check_api_contract(h.model());
-}
-
-BOOST_AUTO_TEST_CASE(a_cancel_refused_as_not_live_is_judged_by_the_attempt_its_path_names) {
-  require_none(cancel_refused(1, true));
-  // Attempt 1 RUNNING throughout: untrue, whichever attempt the answer names, or none.
-  for (const auto& named : {std::optional<std::int64_t>(1), std::optional<std::int64_t>(7),
-                            std::optional<std::int64_t>()}) {
-    const auto violations = cancel_refused(named, false);
-    BOOST_TEST_REQUIRE(violations.size() == 1u, describe(violations));
-    BOOST_TEST(violations[0].clause == "I13.refusal_untrue");
-  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

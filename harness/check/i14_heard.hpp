@@ -1,0 +1,40 @@
+#pragma once
+// I14's checks of what a node says it heard or refused (i14_reports.cpp runs them in its pass over
+// the history): shared by nothing else.
+#include <utility>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/check/history.hpp"
+#include "harness/check/invariant.hpp"
+
+namespace onejob::check::i14 {
+
+// What a node says it heard or refused, against what reached it: a provider.reply's "late"
+// against the delivery and the call's deadline, a reconciler.status against the status answers
+// delivered, an output.rejected against the provider's output, and a FAILED write for a contract
+// breach against its output.rejected.
+class HeardReports {
+ public:
+  explicit HeardReports(const HistoryModel& model) : model_(model) {}
+  void see(const sim::PackedEvent& recorded, std::vector<Violation>& out);
+
+ private:
+  const HistoryModel& model_;
+  std::size_t next_span_ = 0;  // model_.call_spans, one per provider.call in trace order
+  // Each worker's latest call for each attempt.
+  std::map<std::pair<std::string_view, std::int64_t>, const CallSpan*> latest_call_;
+  // Status answers delivered to a node for a provider key since that node's last
+  // reconciler.status about the key's attempt: (node, key) -> the outcomes.
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> heard_;
+  // (node, attempt) pairs whose output.rejected was reported.
+  std::set<std::pair<std::string, std::int64_t>> rejected_;
+};
+
+}  // namespace onejob::check::i14
