@@ -512,11 +512,16 @@ std::deque<CallSpan> spans_of(const HistoryModel& model) {
                       .reply = std::nullopt};
         if (auto found = model.deliveries.find(call->provider_key);
             found != model.deliveries.end()) {
+          // Deliveries are in trace order: the first reply after the call is the one that ends
+          // it, unless it came after the deadline.
           for (const Delivery& delivery : found->second) {
             if (delivery.node == span.node && delivery.seq > recorded.seq &&
-                delivery.call == events::kDeliveredReply && delivery.at <= span.ended) {
-              span.ended = delivery.at;
-              span.reply = delivery.outcome;
+                delivery.call == events::kDeliveredReply) {
+              span.first_reply_at = delivery.at;
+              if (delivery.at <= span.ended) {
+                span.ended = delivery.at;
+                span.reply = delivery.outcome;
+              }
               break;
             }
           }

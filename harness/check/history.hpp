@@ -207,6 +207,9 @@ struct CallSpan {
   Instant deadline{};  // the call's, as its provider.call says
   Instant ended{};
   std::optional<sim::NodeName> reply;  // the delivered reply's outcome; none: the deadline passed
+  // When the first reply after the call reached the caller, by the deadline or after it (none:
+  // no reply ever did).
+  std::optional<Instant> first_reply_at{};
 };
 
 struct HistoryModel {

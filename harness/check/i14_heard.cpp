@@ -11,27 +11,12 @@
 namespace onejob::check::i14 {
 namespace {
 
-// The first reply the transport delivered to the caller of `span` after its call.
-const Delivery* reply_delivered(const HistoryModel& model, const CallSpan& span) {
-  const AttemptRecord* attempt = model.attempt(span.call.what.attempt_id);
-  if (attempt == nullptr) return nullptr;
-  const auto found = model.deliveries.find(attempt->inserted.what.provider_key);
-  if (found == model.deliveries.end()) return nullptr;
-  for (const Delivery& delivery : found->second) {
-    if (delivery.node == span.node && delivery.seq > span.call.seq &&
-        delivery.call == events::kDeliveredReply) {
-      return &delivery;
-    }
-  }
-  return nullptr;
-}
-
 // Whether the worker could see the reply and its call's deadline in either order: they came at
 // one instant, or one pause of the worker held it from the first of them to the second (it
 // resumed with both at hand).
-bool either_first(const HistoryModel& model, const CallSpan& span, const Delivery& delivery) {
-  const Instant first = std::min(delivery.at, span.deadline);
-  const Instant second = std::max(delivery.at, span.deadline);
+bool either_first(const HistoryModel& model, const CallSpan& span, Instant replied_at) {
+  const Instant first = std::min(replied_at, span.deadline);
+  const Instant second = std::max(replied_at, span.deadline);
   if (first == second) return true;
   const auto pauses = model.node_pauses.find(span.node.str());
   if (pauses == model.node_pauses.end()) return false;
@@ -85,9 +70,9 @@ void HeardReports::see(const sim::PackedEvent& recorded, std::vector<Violation>&
   if (auto replied = from_packed<events::ProviderReplied>(recorded)) {
     const auto found = latest_call_.find({recorded.node.str(), replied->attempt_id});
     const CallSpan* span = found != latest_call_.end() ? found->second : nullptr;
-    const Delivery* delivery = span != nullptr ? reply_delivered(model_, *span) : nullptr;
-    if (delivery != nullptr && !either_first(model_, *span, *delivery)) {
-      const bool late = delivery->at > span->deadline;
+    if (span != nullptr && span->first_reply_at &&
+        !either_first(model_, *span, *span->first_reply_at)) {
+      const bool late = *span->first_reply_at > span->deadline;
       if (late != replied->late) {
         out.push_back(violation(
             "I14.report_untrue",
