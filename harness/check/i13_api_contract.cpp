@@ -126,10 +126,6 @@ Route route_of(const std::pair<std::string, std::string>& request) {
   return {method == wants ? RouteFit::resource : RouteFit::other_method, name};
 }
 
-RouteFit route_fit(const std::pair<std::string, std::string>& request) {
-  return route_of(request).fit;
-}
-
 // The method and path a client sent: a route probe records them; otherwise the action's own.
 std::pair<std::string, std::string> method_and_path(const events::ClientSent& sent) {
   std::string method = sent.method.value_or(sent.action == "get_job" ? "GET" : "POST");
@@ -140,12 +136,12 @@ std::pair<std::string, std::string> method_and_path(const events::ClientSent& se
 
 // What a request's status says about its route, wrong: a path naming no resource must be 404, one
 // naming a resource with another method 405, and one naming a resource with its method never 405.
-std::string route_breach(const events::ClientSent& sent, const events::ClientReceived& got,
-                         const std::string& body) {
+// `request` is the method and path the client sent, `route` what they name.
+std::string route_breach(const std::pair<std::string, std::string>& request, const Route& route,
+                         const events::ClientReceived& got, const std::string& body) {
   if (got.status == 502 || body.size() > kBodyLimit) return {};  // the balancer's; too big first
-  const auto request = method_and_path(sent);
   const std::string named = request.first + " " + request.second;
-  switch (route_fit(request)) {
+  switch (route.fit) {
     case RouteFit::none:
       return got.status == 404 ? "" : named + " names no resource but was not answered 404";
     case RouteFit::other_method:
@@ -157,8 +153,9 @@ std::string route_breach(const events::ClientSent& sent, const events::ClientRec
   return {};
 }
 
-std::string limit_breach(const events::ClientSent& sent, const events::ClientReceived& got,
-                         BodyFacts& facts, const std::set<std::string, std::less<>>& providers) {
+std::string limit_breach(const events::ClientSent& sent, const Route& route,
+                         const events::ClientReceived& got, BodyFacts& facts,
+                         const std::set<std::string, std::less<>>& providers) {
   const std::string& body = facts.body();
   if (got.status == 502) return {};  // the load balancer's, not the API's
   const std::string error = got.error.value_or("");
@@ -168,7 +165,7 @@ std::string limit_breach(const events::ClientSent& sent, const events::ClientRec
                    : "a " + std::to_string(body.size()) + "-byte body (the limit is " +
                          std::to_string(kBodyLimit) + ") was refused 413";
   }
-  if (too_big || route_fit(method_and_path(sent)) != RouteFit::resource) return {};
+  if (too_big || route.fit != RouteFit::resource) return {};
   const bool create = sent.action == "create_job";
   const bool key_ok = sent.key && valid_key(*sent.key);
   if (sent.key && key_ok && error == "idempotency_key_invalid") {
@@ -461,7 +458,8 @@ struct ErrorWords {
   std::int64_t status;
   std::initializer_list<std::string_view> words;
 };
-constexpr std::string_view kAny;
+constexpr std::string_view kAny;              // every route
+constexpr std::string_view kWrite = "write";  // a create, a retry or a cancel
 const ErrorWords kErrorWords[] = {
     {kAny, 401, {"unauthenticated"}},
     {kAny, 404, {"not_found"}},
@@ -470,38 +468,34 @@ const ErrorWords kErrorWords[] = {
     {kAny, 500, {"internal"}},
     {kAny, 502, {"bad_gateway"}},
     {kAny, 503, {"store_unavailable"}},
-    {"create_job",
+    {kWrite,
      400,
      {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body",
       "unstorable_value"}},
-    {"create_job", 422, {"idempotency_key_reused"}},
-    {"retry",
-     400,
-     {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body",
-      "unstorable_value"}},
+    {kWrite, 422, {"idempotency_key_reused"}},
     {"retry", 403, {"operator_only"}},
     {"retry", 409, {"attempt_in_flight", "job_completed"}},
-    {"retry", 422, {"idempotency_key_reused", "provider_not_certified"}},
-    {"cancel",
-     400,
-     {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body",
-      "unstorable_value"}},
+    {"retry", 422, {"provider_not_certified"}},
     {"cancel", 403, {"operator_only"}},
     {"cancel", 409, {"attempt_not_live"}},
-    {"cancel", 422, {"idempotency_key_reused"}},
 };
 
+// Whether the table's `row` holds for `action`.
+bool row_holds(std::string_view row, std::string_view action) {
+  return row == kAny || row == action ||
+         (row == kWrite && (action == "create_job" || action == "retry" || action == "cancel"));
+}
+
 // What is wrong with the error word of an answer the client read ("" when nothing): a success
-// names none, a refusal one its status has on the route the request's method and path name (a
-// path naming none, or another method: only any route's words).
-std::string error_misnamed(const events::ClientSent& sent, const events::ClientReceived& got) {
-  const Route route = route_of(method_and_path(sent));
+// names none, a refusal one its status has on `route`, the one the request's method and path name
+// (a path naming none, or another method: only any route's words).
+std::string error_misnamed(const Route& route, const events::ClientReceived& got) {
   const std::string_view action = route.fit == RouteFit::resource ? route.name : kAny;
   if (got.status < 400) {
     return got.error ? "a success naming error \"" + *got.error + "\"" : std::string();
   }
   for (const ErrorWords& row : kErrorWords) {
-    if (row.status != got.status || (row.action != kAny && row.action != action)) continue;
+    if (row.status != got.status || !row_holds(row.action, action)) continue;
     if (got.error && std::ranges::find(row.words, *got.error) != row.words.end()) return {};
   }
   return got.error ? "error \"" + *got.error + "\" is not one the contract gives a " +
@@ -559,7 +553,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                                        "node's own record",
                                 received.seq, {send_seq}));
       }
-      if (auto misnamed = error_misnamed(*sent, got); !misnamed.empty()) {
+      const auto request_line = method_and_path(*sent);
+      const Route route = route_of(request_line);
+      if (auto misnamed = error_misnamed(route, got); !misnamed.empty()) {
         out.push_back(violation("I13.error_misnamed", head + misnamed, received.seq, {send_seq}));
       }
       if (got.status == 503 && !got.retry_after) {
@@ -573,9 +569,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                      : (first_body ? *first_body
                                    : first_body.emplace(first_text.emplace(
                                          model.first_send(request).body.value_or(kNoBody))));
-      if (auto wrong = route_breach(*sent, got, facts.body()); !wrong.empty()) {
+      if (auto wrong = route_breach(request_line, route, got, facts.body()); !wrong.empty()) {
         out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
-      } else if (auto breach = limit_breach(*sent, got, facts, providers); !breach.empty()) {
+      } else if (auto breach = limit_breach(*sent, route, got, facts, providers); !breach.empty()) {
         out.push_back(violation("I13.limit_misjudged", head + breach, received.seq, {send_seq}));
       } else if (auto misshapen = read_shape(*sent, got); !misshapen.empty()) {
         out.push_back(violation("I13.read_misstates", head + misshapen, received.seq, {send_seq}));
