@@ -14,19 +14,18 @@
 //   - certification calls, which belong to no job;
 //   - executions of keys the store never gave an attempt (reported nowhere: nothing to judge).
 #include <map>
-#include <string_view>
 
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
 std::vector<Violation> check_side_effects(const HistoryModel& model) {
   std::vector<Violation> out;
-  std::map<std::string_view, const AttemptRecord*> holder;
   for (const auto& [id, attempt] : model.attempts) {
+    // The model keeps each provider key's first attempt.
     const auto& key = attempt.inserted.what.provider_key;
-    const auto [first, fresh] = holder.try_emplace(key, &attempt);
-    if (fresh) continue;
-    const AttemptRecord& other = *first->second;
+    const std::int64_t first = model.attempt_by_provider_key.at(key);
+    if (first == id) continue;
+    const AttemptRecord& other = model.attempts.at(first);
     out.push_back(violation("I9.key_shared",
                             "the store inserted " + attempt_ref(id) + " of " +
                                 job_ref(attempt.job_id()) + " under provider key " + key +
