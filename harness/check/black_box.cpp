@@ -143,22 +143,72 @@ void one_job_per_key(const Index& index, std::vector<Finding>& out) {
   }
 }
 
+// A refusal that says something else before it could say "reused": the body is malformed or too
+// large, the client is not authenticated or allowed, it is rate-limited, or the target is failing.
+bool refused_for_another_reason(int status) {
+  return status == 400 || status == 401 || status == 403 || status == 413 || status == 429 ||
+         status >= 500;
+}
+
 // B2: once a create of (owner, key) is acknowledged, a create of that key with another body is
-// refused: never acknowledged, whether with the old job or a new one.
+// refused: never acknowledged, whether with the old job or a new one. Where the history declares
+// the target's status for a reused key (conflict_status), a create of that key sent after the
+// acknowledgement reached its client is judged by its refusal too: another body refused with
+// another status (a 409 "still in flight" tells the client to send it again) is
+// reuse_misanswered, unless the status says something else first; the same body refused as a
+// reused key is replay_refused. (A create sent before the first acknowledgement arrived may have
+// been taken first by the target, so its refusal is not judged.)
 void key_reuse_refused(const History& history, const Index& index, std::vector<Finding>& out) {
-  std::map<std::string, const Request*> first_acknowledged;
-  for (const Response* response : by_arrival(history)) {
+  struct Acknowledged {
+    const Request* request;
+    const Response* response;
+  };
+  std::map<std::string, Acknowledged> first_acknowledged;
+  const auto arrivals = by_arrival(history);
+  for (const Response* response : arrivals) {
     const Request* request = index.request_of(*response);
     if (!request || request->action != "create" || !request->key || !request->body) continue;
     if (!success(response->status)) continue;
     const std::string identity = identity_of(request->owner, *request->key);
-    const auto [it, fresh] = first_acknowledged.emplace(identity, request);
-    if (fresh || *it->second->body == *request->body) continue;
+    const auto [it, fresh] = first_acknowledged.try_emplace(identity, request, response);
+    if (fresh || *it->second.request->body == *request->body) continue;
     out.push_back(finding("B2.other_payload_accepted",
                           describe_identity(identity) + " was reused with another body " +
                               shown(*request->body) + " and answered " +
                               std::to_string(*response->status) + " instead of a refusal",
-                          {response->line, request->line, it->second->line}));
+                          {response->line, request->line, it->second.request->line}));
+  }
+  if (!history.conflict_status) return;
+  const int conflict = *history.conflict_status;
+  for (const Response* response : arrivals) {
+    const Request* request = index.request_of(*response);
+    if (!request || request->action != "create" || !request->key || !request->body ||
+        !response->status || success(response->status)) {
+      continue;
+    }
+    const std::string identity = identity_of(request->owner, *request->key);
+    const auto first = first_acknowledged.find(identity);
+    if (first == first_acknowledged.end() || request->t_us <= first->second.response->t_us) {
+      continue;
+    }
+    const int status = *response->status;
+    const std::vector<std::uint64_t> lines = {response->line, request->line,
+                                              first->second.request->line};
+    if (*request->body != *first->second.request->body) {
+      if (status == conflict || refused_for_another_reason(status)) continue;
+      out.push_back(finding("B2.reuse_misanswered",
+                            describe_identity(identity) + " was reused with another body " +
+                                shown(*request->body) + " and refused " + std::to_string(status) +
+                                ", not " + std::to_string(conflict) +
+                                ", the target's status for a reused key",
+                            lines));
+    } else if (status == conflict) {
+      out.push_back(finding("B2.replay_refused",
+                            describe_identity(identity) + " was sent again with its body " +
+                                "and refused " + std::to_string(status) +
+                                " as a reused key, though the body is the one acknowledged",
+                            lines));
+    }
   }
 }
 
@@ -602,7 +652,9 @@ void live_attempts_cancellable(const History& history, const Index& index,
 const std::vector<Rule>& all_rules() {
   static const std::vector<Rule> rules = {
       {"B1", "one job id per (owner, key) across all answers"},
-      {"B2", "a reused key with another payload is refused, never answered with a job"},
+      {"B2",
+       "a reused key with another payload is refused (with the target's status for it, where "
+       "declared), never answered with a job; the same payload again is not refused as reused"},
       {"B3", "no execution for a job while an earlier one may still run, unless cancelled"},
       {"B4", "a job shows at most one result, and never changes it or undoes its success"},
       {"B5", "the shown result is the output of an execution performed for that job"},

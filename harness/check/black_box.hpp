@@ -87,6 +87,9 @@ struct History {
   std::optional<std::int64_t> quiet_from_us{};
   // The target's limit of attempts per job (a "policy" line), when the history declares it.
   std::optional<int> attempt_limit{};
+  // The status the target refuses a reused key with (a "policy" line's conflict_status, the
+  // probe's profile's codes.conflict), when the history declares it: B2 then judges refusals.
+  std::optional<int> conflict_status{};
 };
 
 // One broken promise, with the history lines that show it.

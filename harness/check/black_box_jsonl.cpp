@@ -249,13 +249,25 @@ void read_line(const std::string& line, const std::string& where, History& histo
     if (history.quiet_from_us) f.fail("kind", "a second quiet line");
     history.quiet_from_us = t_us;
   } else if (kind == "policy") {
-    if (history.attempt_limit) f.fail("kind", "a second policy line");
-    const nlohmann::json& limit = f.need("attempt_limit");
-    if (!limit.is_number_integer() || limit.get<std::int64_t>() < 1 ||
-        limit.get<std::int64_t>() > 1'000'000) {
-      f.fail("attempt_limit", "expected an integer from 1 to 1000000");
+    // A policy line declares something, so one read before left its mark.
+    if (history.attempt_limit || history.conflict_status) f.fail("kind", "a second policy line");
+    if (const nlohmann::json* limit = f.find("attempt_limit")) {
+      if (!limit->is_number_integer() || limit->get<std::int64_t>() < 1 ||
+          limit->get<std::int64_t>() > 1'000'000) {
+        f.fail("attempt_limit", "expected an integer from 1 to 1000000");
+      }
+      history.attempt_limit = limit->get<int>();
     }
-    history.attempt_limit = limit.get<int>();
+    if (const nlohmann::json* status = f.find("conflict_status")) {
+      if (!status->is_number_integer() || status->get<std::int64_t>() < 400 ||
+          status->get<std::int64_t>() > 499) {
+        f.fail("conflict_status", "expected a 4xx HTTP status (400 to 499)");
+      }
+      history.conflict_status = status->get<int>();
+    }
+    if (!history.attempt_limit && !history.conflict_status) {
+      f.fail("kind", "a policy line declares attempt_limit, conflict_status or both");
+    }
   } else {
     f.fail("kind",
            "expected request, response, execution, quiet or policy, found \"" + kind + "\"");
@@ -341,9 +353,11 @@ std::string to_jsonl(const Execution& e) {
   return dump(line);
 }
 
-std::string policy_jsonl(int attempt_limit) {
-  return dump(
-      nlohmann::ordered_json{{"kind", "policy"}, {"t_us", 0}, {"attempt_limit", attempt_limit}});
+std::string policy_jsonl(std::optional<int> attempt_limit, std::optional<int> conflict_status) {
+  nlohmann::ordered_json line = {{"kind", "policy"}, {"t_us", 0}};
+  if (attempt_limit) line["attempt_limit"] = *attempt_limit;
+  if (conflict_status) line["conflict_status"] = *conflict_status;
+  return dump(line);
 }
 
 std::string quiet_jsonl(std::int64_t t_us) {

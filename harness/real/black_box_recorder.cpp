@@ -207,7 +207,13 @@ void BlackBoxRecorder::quiet() {
 void BlackBoxRecorder::declare_attempt_limit(int limit) {
   std::lock_guard lock(mutex_);
   history_.attempt_limit = limit;
-  policy_line_ = ++lines_;
+  if (policy_line_ == 0) policy_line_ = ++lines_;
+}
+
+void BlackBoxRecorder::declare_conflict_status(int status) {
+  std::lock_guard lock(mutex_);
+  history_.conflict_status = status;
+  if (policy_line_ == 0) policy_line_ = ++lines_;
 }
 
 void BlackBoxRecorder::add_executions(const ProviderStub& stub) {
@@ -241,8 +247,9 @@ std::string BlackBoxRecorder::jsonl() const {
   for (const auto& e : history_.executions) lines.emplace_back(e.line, bb::to_jsonl(e));
   if (history_.quiet_from_us)
     lines.emplace_back(quiet_line_, bb::quiet_jsonl(*history_.quiet_from_us));
-  if (history_.attempt_limit) {
-    lines.emplace_back(policy_line_, bb::policy_jsonl(*history_.attempt_limit));
+  if (history_.attempt_limit || history_.conflict_status) {
+    lines.emplace_back(policy_line_,
+                       bb::policy_jsonl(history_.attempt_limit, history_.conflict_status));
   }
   std::ranges::sort(lines);
   std::string text;

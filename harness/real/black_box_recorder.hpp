@@ -56,6 +56,9 @@ class BlackBoxRecorder {
   // The target's attempt limit per job, which B13 judges executions against; declared before
   // the first request, it is the history's first line.
   void declare_attempt_limit(int limit);
+  // The status the target refuses a reused key with (its profile's codes.conflict), which B2
+  // judges refusals against; declared with the attempt limit on one policy line.
+  void declare_conflict_status(int status);
   // Every execution `stub` performed so far (certifications included), on this history's clock.
   void add_executions(const ProviderStub& stub);
 

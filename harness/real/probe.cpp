@@ -209,6 +209,8 @@ bool Run::set_up() {
   if (options_.target_cmd.find("{config}") != std::string::npos) {
     recorder_.declare_attempt_limit(spec_.policy.attempt_limit);
   }
+  // The profile says how the target refuses a reused key: B2 judges refusals by it.
+  recorder_.declare_conflict_status(options_.profile.codes.at("conflict"));
   for (const auto& client : spec_.clients) {
     if (!options_.profile.owners.contains(client.owner)) {
       result_.setup_error =

@@ -140,7 +140,10 @@ TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
         {"created", "replayed", "conflict", "in_flight", "not_found", "unavailable"});
     for (auto& [meaning, code] : profile.codes) {
       if (auto v = codes.get(meaning)) {
-        code = reader.small_integer(*v, "codes." + meaning, 100, 599);
+        // A reused key is refused with a client error (B2 judges refusals by it).
+        const bool refusal = meaning == "conflict";
+        code =
+            reader.small_integer(*v, "codes." + meaning, refusal ? 400 : 100, refusal ? 499 : 599);
       }
     }
   }

@@ -169,6 +169,19 @@ PY
       grep -q "$clause" "$work/check.txt" || fail "$defect: onejob check did not find $clause"
       echo "$defect -> $clause (probe and check agree)"
     done
+    # A target whose refusal of a reused key is not the one its profile states (the reference
+    # answers 422; this profile says 409): B2 judges the refusal by the profile.
+    printf 'codes: {conflict: 409}\n' > "$work/conflict-409.yaml"
+    probe "$work/conflict" "$serve" --no-expect --profile "$work/conflict-409.yaml" \
+      scenarios/key_reused_with_other_payload.yaml > "$work/out.txt" 2>&1
+    code=$?
+    grep -v "^  note" "$work/out.txt" | head -4
+    [[ $code == 1 ]] || fail "conflict status 409: probe exit $code, expected 1"
+    grep -q "  B2.reuse_misanswered:" "$work/out.txt" || fail "conflict status 409: not reported"
+    "$onejob" check "$work/conflict"/*.history.jsonl > "$work/check.txt"
+    [[ $? == 1 ]] && grep -q "B2.reuse_misanswered" "$work/check.txt" ||
+      fail "conflict status 409: onejob check disagrees"
+    echo "profile conflict 409, target 422 -> B2.reuse_misanswered (probe and check agree)"
     ;;
   kill_memory)
     probe "$work/m" "$serve" --no-expect scenarios/reconciler_resolves_after_another_won.yaml \
