@@ -8,7 +8,9 @@
 //     contradicts itself);
 //   - every insert the store refused because the job has a live attempt is refused truthfully:
 //     the attempt it names is live in the log at that point (a refusal without one blocks the
-//     job for nothing: a cancel that does not unblock).
+//     job for nothing: a cancel that does not unblock);
+//   - no attempt is inserted for a job after the compare-and-swap that won it (attempt_after_win):
+//     a won job is done, and a new attempt's work would run, and be paid for, for nothing.
 // Does not check:
 //   - that each step is one of the legal transitions (the domain's table, tested on its own);
 //   - what nodes believed about an attempt (their reports are views, not the truth).
@@ -80,6 +82,12 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
                                 "the store inserted " + attempt_ref(inserted->attempt_id) + " of " +
                                     job_ref(inserted->job_id) + ", which it never inserted before",
                                 recorded.seq));
+      } else if (const auto* won = job->won(); won != nullptr && won->seq < recorded.seq) {
+        out.push_back(violation("I3.attempt_after_win",
+                                "the store inserted " + attempt_ref(inserted->attempt_id) + " of " +
+                                    job_ref(inserted->job_id) + " after " +
+                                    attempt_ref(won->what.attempt_id) + " won it",
+                                recorded.seq, {won->seq}));
       }
       replay.states[inserted->attempt_id] = AttemptState::starting;
       replay.job_of[inserted->attempt_id] = inserted->job_id;

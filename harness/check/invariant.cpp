@@ -63,6 +63,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I3.moved_never_inserted",
       "I3.moved_from_another_state",
       "I3.refused_without_live",
+      "I3.attempt_after_win",
       "I4.timeout_failed",
       "I4.job_failed_while_unknown",
       "I4.job_failed_while_live",

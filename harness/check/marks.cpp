@@ -31,6 +31,9 @@ constexpr MarkInfo kMarks[] = {
      "the store refused a write that expected another attempt state"},
     {Mark::live_attempt_refused, "live_attempt_refused",
      "the one-live-attempt index refused a new attempt"},
+    {Mark::won_job_refused, "won_job_refused",
+     "the store refused a new attempt for a job already won (a retry or failover that read the "
+     "job before its win)"},
     {Mark::cas_lost, "cas_lost",
      "a completion lost the compare-and-swap: its result was discarded"},
     {Mark::cas_tie, "cas_tie", "two completions of one job committed at the same instant"},
@@ -140,6 +143,7 @@ void reach_job_marks(const HistoryModel& model, Tally& tally) {
     if (refusal == events::kRefusedFenced) tally.add(Mark::fenced_write_refused);
     if (refusal == events::kRefusedState) tally.add(Mark::state_write_refused);
     if (refusal == events::kRefusedLiveAttempt) tally.add(Mark::live_attempt_refused);
+    if (refusal == events::kRefusedJobCompleted) tally.add(Mark::won_job_refused);
     if (refusal == events::kRefusedDuplicateKey) tally.add(Mark::duplicate_key_refused);
   }
 }

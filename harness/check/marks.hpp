@@ -26,6 +26,7 @@ enum class Mark {
   fenced_write_refused,
   state_write_refused,
   live_attempt_refused,
+  won_job_refused,
   cas_lost,
   cas_tie,
   late_result_won,

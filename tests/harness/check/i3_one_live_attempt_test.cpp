@@ -10,6 +10,15 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
+// Job 1's first attempt is claimed and fails; the failover's attempt 2 on beta is claimed.
+void failed_over_to_beta(HistoryBuilder& h) {
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed))
+      .add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover))
+      .add(kStore, claimed(1, 2));
+}
+
 BOOST_AUTO_TEST_SUITE(i3_one_live_attempt)
 
 BOOST_AUTO_TEST_CASE(attempts_that_follow_one_another_pass) {
@@ -61,11 +70,7 @@ BOOST_AUTO_TEST_CASE(an_attempt_inserted_while_another_is_unknown_is_a_violation
 
 BOOST_AUTO_TEST_CASE(a_failed_attempt_made_live_again_beside_its_successor_is_a_violation) {
   HistoryBuilder h;
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1))
-      .add(kStore, fenced_write(1, 1, S::running, S::failed))
-      .add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover))
-      .add(kStore, claimed(1, 2));
+  failed_over_to_beta(h);
   // A broken store revives attempt 1.
   const auto revived =
       h.add(kStore, unfenced_write(1, 1, S::failed, S::running, "reconciler")).last_seq();
@@ -104,6 +109,26 @@ BOOST_AUTO_TEST_CASE(a_live_attempt_refusal_when_nothing_is_live_is_a_violation)
   operator_cancel(h, 1, 1, S::unknown);
   const auto refused = h.add(kStore, live_refused(1, 1)).last_seq();
   require_one(check_one_live_attempt(h.model()), "I3.refused_without_live", refused);
+}
+
+// A won job is done: the failover or retry that slips past it after the win is caught, with the
+// winning compare-and-swap as evidence; attempts before the win pass.
+BOOST_AUTO_TEST_CASE(an_attempt_inserted_after_the_job_was_won_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1));
+  win(h, {.attempt_id = 1});
+  const auto won = h.last_seq() - 1;  // the compare-and-swap, then the SUCCEEDED write
+  const auto late =
+      h.add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover)).last_seq();
+  const auto violations = check_one_live_attempt(h.model());
+  require_one(violations, "I3.attempt_after_win", late);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{won});
+  // The same insert before the win (after a failure) passes.
+  HistoryBuilder before;
+  failed_over_to_beta(before);
+  win(before, {.attempt_id = 2});
+  require_none(check_one_live_attempt(before.model()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
