@@ -16,8 +16,8 @@
 //   - a success received by any client request other than the one whose exchange recorded the key
 //     carries `Idempotent-Replayed: true` (replay_unmarked);
 //   - the same request again under a recorded key is that success again: an API node that answers
-//     it 409 after the key was recorded refused a replay (replay_refused: a double click on
-//     cancel whose twin lost the race must still get the 200).
+//     it with any 4xx after the key was recorded refused a replay (replay_refused: a double click
+//     on cancel whose twin lost the race must still get the 200, not 409 or 422).
 // Does not check: refusals' codes (I13 judges what a refusal claims), job creates' keys (I1, I2).
 #include <algorithm>
 
@@ -158,7 +158,9 @@ void check_refused_replays(const HistoryModel& model,
                            const std::map<OwnerKey, std::vector<Binding>>& bound,
                            std::vector<Violation>& out) {
   for (const auto& exchange : model.exchanges) {
-    if (!exchange.answered() || exchange.status != 409) continue;
+    // Any refusal: a replay is owed the first success whatever the twin that lost the race
+    // met (in flight, a reused key, no such attempt). A 5xx (the store failed) is no refusal.
+    if (!exchange.answered() || exchange.status < 400 || exchange.status >= 500) continue;
     if (exchange.route != "create_attempt" && exchange.route != "cancel_attempt") continue;
     const auto request = model.request_of(exchange);
     const auto found = bound.find({request.owner, request.key});
@@ -166,18 +168,24 @@ void check_refused_replays(const HistoryModel& model,
     const Binding& binding = found->second.front();
     if (binding.seq > exchange.response_seq) continue;
     const auto sent = model.client_send(exchange.client_request, exchange.client_send);
-    const auto recorders = committers(model, found->first, binding);
+    // The refused send recorded nothing. Of the sends in flight at the node when the key was
+    // recorded, one did; unless all of them are this request, which one is unknown: no verdict.
+    auto recorders = committers(model, found->first, binding);
+    recorders.erase({exchange.client_request, exchange.client_send});
     if (!sent || recorders.empty()) continue;
-    const auto& [number, send] = *recorders.begin();
-    const auto first = model.client_send(number, send);
-    if (!first || signature(*first) != signature(*sent)) continue;
-    out.push_back(violation("I11.replay_refused",
-                            exchange.node + " answered request " +
-                                std::to_string(exchange.client_request) + " (" + sent->action +
-                                " " + sent->path.value_or("") + ") 409 under key \"" + request.key +
-                                "\", which had already recorded request " + std::to_string(number) +
-                                "'s identical action: the replay of its success was due",
-                            exchange.response_seq, {binding.seq}));
+    const bool identical = std::ranges::all_of(recorders, [&](const auto& recorder) {
+      const auto first = model.client_send(recorder.first, recorder.second);
+      return first && signature(*first) == signature(*sent);
+    });
+    if (!identical) continue;
+    const auto number = recorders.begin()->first;
+    out.push_back(violation(
+        "I11.replay_refused",
+        exchange.node + " answered request " + std::to_string(exchange.client_request) + " (" +
+            sent->action + " " + sent->path.value_or("") + ") " + std::to_string(exchange.status) +
+            " under key \"" + request.key + "\", which had already recorded request " +
+            std::to_string(number) + "'s identical action: the replay of its success was due",
+        exchange.response_seq, {binding.seq}));
   }
 }
 

@@ -16,16 +16,26 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
+// api-1 inserts attempt 2 of job 1 as alice's explicit retry and records her key `key` with it.
+void insert_keyed_retry(HistoryBuilder& h, const std::string& key) {
+  auto retry = attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1");
+  retry.action_owner = "alice";
+  retry.action_key = key;
+  h.add(kStore, retry);
+}
+
+// No violation of `clause` among `violations`.
+void require_no(const std::vector<Violation>& violations, std::string_view clause) {
+  for (const auto& found : violations) BOOST_TEST(found.clause != clause, found.message);
+}
+
 // Job 1 whose attempt 1 failed; the operator's retry (request 2 of `owner`, key `key`) then
 // inserted attempt 2 and recorded the key.
 void retried(HistoryBuilder& h, const std::string& key = "op-1") {
   insert_job(h, {});
   h.add(kStore, claimed(1, 1, "worker-1", 1))
       .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
-  auto retry = attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1");
-  retry.action_owner = "alice";
-  retry.action_key = key;
-  h.add(kStore, retry);
+  insert_keyed_retry(h, key);
 }
 
 events::ClientSent retry_sent(std::int64_t request, std::int64_t send, std::string key,
@@ -108,6 +118,69 @@ BOOST_AUTO_TEST_CASE(i11_one_key_answered_to_two_requests_is_a_violation) {
   h.add("ops", other);
   const auto seq = h.add("ops", retry_answer(3, 1, "aa", true)).last_seq();
   require_one(check_operator_actions(h.model()), "I11.key_shared", seq);
+}
+
+// Request 2 retried job 1 under key op-1 through api-1, which inserted attempt 2 and recorded
+// the key; request 3 sends the same retry again and api-1 answers it `status`.
+std::uint64_t identical_retry_answered(HistoryBuilder& h, std::int64_t status,
+                                       std::optional<std::string> error) {
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  const ApiCall first{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
+  h.add("ops", retry_sent(2, 1, "op-1"));
+  api_request(h, first);
+  insert_keyed_retry(h, "op-1");
+  api_response(h, first);
+  h.add("ops", retry_answer(2, 1, "aa", false));
+  h.add("ops", retry_sent(3, 1, "op-1"));
+  return api_exchange(h, {.request = 3,
+                          .route = "create_attempt",
+                          .key = "op-1",
+                          .status = status,
+                          .job_id = 1,
+                          .error = std::move(error)})
+      .last_seq();
+}
+
+// The same request again under a recorded key is owed the first success: any 4xx refuses the
+// replay (the twin that lost the race refused as in flight or as a reused key alike); a 503 (the
+// store failed) and the replay itself pass.
+BOOST_AUTO_TEST_CASE(i11_an_identical_request_refused_after_its_key_was_recorded_is_a_violation) {
+  for (const auto& [status, error] : std::vector<std::pair<std::int64_t, std::string>>{
+           {409, "attempt_in_flight"}, {422, "idempotency_key_reused"}, {404, "not_found"}}) {
+    HistoryBuilder h;
+    const auto refused = identical_retry_answered(h, status, error);
+    require_one(check_operator_actions(h.model()), "I11.replay_refused", refused);
+  }
+  for (const std::int64_t status : {503, 201}) {
+    HistoryBuilder h;
+    identical_retry_answered(h, status, std::nullopt);
+    require_no(check_operator_actions(h.model()), "I11.replay_refused");
+  }
+}
+
+// Two retries under one key in flight together, with other bodies: the one that recorded the key
+// is unknown to the history, so the other's 422 is no refused replay.
+BOOST_AUTO_TEST_CASE(i11_a_twin_with_another_body_refused_while_both_were_in_flight_passes) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  auto other = retry_sent(2, 1, "op-1");
+  other.body = R"({"provider":7})";
+  h.add("ops", other).add("ops", retry_sent(3, 1, "op-1"));
+  const ApiCall twin{.request = 2,
+                     .route = "create_attempt",
+                     .key = "op-1",
+                     .status = 422,
+                     .job_id = 1,
+                     .error = "idempotency_key_reused"};
+  const ApiCall recorder{.request = 3, .route = "create_attempt", .key = "op-1", .job_id = 1};
+  api_request(h, twin);
+  api_request(h, recorder);
+  insert_keyed_retry(h, "op-1");
+  api_response(h, recorder);
+  api_response(h, twin);
+  require_no(check_operator_actions(h.model()), "I11.replay_refused");
 }
 
 BOOST_AUTO_TEST_CASE(i13_a_503_without_retry_after_is_a_violation) {
