@@ -35,7 +35,9 @@
 //     cancel refused as attempt_not_live is for an attempt (the one its path names) that was not
 //     live at some point of the exchange; a retry refused as attempt_in_flight names an attempt
 //     live at some point of it; a retry refused as job_completed is for a job the store had
-//     completed by the answer;
+//     completed by the answer; a retry refused 422 provider_not_certified asked for a provider
+//     (its body's, or with none the job's latest attempt's) whose latest certification in the
+//     commit log failed, or was missing, at some point of the exchange;
 //   - every refusal a client reads names, in its body's "error", a word the contract gives its
 //     status on its route, and a success names none (error_misnamed). The words, from the
 //     contract's table (README "API contract") and stated here in kErrorWords: any route 401
@@ -57,6 +59,7 @@
 
 #include "harness/check/i13_bodies.hpp"
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
@@ -232,11 +235,69 @@ bool idle_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t
   });
 }
 
+// Whether `provider`'s latest certification in the commit log passed throughout [from, to]: the
+// last one before `from` passed and none in the span failed.
+bool certified_throughout(const HistoryModel& model, sim::NodeName provider, std::uint64_t from,
+                          std::uint64_t to) {
+  bool passed = false;
+  for (const auto& certification : model.certifications) {
+    if (certification.seq > to) break;
+    if (certification.what.provider != provider.str()) continue;
+    if (certification.seq < from) {
+      passed = certification.what.passed;
+    } else if (!certification.what.passed) {
+      return false;
+    }
+  }
+  return passed;
+}
+
+// The providers a retry of `job` sent `sent` may have asked for, as the exchange [from, to] saw
+// the job: its body's, or with no body the job's latest attempt's (the one before the request,
+// or one inserted while it was handled). Empty when the body names none (a 400 was due).
+std::vector<sim::NodeName> retry_providers(const HistoryModel& model, const JobRecord& job,
+                                           const events::ClientSent& sent, std::uint64_t from,
+                                           std::uint64_t to) {
+  if (sent.body && !sent.body->empty()) {
+    const auto body = json_value(*sent.body);
+    if (!body->is_object() || body->size() != 1 || !body->contains("provider") ||
+        !(*body)["provider"].is_string()) {
+      return {};
+    }
+    return {sim::NodeName((*body)["provider"].get<std::string>())};
+  }
+  std::vector<sim::NodeName> out;
+  for (const auto id : job.attempts) {
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt == nullptr || attempt->inserted.seq > to) break;
+    if (attempt->inserted.seq < from) out.clear();
+    out.push_back(attempt->inserted.what.provider);
+  }
+  if (out.empty()) out.push_back(job.inserted.what.provider);
+  return out;
+}
+
 std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange,
                            const events::ApiResponse& answer) {
-  if (answer.status != 409 || !answer.error) return {};
   const std::uint64_t from = exchange.request_seq;
   const std::uint64_t to = exchange.response_seq;
+  if (answer.status == 422 && answer.error == "provider_not_certified" &&
+      exchange.route.str() == "create_attempt" && exchange.client_request != 0) {
+    // The provider the retry asked for, by the client's own body and the job's attempts.
+    const auto id = id_in_path(model.request_of(exchange).path, "/jobs/");
+    const JobRecord* job = model.job(id);
+    const auto sent = model.client_send(exchange.client_request, exchange.client_send);
+    if (job == nullptr || !sent) return {};
+    const auto providers = retry_providers(model, *job, *sent, from, to);
+    if (!providers.empty() && std::ranges::all_of(providers, [&](sim::NodeName provider) {
+          return certified_throughout(model, provider, from, to);
+        })) {
+      return "refused a retry of " + job_ref(id) + " on " + providers.front().str() +
+             " as not certified, but its latest certification passed throughout";
+    }
+    return {};
+  }
+  if (answer.status != 409 || !answer.error) return {};
   const AttemptRecord* attempt = answer.attempt_id ? model.attempt(*answer.attempt_id) : nullptr;
   const auto& route = exchange.route.str();
   if (route == "cancel_attempt" && *answer.error == "attempt_not_live") {

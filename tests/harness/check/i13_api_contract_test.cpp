@@ -138,6 +138,67 @@ BOOST_AUTO_TEST_CASE(a_cancel_refused_as_not_live_is_judged_by_the_attempt_its_p
   }
 }
 
+// Job 1 (on alpha) whose attempt 1 failed; the certifications `before` commit, then an
+// operator's retry with `body` (none: no body) reaches api-1, the certifications `during` commit
+// while it is handled, and api-1 refuses it 422 provider_not_certified. Returns the violations
+// and the answer's place.
+struct Certified {
+  std::string provider;
+  bool passed = true;
+};
+std::pair<std::vector<check::Violation>, std::uint64_t> retry_refused_uncertified(
+    std::optional<std::string> body, const std::vector<Certified>& before,
+    const std::vector<Certified>& during = {}) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1)).add(kStore, fenced_write(1, 1, S::running, S::failed));
+  for (const auto& [provider, passed] : before) certify(h, provider, passed);
+  auto sent = operator_retry_sent(2, 1, "op-1");
+  sent.body = std::move(body);
+  const auto request_id = events::forwarded_request_id(2, 1, 1);
+  h.add("ops", sent)
+      .add("lb",
+           events::LbForwarded{
+               .request = 2, .send = 1, .lb_try = 1, .to = "api-1", .request_id = request_id})
+      .add("api-1", events::ApiRequest{.request_id = request_id,
+                                       .route = "create_attempt",
+                                       .method = "POST",
+                                       .path = "/jobs/1/attempts",
+                                       .owner = "alice",
+                                       .key = "op-1"});
+  for (const auto& [provider, passed] : during) certify(h, provider, passed);
+  const auto answer = h.add("api-1", events::ApiResponse{.request_id = request_id,
+                                                         .route = "create_attempt",
+                                                         .status = 422,
+                                                         .owner = "alice",
+                                                         .key = "op-1",
+                                                         .error = "provider_not_certified"})
+                          .last_seq();
+  return {check_api_contract(h.model()), answer};
+}
+
+// A retry refused as not certified asked for a provider whose latest certification failed (or
+// was missing) at some point while it was handled: its body's, or with no body the job's latest
+// attempt's.
+BOOST_AUTO_TEST_CASE(a_retry_refused_as_not_certified_is_judged_by_the_commit_log) {
+  const std::string beta = R"({"provider":"beta"})";
+  {
+    const auto [violations, answer] = retry_refused_uncertified(beta, {{"beta"}});
+    require_one(violations, "I13.refusal_untrue", answer);
+  }
+  {  // No body: attempt 1's provider, alpha, is asked for.
+    const auto [violations, answer] = retry_refused_uncertified(std::nullopt, {{"alpha"}});
+    require_one(violations, "I13.refusal_untrue", answer);
+  }
+  // The latest certification failed; none at all; it passed only while the retry was handled;
+  // it failed while it was handled; another provider's passed.
+  require_none(retry_refused_uncertified(beta, {{"beta"}, {"beta", false}}).first);
+  require_none(retry_refused_uncertified(beta, {}).first);
+  require_none(retry_refused_uncertified(beta, {{"beta", false}}, {{"beta"}}).first);
+  require_none(retry_refused_uncertified(beta, {{"beta"}}, {{"beta", false}}).first);
+  require_none(retry_refused_uncertified(std::nullopt, {{"beta"}}).first);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
