@@ -442,6 +442,21 @@ std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientReque
   return out;
 }
 
+bool HistoryModel::certified_throughout(std::string_view provider, std::uint64_t from,
+                                        std::uint64_t to) const {
+  bool passed = false;
+  for (const auto& certification : certifications) {
+    if (certification.seq > to) break;
+    if (certification.what.provider != provider) continue;
+    if (certification.seq < from) {
+      passed = certification.what.passed;
+    } else if (!certification.what.passed) {
+      return false;
+    }
+  }
+  return passed;
+}
+
 events::CommitCas HistoryModel::cas_event(const At<Cas>& cas) const {
   ONEJOB_ASSERT(history != nullptr, "a compare-and-swap outside a history");
   return typed_at<events::CommitCas>(*history, cas.seq);

@@ -296,6 +296,9 @@ struct HistoryModel {
   bool paused_at_end(const std::string& node) const;
   // When the run ended (run.end), or nothing.
   std::optional<Instant> end_at() const;
+  // Whether `provider`'s latest certification in the commit log passed throughout trace events
+  // [from, to]: the last one before `from` passed and none in the span failed.
+  bool certified_throughout(std::string_view provider, std::uint64_t from, std::uint64_t to) const;
   // Whether the attempt's latest move to CANCELLED before trace event `seq` was an operator's.
   bool cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const;
 };

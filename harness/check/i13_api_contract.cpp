@@ -235,23 +235,6 @@ bool idle_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t
   });
 }
 
-// Whether `provider`'s latest certification in the commit log passed throughout [from, to]: the
-// last one before `from` passed and none in the span failed.
-bool certified_throughout(const HistoryModel& model, sim::NodeName provider, std::uint64_t from,
-                          std::uint64_t to) {
-  bool passed = false;
-  for (const auto& certification : model.certifications) {
-    if (certification.seq > to) break;
-    if (certification.what.provider != provider.str()) continue;
-    if (certification.seq < from) {
-      passed = certification.what.passed;
-    } else if (!certification.what.passed) {
-      return false;
-    }
-  }
-  return passed;
-}
-
 // The providers a retry of `job` sent `sent` may have asked for, as the exchange [from, to] saw
 // the job: its body's, or with no body the job's latest attempt's (the one before the request,
 // or one inserted while it was handled). Empty when the body names none (a 400 was due).
@@ -290,7 +273,7 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
     if (job == nullptr || !sent) return {};
     const auto providers = retry_providers(model, *job, *sent, from, to);
     if (!providers.empty() && std::ranges::all_of(providers, [&](sim::NodeName provider) {
-          return certified_throughout(model, provider, from, to);
+          return model.certified_throughout(provider.str(), from, to);
         })) {
       return "refused a retry of " + job_ref(id) + " on " + providers.front().str() +
              " as not certified, but its latest certification passed throughout";

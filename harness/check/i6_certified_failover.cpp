@@ -8,7 +8,12 @@
 //   - every attempt inserted by failover or by an operator's retry names a provider whose latest
 //     committed certification before the insert passed;
 //   - an automatic failover follows the job's previous attempt FAILED, onto a provider after the
-//     failed one in the order the create asked for (its provider, then its failover list);
+//     failed one in the order the create asked for (its provider, then its failover list), the
+//     first there that was certified: every provider it skipped lacked a passing certification
+//     at some point between the failure and the insert (failover_skipped_certified);
+//   - a job fails only when its attempts reached attempt_limit (run.policy) or no provider after
+//     the failed one in its order was certified throughout the span from the failure to the
+//     job's failure (job_failed_with_provider_left);
 //   - every winning compare-and-swap is by an attempt whose provider produced an output in the
 //     contract's shape (ok, or "plausible": the right shape with the wrong content, which only
 //     certification's known answers can tell), and its result equals that output as JSON;
@@ -50,6 +55,109 @@ bool differs_as_json(const std::string& result, const std::string& output) {
   return result != output && *json_value(result) != *json_value(output);
 }
 
+// The job's attempts that were FAILED before trace event `seq`, each with its move to FAILED:
+// the failures an automatic failover, or the job's failure, at `seq` may have followed.
+std::vector<std::pair<const AttemptRecord*, std::uint64_t>> failed_before(const HistoryModel& model,
+                                                                          const JobRecord& job,
+                                                                          std::uint64_t seq) {
+  std::vector<std::pair<const AttemptRecord*, std::uint64_t>> out;
+  for (const auto id : job.attempts) {
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt == nullptr || attempt->inserted.seq > seq) break;
+    const auto failed = std::ranges::find_if(attempt->steps, [](const At<Transition>& step) {
+      return step.what.to == AttemptState::failed;
+    });
+    if (failed != attempt->steps.end() && failed->seq < seq) out.emplace_back(attempt, failed->seq);
+  }
+  return out;
+}
+
+// Where a failover after a failure on `failed` looks first in the job's order: after the
+// provider's first place there, or from the start when the order does not list it.
+std::size_t scan_start(const std::vector<std::string>& order, const std::string& failed) {
+  const auto at = std::ranges::find(order, failed);
+  return at == order.end() ? 0 : static_cast<std::size_t>(at - order.begin()) + 1;
+}
+
+// The first of order[from, to) whose latest certification passed throughout trace events
+// [since, until]: a provider a failover over that span could not have found uncertified.
+const std::string* certified_in(const HistoryModel& model, const std::vector<std::string>& order,
+                                std::size_t from, std::size_t to, std::uint64_t since,
+                                std::uint64_t until) {
+  for (std::size_t i = from; i < to && i < order.size(); ++i) {
+    if (model.certified_throughout(order[i], since, until)) return &order[i];
+  }
+  return nullptr;
+}
+
+// A failover takes the first certified provider after the failed one: one it skipped was
+// uncertified at some point of its decision, between the failure and the insert. Judged only when
+// some failure of the job before the insert is followed by the provider in the order, and when
+// none of them explains the choice.
+void check_failover_skips(const HistoryModel& model, const JobRecord& job,
+                          const AttemptRecord& attempt, const std::vector<std::string>& order,
+                          std::vector<Violation>& out) {
+  const std::string& provider = attempt.inserted.what.provider.str();
+  const std::string* skipped = nullptr;
+  std::uint64_t evidence = 0;
+  for (const auto& [failed, failed_seq] : failed_before(model, job, attempt.inserted.seq)) {
+    const auto start = scan_start(order, failed->inserted.what.provider.str());
+    const auto at =
+        std::find(order.begin() + static_cast<std::ptrdiff_t>(start), order.end(), provider);
+    if (at == order.end()) continue;
+    const std::string* left =
+        certified_in(model, order, start, static_cast<std::size_t>(at - order.begin()), failed_seq,
+                     attempt.inserted.seq);
+    if (left == nullptr) return;  // this failure explains the choice
+    skipped = left;
+    evidence = failed_seq;
+  }
+  if (skipped == nullptr) return;
+  out.push_back(violation("I6.failover_skipped_certified",
+                          "the store inserted failover " + attempt_ref(attempt.id()) + " of " +
+                              job_ref(job.id()) + " on \"" + provider + "\", skipping \"" +
+                              *skipped + "\", earlier in the job's order and certified throughout",
+                          attempt.inserted.seq, {evidence}));
+}
+
+// A job fails only once its attempts reached attempt_limit or no certified provider was left
+// after the failed one: judged when fewer attempts than the limit were inserted and, for every
+// failure of the job before it, a later provider in its order was certified throughout.
+void check_job_failures(const HistoryModel& model, const JobRecord& job,
+                        std::vector<Violation>& out) {
+  if (job.failures.empty() || !model.policy) return;
+  const int limit = model.policy->what.attempt_limit;
+  const auto order = provider_order(model, job);
+  for (const auto& failure : job.failures) {
+    const auto used = std::ranges::count_if(job.attempts, [&](std::int64_t id) {
+      const AttemptRecord* attempt = model.attempt(id);
+      return attempt != nullptr && attempt->inserted.seq < failure.seq;
+    });
+    if (used >= limit) continue;
+    const std::string* left = nullptr;
+    std::uint64_t evidence = 0;
+    bool explained = false;
+    for (const auto& [failed, failed_seq] : failed_before(model, job, failure.seq)) {
+      const std::string* certified =
+          certified_in(model, order, scan_start(order, failed->inserted.what.provider.str()),
+                       order.size(), failed_seq, failure.seq);
+      if (certified == nullptr) {
+        explained = true;
+        break;
+      }
+      left = certified;
+      evidence = failed_seq;
+    }
+    if (explained || left == nullptr) continue;
+    out.push_back(violation("I6.job_failed_with_provider_left",
+                            "the store failed " + job_ref(job.id()) + " after " +
+                                std::to_string(used) + " of its attempt_limit of " +
+                                std::to_string(limit) + " attempts, with \"" + *left +
+                                "\" left in its order and certified throughout",
+                            failure.seq, {evidence}));
+  }
+}
+
 // An automatic failover follows a definitive failure, to the next provider the job allows.
 void check_failover_order(const HistoryModel& model, const AttemptRecord& attempt,
                           std::vector<Violation>& out) {
@@ -77,7 +185,9 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
                             what + ", which is not a provider after \"" +
                                 previous.inserted.what.provider + "\" in the job's order",
                             attempt.inserted.seq, {job->inserted.seq}));
+    return;
   }
+  check_failover_skips(model, *job, attempt, order, out);
 }
 
 }  // namespace
@@ -138,6 +248,7 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
                                               : std::vector<std::uint64_t>{latest->seq}));
   }
   for (const auto& [id, job] : model.jobs) {
+    check_job_failures(model, job, out);
     const auto* won = job.won();
     if (won == nullptr) continue;
     const Execution* execution = model.execution_of(won->what.attempt_id);

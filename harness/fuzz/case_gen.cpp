@@ -186,7 +186,12 @@ std::string refused_body(int kind, int variant, const std::string& provider) {
 std::string body(int index, const std::vector<std::string>& providers) {
   const std::string& first = providers[0];
   const std::string& other = providers[providers.size() > 1 ? 1 : 0];
-  const std::string failover = providers.size() > 1 ? ",\"failover\":[\"" + other + "\"]" : "";
+  // Every other provider, in order: a failover may skip an uncertified one for a later one.
+  std::string failover;
+  for (std::size_t i = 1; i < providers.size(); ++i) {
+    failover += (i == 1 ? ",\"failover\":[\"" : ",\"") + providers[i] + "\"";
+  }
+  if (!failover.empty()) failover += "]";
   const int choice = wrap(index, std::size(kBodies) + 1);
   if (choice == static_cast<int>(std::size(kBodies))) {  // the first request on another provider
     return fill(kBodies[0], other, "");

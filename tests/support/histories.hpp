@@ -280,6 +280,24 @@ inline HistoryBuilder& lose(HistoryBuilder& h, const Completion& c, std::int64_t
       kStore, fenced_write(c.job_id, c.attempt_id, c.from, AttemptState::discarded, c.by, c.token));
 }
 
+// A run's recorded policy, short enough for hand-made histories: deadline 1s, lease 2s, reconcile
+// every 1s, status timeout 1s, poll 0.1s, store backoff cap 1s, capacity 4, attempt_limit 5,
+// redrive_limit 8, one worker and a reconciler; faults over at 5s.
+inline events::RunPolicy short_policy() {
+  return events::RunPolicy{.attempt_deadline_us = 1'000'000,
+                           .lease_us = 2'000'000,
+                           .reconcile_period_us = 1'000'000,
+                           .status_timeout_us = 1'000'000,
+                           .worker_poll_us = 100'000,
+                           .store_backoff_cap_us = 1'000'000,
+                           .worker_capacity = 4,
+                           .attempt_limit = 5,
+                           .redrive_limit = 8,
+                           .workers = 1,
+                           .reconciler = true,
+                           .faults_over = Instant(std::chrono::seconds(5))};
+}
+
 inline events::CommitJobFailed job_failed(std::int64_t job_id, std::string by = "worker-1") {
   return events::CommitJobFailed{.job_id = job_id, .by = std::move(by)};
 }

@@ -155,19 +155,71 @@ BOOST_AUTO_TEST_CASE(a_failover_list_is_read_however_its_key_is_written) {
 
 BOOST_AUTO_TEST_CASE(a_failover_back_to_an_earlier_provider_is_a_violation) {
   HistoryBuilder h;
-  certify(h, "beta", true);
   certify(h, "gamma", true);
-  insert_job(h, {.body = kFailoverBody});
-  h.add(kStore, claimed(1, 1))
-      .add("alpha", executed(1, 1, "error", "", kSoon))
-      .add(kStore, fenced_write(1, 1, S::running, S::failed))
-      .add(kStore, attempt_inserted(1, 2, 2, "gamma", AttemptOrigin::failover))
-      .add(kStore, claimed(1, 2, "worker-1", 2))
+  move_on_to(h, "gamma");  // beta is not certified yet: gamma is the first certified after alpha
+  certify(h, "beta", true);
+  h.add(kStore, claimed(1, 2, "worker-1", 2))
       .add("gamma", executed(1, 2, "error", "", kSoon))
       .add(kStore, fenced_write(1, 2, S::running, S::failed, "worker-1", 2));
   const auto back =
       h.add(kStore, attempt_inserted(1, 3, 3, "beta", AttemptOrigin::failover)).last_seq();
   require_one(check_certified_failover(h.model()), "I6.failover_out_of_order", back);
+}
+
+// A failover takes the first certified provider after the failed one: gamma over beta only when
+// beta lacked a passing certification at some point between alpha's failure and the insert.
+BOOST_AUTO_TEST_CASE(a_failover_that_skips_a_certified_provider_is_a_violation) {
+  {
+    HistoryBuilder h;
+    certify(h, "beta", true);
+    certify(h, "gamma", true);
+    const auto failover = move_on_to(h, "gamma");
+    const auto violations = check_certified_failover(h.model());
+    require_one(violations, "I6.failover_skipped_certified", failover);
+    BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{failover - 1});
+  }
+  {  // beta never certified
+    HistoryBuilder h;
+    certify(h, "gamma", true);
+    move_on_to(h, "gamma");
+    require_none(check_certified_failover(h.model()));
+  }
+  {  // beta's certification failed between alpha's failure and the insert
+    HistoryBuilder h;
+    certify(h, "beta", true);
+    certify(h, "gamma", true);
+    insert_job(h, {.body = kFailoverBody});
+    h.add(kStore, claimed(1, 1))
+        .add("alpha", executed(1, 1, "error", "", kSoon))
+        .add(kStore, fenced_write(1, 1, S::running, S::failed))
+        .add(kStore, certification("beta", false))
+        .add(kStore, attempt_inserted(1, 2, 2, "gamma", AttemptOrigin::failover));
+    require_none(check_certified_failover(h.model()));
+  }
+}
+
+// A job fails once attempt_limit attempts were used or no certified provider was left after the
+// failed one: alpha fails, and the job fails while beta is certified throughout.
+BOOST_AUTO_TEST_CASE(a_job_failed_with_a_certified_provider_left_is_a_violation) {
+  const auto alpha_failed_then_job = [](int limit, bool beta_certified) {
+    HistoryBuilder h;
+    auto recorded = short_policy();
+    recorded.attempt_limit = limit;
+    h.add("world", recorded);
+    certify(h, "beta", beta_certified);
+    insert_job(h, {.body = kFailoverBody});
+    h.add(kStore, claimed(1, 1))
+        .add("alpha", executed(1, 1, "error", "", kSoon))
+        .add(kStore, fenced_write(1, 1, S::running, S::failed));
+    const auto failed = h.last_seq();
+    const auto job = h.add(kStore, job_failed(1)).last_seq();
+    return std::tuple{check_certified_failover(h.model()), failed, job};
+  };
+  const auto [violations, failed, job] = alpha_failed_then_job(5, true);
+  require_one(violations, "I6.job_failed_with_provider_left", job);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{failed});
+  require_none(std::get<0>(alpha_failed_then_job(1, true)));   // the limit was reached
+  require_none(std::get<0>(alpha_failed_then_job(5, false)));  // nobody certified was left
 }
 
 BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_plausible_but_wrong_answer_is_a_violation) {

@@ -18,19 +18,10 @@ constexpr Duration kJudgedAt = std::chrono::milliseconds(15'100);
 
 // The run's recorded policy and topology (faults over at 5s), with its nodes started.
 void policy(HistoryBuilder& h, bool reconciler, std::int64_t redrive_limit = 8) {
-  using std::chrono::milliseconds;
-  h.add("world", events::RunPolicy{.attempt_deadline_us = 1'000'000,
-                                   .lease_us = 2'000'000,
-                                   .reconcile_period_us = 1'000'000,
-                                   .status_timeout_us = 1'000'000,
-                                   .worker_poll_us = 100'000,
-                                   .store_backoff_cap_us = 1'000'000,
-                                   .worker_capacity = 4,
-                                   .attempt_limit = 5,
-                                   .redrive_limit = redrive_limit,
-                                   .workers = 1,
-                                   .reconciler = reconciler,
-                                   .faults_over = Instant(std::chrono::seconds(5))});
+  auto recorded = short_policy();
+  recorded.reconciler = reconciler;
+  recorded.redrive_limit = redrive_limit;
+  h.add("world", recorded);
   h.add("worker-1", events::NodeStarted{});
   if (reconciler) h.add("reconciler", events::NodeStarted{});
 }

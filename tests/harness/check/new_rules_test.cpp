@@ -65,18 +65,14 @@ events::ClientReceived retry_answer(std::int64_t request, std::int64_t send, std
 
 // A run's policy: deadline 30 s, lease 60 s, reconcile every 5 s, capacity 4, one worker.
 events::RunPolicy standard_policy() {
-  return events::RunPolicy{.attempt_deadline_us = 30'000'000,
-                           .lease_us = 60'000'000,
-                           .reconcile_period_us = 5'000'000,
-                           .status_timeout_us = 1'000'000,
-                           .worker_poll_us = 1'000'000,
-                           .store_backoff_cap_us = 1'000'000,
-                           .worker_capacity = 4,
-                           .attempt_limit = 5,
-                           .redrive_limit = 3,
-                           .workers = 1,
-                           .reconciler = true,
-                           .faults_over = Instant{}};
+  auto policy = short_policy();
+  policy.attempt_deadline_us = 30'000'000;
+  policy.lease_us = 60'000'000;
+  policy.reconcile_period_us = 5'000'000;
+  policy.worker_poll_us = 1'000'000;
+  policy.redrive_limit = 3;
+  policy.faults_over = Instant{};
+  return policy;
 }
 
 BOOST_AUTO_TEST_SUITE(new_rules)
