@@ -23,13 +23,18 @@
 //     whose lease holder crashed after claiming it when no reconciler is up (only a reconciler
 //     takes an expired lease over: it waits for an operator). A worker whose claim's reply was
 //     lost is not excused: it looks for what it holds;
+//   - cancelled_result_dropped: a job with no result and no failure although one of its attempts
+//     that an operator cancelled got a valid answer (its provider's execution ok or plausible),
+//     delivered as the reply to the worker holding its lease, which did not crash afterwards: a
+//     cancelled attempt's late result still competes in the compare-and-swap;
 //   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
 //     one will act (except a failover whose writer crashed after the FAILED write when no
 //     reconciler is up to resume it: it waits for an operator).
-// The first four are judged only when the run recorded its policy, and only on what the system
-// had time for: the settle horizon (settle_horizon) after both the faults' end and the event the
-// clause names (the delivery, the answer, the attempt's last commit), unless the run ended
-// quiescent (nothing was left that would move; the world declares that only after the horizon).
+// The first four and cancelled_result_dropped are judged only when the run recorded its policy, and
+// only on what the system had time for: the settle horizon (settle_horizon) after both the faults'
+// end and the event the clause names (the delivery, the answer, the attempt's last commit), unless
+// the run ended quiescent (nothing was left that would move; the world declares that only after the
+// horizon).
 // Does not check:
 //   - anything when the history has no `run.end` (a run cut short has no end to judge at);
 //   - how long blocked or parked jobs wait, or how fast jobs finish.
@@ -73,6 +78,7 @@ struct Judge {
   std::vector<Violation> out;
 
   void attempt(std::int64_t job_id, const AttemptRecord& attempt);
+  void cancelled(const JobRecord& job, const AttemptRecord& attempt);
 
   // Whether the system had the settle horizon to act on something that happened at `at` (and
   // after the faults ended), or the run ended with nothing left to move.
@@ -168,6 +174,49 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
   }
 }
 
+// The worker that held the attempt's lease at trace event `seq`: the latest claim or takeover's.
+sim::NodeName lease_holder(const AttemptRecord& record, std::uint64_t seq) {
+  sim::NodeName holder;
+  for (const auto& step : record.steps) {
+    if (step.seq > seq) break;
+    if (step.what.claim || step.what.takeover) holder = step.what.lease_owner;
+  }
+  return holder;
+}
+
+// An operator's cancel leaves a late result free to compete: a valid answer (its provider's
+// execution ok, or plausible: the contract's shape) delivered as the reply to the worker holding
+// the lease is written, and wins a job nothing else won or failed.
+void Judge::cancelled(const JobRecord& job, const AttemptRecord& record) {
+  if (!judge_time || record.state != AttemptState::cancelled || job.won() != nullptr ||
+      !job.failures.empty() || !model.cancelled_by_operator(record, end_seq)) {
+    return;
+  }
+  const Execution* execution = model.execution_of(record.id());
+  if (execution == nullptr) return;
+  const auto& outcome = execution->executed.what.outcome;
+  if (outcome != "ok" && outcome != "plausible") return;
+  const std::string& key = record.inserted.what.provider_key;
+  const auto found = model.deliveries.find(key);
+  if (found == model.deliveries.end()) return;
+  for (const Delivery& delivery : found->second) {
+    if (delivery.call != events::kDeliveredReply || delivery.outcome != "answered" ||
+        lease_holder(record, delivery.seq) != delivery.node ||
+        model.crashed_after(delivery.node, delivery.seq) || model.paused_at_end(delivery.node) ||
+        !had_time_since(delivery.at)) {
+      continue;
+    }
+    out.push_back(violation("I8.cancelled_result_dropped",
+                            attempt_ref(record.id()) + " of " + job_ref(job.id()) +
+                                " (CANCELLED by an operator, key " + key + "): " + delivery.node +
+                                " received its provider's valid answer (" + outcome +
+                                ") and stayed up, but the job has no result: a " +
+                                "cancelled attempt's late result still competes",
+                            end_seq, {delivery.seq}));
+    return;
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> check_liveness(const HistoryModel& model) {
@@ -198,6 +247,7 @@ std::vector<Violation> check_liveness(const HistoryModel& model) {
     for (const auto attempt_id : job.attempts) {
       const AttemptRecord& record = model.attempts.at(attempt_id);
       if (is_live_state(record.state)) judge.attempt(id, record);
+      judge.cancelled(job, record);
     }
     if (end == JobEnd::stuck && !judge.failover_waits_for_an_operator(job)) {
       judge.out.push_back(violation("I8.stuck",

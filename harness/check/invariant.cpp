@@ -105,6 +105,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I8.unclaimed",
       "I8.still_running",
       "I8.stuck",
+      "I8.cancelled_result_dropped",
       "I9.executed_twice",
       "I9.executed_beside_earlier",
       "I9.key_shared",

@@ -178,6 +178,28 @@ BOOST_AUTO_TEST_CASE(without_a_reconciler_a_never_sent_unknown_attempt_is_blocke
   require_none(check_liveness(h.model()));
 }
 
+// An operator cancels attempt 1 while alpha runs it; alpha's valid answer then reaches worker-1,
+// which holds the lease and stays up. A cancelled attempt's late result still competes: with
+// nothing else won, the job should have it.
+BOOST_AUTO_TEST_CASE(a_cancelled_attempts_valid_answer_that_never_reached_the_job) {
+  const auto run = [](bool won, const std::string& receiver) {
+    HistoryBuilder h;
+    policy(h, /*reconciler=*/false);
+    running_job(h, 1);
+    alpha_executes(h);
+    operator_cancel(h, 1, 1, S::running);
+    const auto delivery = delivered(h, receiver, "answered");
+    if (won) win(h, {.from = S::cancelled});
+    const auto end = end_at(h, kJudgedAt);
+    return std::tuple{check_liveness(h.model()), delivery, end};
+  };
+  const auto [violations, delivery, end] = run(false, "worker-1");
+  require_one(violations, "I8.cancelled_result_dropped", end);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{delivery});
+  require_none(std::get<0>(run(true, "worker-1")));   // the late result won
+  require_none(std::get<0>(run(false, "worker-2")));  // delivered to a node without the lease
+}
+
 BOOST_AUTO_TEST_CASE(work_no_worker_claims_while_one_is_up) {
   HistoryBuilder h;
   policy(h, /*reconciler=*/true);
