@@ -29,6 +29,9 @@
 //   - a job read lists the job's attempts as they stood (read_misstates): every attempt of the job
 //     inserted before the API node received the read, no attempt of another job or inserted after
 //     its answer, each once, each in a state it was in at some point of the exchange;
+//   - a job read's status is one the job had at some point of the exchange that answered it
+//     (read_misstates), by the commit log: pending from its insert and from any attempt insert,
+//     failed from a job failure, succeeded from its winning compare-and-swap;
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
@@ -379,6 +382,32 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
   return {};
 }
 
+// The statuses the job had at some point of the exchange [from, to], from the commit log alone:
+// pending from its insert, failed from a commit.job_failed, pending again from an attempt inserted
+// after that, succeeded from its winning compare-and-swap.
+std::set<std::string> statuses_during(const HistoryModel& model, const JobRecord& job,
+                                      std::uint64_t from, std::uint64_t to) {
+  std::vector<std::pair<std::uint64_t, std::string_view>> changes{{job.inserted.seq, "pending"}};
+  for (const auto& failure : job.failures) changes.emplace_back(failure.seq, "failed");
+  for (const auto id : job.attempts) {
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt != nullptr) changes.emplace_back(attempt->inserted.seq, "pending");
+  }
+  if (const auto* won = job.won()) changes.emplace_back(won->seq, "succeeded");
+  std::ranges::sort(changes);
+  std::set<std::string> out;
+  std::string_view before;
+  for (const auto& [seq, status] : changes) {
+    if (seq < from) {
+      before = status;
+    } else if (seq <= to) {
+      out.emplace(status);
+    }
+  }
+  if (!before.empty()) out.emplace(before);
+  return out;
+}
+
 void check_read(const HistoryModel& model, const ApiExchange& exchange,
                 const events::ApiResponse& answer, const AnswerCounts& answers,
                 std::vector<Violation>& out) {
@@ -390,11 +419,19 @@ void check_read(const HistoryModel& model, const ApiExchange& exchange,
   const auto from = exchange.request_seq;
   const auto to = exchange.response_seq;
   const auto due = blocked_during(model, job_id, from, to);
+  const JobRecord* job = model.job(job_id);
+  const auto statuses =
+      job != nullptr ? statuses_during(model, *job, from, to) : std::set<std::string>{};
   for (const auto& received : model.receipts(request->second)) {
     const auto& got = received.what;
     if (got.send != exchange.client_send || got.status != 200) continue;
     std::string wrong;
-    if (due && got.shown_blocked && *got.shown_blocked != *due) {
+    if (job != nullptr && got.shown_status && !statuses.contains(*got.shown_status)) {
+      std::string held;
+      for (const auto& status : statuses) held += (held.empty() ? "" : ", ") + status;
+      wrong = "as " + *got.shown_status + ", a status it did not have while the read was " +
+              "handled (" + held + ")";
+    } else if (due && got.shown_blocked && *got.shown_blocked != *due) {
       wrong = *due ? "as not blocked while an attempt was UNKNOWN"
                    : "as blocked with no UNKNOWN attempt";
     } else if (!got.shown_attempts) {

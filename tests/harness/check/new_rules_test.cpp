@@ -426,6 +426,41 @@ BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_jobs_attempts_in_states_they_were_in) 
   }
 }
 
+// Job 1 failed (attempt 1 FAILED, then the job); with `retried`, an operator's retry then inserted
+// attempt 2, which makes the job pending again. A read answered after that shows `shown`.
+std::pair<std::vector<check::Violation>, std::uint64_t> read_failed_job(bool retried,
+                                                                        const std::string& shown) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1))
+      .add(kStore, job_failed(1));
+  if (retried) insert_keyed_retry(h, "op-1");
+  h.add("browser", get_sent(1, "alice", 1));
+  api_exchange(h, {.request = 1, .route = "get_job", .status = 200, .job_id = 1});
+  auto got = read_received(1, 1, shown, std::nullopt, std::nullopt);
+  got.shown_attempts = retried ? "1:FAILED,2:STARTING" : "1:FAILED";
+  if (shown == "failed") got.shows_failure_reason = true;
+  const auto seq = h.add("browser", got).last_seq();
+  return {check_api_contract(h.model()), seq};
+}
+
+// A read shows a status the job had while it was answered, by the commit log: a retried failed
+// job is pending again (though it keeps its old failure reason until it ends anew).
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_status_the_job_had_while_it_was_answered) {
+  require_none(read_failed_job(false, "failed").first);
+  require_none(read_failed_job(true, "pending").first);
+  for (const auto& [retried, shown] : std::vector<std::pair<bool, std::string>>{
+           {true, "failed"}, {false, "pending"}, {false, "succeeded"}}) {
+    BOOST_TEST_CONTEXT("retried " << retried << ", shown " << shown) {
+      const auto [violations, seq] = read_failed_job(retried, shown);
+      BOOST_TEST_REQUIRE(!violations.empty());
+      BOOST_TEST(violations[0].clause == "I13.read_misstates", describe(violations));
+      BOOST_TEST(violations[0].event_seq.value_or(0) == seq);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(i4_prompts_are_sized_by_the_checker_at_the_exact_token_boundary) {
   // Job 1's input {"text":"please refund me"} is 27 bytes: 7 tokens of 4 bytes, rounded up.
   const auto run = [](std::int64_t limit, bool called) {
