@@ -70,8 +70,10 @@ rc::Gen<RawCase> raw_case() {
                                  }));
     raw.steps = *list<RawStep>(
         kMaxSteps, rc::gen::exec([] {
+          // body: 66 values, so that both the 6 bodies and the 11 refused variants of a create
+          // (which read it modulo 6 and 11) are drawn evenly.
           return RawStep{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 20'000),
-                         *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 6),
+                         *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 66),
                          *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 1, 2, 3, 4),
                          *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6),

@@ -125,18 +125,22 @@ std::string padded_body(std::size_t bytes, std::string body) {
 
 // Bodies the input contract refuses, each readable JSON no deeper than the limit: 3 an empty
 // text, 4 (by `variant`) an input member the operation does not take, an extract whose fields name
-// "" or one name twice or none, fields on a summarize, a provider or a failover provider the
-// server does not have, a failover list naming the provider itself, or an unknown operation, 5 an
-// unknown member holding a list of 70 empty lists and objects side by side (a depth count that
-// never closes a bracket reads it as 70 deep), 6 a name used both inside the input and after it in
-// the body (one set of names per object: no duplicate), 7 an operation that is not a string, 10 a
-// member repeated in one object.
+// "" or one name twice or none, fields on a summarize, no provider or one that is not a string, a
+// provider or a failover provider the server does not have, a failover list naming the provider
+// itself, or an unknown operation, 5 an unknown member holding a list of 70 empty lists and
+// objects side by side (a depth count that never closes a bracket reads it as 70 deep), 6 a name
+// used both inside the input and after it in the body (one set of names per object: no
+// duplicate), 7 an operation that is not a string, 10 a member repeated in one object.
 std::string refused_body(int kind, int variant, const std::string& provider) {
   const std::string head = R"({"operation":"summarize","provider":")" + provider + '"';
   const std::string extract = R"({"operation":"extract","provider":")" + provider + '"';
   switch (kind) {
     case 4:  // a member the operation does not take, or extract's fields broken
-      switch (wrap(variant, 9)) {
+      switch (wrap(variant, 11)) {
+        case 9:  // no provider at all
+          return R"({"operation":"summarize","input":{"text":"Notes"}})";
+        case 10:  // a provider that is not a name
+          return R"({"operation":"summarize","provider":7,"input":{"text":"Notes"}})";
         case 5:  // a provider the server does not have
           return R"({"operation":"summarize","provider":"nobody","input":{"text":"Notes"}})";
         case 6:  // a failover list naming one it does not have
