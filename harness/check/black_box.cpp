@@ -170,7 +170,8 @@ void key_reuse_refused(const History& history, const Index& index, std::vector<F
     if (!request || request->action != "create" || !request->key || !request->body) continue;
     if (!success(response->status)) continue;
     const std::string identity = identity_of(request->owner, *request->key);
-    const auto [it, fresh] = first_acknowledged.try_emplace(identity, request, response);
+    const auto [it, fresh] =
+        first_acknowledged.try_emplace(identity, Acknowledged{request, response});
     if (fresh || *it->second.request->body == *request->body) continue;
     out.push_back(finding("B2.other_payload_accepted",
                           describe_identity(identity) + " was reused with another body " +
