@@ -1,0 +1,270 @@
+// I13's judgement of what an answer claims about a job, against the store's commit log while the
+// API node handled the request: a refusal's reason (refusal_untrue) and a job read
+// (read_misstates). The clauses are listed in i13_api_contract.cpp, which calls these.
+#include "harness/check/i13_truth.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "harness/check/json_value.hpp"
+
+namespace onejob::check::i13 {
+namespace {
+
+// Whether `attempt` was in a live state at any point from trace event `from` to `to`.
+bool live_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t to) {
+  if (attempt.inserted.seq > to) return false;
+  if (is_live_state(attempt.state_before(from))) return true;
+  return std::ranges::any_of(attempt.steps, [&](const auto& step) {
+    return step.seq >= from && step.seq <= to && is_live_state(step.what.to);
+  });
+}
+
+// Whether `attempt` was out of a live state at any point from `from` to `to`.
+bool idle_during(const AttemptRecord& attempt, std::uint64_t from, std::uint64_t to) {
+  if (!is_live_state(attempt.state_before(from))) return true;
+  return std::ranges::any_of(attempt.steps, [&](const auto& step) {
+    return step.seq >= from && step.seq <= to && !is_live_state(step.what.to);
+  });
+}
+
+// The providers a retry of `job` sent `sent` may have asked for, as the exchange [from, to] saw
+// the job: its body's, or with no body the job's latest attempt's (the one before the request,
+// or one inserted while it was handled). Empty when the body names none (a 400 was due).
+std::vector<sim::NodeName> retry_providers(const HistoryModel& model, const JobRecord& job,
+                                           const events::ClientSent& sent, std::uint64_t from,
+                                           std::uint64_t to) {
+  if (sent.body && !sent.body->empty()) {
+    const auto body = json_value(*sent.body);
+    if (!body->is_object() || body->size() != 1 || !body->contains("provider") ||
+        !(*body)["provider"].is_string()) {
+      return {};
+    }
+    return {sim::NodeName((*body)["provider"].get<std::string>())};
+  }
+  std::vector<sim::NodeName> out;
+  for (const auto id : job.attempts) {
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt == nullptr || attempt->inserted.seq > to) break;
+    if (attempt->inserted.seq < from) out.clear();
+    out.push_back(attempt->inserted.what.provider);
+  }
+  if (out.empty()) out.push_back(job.inserted.what.provider);
+  return out;
+}
+
+// What a job read's "blocked" should have been, judged over the exchange [from, to]: true or false
+// when the job's UNKNOWN attempts say so throughout, nothing when they changed during it.
+std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_id,
+                                   std::uint64_t from, std::uint64_t to) {
+  const JobRecord* job = model.job(job_id);
+  if (job == nullptr) return std::nullopt;
+  bool throughout = false;
+  bool ever = false;
+  for (const auto id : job->attempts) {
+    const AttemptRecord& attempt = model.attempts.at(id);
+    if (attempt.inserted.seq > to) continue;
+    const bool at_start =
+        attempt.inserted.seq < from && attempt.state_before(from) == AttemptState::unknown;
+    bool left = false;
+    bool entered = false;
+    for (const auto& step : attempt.steps) {
+      if (step.seq < from || step.seq > to) continue;
+      if (step.what.to == AttemptState::unknown) entered = true;
+      if (step.what.from == AttemptState::unknown) left = true;
+    }
+    throughout = throughout || (at_start && !left);
+    ever = ever || at_start || entered;
+  }
+  if (throughout) return true;
+  if (!ever) return false;
+  return std::nullopt;
+}
+
+// What a job read's attempts list gets wrong, judged over the exchange [from, to] ("" when
+// nothing): it lists every attempt of the job inserted before the API node received the read,
+// and no other attempt than the job's inserted by its answer, each once, each in a state the
+// attempt was in at some point of the exchange.
+std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
+                               const std::string& shown, std::uint64_t from, std::uint64_t to) {
+  const JobRecord* job = model.job(job_id);
+  if (job == nullptr) return {};
+  std::set<std::int64_t> listed;
+  for (std::size_t at = 0; at < shown.size();) {
+    const auto comma = std::min(shown.find(',', at), shown.size());
+    const std::string entry = shown.substr(at, comma - at);
+    at = comma + 1;
+    const auto colon = entry.find(':');
+    const std::string_view digits(entry.data(), colon == std::string::npos ? 0 : colon);
+    std::int64_t id = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size()) {
+      return "lists an attempt without an attempt id and a state (" + entry + ")";
+    }
+    const std::string state = entry.substr(colon + 1);
+    if (!listed.insert(id).second) return "lists " + attempt_ref(id) + " twice";
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt == nullptr || attempt->inserted.what.job_id != job_id ||
+        attempt->inserted.seq > to) {
+      return "lists " + attempt_ref(id) + ", which is not one of its attempts";
+    }
+    // Its state when the read arrived (STARTING if inserted since), or any it moved to during it.
+    const bool before = attempt->inserted.seq < from;
+    bool held = state == to_string(before ? attempt->state_before(from) : AttemptState::starting);
+    for (const auto& step : attempt->steps) {
+      if (step.seq >= from && step.seq <= to && state == to_string(step.what.to)) held = true;
+    }
+    if (!held) return "shows " + attempt_ref(id) + " " + state + ", a state it was not in";
+  }
+  for (const auto id : job->attempts) {
+    if (model.attempts.at(id).inserted.seq < from && !listed.contains(id)) {
+      return "leaves out " + attempt_ref(id) + ", inserted before the read";
+    }
+  }
+  return {};
+}
+
+// The statuses the job had at some point of the exchange [from, to], from the commit log alone:
+// pending from its insert, failed from a commit.job_failed, pending again from an attempt inserted
+// after that, succeeded from its winning compare-and-swap.
+std::set<std::string> statuses_during(const HistoryModel& model, const JobRecord& job,
+                                      std::uint64_t from, std::uint64_t to) {
+  std::vector<std::pair<std::uint64_t, std::string_view>> changes{{job.inserted.seq, "pending"}};
+  for (const auto& failure : job.failures) changes.emplace_back(failure.seq, "failed");
+  for (const auto id : job.attempts) {
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt != nullptr) changes.emplace_back(attempt->inserted.seq, "pending");
+  }
+  if (const auto* won = job.won()) changes.emplace_back(won->seq, "succeeded");
+  std::ranges::sort(changes);
+  std::set<std::string> out;
+  std::string_view before;
+  for (const auto& [seq, status] : changes) {
+    if (seq < from) {
+      before = status;
+    } else if (seq <= to) {
+      out.emplace(status);
+    }
+  }
+  if (!before.empty()) out.emplace(before);
+  return out;
+}
+
+}  // namespace
+
+// What a refusal's reason claims that was untrue while the API node handled it ("" when nothing):
+// judged against the commit log over the exchange.
+std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange,
+                           const events::ApiResponse& answer) {
+  const std::uint64_t from = exchange.request_seq;
+  const std::uint64_t to = exchange.response_seq;
+  if (answer.status == 422 && answer.error == "provider_not_certified" &&
+      exchange.route.str() == "create_attempt" && exchange.client_request != 0) {
+    // The provider the retry asked for, by the client's own body and the job's attempts.
+    const auto id = id_in_path(model.request_of(exchange).path, "/jobs/");
+    const JobRecord* job = model.job(id);
+    const auto sent = model.client_send(exchange.client_request, exchange.client_send);
+    if (job == nullptr || !sent) return {};
+    const auto providers = retry_providers(model, *job, *sent, from, to);
+    if (!providers.empty() && std::ranges::all_of(providers, [&](sim::NodeName provider) {
+          return model.certified_throughout(provider.str(), from, to);
+        })) {
+      return "refused a retry of " + job_ref(id) + " on " + providers.front().str() +
+             " as not certified, but its latest certification passed throughout";
+    }
+    return {};
+  }
+  if (answer.status != 409 || !answer.error) return {};
+  const AttemptRecord* attempt = answer.attempt_id ? model.attempt(*answer.attempt_id) : nullptr;
+  const auto& route = exchange.route.str();
+  if (route == "cancel_attempt" && *answer.error == "attempt_not_live") {
+    // The attempt the request's path names (/attempts/{id}/cancel), whatever the answer says.
+    const AttemptRecord* target =
+        model.attempt(id_in_path(model.request_of(exchange).path, "/attempts/"));
+    if (target != nullptr && !idle_during(*target, from, to)) {
+      return "refused to cancel " + attempt_ref(target->id()) + " as not live, but it was " +
+             std::string(to_string(target->state_before(from))) + " throughout";
+    }
+  }
+  if (route == "create_attempt" && *answer.error == "attempt_in_flight" &&
+      (attempt == nullptr || !live_during(*attempt, from, to))) {
+    return "refused a retry because " + attempt_ref(answer.attempt_id.value_or(0)) +
+           " was in flight, but it was not live then";
+  }
+  if (route == "create_attempt" && *answer.error == "job_completed") {
+    // The job the request's path names (/jobs/{id}/attempts): the answer itself names none.
+    const auto id = id_in_path(model.request_of(exchange).path, "/jobs/");
+    const JobRecord* job = model.job(id);
+    const auto* won = job != nullptr ? job->won() : nullptr;
+    if (job != nullptr && (won == nullptr || won->seq > to)) {
+      return "refused a retry of " + job_ref(id) +
+             " as completed, but the store had not completed it";
+    }
+  }
+  return {};
+}
+
+// A job read shows a result exactly when it shows the job succeeded, and a failure reason (a
+// non-empty text) exactly when it shows it failed (as the client read the body).
+std::string read_shape(const events::ClientSent& sent, const events::ClientReceived& got) {
+  if (sent.action != "get_job" || got.status != 200 || !got.shown_status) return {};
+  const bool succeeded = got.shown_status == "succeeded";
+  const bool failed = got.shown_status == "failed";
+  if (got.result_digest.has_value() != succeeded) {
+    return "a " + *got.shown_status + " job read " + (succeeded ? "without" : "with") + " a result";
+  }
+  if (got.shows_failure_reason.has_value() != failed) {
+    return "a " + *got.shown_status + " job read " + (failed ? "without" : "with") +
+           " a failure_reason";
+  }
+  if (failed && !*got.shows_failure_reason) {
+    return "a failed job read whose failure_reason is empty or not a text: it does not say why";
+  }
+  return {};
+}
+
+// A 200 job read (one API node answered the send) against the commit log over its exchange: its
+// status, "blocked" and attempts (I13.read_misstates).
+void check_read(const HistoryModel& model, const ApiExchange& exchange,
+                const events::ApiResponse& answer, const AnswerCounts& answers,
+                std::vector<Violation>& out) {
+  const auto request = model.requests.find(exchange.client_request);
+  if (request == model.requests.end()) return;
+  // Only a send that one API node answered: with two, the client may hold the other's answer.
+  if (answers.at({exchange.client_request, exchange.client_send}) != 1) return;
+  const auto job_id = *answer.job_id;
+  const auto from = exchange.request_seq;
+  const auto to = exchange.response_seq;
+  const auto due = blocked_during(model, job_id, from, to);
+  const JobRecord* job = model.job(job_id);
+  const auto statuses =
+      job != nullptr ? statuses_during(model, *job, from, to) : std::set<std::string>{};
+  for (const auto& received : model.receipts(request->second)) {
+    const auto& got = received.what;
+    if (got.send != exchange.client_send || got.status != 200) continue;
+    std::string wrong;
+    if (job != nullptr && got.shown_status && !statuses.contains(*got.shown_status)) {
+      std::string held;
+      for (const auto& status : statuses) held += (held.empty() ? "" : ", ") + status;
+      wrong = "as " + *got.shown_status + ", a status it did not have while the read was " +
+              "handled (" + held + ")";
+    } else if (due && got.shown_blocked && *got.shown_blocked != *due) {
+      wrong = *due ? "as not blocked while an attempt was UNKNOWN"
+                   : "as blocked with no UNKNOWN attempt";
+    } else if (!got.shown_attempts) {
+      wrong = "without its attempts";
+    } else if (auto misstated = attempts_misstated(model, job_id, *got.shown_attempts, from, to);
+               !misstated.empty()) {
+      wrong = "and " + misstated;
+    }
+    if (wrong.empty()) continue;
+    out.push_back(violation("I13.read_misstates",
+                            "request " + std::to_string(exchange.client_request) + " read " +
+                                job_ref(job_id) + " " + wrong,
+                            received.seq, {exchange.response_seq}));
+    return;
+  }
+}
+
+}  // namespace onejob::check::i13
