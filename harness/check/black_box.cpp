@@ -165,10 +165,15 @@ void key_reuse_refused(const History& history, const Index& index, std::vector<F
   };
   std::map<std::string, Acknowledged> first_acknowledged;
   const auto arrivals = by_arrival(history);
+  // The create with a key and a body that `response` answers, or none.
+  const auto keyed_create = [&](const Response& response) -> const Request* {
+    const Request* request = index.request_of(response);
+    return request && request->action == "create" && request->key && request->body ? request
+                                                                                   : nullptr;
+  };
   for (const Response* response : arrivals) {
-    const Request* request = index.request_of(*response);
-    if (!request || request->action != "create" || !request->key || !request->body) continue;
-    if (!success(response->status)) continue;
+    const Request* request = keyed_create(*response);
+    if (!request || !success(response->status)) continue;
     const std::string identity = identity_of(request->owner, *request->key);
     const auto [it, fresh] =
         first_acknowledged.try_emplace(identity, Acknowledged{request, response});
@@ -182,11 +187,8 @@ void key_reuse_refused(const History& history, const Index& index, std::vector<F
   if (!history.conflict_status) return;
   const int conflict = *history.conflict_status;
   for (const Response* response : arrivals) {
-    const Request* request = index.request_of(*response);
-    if (!request || request->action != "create" || !request->key || !request->body ||
-        !response->status || success(response->status)) {
-      continue;
-    }
+    const Request* request = keyed_create(*response);
+    if (!request || !response->status || success(response->status)) continue;
     const std::string identity = identity_of(request->owner, *request->key);
     const auto first = first_acknowledged.find(identity);
     if (first == first_acknowledged.end() || request->t_us <= first->second.response->t_us) {

@@ -82,11 +82,14 @@ bool readable_json(const std::string& text) {
   return nlohmann::json::sax_parse(without_trailing_whitespace(text), &reader) && reader.clean();
 }
 
-bool retry_body_ok(const std::string& body) {
+std::optional<std::string> retry_body_provider(const std::string& body) {
   const JsonValue held = json_value(body);
   const nlohmann::json& parsed = *held;
-  return parsed.is_object() && parsed.size() == 1 && parsed.contains("provider") &&
-         parsed["provider"].is_string();
+  if (!parsed.is_object() || parsed.size() != 1 || !parsed.contains("provider") ||
+      !parsed["provider"].is_string()) {
+    return std::nullopt;
+  }
+  return parsed["provider"].get<std::string>();
 }
 
 bool create_input_ok(const std::string& body) {

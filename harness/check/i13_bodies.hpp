@@ -14,8 +14,10 @@ std::size_t depth_of(const std::string& text);
 // Whether this checker's parser reads `text` as one JSON value with no object repeating a key
 // and no number beyond a double.
 bool readable_json(const std::string& text);
+// The provider a retry's body names when it is exactly {"provider": a string}, else nothing.
+std::optional<std::string> retry_body_provider(const std::string& body);
 // A retry's body, when it has one, is exactly {"provider": a string}.
-bool retry_body_ok(const std::string& body);
+inline bool retry_body_ok(const std::string& body) { return retry_body_provider(body).has_value(); }
 // A create's input, as DESIGN.md states the contract: an object whose "text" is a non-empty
 // string; extract's also has "fields", a non-empty list of distinct non-empty names, and the
 // other operations' have nothing else. Bodies that are not JSON objects are judged elsewhere.

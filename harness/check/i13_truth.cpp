@@ -7,7 +7,7 @@
 #include <charconv>
 #include <set>
 
-#include "harness/check/json_value.hpp"
+#include "harness/check/i13_bodies.hpp"
 
 namespace onejob::check::i13 {
 namespace {
@@ -36,12 +36,9 @@ std::vector<sim::NodeName> retry_providers(const HistoryModel& model, const JobR
                                            const events::ClientSent& sent, std::uint64_t from,
                                            std::uint64_t to) {
   if (sent.body && !sent.body->empty()) {
-    const auto body = json_value(*sent.body);
-    if (!body->is_object() || body->size() != 1 || !body->contains("provider") ||
-        !(*body)["provider"].is_string()) {
-      return {};
-    }
-    return {sim::NodeName((*body)["provider"].get<std::string>())};
+    const auto named = retry_body_provider(*sent.body);
+    if (!named) return {};
+    return {sim::NodeName(*named)};
   }
   std::vector<sim::NodeName> out;
   for (const auto id : job.attempts) {
