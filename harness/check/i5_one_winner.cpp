@@ -11,11 +11,18 @@
 //   - a job read (a client's GET) showing the job succeeded shows the log's winner and, compared
 //     as JSON by this checker's own parser, the output the winner's provider really produced
 //     (simulated outputs differ per provider and attempt, so another attempt's result shows);
-//   - a job read that reached the API only after the job was won shows it succeeded.
+//   - a job read that reached the API only after the job was won shows it succeeded;
+//   - no answer shows, nested in its body (outside a top-level "result"), the output an attempt's
+//     provider produced unless it is the result the answer's job (the execution's, when the answer
+//     names none) had won before the answer arrived: a loser's result is discarded and never
+//     visible, and no attempt's result is shown before its compare-and-swap. Outputs are compared
+//     by the digests of their JSON objects, this checker's parser against the client's.
 // Does not check:
 //   - that the winner's output was valid (I6);
 //   - reads of jobs a client never asked for.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "harness/check/invariant.hpp"
 
@@ -153,6 +160,71 @@ void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
   }
 }
 
+// The digest of an output that is a JSON object with members (what a result looks like); nothing
+// for any other output, which cannot be told from the objects every answer carries.
+std::optional<std::string> object_digest(const std::string& output) {
+  const JsonValue held = json_value(output);
+  if (!held->is_object() || held->empty()) return std::nullopt;
+  return json_digest(output);
+}
+
+void check_nested_outputs(const HistoryModel& model, std::vector<Violation>& out) {
+  struct Shown {
+    const ClientRequest* request;
+    At<events::ClientReceived> received;
+  };
+  // Every digest an answer showed nested, with the answers that showed it.
+  std::map<std::string, std::vector<Shown>, std::less<>> shown;
+  for (const auto& [number, request] : model.requests) {
+    for (auto& received : model.receipts(request)) {
+      const auto& nested = received.what.nested_digests;
+      if (!nested) continue;
+      for (std::size_t from = 0; from <= nested->size();) {
+        const auto to = std::min(nested->find(',', from), nested->size());
+        shown[nested->substr(from, to - from)].push_back({&request, received});
+        from = to + 1;
+      }
+    }
+  }
+  if (shown.empty()) return;
+  // The output its winner produced, by job (computed when first asked).
+  std::map<std::int64_t, std::optional<std::string>> winning_digests;
+  const auto winning_digest = [&](const JobRecord& job) -> const std::optional<std::string>& {
+    auto [it, fresh] = winning_digests.try_emplace(job.id());
+    if (!fresh) return it->second;
+    const auto* won = job.won();
+    const Execution* execution =
+        won == nullptr ? nullptr : model.execution_of(won->what.attempt_id);
+    if (execution != nullptr) it->second = json_digest(model.output_of(*execution));
+    return it->second;
+  };
+  std::set<std::pair<std::uint64_t, std::string>> reported;  // (answer, digest)
+  for (const auto& execution : model.executions) {
+    const auto digest = object_digest(model.output_of(execution));
+    if (!digest) continue;
+    const auto showing = shown.find(*digest);
+    if (showing == shown.end()) continue;
+    const auto by_key = model.attempt_by_provider_key.find(execution.executed.what.provider_key);
+    const AttemptRecord* attempt =
+        by_key == model.attempt_by_provider_key.end() ? nullptr : model.attempt(by_key->second);
+    if (attempt == nullptr) continue;
+    for (const auto& [request, received] : showing->second) {
+      const std::int64_t job_id = received.what.job_id.value_or(attempt->job_id());
+      const JobRecord* job = model.job(job_id);
+      const auto* won = job == nullptr ? nullptr : job->won();
+      if (won != nullptr && won->seq < received.seq && winning_digest(*job) == digest) continue;
+      if (!reported.emplace(received.seq, *digest).second) continue;
+      out.push_back(violation("I5.discarded_result_shown",
+                              request->client +
+                                  " received an answer showing, nested in its body, the output " +
+                                  attempt_ref(attempt->id()) + "'s provider produced for " +
+                                  job_ref(attempt->job_id()) + ", which was not " +
+                                  job_ref(job_id) + "'s result when the answer arrived",
+                              received.seq, {execution.executed.seq}));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> check_one_winner(const HistoryModel& model) {
@@ -160,6 +232,7 @@ std::vector<Violation> check_one_winner(const HistoryModel& model) {
   for (const auto& [id, job] : model.jobs) check_cas(model, job, out);
   check_no_cas_endings(model, out);
   check_reads(model, out);
+  check_nested_outputs(model, out);
   return out;
 }
 

@@ -86,6 +86,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I5.read_wrong_winner",
       "I5.read_winner_unknown_to_store",
       "I5.read_wrong_result",
+      "I5.discarded_result_shown",
       "I6.uncertified_provider",
       "I6.certified_without_call",
       "I6.certified_on_failed_call",

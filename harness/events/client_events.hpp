@@ -101,6 +101,11 @@ struct ClientReceived {
   std::optional<bool> shows_failure_reason{};
   std::optional<bool> quotes_store{};       // true when the body quotes a store failure's own words
   std::optional<std::string> request_id{};  // a failure body's "request_id"
+  // The digests of the JSON objects nested in the body below its top level, outside a top-level
+  // "result" (and of every string there that holds a JSON object): sorted, each once, joined by
+  // ','; absent when there are none. What an attempt's result shown where it must not be looks
+  // like to a reader.
+  std::optional<std::string> nested_digests{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -122,6 +127,7 @@ struct ClientReceived {
     field("shows_failure_reason", self.shows_failure_reason);
     field("quotes_store", self.quotes_store);
     field("request_id", self.request_id);
+    field("nested_digests", self.nested_digests);
   }
 };
 

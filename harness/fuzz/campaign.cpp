@@ -94,6 +94,7 @@ rc::Gen<RawCase> raw_case() {
     raw.capacity = *rc::gen::element(3, 3, 0, 1, 2);
     raw.attempt_limit = *rc::gen::element(4, 4, 4, 0, 1, 2);
     raw.edge = *rc::gen::element(0, 0, 0, 0, 1);
+    raw.read_back = *rc::gen::element(0, 1, 2);
     return raw;
   });
 }

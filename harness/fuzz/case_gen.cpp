@@ -299,6 +299,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     int request = 0;
     Duration at{0};
     std::string provider;
+    std::string client;
   };
   std::vector<Created> creates;
   Duration at{0};
@@ -337,7 +338,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
           : s.deep > 2 ? refused_body(s.deep, s.body, providers[0])
                        : body(s.body, providers);
       create.request = static_cast<int>(spec.timeline.size()) + 1;
-      creates.push_back({create.request, at, body_provider(s.body, providers)});
+      creates.push_back({create.request, at, body_provider(s.body, providers), create.client});
       spec.timeline.push_back(std::move(create));
       if (kind == create_job) continue;
     }
@@ -408,6 +409,18 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     at = then.at;
     then.request = static_cast<int>(spec.timeline.size()) + 1;
     spec.timeline.push_back(std::move(then));
+  }
+  if (raw.read_back > 0) {
+    const Duration read_at = at + (raw.read_back == 1 ? std::chrono::seconds(20) : 90s);
+    for (const auto& created : creates) {
+      scenario::TimelineEntry read;
+      read.at = read_at;
+      read.client = created.client;
+      read.kind = scenario::TimelineEntry::Kind::get_job;
+      read.target_request = created.request;
+      read.request = static_cast<int>(spec.timeline.size()) + 1;
+      spec.timeline.push_back(std::move(read));
+    }
   }
   if (spec.timeline.empty()) {  // a case always sends something
     scenario::TimelineEntry entry;

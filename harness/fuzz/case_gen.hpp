@@ -124,6 +124,9 @@ struct RawCase {
   int attempt_limit = 4;  // attempt_limit - 1
   // 1: edges of time: the lease is the attempt deadline plus 1 ms.
   int edge = 0;
+  // 1, 2: after the last step, each client reads every job it asked to create, once, 20 s or
+  // 90 s later (the read-back a story ends with: what a reader is shown once the dust settled).
+  int read_back = 0;
   std::vector<RawProvider> providers;
   std::vector<RawLink> links;  // in scenario::kLinks order
   std::vector<RawFault> faults;

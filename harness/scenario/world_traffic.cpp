@@ -1,6 +1,7 @@
 // World's client and load-balancer traffic: clients sending and retrying timeline requests, the
 // balancer forwarding them to API nodes and relaying answers, API nodes serving them.
 #include <algorithm>
+#include <set>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -266,6 +267,29 @@ namespace {
 
 std::string digest(const std::string& bytes) { return sim::hex64(sim::fnv1a64(bytes)); }
 
+std::string canonical(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The digests of `value` when it is an object and of every object below it, also inside strings
+// that hold one (nesting beyond a bound is not followed).
+void nested_objects(const nlohmann::json& value, int depth, std::set<std::string>& digests) {
+  constexpr int kMaxDepth = 64;
+  if (depth > kMaxDepth) return;
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || text[first] != '{') return;
+    const auto inner = nlohmann::json::parse(text, nullptr, false);
+    if (inner.is_object()) nested_objects(inner, depth + 1, digests);
+    return;
+  }
+  if (value.is_object()) digests.insert(digest(canonical(value)));
+  if (value.is_structured()) {
+    for (const auto& item : value) nested_objects(item, depth + 1, digests);
+  }
+}
+
 // What the client itself reads in a response body: its own JSON parser, not the system's.
 void read_body(const std::string& text, events::ClientReceived& received) {
   const auto body = nlohmann::json::parse(text, nullptr, false);
@@ -279,10 +303,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("completed_by") && body["completed_by"].is_number_integer()) {
     received.shown_winner = body["completed_by"].get<std::int64_t>();
   }
-  if (body.contains("result")) {
-    received.result_digest =
-        digest(body["result"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  }
+  if (body.contains("result")) received.result_digest = digest(canonical(body["result"]));
   if (body.contains("attempt_id") && body["attempt_id"].is_number_integer()) {
     received.attempt_id = body["attempt_id"].get<std::int64_t>();
   }
@@ -315,6 +336,15 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   }
   if (body.contains("request_id") && body["request_id"].is_string()) {
     received.request_id = body["request_id"].get<std::string>();
+  }
+  std::set<std::string> nested;
+  for (const auto& [name, value] : body.items()) {
+    if (name != "result") nested_objects(value, 1, nested);
+  }
+  if (!nested.empty()) {
+    std::string joined;
+    for (const auto& one : nested) joined += (joined.empty() ? "" : ",") + one;
+    received.nested_digests = std::move(joined);
   }
 }
 

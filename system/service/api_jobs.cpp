@@ -188,6 +188,10 @@ Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId i
                         {"origin", to_string(attempt.origin)},
                         {"state", to_string(attempt.state)},
                         {"reason", attempt.outcome_reason}});
+    // Defect read-shows-attempt-results: the attempt's stored output, as the text it is kept in.
+    if (context.config.defects.has(Defect::read_shows_attempt_results) && !attempt.result.empty()) {
+      attempts.back()["result"] = attempt.result;
+    }
   }
   json body = {{"job_id", job->id},           {"status", to_string(job->status)},
                {"operation", job->operation}, {"provider", job->target_provider},

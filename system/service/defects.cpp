@@ -96,11 +96,12 @@ constexpr DefectInfo kDefects[] = {
      "and RUNNING), so a blocked job cannot be unblocked"},
     {Defect::discard_reports_winner, "discard-reports-winner",
      "result.discarded reports the winner's result bytes instead of the discarded ones"},
+    {Defect::read_shows_attempt_results, "read-shows-attempt-results",
+     "a job read lists each attempt's own result beside its state: a discarded result is visible "
+     "to the reader"},
 };
 
-static_assert(lists_in_order(kDefects, &DefectInfo::defect) &&
-                  std::size(kDefects) ==
-                      static_cast<std::size_t>(Defect::discard_reports_winner) + 1,
+static_assert(lists_in_order(kDefects, &DefectInfo::defect) && std::size(kDefects) == kDefectCount,
               "kDefects lists every Defect once, in declaration order");
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <bitset>
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -43,7 +44,11 @@ enum class Defect {
   key_limit_off_by_one,
   cancel_skips_unknown,
   discard_reports_winner,
+  read_shows_attempt_results,  // the last: kDefectCount counts through it
 };
+
+inline constexpr std::size_t kDefectCount =
+    static_cast<std::size_t>(Defect::read_shows_attempt_results) + 1;
 
 struct DefectInfo {
   Defect defect;
@@ -75,7 +80,7 @@ class Defects {
   bool any() const { return on_.any(); }
 
  private:
-  std::bitset<static_cast<std::size_t>(Defect::discard_reports_winner) + 1> on_;
+  std::bitset<kDefectCount> on_;
 };
 
 }  // namespace onejob

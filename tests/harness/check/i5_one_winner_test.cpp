@@ -169,6 +169,56 @@ BOOST_AUTO_TEST_CASE(a_read_that_began_before_the_win_may_show_pending) {
   require_none(check_one_winner(h.model()));
 }
 
+// A 200 read of job 1 in request `request` showing it succeeded by attempt 2 with kBilling, with
+// `nested` (the digests of the objects nested in its body) as its client recorded them.
+events::ClientReceived read_with_nested(std::int64_t request, std::int64_t winner,
+                                        const std::string& result, std::string nested) {
+  auto got = read_received(request, 1, "succeeded", winner, json_digest(result));
+  got.nested_digests = std::move(nested);
+  return got;
+}
+
+BOOST_AUTO_TEST_CASE(a_read_showing_a_discarded_result_nested_in_its_body_is_a_violation) {
+  HistoryBuilder h;
+  cancel_and_retry(h);  // attempt 1's execution is event 4
+  win(h, {.attempt_id = 2, .by = "worker-2"});
+  lose(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}, 2, kBilling);
+  // An attempt entry and the loser's output (its keys in another order: the same object).
+  const std::string nested = *json_digest(R"({"attempt_id":1,"state":"DISCARDED"})") + "," +
+                             *json_digest(R"({"label": "other", "confidence": 0.8})");
+  h.add("browser", get_sent(2, "alice", 1));
+  const auto read = h.add("browser", read_with_nested(2, 2, kBilling, nested)).last_seq();
+  const auto violations = check_one_winner(h.model());
+  require_one(violations, "I5.discarded_result_shown", read);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{4});
+}
+
+BOOST_AUTO_TEST_CASE(nested_objects_that_are_no_attempts_output_pass) {
+  HistoryBuilder h;
+  cancel_and_retry(h);
+  win(h, {.attempt_id = 2, .by = "worker-2"});
+  lose(h, {.attempt_id = 1, .result = kOther, .from = S::cancelled}, 2, kBilling);
+  h.add("browser", get_sent(2, "alice", 1))
+      .add("browser", read_with_nested(2, 2, kBilling,
+                                       *json_digest(R"({"attempt_id":1,"state":"DISCARDED"})")));
+  require_none(check_one_winner(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(the_winners_output_may_be_shown_nested_only_once_it_won) {
+  HistoryBuilder h;
+  run_attempt_1(h);  // attempt 1's execution (kBilling) is event 4
+  h.add("browser", get_sent(2, "alice", 1));
+  auto early = read_received(2, 1, "running", std::nullopt, std::nullopt);
+  early.nested_digests = *json_digest(kBilling);
+  const auto before = h.add("browser", early).last_seq();
+  win(h, {.attempt_id = 1});
+  h.add("browser", get_sent(3, "alice", 1))
+      .add("browser", read_with_nested(3, 1, kBilling, *json_digest(kBilling)));
+  const auto violations = check_one_winner(h.model());
+  require_one(violations, "I5.discarded_result_shown", before);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{4});
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
