@@ -25,6 +25,7 @@
 #include <set>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
