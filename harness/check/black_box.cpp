@@ -13,6 +13,7 @@
 #include "harness/check/black_box.hpp"
 
 #include "harness/check/black_box_rules.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check::black_box {
 namespace detail {
@@ -257,6 +258,47 @@ void live_attempts_cancellable(const History& history, const Index& index,
   }
 }
 
+// B15: an answer shows a provider's output only as its job's result: no attempt execution's
+// output (an object with members) appears anywhere else in an answer's body (nested below its top
+// level, or in a text holding JSON), unless it equals the result the answer shows. A discarded
+// result, or one not yet the job's, is never visible.
+void outputs_shown_only_as_results(const History& history, std::vector<Finding>& out) {
+  std::map<std::string, const Execution*> outputs;  // compact text -> first execution
+  for (const auto& execution : history.executions) {
+    if (execution.purpose != "attempt" || !execution.output || !execution.output->is_object() ||
+        execution.output->empty()) {
+      continue;
+    }
+    outputs.emplace(execution.output->dump(), &execution);
+  }
+  if (outputs.empty()) return;
+  for (const auto& response : history.responses) {
+    if (!response.body) continue;
+    std::set<std::string> nested;  // below the body's top level
+    if (response.body->is_structured()) {
+      for (const auto& item : *response.body) {
+        for_each_object(item,
+                        [&nested](const nlohmann::json& object) { nested.insert(object.dump()); });
+      }
+    }
+    for (const auto& text : nested) {
+      const auto produced = outputs.find(text);
+      if (produced == outputs.end()) continue;
+      const Execution& execution = *produced->second;
+      if (response.result && *response.result == *execution.output) continue;
+      out.push_back(
+          finding("B15.output_shown_elsewhere",
+                  "an answer (request " + response.id + ") shows, outside its result, " +
+                      shown(*execution.output) + ", the output " + execution.provider +
+                      " produced under key " + execution.provider_key +
+                      (response.result ? ", while its result is " + shown(*response.result)
+                                       : ", while it shows no result"),
+                  {response.line, execution.line}));
+      break;
+    }
+  }
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -287,6 +329,9 @@ const std::vector<Rule>& all_rules() {
       {"B13", "a job runs at most the target's declared number of attempts"},
       {"B14",
        "a live attempt can be cancelled: a cancel is refused only once its attempt finished"},
+      {"B15",
+       "a provider's output is shown only as its job's result, never elsewhere in an answer (a "
+       "discarded result stays hidden)"},
   };
   return rules;
 }
@@ -308,6 +353,7 @@ std::vector<Finding> judge(const History& history) {
   failures_are_declared(history, index, out);
   attempts_within_limit(history, index, out);
   live_attempts_cancellable(history, index, out);
+  outputs_shown_only_as_results(history, out);
   availability(history, index, out);
   return out;
 }

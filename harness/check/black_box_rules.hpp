@@ -143,6 +143,7 @@ void key_executes_once(const History& history, std::vector<Finding>& out);
 void timeout_is_not_failure(const History& history, const Index& index, std::vector<Finding>& out);
 void failover_is_certified(const History& history, const Index& index, std::vector<Finding>& out);
 void attempts_within_limit(const History& history, const Index& index, std::vector<Finding>& out);
+void outputs_shown_only_as_results(const History& history, std::vector<Finding>& out);
 void live_attempts_cancellable(const History& history, const Index& index,
                                std::vector<Finding>& out);
 

@@ -40,4 +40,31 @@ bool holds_json_value(std::string_view text) {
   return nlohmann::json::accept(without_trailing_whitespace(text));
 }
 
+namespace {
+
+void objects_within(const nlohmann::json& value, int depth,
+                    const std::function<void(const nlohmann::json&)>& visit) {
+  constexpr int kMaxDepth = 64;
+  if (depth > kMaxDepth) return;
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || text[first] != '{') return;
+    const auto inner = nlohmann::json::parse(text, nullptr, false);
+    if (inner.is_object()) objects_within(inner, depth + 1, visit);
+    return;
+  }
+  if (value.is_object()) visit(value);
+  if (value.is_structured()) {
+    for (const auto& item : value) objects_within(item, depth + 1, visit);
+  }
+}
+
+}  // namespace
+
+void for_each_object(const nlohmann::json& value,
+                     const std::function<void(const nlohmann::json&)>& visit) {
+  objects_within(value, 0, visit);
+}
+
 }  // namespace onejob::check

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -24,5 +25,11 @@ using JsonValue = std::shared_ptr<const nlohmann::json>;
 JsonValue json_value(std::string_view text);
 // Whether `text` holds a JSON value as json_value reads it (the same parser, building nothing).
 bool holds_json_value(std::string_view text);
+
+// Calls `visit` with `value` when it is an object and with every object within it, also inside a
+// text that holds one (a string whose first non-blank character is '{'): where a result shown
+// where it must not be hides in an answer. Nesting past 64 levels is not followed.
+void for_each_object(const nlohmann::json& value,
+                     const std::function<void(const nlohmann::json&)>& visit);
 
 }  // namespace onejob::check

@@ -36,14 +36,15 @@ std::optional<std::string> id_in(const json& body, const std::string& pointer) {
   return std::nullopt;
 }
 
-// What a client reads in an answer's body, where the profile says it is; for an operator
-// action's answer (`request_action` retry or cancel), the attempt it names and its whole body
-// too; for a read's, the job's attempts.
+// What a client reads in an answer's body, where the profile says it is, and the whole body for a
+// read or an operator action (`request_action` read, retry or cancel); for an action's answer the
+// attempt it names too, for a read's the job's attempts.
 void read_body(const TargetProfile& profile, const std::string& text,
                const std::string& request_action, bb::Response& response) {
   const bool action = request_action == "retry" || request_action == "cancel";
   const json body = json::parse(text, nullptr, false);
   if (body.is_discarded()) return;
+  if (action || request_action == "read") response.body = body;
   response.job = id_in(body, profile.job_id_pointer);
   if (const json* attempts =
           request_action == "read" ? at_pointer(body, profile.attempts_pointer) : nullptr;
@@ -59,7 +60,6 @@ void read_body(const TargetProfile& profile, const std::string& text,
   }
   if (action) {
     response.attempt = id_in(body, profile.attempt_id_pointer);
-    response.body = body;
     if (const json* state = profile.attempt_state_pointer.empty()
                                 ? nullptr
                                 : at_pointer(body, profile.attempt_state_pointer);

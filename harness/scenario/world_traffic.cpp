@@ -10,6 +10,7 @@
 #include "system/domain/check.hpp"
 #include "system/service/deadline.hpp"
 
+#include "harness/check/json_value.hpp"
 #include "harness/events/client_events.hpp"
 #include "harness/scenario/world.hpp"
 #include "harness/scenario/world_nodes.hpp"
@@ -271,25 +272,6 @@ std::string canonical(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The digests of `value` when it is an object and of every object below it, also inside strings
-// that hold one (nesting beyond a bound is not followed).
-void nested_objects(const nlohmann::json& value, int depth, std::set<std::string>& digests) {
-  constexpr int kMaxDepth = 64;
-  if (depth > kMaxDepth) return;
-  if (value.is_string()) {
-    const auto& text = value.get_ref<const std::string&>();
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos || text[first] != '{') return;
-    const auto inner = nlohmann::json::parse(text, nullptr, false);
-    if (inner.is_object()) nested_objects(inner, depth + 1, digests);
-    return;
-  }
-  if (value.is_object()) digests.insert(digest(canonical(value)));
-  if (value.is_structured()) {
-    for (const auto& item : value) nested_objects(item, depth + 1, digests);
-  }
-}
-
 // What the client itself reads in a response body: its own JSON parser, not the system's.
 void read_body(const std::string& text, events::ClientReceived& received) {
   const auto body = nlohmann::json::parse(text, nullptr, false);
@@ -339,7 +321,10 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   }
   std::set<std::string> nested;
   for (const auto& [name, value] : body.items()) {
-    if (name != "result") nested_objects(value, 1, nested);
+    if (name == "result") continue;
+    check::for_each_object(value, [&nested](const nlohmann::json& object) {
+      nested.insert(digest(canonical(object)));
+    });
   }
   if (!nested.empty()) {
     std::string joined;

@@ -155,7 +155,8 @@ PY
                cancel-skips-unknown:provider_timeout_cancel_fallback:B14.live_attempt_refused \
                timeout-is-failure:provider_never_answers:B7.failed_while_running \
                blind-overwrite:reverse_order_completion:B4.result_changed \
-               late-merge:reverse_order_completion:B4.result_changed; do
+               late-merge:reverse_order_completion:B4.result_changed \
+               read-shows-attempt-results:reverse_order_completion:B15.output_shown_elsewhere; do
       IFS=: read -r defect scenario clause <<< "$row"
       dir="$work/$defect"
       probe "$dir" "$serve --defect $defect" "scenarios/$scenario.yaml" > "$work/out.txt" 2>&1

@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_SUITE(black_box_rules)
 BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
   const auto found = clauses(clean().history());
   BOOST_TEST(found.empty(), joined(found));
-  BOOST_TEST(all_rules().size() == 14u);
+  BOOST_TEST(all_rules().size() == 15u);
 }
 
 BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
@@ -409,6 +409,43 @@ BOOST_AUTO_TEST_CASE(b14_a_cancel_refused_while_its_attempt_was_live) {
   shows(finished, "r11", 220, "CANCELLED", false);
   found = clauses(finished.history());
   BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b15_a_discarded_output_shown_in_an_answer) {
+  // Two executions of job 7, one after the other: the second's output is the result; the read's
+  // body lists the attempts, the first with its own output (as an object, then as a text holding
+  // it).
+  const auto story = [](json first_attempt) {
+    Story s;
+    s.create("r1", 0, "alice", "k1")
+        .answer("r1", 10, 201, "7")
+        .execute(30, 60, "alpha", "p7-1", "ok", kOther)
+        .execute(65, 80, "alpha", "p7-2", "ok", kBilling)
+        .act("r3", 100, "alice", "read", "7")
+        .answer("r3", 110, 200, "7", "succeeded", kBilling);
+    json body = {
+        {"job_id", 7},
+        {"result", kBilling},
+        {"attempts", json::array({first_attempt, {{"attempt_id", 2}, {"result", kBilling}}})}};
+    return std::pair(s, body);
+  };
+  for (const json& leaked : {kOther, json(kOther.dump())}) {
+    auto [s, body] = story({{"attempt_id", 1}, {"result", leaked}});
+    auto history = s.history();
+    history.responses.back().body = body;
+    const auto found = clauses(history);
+    BOOST_TEST(only(found, "B15.output_shown_elsewhere"), joined(found));
+  }
+  // The result itself, shown again in the attempts list, and objects no provider produced pass.
+  auto [s, body] = story({{"attempt_id", 1}, {"state", "discarded"}});
+  auto history = s.history();
+  history.responses.back().body = body;
+  BOOST_TEST(clauses(history).empty(), joined(clauses(history)));
+  // Before the job shows a result, no output may be shown at all.
+  history.responses.back().result.reset();
+  history.responses.back().job_status = "running";
+  const auto found = clauses(history);
+  BOOST_TEST(only(found, "B15.output_shown_elsewhere"), joined(found));
 }
 
 BOOST_AUTO_TEST_CASE(availability_is_reported_apart_from_safety) {
