@@ -19,6 +19,8 @@
 //     duplicate key) is never refused as invalid JSON; a body that parser cannot read (a key
 //     repeated in one object, a number beyond a double, no JSON) is never accepted, and a create
 //     with such a body and a valid key is refused as invalid_json (unless 401, 403 or a 5xx);
+//   - a create answered 201 names its new job in a Location header, /jobs/{the job id its body
+//     shows} (location_wrong);
 //   - routes, judged from the method and path the client sent (route_misjudged): a path that fits
 //     none of POST /jobs, GET /jobs/{id}, POST /jobs/{id}/attempts, POST /attempts/{id}/cancel
 //     (an id: a positive decimal number, digits only) is answered 404, one that fits with another
@@ -387,6 +389,17 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
       const Route route = route_of(request_line);
       if (auto misnamed = error_misnamed(route, got); !misnamed.empty()) {
         out.push_back(violation("I13.error_misnamed", head + misnamed, received.seq, {send_seq}));
+      }
+      if (sent->action == "create_job" && got.status == 201) {
+        const std::string names =
+            got.job_id ? "/jobs/" + std::to_string(*got.job_id) : std::string("/jobs/{id}");
+        if (got.location != names) {
+          out.push_back(violation("I13.location_wrong",
+                                  head + "a new job's answer names it in Location: " + names +
+                                      ", but it has " +
+                                      (got.location ? "\"" + *got.location + "\"" : "none"),
+                                  received.seq, {send_seq}));
+        }
       }
       if (got.status == 503 && !got.retry_after) {
         out.push_back(violation("I13.no_retry_after", head + "a 503 without Retry-After",

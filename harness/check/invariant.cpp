@@ -134,6 +134,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I13.refusal_untrue",
       "I13.read_misstates",
       "I13.error_misnamed",
+      "I13.location_wrong",
       "I14.report_untrue",
       "I14.report_incomplete",
       "I14.report_missing",

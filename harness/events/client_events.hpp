@@ -106,6 +106,7 @@ struct ClientReceived {
   // ','; absent when there are none. What an attempt's result shown where it must not be looks
   // like to a reader.
   std::optional<std::string> nested_digests{};
+  std::optional<std::string> location{};  // the answer's Location header, when it has one
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -128,6 +129,7 @@ struct ClientReceived {
     field("quotes_store", self.quotes_store);
     field("request_id", self.request_id);
     field("nested_digests", self.nested_digests);
+    field("location", self.location);
   }
 };
 

@@ -336,6 +336,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
 void read_headers(const Headers& headers, events::ClientReceived& received) {
   if (find_header(headers, "Idempotent-Replayed") == "true") received.replayed = true;
   received.retry_after = find_header(headers, "Retry-After");
+  received.location = find_header(headers, "Location");
 }
 
 }  // namespace

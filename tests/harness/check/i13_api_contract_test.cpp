@@ -99,6 +99,28 @@ BOOST_AUTO_TEST_CASE(i13_every_refusal_names_a_word_its_status_has_on_its_route)
   require_one(answered_with("get_job", 503, "unavailable"), "I13.error_misnamed", 2);
 }
 
+// A create answered 201 naming job 1, with `location` as its Location header (or none); the
+// violations of I13.location_wrong only.
+std::vector<check::Violation> created_with_location(std::optional<std::string> location,
+                                                    std::int64_t status = 201) {
+  HistoryBuilder h;
+  auto got = received(1, status, 1);
+  got.location = std::move(location);
+  h.add("browser", create_sent(1, "alice", "k1", kBody)).add("browser", got);
+  auto violations = check_api_contract(h.model());
+  std::erase_if(violations, [](const auto& v) { return v.clause != "I13.location_wrong"; });
+  return violations;
+}
+
+BOOST_AUTO_TEST_CASE(i13_a_new_jobs_answer_names_it_in_location) {
+  require_none(created_with_location("/jobs/1"));
+  require_one(created_with_location(std::nullopt), "I13.location_wrong", 2);
+  require_one(created_with_location("/jobs/2"), "I13.location_wrong", 2);
+  require_one(created_with_location("/jobs/1/"), "I13.location_wrong", 2);
+  // A replay (200) is not judged by it.
+  require_none(created_with_location(std::nullopt, 200));
+}
+
 // An operator's cancel of the attempt its path names (/attempts/1/cancel), refused 409
 // attempt_not_live; the answer names `named` as its attempt (or none). Attempt 1 is RUNNING
 // throughout unless `cancelled_before`.
