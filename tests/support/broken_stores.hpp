@@ -18,11 +18,11 @@ class StoreWithoutUniqueKey final : private OwnsMemoryStore, public StoreWrapper
  public:
   StoreWithoutUniqueKey() : StoreWrapper(memory) {}
 
-  Async<InsertJobResult> insert_job(NewJob job) override {
+  Async<InsertJobResult> insert_job(onejob::NewJob job) override {
     const std::string key = job.idempotency_key;
     for (int copy = 0;; ++copy) {
       // Store each duplicate under a private variant of the key, then report the real one.
-      NewJob row = job;
+      onejob::NewJob row = job;
       if (copy > 0) row.idempotency_key = key + "\x1f" + std::to_string(copy);
       auto result = co_await memory.insert_job(std::move(row));
       if (result.outcome == InsertJobResult::Outcome::inserted) {

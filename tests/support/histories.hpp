@@ -410,11 +410,14 @@ inline events::ClientSent get_sent(std::int64_t request, std::string owner, std:
                             .job_id = job_id};
 }
 
-// A response reaching its client, naming `job_id` when its body does.
+// A response reaching its client, naming `job_id` when its body does (a 201 naming it in its
+// Location header too, as the contract asks).
 inline events::ClientReceived received(std::int64_t request, std::int64_t status,
                                        std::optional<std::int64_t> job_id) {
-  return events::ClientReceived{
+  events::ClientReceived got{
       .request = request, .send = 1, .status = status, .body_digest = "", .job_id = job_id};
+  if (status == 201 && job_id) got.location = "/jobs/" + std::to_string(*job_id);
+  return got;
 }
 
 // A 200 job read as its client reads the body: the status, completed_by and result it shows.

@@ -13,7 +13,7 @@ class LatentStore final : public StoreWrapper {
   LatentStore(Store& target, sim::SimLoop& loop, Duration latency)
       : StoreWrapper(target), loop_(loop), latency_(latency) {}
 
-  Async<InsertJobResult> insert_job(NewJob job) override {
+  Async<InsertJobResult> insert_job(onejob::NewJob job) override {
     co_await loop_.sleep_for(latency_);
     co_return co_await target().insert_job(std::move(job));
   }
