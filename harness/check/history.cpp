@@ -601,8 +601,7 @@ std::optional<std::string> json_digest(const std::string& text) {
   const JsonValue held = json_value(text);
   const nlohmann::json& parsed = *held;
   if (parsed.is_discarded()) return std::nullopt;
-  return sim::hex64(
-      sim::fnv1a64(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  return digest_of(parsed);
 }
 
 }  // namespace onejob::check

@@ -3,6 +3,9 @@
 #include <map>
 #include <string>
 
+#include "harness/sim/rng.hpp"
+#include "harness/sim/trace.hpp"
+
 namespace onejob::check {
 
 std::string_view without_trailing_whitespace(std::string_view text) {
@@ -61,6 +64,11 @@ void objects_within(const nlohmann::json& value, int depth,
 }
 
 }  // namespace
+
+std::string digest_of(const nlohmann::json& value) {
+  return sim::hex64(
+      sim::fnv1a64(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+}
 
 void for_each_object(const nlohmann::json& value,
                      const std::function<void(const nlohmann::json&)>& visit) {

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,10 @@ using JsonValue = std::shared_ptr<const nlohmann::json>;
 JsonValue json_value(std::string_view text);
 // Whether `text` holds a JSON value as json_value reads it (the same parser, building nothing).
 bool holds_json_value(std::string_view text);
+
+// The digest a client records of a JSON value and a rule compares: its compact text (keys in
+// order, invalid UTF-8 replaced), FNV-1a 64 in hex. One definition, so the two always agree.
+std::string digest_of(const nlohmann::json& value);
 
 // Calls `visit` with `value` when it is an object and with every object within it, also inside a
 // text that holds one (a string whose first non-blank character is '{'): where a result shown

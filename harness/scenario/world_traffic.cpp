@@ -268,10 +268,6 @@ namespace {
 
 std::string digest(const std::string& bytes) { return sim::hex64(sim::fnv1a64(bytes)); }
 
-std::string canonical(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // What the client itself reads in a response body: its own JSON parser, not the system's.
 void read_body(const std::string& text, events::ClientReceived& received) {
   const auto body = nlohmann::json::parse(text, nullptr, false);
@@ -285,7 +281,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("completed_by") && body["completed_by"].is_number_integer()) {
     received.shown_winner = body["completed_by"].get<std::int64_t>();
   }
-  if (body.contains("result")) received.result_digest = digest(canonical(body["result"]));
+  if (body.contains("result")) received.result_digest = check::digest_of(body["result"]);
   if (body.contains("attempt_id") && body["attempt_id"].is_number_integer()) {
     received.attempt_id = body["attempt_id"].get<std::int64_t>();
   }
@@ -323,7 +319,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   for (const auto& [name, value] : body.items()) {
     if (name == "result") continue;
     check::for_each_object(value, [&nested](const nlohmann::json& object) {
-      nested.insert(digest(canonical(object)));
+      nested.insert(check::digest_of(object));
     });
   }
   if (!nested.empty()) {
