@@ -226,12 +226,12 @@ class History {
   static constexpr std::uint32_t kNotWord = UINT32_MAX;
   std::uint32_t word_of(std::uint32_t name_id, std::string_view text);
 
-  // An event's kind and where it starts: kind id << 40 | chunk << 20 | offset in the chunk (an
-  // interned id has 24 bits; a chunk holds at most 1 MiB, or one bigger event at offset 0).
+  // An event's kind and where it starts: kind id << 40 | chunk << 21 | offset in the chunk (an
+  // interned id has 24 bits; a chunk holds at most 2 MiB, or one bigger event at offset 0).
   using Where = std::uint64_t;
   static constexpr int kKindShift = 40;
-  static constexpr int kChunkShift = 20;
-  static constexpr int kChunkBits = 20;
+  static constexpr int kChunkShift = 21;
+  static constexpr int kChunkBits = 19;
   static constexpr Where kOffsetMask = (Where{1} << kChunkShift) - 1;
   static constexpr Where kChunkMask = (Where{1} << kChunkBits) - 1;
   // Event `index`'s packed bytes.
@@ -243,9 +243,14 @@ class History {
     return chunks_[(where >> kChunkShift) & kChunkMask].bytes.get() + (where & kOffsetMask);
   }
 
-  // Room for events, filled from the front; never moved once an event is in it.
+  // Room for events, filled from the front; never moved once an event is in it. A full-size
+  // chunk is one huge page where the system offers them (see allocate_room).
+  struct FreeRoom {
+    void operator()(char* room) const;
+  };
+  static char* allocate_room(std::size_t room);
   struct Chunk {
-    explicit Chunk(std::size_t room) : bytes(new char[room]), capacity(room) {}
+    explicit Chunk(std::size_t room) : bytes(allocate_room(room)), capacity(room) {}
     Chunk(const Chunk& other) : Chunk(other.used) {
       std::copy_n(other.bytes.get(), other.used, bytes.get());
       used = other.used;
@@ -255,7 +260,7 @@ class History {
     Chunk& operator=(Chunk&&) noexcept = default;
     ~Chunk() = default;
 
-    std::unique_ptr<char[]> bytes;
+    std::unique_ptr<char[], FreeRoom> bytes;
     std::size_t used = 0;
     std::size_t capacity = 0;
   };

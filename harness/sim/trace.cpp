@@ -189,16 +189,26 @@ struct LineParts {
     if (injected) out = put(out, ",\"injected\":true"sv);
     out = put(out, ",\"data\":{"sv);
     bool first = true;
+    // Interned: one name, one id. Names whose ids differ in their low six bits cannot repeat, so
+    // most events skip the search for repeats below.
+    std::uint64_t seen = 0;
+    bool may_repeat = false;
+    for (const auto& field : fields) {
+      const std::uint64_t bit = std::uint64_t{1} << (field.name_id & 63u);
+      may_repeat = may_repeat || (seen & bit) != 0;
+      seen |= bit;
+    }
     // nlohmann's ordered_json keeps the first position of a repeated key and the last value.
     for (std::size_t i = 0; i < fields.size(); ++i) {
-      bool repeated = false;
-      // Interned: one name, one id.
-      for (std::size_t j = 0; j < i && !repeated; ++j)
-        repeated = fields[j].name_id == fields[i].name_id;
-      if (repeated) continue;
       const Event::Field* value = &fields[i];
-      for (std::size_t j = i + 1; j < fields.size(); ++j) {
-        if (fields[j].name_id == fields[i].name_id) value = &fields[j];
+      if (may_repeat) {
+        bool repeated = false;
+        for (std::size_t j = 0; j < i && !repeated; ++j)
+          repeated = fields[j].name_id == fields[i].name_id;
+        if (repeated) continue;
+        for (std::size_t j = i + 1; j < fields.size(); ++j) {
+          if (fields[j].name_id == fields[i].name_id) value = &fields[j];
+        }
       }
       if (!first) *out++ = ',';
       first = false;
