@@ -7,52 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/json_text.hpp"
 #include "harness/check/json_value.hpp"
 
 namespace onejob::check::i13 {
-namespace {
-
-// Reads JSON through nlohmann's SAX interface, building nothing: notes a key repeated within one
-// object and a number beyond a double (nlohmann's parser refuses one too), and stops at the first.
-class ReadableJson {
- public:
-  bool clean() const { return clean_; }
-
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number_integer(nlohmann::json::number_integer_t) { return true; }
-  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
-  bool number_float(nlohmann::json::number_float_t value, const std::string&) {
-    return note(std::isfinite(value));
-  }
-  bool string(std::string&) { return true; }
-  bool binary(nlohmann::json::binary_t&) { return true; }  // never met in JSON text
-  bool start_object(std::size_t) {
-    keys_.emplace_back();
-    return true;
-  }
-  bool key(std::string& name) { return note(keys_.back().insert(name).second); }
-  bool end_object() {
-    keys_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) { return true; }
-  bool end_array() { return true; }
-  template <typename Error>
-  bool parse_error(std::size_t, const std::string&, const Error&) {
-    return note(false);
-  }
-
- private:
-  bool note(bool ok) {
-    clean_ = clean_ && ok;
-    return clean_;
-  }
-  std::vector<std::set<std::string>> keys_;  // each open object's keys so far
-  bool clean_ = true;
-};
-
-}  // namespace
 
 std::size_t depth_of(const std::string& text) {
   std::size_t depth = 0;
@@ -78,8 +36,8 @@ std::size_t depth_of(const std::string& text) {
 }
 
 bool readable_json(const std::string& text) {
-  ReadableJson reader;
-  return nlohmann::json::sax_parse(without_trailing_whitespace(text), &reader) && reader.clean();
+  const JsonTextScan scan = scan_json_text(text);
+  return scan.valid && !scan.repeated_key;
 }
 
 std::optional<std::string> retry_body_provider(const std::string& body) {

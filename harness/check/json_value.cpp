@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "harness/check/json_text.hpp"
 #include "harness/sim/rng.hpp"
 #include "harness/sim/trace.hpp"
 
@@ -39,9 +40,7 @@ JsonValue json_value(std::string_view text) {
   return value;
 }
 
-bool holds_json_value(std::string_view text) {
-  return nlohmann::json::accept(without_trailing_whitespace(text));
-}
+bool holds_json_value(std::string_view text) { return scan_json_text(text).valid; }
 
 namespace {
 

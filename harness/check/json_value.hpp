@@ -24,7 +24,8 @@ using JsonValue = std::shared_ptr<const nlohmann::json>;
 // them, then forgotten all at once) and a text seen before is not parsed again. Per thread; the
 // value is what parsing the text gives, whether it was kept or not.
 JsonValue json_value(std::string_view text);
-// Whether `text` holds a JSON value as json_value reads it (the same parser, building nothing).
+// Whether `text` holds a JSON value as json_value reads it (scan_json_text, which reads what
+// nlohmann's parser reads, building nothing).
 bool holds_json_value(std::string_view text);
 
 // The digest a client records of a JSON value and a rule compares: its compact text (keys in

@@ -1,0 +1,341 @@
+#include "harness/check/json_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onejob::check {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void append_utf8(std::string& out, std::uint32_t point) {
+  if (point < 0x80) {
+    out += static_cast<char>(point);
+  } else if (point < 0x800) {
+    out += static_cast<char>(0xC0 | (point >> 6));
+    out += static_cast<char>(0x80 | (point & 0x3F));
+  } else if (point < 0x10000) {
+    out += static_cast<char>(0xE0 | (point >> 12));
+    out += static_cast<char>(0x80 | ((point >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (point & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (point >> 18));
+    out += static_cast<char>(0x80 | ((point >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((point >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (point & 0x3F));
+  }
+}
+
+// One pass over the text with a stack of the arrays and objects still open (no recursion: a
+// hostile body may nest a million deep).
+class Scanner {
+ public:
+  // `stack` and `keys` lend their room (emptied first): a thread's scans reuse theirs.
+  Scanner(std::string_view text, std::vector<std::uint8_t>& stack,
+          std::vector<std::string_view>& keys)
+      : text_(text), stack_(stack), keys_(keys) {
+    stack_.clear();
+    keys_.clear();
+  }
+
+  JsonTextScan run() {
+    JsonTextScan scan;
+    scan.valid = scan_value_sequence();
+    scan.repeated_key = repeated_;
+    return scan;
+  }
+
+ private:
+  // An open array, or an open object (whose keys so far are the last ones in keys_, after those
+  // of the objects around it: each object notes where its own start in object_keys_from_).
+  enum Open : std::uint8_t { kArray, kObject };
+
+  bool at_end() const { return at_ >= text_.size(); }
+  unsigned char peek() const { return static_cast<unsigned char>(text_[at_]); }
+  void skip_space() {
+    while (!at_end() && is_space(text_[at_])) ++at_;
+  }
+
+  bool scan_value_sequence() {
+    // A byte-order mark may open the text, and only whole.
+    if (!text_.empty() && peek() == 0xEF) {
+      if (text_.substr(0, 3) != "\xEF\xBB\xBF") return false;
+      at_ = 3;
+    }
+    bool want_value = true;
+    for (;;) {
+      if (want_value) {
+        skip_space();
+        if (at_end()) return false;
+        const char c = text_[at_];
+        if (c == '{' || c == '[') {
+          ++at_;
+          skip_space();
+          if (!at_end() && text_[at_] == (c == '{' ? '}' : ']')) {
+            ++at_;  // empty: a whole value
+          } else if (c == '[') {
+            stack_.push_back(kArray);
+            continue;
+          } else {
+            stack_.push_back(kObject);
+            object_keys_from_.push_back(keys_.size());
+            if (!member_key()) return false;
+            continue;
+          }
+        } else if (c == '"') {
+          if (!string(nullptr)) return false;
+        } else if (c == 't') {
+          if (!literal("true")) return false;
+        } else if (c == 'f') {
+          if (!literal("false")) return false;
+        } else if (c == 'n') {
+          if (!literal("null")) return false;
+        } else if (c == '-' || is_digit(c)) {
+          if (!number()) return false;
+        } else {
+          return false;
+        }
+      }
+      // A value ended: what may follow it in the innermost open container, or the end.
+      skip_space();
+      // nlohmann reads a NUL byte outside a string as the end of its input.
+      if (stack_.empty()) return at_end() || text_[at_] == '\0';
+      if (at_end()) return false;
+      const char c = text_[at_++];
+      const bool object = stack_.back() == kObject;
+      if (c == ',') {
+        if (object && !member_key()) return false;
+        want_value = true;
+      } else if (c == (object ? '}' : ']')) {
+        if (object) {
+          close_object(object_keys_from_.back());
+          object_keys_from_.pop_back();
+        }
+        stack_.pop_back();
+        want_value = false;
+      } else {
+        return false;
+      }
+    }
+  }
+
+  // A member's key and its colon, the value to follow.
+  bool member_key() {
+    skip_space();
+    if (at_end() || text_[at_] != '"') return false;
+    std::string_view key;
+    if (!string(&key)) return false;
+    keys_.push_back(key);
+    skip_space();
+    if (at_end() || text_[at_] != ':') return false;
+    ++at_;
+    return true;
+  }
+
+  void close_object(std::size_t keys_from) {
+    const auto first = keys_.begin() + static_cast<std::ptrdiff_t>(keys_from);
+    if (keys_.end() - first > 1) {
+      std::sort(first, keys_.end());
+      repeated_ = repeated_ || std::adjacent_find(first, keys_.end()) != keys_.end();
+    }
+    keys_.erase(first, keys_.end());
+  }
+
+  bool literal(std::string_view word) {
+    if (text_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+
+  // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and a double's range: a number with a fraction
+  // or an exponent, or too long for a 64-bit integer, is read as a double and must be finite.
+  bool number() {
+    const std::size_t start = at_;
+    if (text_[at_] == '-') ++at_;
+    if (at_end() || !is_digit(text_[at_])) return false;
+    if (text_[at_] == '0') {
+      ++at_;
+    } else {
+      while (!at_end() && is_digit(text_[at_])) ++at_;
+    }
+    bool as_double = at_ - start > 18;
+    if (!at_end() && text_[at_] == '.') {
+      ++at_;
+      if (at_end() || !is_digit(text_[at_])) return false;
+      while (!at_end() && is_digit(text_[at_])) ++at_;
+      as_double = true;
+    }
+    if (!at_end() && (text_[at_] == 'e' || text_[at_] == 'E')) {
+      ++at_;
+      if (!at_end() && (text_[at_] == '+' || text_[at_] == '-')) ++at_;
+      if (at_end() || !is_digit(text_[at_])) return false;
+      while (!at_end() && is_digit(text_[at_])) ++at_;
+      as_double = true;
+    }
+    if (!as_double) return true;
+    const std::string token(text_.substr(start, at_ - start));
+    return std::isfinite(std::strtod(token.c_str(), nullptr));
+  }
+
+  // A well-formed UTF-8 sequence led by the byte at at_ (>= 0x80): no overlong form, no
+  // surrogate, nothing past U+10FFFF.
+  bool utf8_sequence() {
+    const unsigned char lead = peek();
+    std::size_t tail = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      tail = 1;
+    } else if (lead == 0xE0) {
+      tail = 2;
+      low = 0xA0;
+    } else if ((lead >= 0xE1 && lead <= 0xEC) || lead == 0xEE || lead == 0xEF) {
+      tail = 2;
+    } else if (lead == 0xED) {
+      tail = 2;
+      high = 0x9F;
+    } else if (lead == 0xF0) {
+      tail = 3;
+      low = 0x90;
+    } else if (lead >= 0xF1 && lead <= 0xF3) {
+      tail = 3;
+    } else if (lead == 0xF4) {
+      tail = 3;
+      high = 0x8F;
+    } else {
+      return false;
+    }
+    if (text_.size() - at_ <= tail) return false;
+    for (std::size_t i = 1; i <= tail; ++i) {
+      const auto byte = static_cast<unsigned char>(text_[at_ + i]);
+      if (byte < (i == 1 ? low : 0x80) || byte > (i == 1 ? high : 0xBF)) return false;
+    }
+    at_ += tail + 1;
+    return true;
+  }
+
+  // Four hex digits at at_, as a number.
+  bool hex4(std::uint32_t& value) {
+    if (text_.size() - at_ < 4) return false;
+    value = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int digit = hex_digit(text_[at_++]);
+      if (digit < 0) return false;
+      value = (value << 4) | static_cast<std::uint32_t>(digit);
+    }
+    return true;
+  }
+
+  // A string at at_ (its opening quote). With `key`, its decoded bytes: a view of the text when
+  // it has no escape, else of a decoded copy kept while the scan lasts.
+  bool string(std::string_view* key) {
+    const std::size_t start = ++at_;
+    std::string* decoded = nullptr;  // made at the first escape, when the key is wanted
+    std::size_t copied = start;      // the text before this is in `decoded`
+    for (;;) {
+      while (!at_end()) {
+        const unsigned char c = peek();
+        if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+        ++at_;
+      }
+      if (at_end()) return false;
+      const unsigned char c = peek();
+      if (c == '"') {
+        if (key != nullptr) {
+          if (decoded == nullptr) {
+            *key = text_.substr(start, at_ - start);
+          } else {
+            decoded->append(text_.substr(copied, at_ - copied));
+            *key = *decoded;
+          }
+        }
+        ++at_;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c >= 0x80) {
+        if (!utf8_sequence()) return false;
+        continue;
+      }
+      // An escape.
+      if (key != nullptr) {
+        if (decoded == nullptr)
+          decoded = decoded_.emplace_back(std::make_unique<std::string>()).get();
+        decoded->append(text_.substr(copied, at_ - copied));
+      }
+      ++at_;
+      if (at_end()) return false;
+      const char escape = text_[at_++];
+      std::uint32_t point = 0;
+      switch (escape) {
+        case '"':
+        case '\\':
+        case '/':
+          point = static_cast<unsigned char>(escape);
+          break;
+        case 'b':
+          point = '\b';
+          break;
+        case 'f':
+          point = '\f';
+          break;
+        case 'n':
+          point = '\n';
+          break;
+        case 'r':
+          point = '\r';
+          break;
+        case 't':
+          point = '\t';
+          break;
+        case 'u': {
+          if (!hex4(point)) return false;
+          if (point >= 0xDC00 && point <= 0xDFFF) return false;  // a low surrogate alone
+          if (point >= 0xD800 && point <= 0xDBFF) {
+            std::uint32_t low = 0;
+            if (text_.substr(at_, 2) != "\\u") return false;
+            at_ += 2;
+            if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
+            point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00);
+          }
+          break;
+        }
+        default:
+          return false;
+      }
+      if (decoded != nullptr) append_utf8(*decoded, point);
+      copied = at_;
+    }
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+  std::vector<std::uint8_t>& stack_;           // Open, innermost last
+  std::vector<std::string_view>& keys_;        // the keys of the objects open, outermost first
+  std::vector<std::size_t> object_keys_from_;  // per open object, where its keys start
+  std::vector<std::unique_ptr<std::string>> decoded_;  // keys with escapes, decoded (views stay)
+  bool repeated_ = false;
+};
+
+}  // namespace
+
+JsonTextScan scan_json_text(std::string_view text) {
+  thread_local std::vector<std::uint8_t> stack;
+  thread_local std::vector<std::string_view> keys;
+  return Scanner(text, stack, keys).run();
+}
+
+}  // namespace onejob::check

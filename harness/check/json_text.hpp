@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string_view>
+
+namespace onejob::check {
+
+// What reading `text` as JSON finds, without building anything: whether it is one JSON value
+// (RFC 8259 as nlohmann's parser reads it: whitespace around it, a UTF-8 byte-order mark before
+// it, strings of well-formed UTF-8 with paired surrogate escapes, no number beyond a double, and
+// nothing read after a NUL byte that follows the value),
+// and whether some object in it names one key twice (keys compared as their escapes decode).
+// The rules ask this of every body they judge, so it is one pass over the bytes; a unit test
+// keeps it equal to nlohmann's reading of generated texts.
+struct JsonTextScan {
+  bool valid = false;
+  bool repeated_key = false;  // meaningful only when valid
+};
+JsonTextScan scan_json_text(std::string_view text);
+
+}  // namespace onejob::check
