@@ -1,9 +1,14 @@
 #include "system/service/canonical_json.hpp"
 
+#include <set>
 #include <variant>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
+#include <rapidcheck/boost_test.h>
+
+#include "system/service/json_document.hpp"
 
 namespace onejob {
 namespace {
@@ -78,6 +83,110 @@ BOOST_AUTO_TEST_CASE(an_error_comes_before_a_repeated_key_and_the_first_repeat_i
   BOOST_TEST(rejection("[1,]  x") == "invalid JSON at byte 4");
   BOOST_TEST(rejection("[1e400]") == "a number is out of range (beyond a double)");
   BOOST_TEST(rejection(R"({"a":1,"a":-1e999})") == "a number is out of range (beyond a double)");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// What canonicalize_json must make of a text, from nlohmann's own parser: refused when nlohmann
+// refuses it, when an object repeats a key or when a string is not UTF-8; otherwise exactly
+// nlohmann's document, each number of the kind nlohmann gives it.
+class RepeatedKeys {
+ public:
+  bool repeated = false;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(nlohmann::json::number_integer_t) { return true; }
+  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
+  bool number_float(nlohmann::json::number_float_t, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(nlohmann::json::binary_t&) { return true; }
+  bool start_object(std::size_t) {
+    keys_.emplace_back();
+    return true;
+  }
+  bool key(std::string& name) {
+    repeated = repeated || !keys_.back().insert(name).second;
+    return true;
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  template <typename Error>
+  bool parse_error(std::size_t, const std::string&, const Error&) {
+    return false;
+  }
+
+ private:
+  std::vector<std::set<std::string>> keys_;
+};
+
+bool same_kinds(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object()) {
+    for (auto it = a.begin(), other = b.begin(); it != a.end(); ++it, ++other) {
+      if (it.key() != other.key() || !same_kinds(*it, *other)) return false;
+    }
+  } else if (a.is_array()) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!same_kinds(a[i], b[i])) return false;
+    }
+  }
+  return a == b;
+}
+
+const std::vector<std::string> kEdits = {"{",    "}",    "[",     "]",       ",",
+                                         ":",    "\"",   "\\",    "\\u00e9", "\\ud83d\\ude00",
+                                         "\\n",  "\\/",  "\\q",   "0",       "-",
+                                         ".",    "e",    "1e400", "01",      "1234567890123456789",
+                                         "-0",   " ",    "\t",    "\x01",    "\xC3\xA9",
+                                         "\xFF", "true", "nul",   "\"k\":1", std::string(1, '\0')};
+
+BOOST_AUTO_TEST_SUITE(canonical_json_reader)
+
+RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
+  const auto keys = *rc::gen::container<std::vector<std::string>>(
+      rc::gen::elementOf(std::vector<std::string>{"a", "b", "k", "\xC3\xA9", "a\"b", "", "t\n"}));
+  nlohmann::json document = nlohmann::json::object();
+  for (const auto& key : keys) {
+    document[key] = *rc::gen::elementOf(std::vector<nlohmann::json>{
+        0, 1, -7, 123456789012345678, 1234567890123456789, 18446744073709551615u, 2.5, -0.0, 1e300,
+        "text", "\xC3\xA9\t\"", true, false, nullptr, nlohmann::json::array({1, "x", -2}),
+        nlohmann::json::object({{"k", 1}, {"j", nlohmann::json::array()}})});
+  }
+  std::string text = document.dump(*rc::gen::inRange(-1, 3));
+  const int edits = *rc::gen::inRange(0, 4);
+  for (int i = 0; i < edits; ++i) {
+    const auto at =
+        static_cast<std::size_t>(*rc::gen::inRange<int>(0, static_cast<int>(text.size()) + 1));
+    const std::string piece = *rc::gen::elementOf(kEdits);
+    if (*rc::gen::arbitrary<bool>() || at == text.size()) {
+      text.insert(at, piece);
+    } else {
+      text.replace(at, 1, piece);
+    }
+  }
+  RepeatedKeys keys_seen;
+  const bool parses = nlohmann::json::sax_parse(text, &keys_seen);
+  const auto parsed = parse_canonical_json(text);
+  const auto* got = std::get_if<ParsedJson>(&parsed);
+  if (!parses || keys_seen.repeated) {
+    RC_ASSERT(got == nullptr);
+    return;
+  }
+  const auto want = nlohmann::json::parse(text);
+  std::string dumped;
+  try {
+    dumped = want.dump();
+  } catch (const nlohmann::json::type_error&) {
+    RC_ASSERT(got == nullptr);  // a string that is not UTF-8
+    return;
+  }
+  RC_ASSERT(got != nullptr);
+  RC_ASSERT(got->canonical == dumped);
+  RC_ASSERT(same_kinds(got->document, want));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
