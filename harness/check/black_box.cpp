@@ -8,8 +8,9 @@
 // or the whole body when it has none); an execution whose input several identities share is
 // linked to none, and the rules that need the link skip it (the prober makes inputs unique).
 //
-// This file holds the rules about executions and results (B3-B7, B11, B13, B14) and the rule
-// table; black_box_answers.cpp those about keys and answers (B1, B2, B8-B10, B12, availability).
+// This file holds the rules about executions and results (B3-B7, B11, B13-B15) and the rule
+// table; black_box_answers.cpp those about keys and answers (B1, B2, B8-B10, B12, B16,
+// availability).
 #include "harness/check/black_box.hpp"
 
 #include "harness/check/black_box_rules.hpp"
@@ -332,6 +333,7 @@ const std::vector<Rule>& all_rules() {
       {"B15",
        "a provider's output is shown only as its job's result, never elsewhere in an answer (a "
        "discarded result stays hidden)"},
+      {"B16", "a create answered 201 names its job in Location, at the path the target declared"},
   };
   return rules;
 }
@@ -354,6 +356,7 @@ std::vector<Finding> judge(const History& history) {
   attempts_within_limit(history, index, out);
   live_attempts_cancellable(history, index, out);
   outputs_shown_only_as_results(history, out);
+  created_jobs_located(history, index, out);
   availability(history, index, out);
   return out;
 }

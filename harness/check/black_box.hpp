@@ -61,6 +61,9 @@ struct Response {
   std::optional<std::string> attempt_state{};
   // A read's answer: the job's attempts it listed (absent: not recorded).
   std::optional<std::vector<AttemptShown>> attempts{};
+  // A create's answer: its Location header as it arrived, "" when it had none (absent: not
+  // recorded).
+  std::optional<std::string> location{};
 };
 
 // An execution a provider stub performed: its side effect happened at `t_us`. `ended_us` is when
@@ -90,11 +93,14 @@ struct History {
   // The status the target refuses a reused key with (a "policy" line's conflict_status, the
   // probe's profile's codes.conflict), when the history declares it: B2 then judges refusals.
   std::optional<int> conflict_status{};
+  // Where the target says a created job lives (a "policy" line's created_location, the probe's
+  // profile's): "{job}" stands for the job's id. Declared: B16 judges each create's Location.
+  std::optional<std::string> created_location{};
 };
 
 // One broken promise, with the history lines that show it.
 struct Finding {
-  std::string rule;    // "B1".."B8", or "availability"
+  std::string rule;    // "B1".."B16", or "availability"
   std::string clause;  // "<rule>.<name>", stable across wording changes
   std::string message;
   std::vector<std::uint64_t> lines;  // the offending line first, then its evidence

@@ -286,4 +286,35 @@ void failures_are_declared(const History& history, const Index& index, std::vect
   }
 }
 
+// B16: a create answered 201 (Created) names where its job lives: its Location is the path the
+// target declared (created_location) with the job its body names, or an absolute URI of that path.
+void created_jobs_located(const History& history, const Index& index, std::vector<Finding>& out) {
+  if (!history.created_location) return;
+  const std::string& pattern = *history.created_location;
+  for (const Response& response : history.responses) {
+    if (response.status != 201 || !response.location || !response.job) continue;
+    const Request* request = index.request_of(response);
+    if (request == nullptr || request->action != "create") continue;
+    std::string expected = pattern;
+    for (std::size_t at = expected.find("{job}"); at != std::string::npos;
+         at = expected.find("{job}", at + response.job->size())) {
+      expected.replace(at, 5, *response.job);
+    }
+    std::string_view path = *response.location;
+    if (const auto scheme = path.find("://"); scheme != std::string_view::npos) {
+      const auto slash = path.find('/', scheme + 3);
+      path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+    }
+    if (path == expected) continue;
+    out.push_back(
+        finding("B16.location_wrong",
+                "a create of owner " + request->owner + " (key " + request->key.value_or("?") +
+                    ") was answered 201 for job " + *response.job +
+                    (response.location->empty() ? std::string(" with no Location")
+                                                : " with Location \"" + *response.location + "\"") +
+                    ", not \"" + expected + "\"",
+                {response.line, request->line}));
+  }
+}
+
 }  // namespace onejob::check::black_box::detail

@@ -165,6 +165,7 @@ Response read_response(Fields& f) {
   r.body = f.maybe_json("body");
   r.replayed = f.maybe_bool("replayed");
   r.attempt_state = f.maybe_text("attempt_state");
+  r.location = f.maybe_text("location");
   if (const nlohmann::json* attempts = f.find("attempts"); attempts && !attempts->is_null()) {
     if (!attempts->is_array()) f.fail("attempts", "expected an array of attempts");
     r.attempts.emplace();
@@ -182,7 +183,7 @@ Response read_response(Fields& f) {
     }
   }
   if (!r.status && (r.job || r.job_status || r.result || r.error || r.attempt || r.body ||
-                    r.replayed || r.attempt_state || r.attempts)) {
+                    r.replayed || r.attempt_state || r.attempts || r.location)) {
     f.fail("status", "a response with no status (nothing came back) shows nothing");
   }
   return r;
@@ -250,7 +251,9 @@ void read_line(const std::string& line, const std::string& where, History& histo
     history.quiet_from_us = t_us;
   } else if (kind == "policy") {
     // A policy line declares something, so one read before left its mark.
-    if (history.attempt_limit || history.conflict_status) f.fail("kind", "a second policy line");
+    if (history.attempt_limit || history.conflict_status || history.created_location) {
+      f.fail("kind", "a second policy line");
+    }
     if (const nlohmann::json* limit = f.find("attempt_limit")) {
       if (!limit->is_number_integer() || limit->get<std::int64_t>() < 1 ||
           limit->get<std::int64_t>() > 1'000'000) {
@@ -265,8 +268,17 @@ void read_line(const std::string& line, const std::string& where, History& histo
       }
       history.conflict_status = status->get<int>();
     }
-    if (!history.attempt_limit && !history.conflict_status) {
-      f.fail("kind", "a policy line declares attempt_limit, conflict_status or both");
+    if (const nlohmann::json* location = f.find("created_location")) {
+      if (!location->is_string() ||
+          location->get_ref<const std::string&>().find("{job}") == std::string::npos) {
+        f.fail("created_location", "expected a text naming the job as {job}, e.g. \"/jobs/{job}\"");
+      }
+      history.created_location = location->get<std::string>();
+    }
+    if (!history.attempt_limit && !history.conflict_status && !history.created_location) {
+      f.fail("kind",
+             "a policy line declares attempt_limit, conflict_status or created_location (one or "
+             "more)");
     }
   } else {
     f.fail("kind",
@@ -334,6 +346,7 @@ std::string to_jsonl(const Response& r) {
   if (r.body) line["body"] = *r.body;
   if (r.replayed) line["replayed"] = *r.replayed;
   if (r.attempt_state) line["attempt_state"] = *r.attempt_state;
+  if (r.location) line["location"] = *r.location;
   if (r.attempts) {
     line["attempts"] = nlohmann::ordered_json::array();
     for (const auto& a : *r.attempts) {
@@ -353,10 +366,12 @@ std::string to_jsonl(const Execution& e) {
   return dump(line);
 }
 
-std::string policy_jsonl(std::optional<int> attempt_limit, std::optional<int> conflict_status) {
+std::string policy_jsonl(std::optional<int> attempt_limit, std::optional<int> conflict_status,
+                         const std::optional<std::string>& created_location) {
   nlohmann::ordered_json line = {{"kind", "policy"}, {"t_us", 0}};
   if (attempt_limit) line["attempt_limit"] = *attempt_limit;
   if (conflict_status) line["conflict_status"] = *conflict_status;
+  if (created_location) line["created_location"] = *created_location;
   return dump(line);
 }
 

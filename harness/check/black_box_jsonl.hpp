@@ -26,7 +26,8 @@ std::string to_jsonl(const Request& request);
 std::string to_jsonl(const Response& response);
 std::string to_jsonl(const Execution& execution);
 std::string quiet_jsonl(std::int64_t t_us);
-std::string policy_jsonl(std::optional<int> attempt_limit, std::optional<int> conflict_status);
+std::string policy_jsonl(std::optional<int> attempt_limit, std::optional<int> conflict_status,
+                         const std::optional<std::string>& created_location = std::nullopt);
 
 // A finding as reports write it: rule, clause, safety, message, lines.
 nlohmann::ordered_json finding_json(const Finding& finding);

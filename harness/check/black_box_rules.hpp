@@ -134,6 +134,7 @@ void action_keys_stand_for_one_request(const History& history, const Index& inde
                                        std::vector<Finding>& out);
 void jobs_stay_their_owners(const History& history, const Index& index, std::vector<Finding>& out);
 void failures_are_declared(const History& history, const Index& index, std::vector<Finding>& out);
+void created_jobs_located(const History& history, const Index& index, std::vector<Finding>& out);
 
 // Executions and results (black_box.cpp).
 void one_execution_at_a_time(const Index& index, std::vector<Finding>& out);

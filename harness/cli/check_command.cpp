@@ -100,7 +100,7 @@ Command add_check_command(CLI::App& app) {
   auto* check = app.add_subcommand(
       "check",
       "Judge black-box histories (JSON Lines of client requests, the answers they got and the "
-      "provider executions, as harness/README.md documents them) by the black-box rules B1..B15: "
+      "provider executions, as harness/README.md documents them) by the black-box rules B1..B16: "
       "one job per key, reused keys refused, one execution at a time, one result that never "
       "changes, results that providers produced, each provider key executed once, no timeout "
       "shown as failure, nothing acknowledged lost, an operator key for one request, jobs "

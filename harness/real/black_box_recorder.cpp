@@ -137,6 +137,9 @@ HttpReply BlackBoxRecorder::exchange(bb::Request request, HttpConnection& connec
     response.status = reply.status;
     const bool action = request.action == "retry" || request.action == "cancel";
     read_body(profile_, reply.body, request.action, response);
+    if (request.action == "create") {
+      response.location = find_header(reply.headers, "Location").value_or("");
+    }
     if (action && !profile_.replay_header.empty()) {
       const auto mark = find_header(reply.headers, profile_.replay_header);
       response.replayed =
@@ -216,6 +219,12 @@ void BlackBoxRecorder::declare_conflict_status(int status) {
   if (policy_line_ == 0) policy_line_ = ++lines_;
 }
 
+void BlackBoxRecorder::declare_created_location(const std::string& location) {
+  std::lock_guard lock(mutex_);
+  history_.created_location = location;
+  if (policy_line_ == 0) policy_line_ = ++lines_;
+}
+
 void BlackBoxRecorder::add_executions(const ProviderStub& stub) {
   const auto executions = stub.executions();
   std::lock_guard lock(mutex_);
@@ -247,9 +256,10 @@ std::string BlackBoxRecorder::jsonl() const {
   for (const auto& e : history_.executions) lines.emplace_back(e.line, bb::to_jsonl(e));
   if (history_.quiet_from_us)
     lines.emplace_back(quiet_line_, bb::quiet_jsonl(*history_.quiet_from_us));
-  if (history_.attempt_limit || history_.conflict_status) {
+  if (history_.attempt_limit || history_.conflict_status || history_.created_location) {
     lines.emplace_back(policy_line_,
-                       bb::policy_jsonl(history_.attempt_limit, history_.conflict_status));
+                       bb::policy_jsonl(history_.attempt_limit, history_.conflict_status,
+                                        history_.created_location));
   }
   std::ranges::sort(lines);
   std::string text;

@@ -59,6 +59,9 @@ class BlackBoxRecorder {
   // The status the target refuses a reused key with (its profile's codes.conflict), which B2
   // judges refusals against; declared with the attempt limit on one policy line.
   void declare_conflict_status(int status);
+  // Where the target says a created job lives (its profile's created_location), which B16 judges
+  // each create's Location against; on the same policy line.
+  void declare_created_location(const std::string& location);
   // Every execution `stub` performed so far (certifications included), on this history's clock.
   void add_executions(const ProviderStub& stub);
 

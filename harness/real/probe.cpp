@@ -211,6 +211,10 @@ bool Run::set_up() {
   }
   // The profile says how the target refuses a reused key: B2 judges refusals by it.
   recorder_.declare_conflict_status(options_.profile.codes.at("conflict"));
+  // And where it says a created job lives: B16 judges each create's Location by it.
+  if (!options_.profile.created_location.empty()) {
+    recorder_.declare_created_location(options_.profile.created_location);
+  }
   for (const auto& client : spec_.clients) {
     if (!options_.profile.owners.contains(client.owner)) {
       result_.setup_error =

@@ -61,9 +61,10 @@ std::map<std::string, std::string> read_names(const YamlReader& reader, const YA
 }
 
 TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
-  const YamlMap top(reader, root, "profile",
-                    {"name", "routes", "ready_path", "idempotency_header", "replay_header", "auth",
-                     "pointers", "statuses", "attempt_states", "codes", "stub_ports"});
+  const YamlMap top(
+      reader, root, "profile",
+      {"name", "routes", "ready_path", "idempotency_header", "replay_header", "created_location",
+       "auth", "pointers", "statuses", "attempt_states", "codes", "stub_ports"});
   TargetProfile profile;
   if (auto node = top.get("name")) profile.name = reader.string(*node, "name");
   if (auto node = top.get("routes")) {
@@ -81,6 +82,15 @@ TargetProfile read_profile(const YamlReader& reader, const YAML::Node& root) {
   }
   if (auto node = top.get("replay_header")) {
     profile.replay_header = reader.string(*node, "replay_header");
+  }
+  if (auto node = top.get("created_location")) {
+    profile.created_location = reader.string(*node, "created_location");
+    if (!profile.created_location.empty() &&
+        profile.created_location.find("{job}") == std::string::npos) {
+      reader.fail(*node,
+                  "created_location: expected a path naming the job as {job} (e.g. "
+                  "/jobs/{job}), or \"\" for none");
+    }
   }
   if (auto node = top.get("auth")) {
     const YamlMap auth(reader, *node, "auth", {"header", "prefix", "owners", "operators"});

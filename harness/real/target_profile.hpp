@@ -27,6 +27,9 @@ struct TargetProfile {
   // The header that marks a replayed operator action's answer (its value "true", in any case);
   // empty: the target does not mark replays, and the history records no mark.
   std::string replay_header = "Idempotent-Replayed";
+  // Where a create answered `created` says its job lives, in its Location header ("{job}" for
+  // the job's id); empty: the target promises none, and B16 does not judge it.
+  std::string created_location = "/jobs/{job}";
   std::string auth_header = "Authorization";
   std::string auth_prefix = "Bearer ";
   // The credential each owner sends, and the one an operator acting on that owner's jobs sends

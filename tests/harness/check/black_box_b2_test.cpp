@@ -114,7 +114,8 @@ BOOST_AUTO_TEST_CASE(a_policy_line_declares_the_conflict_status) {
       {R"({"kind":"policy","t_us":0,"conflict_status":"422"})",
        "h:1: field \"conflict_status\": expected a 4xx HTTP status"},
       {R"({"kind":"policy","t_us":0})",
-       "h:1: field \"kind\": a policy line declares attempt_limit, conflict_status or both"},
+       "h:1: field \"kind\": a policy line declares attempt_limit, conflict_status or "
+       "created_location (one or more)"},
   };
   for (const auto& [text, expected] : bad) {
     std::istringstream in(text + "\n");

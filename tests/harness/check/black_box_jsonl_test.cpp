@@ -53,6 +53,21 @@ BOOST_AUTO_TEST_CASE(a_policy_line_declares_the_attempt_limit) {
   BOOST_TEST((read_jsonl(in, "h").attempt_limit == std::optional<int>(3)));
 }
 
+BOOST_AUTO_TEST_CASE(a_created_location_and_a_location_read_back_as_written) {
+  Request create{.line = 1, .t_us = 0, .id = "r1", .client = "c", .owner = "a", .action = "create"};
+  create.key = "k";
+  create.body = nlohmann::json::object();
+  Response answer{.line = 2, .t_us = 5, .id = "r1", .status = 201};
+  answer.job = "7";
+  answer.location = "";  // the answer had no Location header
+  std::istringstream in(policy_jsonl(std::nullopt, std::nullopt, "/v1/jobs/{job}") + "\n" +
+                        to_jsonl(create) + "\n" + to_jsonl(answer) + "\n");
+  const History h = read_jsonl(in, "h");
+  BOOST_TEST((h.created_location == std::optional<std::string>("/v1/jobs/{job}")));
+  BOOST_TEST((h.responses.at(0).location == std::optional<std::string>("")));
+  BOOST_TEST(clauses(h) == std::vector<std::string>{"B16.location_wrong"});
+}
+
 BOOST_AUTO_TEST_CASE(integer_job_ids_read_as_their_text) {
   std::istringstream in(
       R"({"kind":"request","t_us":0,"id":"r1","owner":"a","action":"create","key":"k","body":{}})"
@@ -85,6 +100,8 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_named_by_line_and_column_or_field) {
        "\n"
        R"({"kind":"policy","t_us":0,"attempt_limit":2})",
        "h:2: field \"kind\": a second policy line"},
+      {R"({"kind":"policy","t_us":0,"created_location":"/jobs/"})",
+       "h:1: field \"created_location\": expected a text naming the job as {job}"},
       {R"({"kind":"response","t_us":1,"id":"r","status":700})",
        "h:1: field \"status\": expected an HTTP status"},
       {R"({"kind":"response","t_us":1,"id":"nobody","status":200})",

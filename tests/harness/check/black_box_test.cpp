@@ -24,7 +24,7 @@ BOOST_AUTO_TEST_SUITE(black_box_rules)
 BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
   const auto found = clauses(clean().history());
   BOOST_TEST(found.empty(), joined(found));
-  BOOST_TEST(all_rules().size() == 15u);
+  BOOST_TEST(all_rules().size() == 16u);
 }
 
 BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
@@ -442,6 +442,34 @@ BOOST_AUTO_TEST_CASE(b15_a_discarded_output_shown_in_an_answer) {
   history.responses.back().job_status = "running";
   const auto found = clauses(history);
   BOOST_TEST(only(found, "B15.output_shown_elsewhere"), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b16_a_created_job_named_elsewhere_or_nowhere) {
+  const auto located = [](std::optional<std::string> location, int status = 201) {
+    Story story;
+    story.create("r1", 0, "alice", "k1").answer("r1", 10, status, "7", "queued");
+    auto history = story.history();
+    history.responses.back().location = std::move(location);
+    history.created_location = "/jobs/{job}";
+    return history;
+  };
+  // Another job's path, another shape, an absolute URI of another path, or no header at all.
+  for (const std::string wrong :
+       {"/jobs/8", "/job/7", "/jobs/7/", "http://127.0.0.1:8080/jobs/70", ""}) {
+    const auto found = clauses(located(wrong));
+    BOOST_TEST(only(found, "B16.location_wrong"), wrong << ": " << joined(found));
+  }
+  // The declared path, or an absolute URI of it, passes.
+  for (const std::string right : {"/jobs/7", "https://jobs.example/jobs/7"}) {
+    const auto found = clauses(located(right));
+    BOOST_TEST(found.empty(), right << ": " << joined(found));
+  }
+  // Not judged: a replay's 200, a Location not recorded, or no declared path.
+  BOOST_TEST(clauses(located("/jobs/8", 200)).empty());
+  BOOST_TEST(clauses(located(std::nullopt)).empty());
+  auto undeclared = located("/jobs/8");
+  undeclared.created_location.reset();
+  BOOST_TEST(clauses(undeclared).empty());
 }
 
 BOOST_AUTO_TEST_CASE(availability_is_reported_apart_from_safety) {
