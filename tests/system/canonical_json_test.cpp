@@ -1,6 +1,5 @@
 #include "system/service/canonical_json.hpp"
 
-#include <set>
 #include <variant>
 #include <vector>
 
@@ -9,6 +8,8 @@
 #include <rapidcheck/boost_test.h>
 
 #include "system/service/json_document.hpp"
+
+#include "tests/support/repeated_keys.hpp"
 
 namespace onejob {
 namespace {
@@ -87,42 +88,6 @@ BOOST_AUTO_TEST_CASE(an_error_comes_before_a_repeated_key_and_the_first_repeat_i
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// What canonicalize_json must make of a text, from nlohmann's own parser: refused when nlohmann
-// refuses it, when an object repeats a key or when a string is not UTF-8; otherwise exactly
-// nlohmann's document, each number of the kind nlohmann gives it.
-class RepeatedKeys {
- public:
-  bool repeated = false;
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number_integer(nlohmann::json::number_integer_t) { return true; }
-  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
-  bool number_float(nlohmann::json::number_float_t, const std::string&) { return true; }
-  bool string(std::string&) { return true; }
-  bool binary(nlohmann::json::binary_t&) { return true; }
-  bool start_object(std::size_t) {
-    keys_.emplace_back();
-    return true;
-  }
-  bool key(std::string& name) {
-    repeated = repeated || !keys_.back().insert(name).second;
-    return true;
-  }
-  bool end_object() {
-    keys_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) { return true; }
-  bool end_array() { return true; }
-  template <typename Error>
-  bool parse_error(std::size_t, const std::string&, const Error&) {
-    return false;
-  }
-
- private:
-  std::vector<std::set<std::string>> keys_;
-};
-
 bool same_kinds(const nlohmann::json& a, const nlohmann::json& b) {
   if (a.type() != b.type() || a.size() != b.size()) return false;
   if (a.is_object()) {
@@ -146,6 +111,9 @@ const std::vector<std::string> kEdits = {"{",    "}",    "[",     "]",       ","
 
 BOOST_AUTO_TEST_SUITE(canonical_json_reader)
 
+// What canonicalize_json must make of a text, from nlohmann's own parser: refused when nlohmann
+// refuses it, when an object repeats a key or when a string is not UTF-8; otherwise exactly
+// nlohmann's document, each number of the kind nlohmann gives it.
 RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
   const auto keys = *rc::gen::container<std::vector<std::string>>(
       rc::gen::elementOf(std::vector<std::string>{"a", "b", "k", "\xC3\xA9", "a\"b", "", "t\n"}));
@@ -168,7 +136,7 @@ RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
       text.replace(at, 1, piece);
     }
   }
-  RepeatedKeys keys_seen;
+  test::RepeatedKeys keys_seen;
   const bool parses = nlohmann::json::sax_parse(text, &keys_seen);
   const auto parsed = parse_canonical_json(text);
   const auto* got = std::get_if<ParsedJson>(&parsed);

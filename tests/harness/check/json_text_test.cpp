@@ -4,8 +4,6 @@
 // RC_PARAMS="max_success=200000" onejob_tests --run_test=json_text_scan.
 #include "harness/check/json_text.hpp"
 
-#include <cmath>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -13,45 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <rapidcheck/boost_test.h>
 
+#include "tests/support/repeated_keys.hpp"
+
 namespace onejob::check {
 namespace {
-
-// nlohmann's reading, building nothing: no key twice in one object and every number a finite
-// double (its parser refuses an infinite one itself).
-class Reference {
- public:
-  bool repeated = false;
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number_integer(nlohmann::json::number_integer_t) { return true; }
-  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
-  bool number_float(nlohmann::json::number_float_t value, const std::string&) {
-    return std::isfinite(value);
-  }
-  bool string(std::string&) { return true; }
-  bool binary(nlohmann::json::binary_t&) { return true; }
-  bool start_object(std::size_t) {
-    keys_.emplace_back();
-    return true;
-  }
-  bool key(std::string& name) {
-    repeated = repeated || !keys_.back().insert(name).second;
-    return true;
-  }
-  bool end_object() {
-    keys_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) { return true; }
-  bool end_array() { return true; }
-  template <typename Error>
-  bool parse_error(std::size_t, const std::string&, const Error&) {
-    return false;
-  }
-
- private:
-  std::vector<std::set<std::string>> keys_;
-};
 
 struct Verdict {
   bool valid;
@@ -60,7 +23,7 @@ struct Verdict {
 };
 
 Verdict reference(const std::string& text) {
-  Reference reader;
+  test::RepeatedKeys reader;
   const bool valid = nlohmann::json::sax_parse(text, &reader);
   return {valid, valid && reader.repeated};
 }
