@@ -363,6 +363,15 @@ std::vector<Finding> judge(const History& history) {
 
 bool is_safety(const Finding& finding) { return finding.rule != "availability"; }
 
+std::string substitute(std::string text, const std::string& name, const std::string& value) {
+  const std::string marker = "{" + name + "}";
+  for (std::size_t at = text.find(marker); at != std::string::npos;
+       at = text.find(marker, at + value.size())) {
+    text.replace(at, marker.size(), value);
+  }
+  return text;
+}
+
 std::string evidence_lines(const Finding& finding) {
   std::string text;
   for (const auto line : finding.lines) {

@@ -120,6 +120,10 @@ std::vector<Finding> judge(const History& history);
 
 bool is_safety(const Finding& finding);
 
+// "{name}" replaced by `value` everywhere in `text`: a history's created_location filled in with a
+// job, and the prober's routes and commands with theirs.
+std::string substitute(std::string text, const std::string& name, const std::string& value);
+
 // "line 12, 3, 7": where a finding's evidence is, as reports print it.
 std::string evidence_lines(const Finding& finding);
 

@@ -295,11 +295,7 @@ void created_jobs_located(const History& history, const Index& index, std::vecto
     if (response.status != 201 || !response.location || !response.job) continue;
     const Request* request = index.request_of(response);
     if (request == nullptr || request->action != "create") continue;
-    std::string expected = pattern;
-    for (std::size_t at = expected.find("{job}"); at != std::string::npos;
-         at = expected.find("{job}", at + response.job->size())) {
-      expected.replace(at, 5, *response.job);
-    }
+    const std::string expected = substitute(pattern, "job", *response.job);
     std::string_view path = *response.location;
     if (const auto scheme = path.find("://"); scheme != std::string_view::npos) {
       const auto slash = path.find('/', scheme + 3);

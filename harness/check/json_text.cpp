@@ -43,11 +43,11 @@ void append_utf8(std::string& out, std::uint32_t point) {
 // hostile body may nest a million deep).
 class Scanner {
  public:
-  // `stack` and `keys` lend their room (emptied first): a thread's scans reuse theirs.
-  Scanner(std::string_view text, std::vector<std::uint8_t>& stack,
+  // `open` and `keys` lend their room (emptied first): a thread's scans reuse theirs.
+  Scanner(std::string_view text, std::vector<std::size_t>& open,
           std::vector<std::string_view>& keys)
-      : text_(text), stack_(stack), keys_(keys) {
-    stack_.clear();
+      : text_(text), open_(open), keys_(keys) {
+    open_.clear();
     keys_.clear();
   }
 
@@ -59,9 +59,9 @@ class Scanner {
   }
 
  private:
-  // An open array, or an open object (whose keys so far are the last ones in keys_, after those
-  // of the objects around it: each object notes where its own start in object_keys_from_).
-  enum Open : std::uint8_t { kArray, kObject };
+  // What open_ holds for an open array; an open object holds where its keys start in keys_ (its
+  // keys so far are the last ones there, after those of the objects around it).
+  static constexpr std::size_t kArray = SIZE_MAX;
 
   bool at_end() const { return at_ >= text_.size(); }
   unsigned char peek() const { return static_cast<unsigned char>(text_[at_]); }
@@ -87,11 +87,10 @@ class Scanner {
           if (!at_end() && text_[at_] == (c == '{' ? '}' : ']')) {
             ++at_;  // empty: a whole value
           } else if (c == '[') {
-            stack_.push_back(kArray);
+            open_.push_back(kArray);
             continue;
           } else {
-            stack_.push_back(kObject);
-            object_keys_from_.push_back(keys_.size());
+            open_.push_back(keys_.size());
             if (!member_key()) return false;
             continue;
           }
@@ -112,19 +111,16 @@ class Scanner {
       // A value ended: what may follow it in the innermost open container, or the end.
       skip_space();
       // nlohmann reads a NUL byte outside a string as the end of its input.
-      if (stack_.empty()) return at_end() || text_[at_] == '\0';
+      if (open_.empty()) return at_end() || text_[at_] == '\0';
       if (at_end()) return false;
       const char c = text_[at_++];
-      const bool object = stack_.back() == kObject;
+      const bool object = open_.back() != kArray;
       if (c == ',') {
         if (object && !member_key()) return false;
         want_value = true;
       } else if (c == (object ? '}' : ']')) {
-        if (object) {
-          close_object(object_keys_from_.back());
-          object_keys_from_.pop_back();
-        }
-        stack_.pop_back();
+        if (object) close_object(open_.back());
+        open_.pop_back();
         want_value = false;
       } else {
         return false;
@@ -323,9 +319,8 @@ class Scanner {
 
   std::string_view text_;
   std::size_t at_ = 0;
-  std::vector<std::uint8_t>& stack_;           // Open, innermost last
-  std::vector<std::string_view>& keys_;        // the keys of the objects open, outermost first
-  std::vector<std::size_t> object_keys_from_;  // per open object, where its keys start
+  std::vector<std::size_t>& open_;       // the arrays and objects open, innermost last
+  std::vector<std::string_view>& keys_;  // the keys of the objects open, outermost first
   std::vector<std::unique_ptr<std::string>> decoded_;  // keys with escapes, decoded (views stay)
   bool repeated_ = false;
 };
@@ -333,9 +328,9 @@ class Scanner {
 }  // namespace
 
 JsonTextScan scan_json_text(std::string_view text) {
-  thread_local std::vector<std::uint8_t> stack;
+  thread_local std::vector<std::size_t> open;
   thread_local std::vector<std::string_view> keys;
-  return Scanner(text, stack, keys).run();
+  return Scanner(text, open, keys).run();
 }
 
 }  // namespace onejob::check

@@ -207,22 +207,23 @@ void BlackBoxRecorder::quiet() {
   quiet_line_ = ++lines_;
 }
 
-void BlackBoxRecorder::declare_attempt_limit(int limit) {
+template <typename Declare>
+void BlackBoxRecorder::declare(const Declare& what) {
   std::lock_guard lock(mutex_);
-  history_.attempt_limit = limit;
+  what(history_);
   if (policy_line_ == 0) policy_line_ = ++lines_;
+}
+
+void BlackBoxRecorder::declare_attempt_limit(int limit) {
+  declare([limit](bb::History& history) { history.attempt_limit = limit; });
 }
 
 void BlackBoxRecorder::declare_conflict_status(int status) {
-  std::lock_guard lock(mutex_);
-  history_.conflict_status = status;
-  if (policy_line_ == 0) policy_line_ = ++lines_;
+  declare([status](bb::History& history) { history.conflict_status = status; });
 }
 
 void BlackBoxRecorder::declare_created_location(const std::string& location) {
-  std::lock_guard lock(mutex_);
-  history_.created_location = location;
-  if (policy_line_ == 0) policy_line_ = ++lines_;
+  declare([&location](bb::History& history) { history.created_location = location; });
 }
 
 void BlackBoxRecorder::add_executions(const ProviderStub& stub) {

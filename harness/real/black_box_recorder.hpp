@@ -70,6 +70,10 @@ class BlackBoxRecorder {
   std::string jsonl() const;
 
  private:
+  // Applies `what` to the history's policy, under the lock; the first declaration places the
+  // policy line.
+  template <typename Declare>
+  void declare(const Declare& what);
   HttpReply exchange(check::black_box::Request request, HttpConnection& connection,
                      const Route& route, const std::string& job, const std::string& attempt,
                      const std::string& credential, const std::string& key, const std::string& body,

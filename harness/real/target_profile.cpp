@@ -202,13 +202,4 @@ TargetProfile load_profile_file(const std::string& path) {
   return parse_profile(scenario::read_yaml_file(path), path);
 }
 
-std::string substitute(std::string text, const std::string& name, const std::string& value) {
-  const std::string marker = "{" + name + "}";
-  for (std::size_t at = text.find(marker); at != std::string::npos;
-       at = text.find(marker, at + value.size())) {
-    text.replace(at, marker.size(), value);
-  }
-  return text;
-}
-
 }  // namespace onejob::real

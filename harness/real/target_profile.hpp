@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/check/black_box.hpp"
+
 namespace onejob::real {
 
 struct Route {
@@ -80,7 +82,8 @@ struct TargetProfile {
 TargetProfile load_profile_file(const std::string& path);
 TargetProfile parse_profile(const std::string& yaml_text, const std::string& file);
 
-// "{name}" replaced by `value` everywhere in `text`.
-std::string substitute(std::string text, const std::string& name, const std::string& value);
+// "{name}" replaced by `value` everywhere in `text` (the black-box rules' own, which B16 fills a
+// history's created_location with).
+using check::black_box::substitute;
 
 }  // namespace onejob::real
