@@ -17,14 +17,22 @@
 //     over a live lease hands one execution to a second writer while the first still works on it;
 //   - a refused attempt write was refused for the right reason (refusal_misjudged): fenced
 //     exactly when the token it carried was not the attempt's, else for a state it may not be
-//     written from.
+//     written from;
+//   - a worker writes only under a lease handed to it (foreign_lease_written): a token a worker's
+//     write carries is one a claim of this attempt gave that worker. A worker that took up
+//     another worker's RUNNING attempt (after a lost claim reply, say) and wrote it under that
+//     worker's token would be a second writer on one lease, which no token tells apart.
 // Does not check:
 //   - writes by nodes that never held the lease (an operator's cancel, the reconciler before
 //     taking over): they are out of band, guarded by state alone;
 //   - reads, or writes the store refused (refusals are what fencing is for).
+#include <algorithm>
+#include <map>
 #include <set>
+#include <vector>
 
 #include "harness/check/invariant.hpp"
+#include "harness/sim/sim_spec.hpp"
 
 namespace onejob::check {
 namespace {
@@ -79,8 +87,28 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
     std::string holder;
     const At<Transition>* holder_claim = nullptr;
     std::int64_t token = 0;
+    // token -> the claims and takeovers that handed it out, in commit order
+    std::map<std::int64_t, std::vector<const At<Transition>*>> handed;
     for (const auto& step : attempt.steps) {
       const auto& s = step.what;
+      if (s.fence && s.by.str().starts_with(sim::kWorkerNodePrefix)) {
+        const auto& given = handed[*s.fence];
+        const bool own = std::ranges::any_of(
+            given, [&s](const At<Transition>* to) { return to->what.lease_owner == s.by; });
+        if (!own) {
+          std::vector<std::uint64_t> evidence;
+          if (!given.empty()) evidence.push_back(given.front()->seq);
+          out.push_back(violation(
+              "I10.foreign_lease_written",
+              s.by + " moved " + attempt_ref(id) + " " + std::string(to_string(s.from)) + " -> " +
+                  std::string(to_string(s.to)) + " under lease token " + std::to_string(*s.fence) +
+                  ", which " +
+                  (given.empty() ? std::string("no claim handed out")
+                                 : "the store handed to " + given.front()->what.lease_owner +
+                                       ", never to " + s.by),
+              step.seq, std::move(evidence)));
+        }
+      }
       const bool takes_over = s.from == AttemptState::running && !s.claim &&
                               (s.takeover || (s.to == AttemptState::unknown && s.by != holder));
       if (takes_over && holder_claim && holder_claim->what.lease_expires_at &&
@@ -126,6 +154,7 @@ std::vector<Violation> check_fencing(const HistoryModel& model) {
                                     std::to_string(token) + ")",
                                 step.seq, {}));
       }
+      if (s.claim || s.takeover) handed[s.token].push_back(&step);
       if (s.claim) {
         // A new claim (a re-driven attempt can come back to the worker that lost it) gives the
         // claimer a fresh lease: only what it wrote under the old one is stale.

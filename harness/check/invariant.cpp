@@ -114,6 +114,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I10.lease_not_handed_over",
       "I10.refusal_misjudged",
       "I10.takeover_before_expiry",
+      "I10.foreign_lease_written",
       "I11.key_committed_twice",
       "I11.unbacked_success",
       "I11.answer_misstates",

@@ -117,6 +117,36 @@ BOOST_AUTO_TEST_CASE(a_takeover_of_a_lease_still_running_is_a_violation) {
   BOOST_TEST(violations[0].message.find("worker-1") != std::string::npos, violations[0].message);
 }
 
+BOOST_AUTO_TEST_CASE(a_worker_writing_under_another_workers_lease_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  const auto claim = h.add(kStore, claimed(1, 1, "worker-2", 1)).last_seq();
+  // worker-1 took up worker-2's RUNNING attempt and wrote it under worker-2's token: the store's
+  // fence cannot tell the two writers apart.
+  const auto foreign =
+      h.add(kStore, fenced_write(1, 1, S::running, S::unknown, "worker-1", 1)).last_seq();
+  const auto violations = check_fencing(h.model());
+  require_one(violations, "I10.foreign_lease_written", foreign);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{claim});
+}
+
+BOOST_AUTO_TEST_CASE(a_token_no_claim_handed_out_is_foreign_too_but_not_for_the_reconciler) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-2", 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::unknown, "worker-2", 1));
+  // The reconciler settles an UNKNOWN attempt under the token it found: out of band, as an
+  // operator's write; a worker naming a token nobody was handed is not.
+  h.add(kStore, fenced_write(1, 1, S::unknown, S::failed, "reconciler", 1));
+  require_none(check_fencing(h.model()));
+  HistoryBuilder g;
+  insert_job(g, {});
+  // Token 0 is the attempt's own before any claim, so the write is not stale: only foreign.
+  const auto made_up =
+      g.add(kStore, fenced_write(1, 1, S::starting, S::failed, "worker-1", 0)).last_seq();
+  require_one(check_fencing(g.model()), "I10.foreign_lease_written", made_up);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
