@@ -179,6 +179,39 @@ BOOST_AUTO_TEST_CASE(i11_a_twin_with_another_body_refused_while_both_were_in_fli
   require_no(check_operator_actions(h.model()), "I11.replay_refused");
 }
 
+// Two identical retries under one key at one instant, while attempt 1 is still live: the store
+// refuses request 3 for the live attempt, then an operator's cancel frees the job and request 2
+// records the key; request 3's 409 is answered after. The refusal was true when the store made
+// it, so no replay was owed; the same 409 refused after the key was recorded is a violation.
+BOOST_AUTO_TEST_CASE(i11_a_twin_refused_for_a_live_attempt_before_the_key_was_recorded_passes) {
+  for (const bool refused_first : {true, false}) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    h.add(kStore, claimed(1, 1, "worker-1", 1));
+    h.add("ops", retry_sent(2, 1, "op-1")).add("ops", retry_sent(3, 1, "op-1"));
+    const ApiCall twin{.request = 3,
+                       .route = "create_attempt",
+                       .key = "op-1",
+                       .status = 409,
+                       .job_id = 1,
+                       .error = "attempt_in_flight"};
+    const ApiCall recorder{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
+    api_request(h, twin);
+    api_request(h, recorder);
+    if (refused_first) h.add(kStore, live_refused(1, 1));
+    operator_cancel(h, 1, 1, S::running, 1, "worker-1");
+    insert_keyed_retry(h, "op-1");
+    if (!refused_first) h.add(kStore, live_refused(1, 1));
+    api_response(h, recorder);
+    const auto answered = api_response(h, twin).last_seq();
+    if (refused_first) {
+      require_no(check_operator_actions(h.model()), "I11.replay_refused");
+    } else {
+      require_one(check_operator_actions(h.model()), "I11.replay_refused", answered);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(i13_a_503_without_retry_after_is_a_violation) {
   HistoryBuilder h;
   h.add("browser", create_sent(1, "alice", "k1", kBody));
