@@ -1,3 +1,10 @@
+#include <utility>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
@@ -145,6 +152,32 @@ BOOST_AUTO_TEST_CASE(a_token_no_claim_handed_out_is_foreign_too_but_not_for_the_
   const auto made_up =
       g.add(kStore, fenced_write(1, 1, S::starting, S::failed, "worker-1", 0)).last_seq();
   require_one(check_fencing(g.model()), "I10.foreign_lease_written", made_up);
+}
+
+BOOST_AUTO_TEST_CASE(i10_a_refusal_for_the_wrong_reason_is_a_violation) {
+  // worker-1 claimed attempt 1 under token 1; the reconciler took the lease over (token 2).
+  const auto refused = [](std::string refusal, std::int64_t fence, std::string from) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    h.add(kStore, claimed(1, 1, "worker-1", 1)).add(kStore, taken_over(1, 1));
+    h.add(kStore, events::StoreRefused{.operation = "update_attempt",
+                                       .refusal = std::move(refusal),
+                                       .job_id = 1,
+                                       .attempt_id = 1,
+                                       .wanted = S::unknown,
+                                       .by = "worker-1",
+                                       .fence = fence,
+                                       .from = std::move(from)});
+    return std::pair{check_fencing(h.model()), h.last_seq()};
+  };
+  require_none(refused("fenced", 1, "RUNNING").first);
+  require_none(refused("state", 2, "RUNNING").first);  // UNKNOWN now: not a state it allows
+  for (const auto& [refusal, fence, from] :
+       {std::tuple{"state", 1, "RUNNING"}, std::tuple{"fenced", 2, "RUNNING"},
+        std::tuple{"state", 2, "RUNNING,UNKNOWN"}}) {
+    const auto [violations, seq] = refused(refusal, fence, from);
+    require_one(violations, "I10.refusal_misjudged", seq);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
