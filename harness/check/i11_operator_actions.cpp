@@ -171,14 +171,17 @@ void check_refused_replays(const HistoryModel& model,
     // key was recorded told the truth when it was made: the twin's success came after it (two
     // clicks at one instant, the first refused while a cancel had not yet freed the job). A
     // refusal for the key itself (duplicate_key) is no such truth: its replay was due.
+    const auto sent = model.client_send(exchange.client_request, exchange.client_send);
+    const std::string_view operation =
+        exchange.route == "create_attempt" ? "insert_attempt" : "update_attempt";
     const bool refused_before = std::ranges::any_of(model.refusals, [&](const auto& refused) {
+      const auto& r = refused.what;
       return refused.seq > exchange.request_seq && refused.seq < binding.seq &&
-             refused.what.by == exchange.node.str() &&
-             refused.what.refusal != events::kRefusedDuplicateKey &&
-             refused.what.refusal != events::kRefusedFenced;
+             r.by == exchange.node.str() && r.operation == operation &&
+             (!sent || !sent->job_id || !r.job_id || *r.job_id == *sent->job_id) &&
+             r.refusal != events::kRefusedDuplicateKey && r.refusal != events::kRefusedFenced;
     });
     if (refused_before) continue;
-    const auto sent = model.client_send(exchange.client_request, exchange.client_send);
     // The refused send recorded nothing. Of the sends in flight at the node when the key was
     // recorded, one did; unless all of them are this request, which one is unknown: no verdict.
     auto recorders = committers(model, found->first, binding);
