@@ -10,9 +10,12 @@
 //     the attempt it names is live in the log at that point (a refusal without one blocks the
 //     job for nothing: a cancel that does not unblock);
 //   - no attempt is inserted for a job after the compare-and-swap that won it (attempt_after_win):
-//     a won job is done, and a new attempt's work would run, and be paid for, for nothing.
+//     a won job is done, and a new attempt's work would run, and be paid for, for nothing;
+//   - every committed transition is one the attempt's life allows (illegal_step), by this rule's
+//     own table, written from the design rather than taken from the domain's: a store whose
+//     guard lets FAILED become SUCCEEDED, or a cancel undo a win, is caught here even when no
+//     other rule sees the consequence.
 // Does not check:
-//   - that each step is one of the legal transitions (the domain's table, tested on its own);
 //   - what nodes believed about an attempt (their reports are views, not the truth).
 #include "harness/check/event_switch.hpp"
 #include "harness/check/invariant.hpp"
@@ -20,6 +23,32 @@
 
 namespace onejob::check {
 namespace {
+
+// The attempt's life as the design states it: a worker claims a STARTING attempt (or an operator
+// cancels it, or its prompt cannot be sent); a RUNNING one ends with its call's outcome, becomes
+// UNKNOWN (deadline, lost worker) or is cancelled; an UNKNOWN one learns late truth, is cancelled,
+// or is re-driven (STARTING again); a CANCELLED one's late result still competes for the job.
+// SUCCEEDED, FAILED and DISCARDED are final (a takeover is RUNNING -> UNKNOWN under a new lease).
+bool step_allowed(AttemptState from, AttemptState to) {
+  using S = AttemptState;
+  switch (from) {
+    case S::starting:
+      return to == S::running || to == S::cancelled || to == S::failed;
+    case S::running:
+      return to == S::succeeded || to == S::discarded || to == S::failed || to == S::unknown ||
+             to == S::cancelled;
+    case S::unknown:
+      return to == S::succeeded || to == S::discarded || to == S::failed || to == S::cancelled ||
+             to == S::starting;
+    case S::cancelled:
+      return to == S::succeeded || to == S::discarded;
+    case S::succeeded:
+    case S::failed:
+    case S::discarded:
+      return false;
+  }
+  return false;
+}
 
 struct Replay {
   std::map<std::int64_t, AttemptState> states;
@@ -109,6 +138,14 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
                               "the store moved " + attempt_ref(step->attempt_id) + " from " +
                                   std::string(to_string(step->from)) + ", but it was " +
                                   std::string(to_string(state->second)),
+                              recorded.seq, {}));
+    }
+    if (!step_allowed(step->from, step->to)) {
+      out.push_back(violation("I3.illegal_step",
+                              "the store moved " + attempt_ref(step->attempt_id) + " from " +
+                                  std::string(to_string(step->from)) + " to " +
+                                  std::string(to_string(step->to)) +
+                                  ", a step an attempt's life does not have",
                               recorded.seq, {}));
     }
     const bool was_live = is_live_state(state->second);

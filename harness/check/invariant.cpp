@@ -62,6 +62,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I3.attempt_of_unknown_job",
       "I3.moved_never_inserted",
       "I3.moved_from_another_state",
+      "I3.illegal_step",
       "I3.refused_without_live",
       "I3.attempt_after_win",
       "I4.timeout_failed",
