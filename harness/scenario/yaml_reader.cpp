@@ -1,5 +1,6 @@
 #include "harness/scenario/yaml_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -115,8 +116,14 @@ std::string YamlReader::string(const YAML::Node& node, std::string_view what) co
 }
 
 std::uint64_t YamlReader::unsigned_integer(const YAML::Node& node, std::string_view what) const {
-  auto value = parse_number<std::uint64_t>(string(node, what));
-  if (!value) fail(node, std::string(what) + ": expected a non-negative integer");
+  const std::string text = string(node, what);
+  auto value = parse_number<std::uint64_t>(text);
+  if (!value) {
+    const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                     [](char c) { return c >= '0' && c <= '9'; });
+    fail(node, std::string(what) + (digits ? ": " + text + " is too large for a 64-bit count"
+                                           : std::string(": expected a non-negative integer")));
+  }
   return *value;
 }
 

@@ -159,6 +159,8 @@ BOOST_AUTO_TEST_CASE(unknown_keys_are_refused_with_the_allowed_ones) {
 BOOST_AUTO_TEST_CASE(wrong_types_are_refused) {
   check_error(variant("seed: 9", "seed: nine"), "3:7", "seed: expected a non-negative integer");
   check_error(variant("seed: 9", "seed: -1"), "3:7", "non-negative integer");
+  check_error(variant("seed: 9", "seed: 18446744073709551616"), "3:7",
+              "seed: 18446744073709551616 is too large for a 64-bit count");
   check_error(variant("name: two-clicks", "name: [a]"), "1:7",
               "name: expected a string, found a list");
   check_error(variant("  - {name: browser, owner: alice}", "  - browser"), "5:5",
