@@ -17,6 +17,7 @@
 #include "harness/cli/flags.hpp"
 #include "harness/cli/scenario_files.hpp"
 #include "harness/cli/store_flag.hpp"
+#include "harness/scenario/loader.hpp"
 
 namespace onejob::cli {
 
@@ -110,9 +111,11 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(non_empty_path());
   bench->add_option("--only", flags->only, "One section: simulator, fuzzer, postgres or serve");
-  bench->add_option("--load", flags->settings.jobs,
-                    "The simulator section's generated load: this many jobs instead of 1k, 10k "
-                    "and 100k (the catalogue and the other sections still run; see --only)");
+  bench
+      ->add_option("--load", flags->settings.jobs,
+                   "The simulator section's generated load: this many jobs instead of 1k, 10k "
+                   "and 100k (the catalogue and the other sections still run; see --only)")
+      ->check(integer_from_to(1, scenario::kMaxLoadJobs));
   bench
       ->add_option("--seconds", flags->settings.seconds,
                    "Each side's time in one PostgreSQL round (run in 50 ms slices)")

@@ -1,6 +1,7 @@
 #include "harness/cli/flags.hpp"
 
 #include <charconv>
+#include <cstdint>
 
 #include <CLI/CLI.hpp>
 #include <malloc.h>
@@ -8,13 +9,14 @@
 namespace onejob::cli {
 namespace {
 
-std::string unsigned64_problem(const std::string& text, std::uint64_t least) {
+// The problem with `text` as an unsigned decimal integer from `least` to `most`, or nothing.
+std::string integer_problem(const std::string& text, std::uint64_t least, std::uint64_t most) {
   std::uint64_t value = 0;
   const auto* end = text.data() + text.size();
   auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || value < least) {
-    return "expected an integer from " + std::to_string(least) +
-           " to 18446744073709551615, found \"" + text + "\"";
+  if (text.empty() || error != std::errc() || stop != end || value < least || value > most) {
+    return "expected an integer from " + std::to_string(least) + " to " + std::to_string(most) +
+           ", found \"" + text + "\"";
   }
   return {};
 }
@@ -22,15 +24,21 @@ std::string unsigned64_problem(const std::string& text, std::uint64_t least) {
 }  // namespace
 
 const CLI::Validator& unsigned64() {
-  static const CLI::Validator check([](std::string& text) { return unsigned64_problem(text, 0); },
-                                    "UINT64");
+  static const CLI::Validator check(
+      [](std::string& text) { return integer_problem(text, 0, UINT64_MAX); }, "UINT64");
   return check;
 }
 
 const CLI::Validator& positive64() {
-  static const CLI::Validator check([](std::string& text) { return unsigned64_problem(text, 1); },
-                                    "UINT64 > 0");
+  static const CLI::Validator check(
+      [](std::string& text) { return integer_problem(text, 1, UINT64_MAX); }, "UINT64 > 0");
   return check;
+}
+
+CLI::Validator integer_from_to(std::uint64_t least, std::uint64_t most) {
+  return CLI::Validator(
+      [least, most](std::string& text) { return integer_problem(text, least, most); },
+      std::to_string(least) + ".." + std::to_string(most));
 }
 
 const CLI::Validator& non_empty_path() {

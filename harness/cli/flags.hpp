@@ -39,6 +39,8 @@ int bad_input(const Parts&... parts) {
 // same above 0, and a non-empty path.
 const CLI::Validator& unsigned64();
 const CLI::Validator& positive64();
+// An unsigned decimal integer from `least` to `most` (the error names the range and the text).
+CLI::Validator integer_from_to(std::uint64_t least, std::uint64_t most);
 const CLI::Validator& non_empty_path();
 
 // --defect NAME on the commands that run the system (run, replay, fuzz).
