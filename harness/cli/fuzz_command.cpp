@@ -344,9 +344,9 @@ Command add_fuzz_command(CLI::App& app) {
   fuzz->add_option("--cases", flags->cases, "How many cases the campaign has")
       ->check(positive64())
       ->capture_default_str();
-  fuzz->add_option("--seed", flags->seed, "The campaign's seed (unsigned 64-bit)")
-      ->check(unsigned64())
-      ->capture_default_str();
+  auto* seed = fuzz->add_option("--seed", flags->seed, "The campaign's seed (unsigned 64-bit)")
+                   ->check(unsigned64())
+                   ->capture_default_str();
   fuzz->add_option("--time-budget", flags->time_budget,
                    "Stop after this much wall time, e.g. 90s, 10m, 2h (default: no limit)");
   fuzz->add_option("--shard", flags->shard,
@@ -360,11 +360,15 @@ Command add_fuzz_command(CLI::App& app) {
   fuzz->add_option("--jobs", flags->jobs,
                    "Processes to run the cases in (each takes every N-th case; one merged report)")
       ->capture_default_str();
-  fuzz->add_option("--case", flags->only_case, "Run (and shrink) only this case index")
-      ->check(unsigned64());
+  auto* only_case =
+      fuzz->add_option("--case", flags->only_case, "Run (and shrink) only this case index")
+          ->check(unsigned64());
+  // The id names its seed and case: given beside it, --seed or --case would be ignored.
   fuzz->add_option("--reproduce", flags->reproduce,
                    "Run exactly the case with this id (SEED:CASE[:P.P.P], printed with every "
-                   "failure: the shrunk case, rebuilt without searching)");
+                   "failure: the shrunk case, rebuilt without searching)")
+      ->excludes(only_case)
+      ->excludes(seed);
   fuzz->add_flag("--show", flags->show,
                  "With --case or --reproduce: print that case as a scenario file (YAML) instead "
                  "of running it");
