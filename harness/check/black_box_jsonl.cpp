@@ -322,7 +322,13 @@ History read_jsonl(std::istream& in, const std::string& name) {
 History read_jsonl_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw HistoryError(path + ": cannot open");
-  return read_jsonl(in, path);
+  auto history = read_jsonl(in, path);
+  // A file that records nothing (empty, blank, or a policy line alone) would pass every rule:
+  // a recorder that failed to write must not read as a clean run.
+  if (history.requests.empty() && history.responses.empty() && history.executions.empty()) {
+    throw HistoryError(path + ": no requests, responses or executions: nothing to judge");
+  }
+  return history;
 }
 
 std::string to_jsonl(const Request& r) {

@@ -19,6 +19,7 @@ class HistoryError : public std::runtime_error {
 
 // `name` is what errors call the source (a file's path).
 History read_jsonl(std::istream& in, const std::string& name);
+// A file that records no request, response or execution is an error (it judges nothing).
 History read_jsonl_file(const std::string& path);
 
 // One line of the form: the inverse of read_jsonl, for writers of histories (the prober).

@@ -117,8 +117,8 @@ Command add_check_command(CLI::App& app) {
       ->check(non_empty_path());
   check->footer(
       "Exit codes: 0 every safety rule holds (availability findings are printed, apart); 1 a "
-      "rule is broken; 2 bad input (an unreadable file, a malformed line: FILE:LINE[:COL]); 3 a "
-      "bug in onejob itself.");
+      "rule is broken; 2 bad input (an unreadable file, a malformed line: FILE:LINE[:COL], a file "
+      "that records nothing); 3 a bug in onejob itself.");
   return {check, [flags] { return check_command(*flags); }};
 }
 
