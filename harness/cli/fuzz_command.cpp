@@ -225,16 +225,17 @@ int fuzz_command(const FuzzFlags& flags) {
   if (auto problem = parse_shard(shard_text, options.shard, options.shards)) {
     return bad_input(*problem);
   }
-  if (flags.jobs > 1 && !flags.only_case && !options.exact)
-    return run_jobs(flags, options.shard, options.shards);
   std::optional<Duration> budget;
   if (!flags.time_budget.empty()) {
     budget = scenario::parse_duration(flags.time_budget);
     if (!budget || *budget <= Duration(0)) {
-      return bad_input("--time-budget: expected a duration such as 90s, 10m or 2h, found \"",
-                       flags.time_budget, "\"");
+      return bad_input(
+          "--time-budget: expected a duration above 0, such as 90s, 10m or 2h, found \"",
+          flags.time_budget, "\"");
     }
   }
+  if (flags.jobs > 1 && !flags.only_case && !options.exact)
+    return run_jobs(flags, options.shard, options.shards);
   // Wall time is read here only: it decides when to stop and what to print, never what a case
   // does.
   const auto started = std::chrono::steady_clock::now();
