@@ -8,8 +8,8 @@
 // or the whole body when it has none); an execution whose input several identities share is
 // linked to none, and the rules that need the link skip it (the prober makes inputs unique).
 //
-// This file holds the rules about executions and results (B3-B7, B11, B13-B15) and the rule
-// table; black_box_answers.cpp those about keys and answers (B1, B2, B8-B10, B12, B16,
+// This file holds the rules about executions, results and attempts (B3-B7, B11, B13-B15, B17) and
+// the rule table; black_box_answers.cpp those about keys and answers (B1, B2, B8-B10, B12, B16,
 // availability).
 #include "harness/check/black_box.hpp"
 
@@ -259,6 +259,35 @@ void live_attempts_cancellable(const History& history, const Index& index,
   }
 }
 
+// B17: an attempt's life runs one way: once a read showed it finished (not live: succeeded,
+// failed, cancelled, discarded, in the target's words), no read sent after that answer arrived
+// shows it live again. (A cancelled attempt's late result may still win, but it never runs again:
+// finished is final, and B14 leans on that.)
+void finished_attempts_stay_finished(const History& history, const Index& index,
+                                     std::vector<Finding>& out) {
+  // (job, attempt) -> the first answer that showed it finished, in arrival order.
+  std::map<std::pair<std::string, std::string>, const Response*> finished;
+  for (const Response* response : by_arrival(history)) {
+    const Request* request = index.request_of(*response);
+    if (!request || request->action != "read" || !request->job || !response->attempts) continue;
+    for (const auto& shown : *response->attempts) {
+      const auto at = std::pair(*request->job, shown.id);
+      const auto earlier = finished.find(at);
+      if (!shown.live) {
+        finished.emplace(at, response);
+      } else if (earlier != finished.end() && request->t_us > earlier->second->t_us) {
+        out.push_back(finding("B17.finished_attempt_live",
+                              "attempt " + shown.id + " of job " + *request->job +
+                                  " was shown finished, and a read sent after that answer shows "
+                                  "it " +
+                                  shown.state + ", live again",
+                              {response->line, request->line, earlier->second->line}));
+        finished.erase(earlier);  // one finding per revival
+      }
+    }
+  }
+}
+
 // B15: an answer shows a provider's output only as its job's result: no attempt execution's
 // output (an object with members) appears anywhere else in an answer's body (nested below its top
 // level, or in a text holding JSON), unless it equals the result the answer shows. A discarded
@@ -334,6 +363,7 @@ const std::vector<Rule>& all_rules() {
        "a provider's output is shown only as its job's result, never elsewhere in an answer (a "
        "discarded result stays hidden)"},
       {"B16", "a create answered 201 names its job in Location, at the path the target declared"},
+      {"B17", "an attempt shown finished is never shown live again"},
   };
   return rules;
 }
@@ -355,6 +385,7 @@ std::vector<Finding> judge(const History& history) {
   failures_are_declared(history, index, out);
   attempts_within_limit(history, index, out);
   live_attempts_cancellable(history, index, out);
+  finished_attempts_stay_finished(history, index, out);
   outputs_shown_only_as_results(history, out);
   created_jobs_located(history, index, out);
   availability(history, index, out);

@@ -100,7 +100,7 @@ struct History {
 
 // One broken promise, with the history lines that show it.
 struct Finding {
-  std::string rule;    // "B1".."B16", or "availability"
+  std::string rule;    // "B1".."B17", or "availability"
   std::string clause;  // "<rule>.<name>", stable across wording changes
   std::string message;
   std::vector<std::uint64_t> lines;  // the offending line first, then its evidence

@@ -147,5 +147,7 @@ void attempts_within_limit(const History& history, const Index& index, std::vect
 void outputs_shown_only_as_results(const History& history, std::vector<Finding>& out);
 void live_attempts_cancellable(const History& history, const Index& index,
                                std::vector<Finding>& out);
+void finished_attempts_stay_finished(const History& history, const Index& index,
+                                     std::vector<Finding>& out);
 
 }  // namespace onejob::check::black_box::detail

@@ -100,12 +100,13 @@ Command add_check_command(CLI::App& app) {
   auto* check = app.add_subcommand(
       "check",
       "Judge black-box histories (JSON Lines of client requests, the answers they got and the "
-      "provider executions, as harness/README.md documents them) by the black-box rules B1..B16: "
+      "provider executions, as harness/README.md documents them) by the black-box rules B1..B17: "
       "one job per key, reused keys refused, one execution at a time, one result that never "
       "changes, results that providers produced, each provider key executed once, no timeout "
       "shown as failure, nothing acknowledged lost, an operator key for one request, jobs "
       "that stay their owner's, failover only to a certified provider, failures declared "
-      "retryable, attempts within the declared limit, live attempts cancellable.");
+      "retryable, attempts within the declared limit, live attempts cancellable, finished "
+      "attempts never live again.");
   check->add_option("history", flags->histories, "History files (JSON Lines)")
       ->required()
       ->check(non_empty_path());

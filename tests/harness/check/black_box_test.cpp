@@ -24,7 +24,7 @@ BOOST_AUTO_TEST_SUITE(black_box_rules)
 BOOST_AUTO_TEST_CASE(a_clean_story_passes_every_rule) {
   const auto found = clauses(clean().history());
   BOOST_TEST(found.empty(), joined(found));
-  BOOST_TEST(all_rules().size() == 16u);
+  BOOST_TEST(all_rules().size() == 17u);
 }
 
 BOOST_AUTO_TEST_CASE(b1_two_job_ids_for_one_key) {
@@ -404,6 +404,34 @@ BOOST_AUTO_TEST_CASE(b14_a_cancel_refused_while_its_attempt_was_live) {
   finished.keyed("r10", 200, "cancel", "op-2", "1").acted("r10", 210, 409, "1");
   shows(finished, "r11", 220, "CANCELLED", false);
   found = clauses(finished.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
+BOOST_AUTO_TEST_CASE(b17_a_finished_attempt_shown_live_again) {
+  const auto created = [] {
+    Story story;
+    story.create("r1", 0, "alice", "k1").answer("r1", 10, 201, "7", "queued");
+    story.execute(30, 40, "alpha", "7:1", "error", std::nullopt);
+    return story;
+  };
+  const auto shows = [](Story& story, std::string id, std::int64_t sent, std::int64_t received,
+                        std::string state, bool live) {
+    story.act(id, sent, "alice", "read", "7").answer(id, received, 200, "7", "running");
+    story.listed({{"1", std::move(state), live}});
+  };
+  // Shown FAILED, then RUNNING by a read sent after that answer arrived.
+  auto revived = created();
+  shows(revived, "r2", 100, 110, "FAILED", false);
+  shows(revived, "r3", 120, 130, "RUNNING", true);
+  auto found = clauses(revived.history());
+  BOOST_TEST(only(found, "B17.finished_attempt_live"), joined(found));
+  // A read sent before the finished answer arrived may have been answered earlier; a finished
+  // attempt may move between finished states (a cancelled attempt's late result wins): no finding.
+  auto overlapping = created();
+  shows(overlapping, "r2", 100, 140, "CANCELLED", false);
+  shows(overlapping, "r3", 120, 150, "RUNNING", true);
+  shows(overlapping, "r4", 160, 170, "SUCCEEDED", false);
+  found = clauses(overlapping.history());
   BOOST_TEST(found.empty(), joined(found));
 }
 
