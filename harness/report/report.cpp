@@ -329,7 +329,7 @@ std::string text_summary(const std::vector<scenario::RunResult>& results) {
     append_section(out, result, false);
     out += "    replay: " + replay_command(result) + "\n";
   }
-  out += "jobs at the end: " + outcome_counts(ends) + "\n";
+  out += "jobs at the end: " + (ends.empty() ? std::string("none") : outcome_counts(ends)) + "\n";
   out += "marks reached: " + std::to_string(marks.size()) + "/" +
          std::to_string(check::all_marks().size()) + "\n";
   out += std::to_string(results.size()) + " scenarios: " + std::to_string(results.size() - failed) +
