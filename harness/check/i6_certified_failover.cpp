@@ -18,7 +18,8 @@
 //     contract's shape (ok, or "plausible": the right shape with the wrong content, which only
 //     certification's known answers can tell), and its result equals that output as JSON;
 //   - every certification that passed was earned: the provider answered its certification
-//     calls since its previous certification, and every answer was right (behaviour "ok").
+//     calls since its previous certification, and every answer was right (behaviour "ok") and
+//     reached the caller (delivered as an answer, not lost to a reset transport).
 // Does not check:
 //   - initial attempts: the client chose that provider, certified or not;
 //   - that a certification which failed had to (a failing provider may still be a good one:
@@ -192,7 +193,24 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
 
 }  // namespace
 
-// A passing certification rests on right answers to every call it made.
+namespace {
+
+// Whether the transport delivered an answer to the call under `provider_key` before event
+// `before` (a reply, not a reset or a status).
+bool heard_answer(const HistoryModel& model, const std::string& provider_key,
+                  std::uint64_t before) {
+  const auto found = model.deliveries.find(provider_key);
+  if (found == model.deliveries.end()) return false;
+  return std::ranges::any_of(found->second, [before](const Delivery& delivery) {
+    return delivery.seq < before && delivery.call == events::kDeliveredReply &&
+           delivery.outcome == "answered";
+  });
+}
+
+}  // namespace
+
+// A passing certification rests on right answers to every call it made, each heard by its
+// caller.
 void check_certifications(const HistoryModel& model, std::vector<Violation>& out) {
   std::map<std::string, std::uint64_t> previous;  // provider -> seq of its last certification
   for (const auto& certification : model.certifications) {
@@ -208,7 +226,17 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
       ++calls;
       const bool in_time =
           executed.what.answers_at && *executed.what.answers_at <= certification.at;
-      if (executed.what.outcome == "ok" && in_time) continue;
+      if (executed.what.outcome == "ok" && in_time) {
+        // A right answer counts only once it reached the caller: one lost to a reset transport
+        // (maybe_delivered) or never delivered tells the certifier nothing.
+        if (heard_answer(model, executed.what.provider_key, certification.seq)) continue;
+        out.push_back(violation("I6.certified_on_failed_call",
+                                "the store recorded a passing certification of \"" + provider +
+                                    "\", but the answer to its certification call " +
+                                    executed.what.provider_key + " never reached the caller",
+                                certification.seq, {executed.seq}));
+        continue;
+      }
       out.push_back(violation("I6.certified_on_failed_call",
                               "the store recorded a passing certification of \"" + provider +
                                   "\", but its certification call " + executed.what.provider_key +

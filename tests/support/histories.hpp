@@ -331,11 +331,20 @@ inline events::ProviderExecuted certification_call(std::string outcome, Instant 
                                   .answers_at = answers_at};
 }
 
-// A certification run: one call the provider answered right (`outcome` "ok"), then the store
-// records the verdict `passed`.
+// The certifier hears the answer to certification call "cert:1" (the transport delivered it).
+inline events::ProviderDelivered certification_heard(std::string provider) {
+  return events::ProviderDelivered{.call = std::string(events::kDeliveredReply),
+                                   .provider = std::move(provider),
+                                   .provider_key = "cert:1",
+                                   .outcome = "answered"};
+}
+
+// A certification run: one call the provider answered (with `outcome`, "ok": right) and the
+// certifier heard, then the store records the verdict `passed`.
 inline void certify(HistoryBuilder& h, const std::string& provider, bool passed,
                     std::string outcome = "ok") {
   h.add(provider, certification_call(std::move(outcome), h.now()))
+      .add("certifier", certification_heard(provider))
       .add(kStore, certification(provider, passed));
 }
 

@@ -224,12 +224,35 @@ BOOST_AUTO_TEST_CASE(a_job_failed_with_a_certified_provider_left_is_a_violation)
 
 BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_plausible_but_wrong_answer_is_a_violation) {
   HistoryBuilder h;
-  h.add("beta", certification_call("ok", h.now()));
+  h.add("beta", certification_call("ok", h.now())).add("certifier", certification_heard("beta"));
   const auto wrong = h.add("beta", certification_call("plausible", h.now())).last_seq();
   const auto passed = h.add(kStore, certification("beta", true)).last_seq();
   const auto violations = check_certified_failover(h.model());
   require_one(violations, "I6.certified_on_failed_call", passed);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{wrong});
+}
+
+BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_right_answer_nobody_heard_is_a_violation) {
+  // The provider answered rightly and in time, but the reply was lost (a reset, a dropped
+  // response): the certifier learned nothing from the call.
+  HistoryBuilder h;
+  const auto call = h.add("beta", certification_call("ok", h.now())).last_seq();
+  const auto passed = h.add(kStore, certification("beta", true)).last_seq();
+  const auto violations = check_certified_failover(h.model());
+  require_one(violations, "I6.certified_on_failed_call", passed);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{call});
+  // A reply lost to a reset transport is delivered as maybe_delivered: still not heard.
+  HistoryBuilder reset;
+  reset.add("beta", certification_call("ok", reset.now()));
+  auto lost = certification_heard("beta");
+  lost.outcome = "maybe_delivered";
+  reset.add("certifier", lost);
+  const auto reset_passed = reset.add(kStore, certification("beta", true)).last_seq();
+  require_one(check_certified_failover(reset.model()), "I6.certified_on_failed_call", reset_passed);
+  // Heard: no violation.
+  HistoryBuilder heard;
+  certify(heard, "beta", true);
+  require_none(check_certified_failover(heard.model()));
 }
 
 BOOST_AUTO_TEST_CASE(a_certification_passed_without_an_answer_is_a_violation) {
