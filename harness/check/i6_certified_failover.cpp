@@ -191,10 +191,6 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
   check_failover_skips(model, *job, attempt, order, out);
 }
 
-}  // namespace
-
-namespace {
-
 // Whether the transport delivered an answer to the call under `provider_key` before event
 // `before` (a reply, not a reset or a status).
 bool heard_answer(const HistoryModel& model, const std::string& provider_key,
