@@ -1,6 +1,5 @@
 #include "harness/scenario/yaml_reader.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -117,14 +116,16 @@ std::string YamlReader::string(const YAML::Node& node, std::string_view what) co
 
 std::uint64_t YamlReader::unsigned_integer(const YAML::Node& node, std::string_view what) const {
   const std::string text = string(node, what);
-  auto value = parse_number<std::uint64_t>(text);
-  if (!value) {
-    const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
-                                                     [](char c) { return c >= '0' && c <= '9'; });
-    fail(node, std::string(what) + (digits ? ": " + text + " is too large for a 64-bit count"
-                                           : std::string(": expected a non-negative integer")));
+  std::uint64_t value = 0;
+  const char* const end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error == std::errc::result_out_of_range && stop == end) {
+    fail(node, std::string(what) + ": " + text + " is too large for a 64-bit count");
   }
-  return *value;
+  if (error != std::errc{} || stop != end) {
+    fail(node, std::string(what) + ": expected a non-negative integer");
+  }
+  return value;
 }
 
 int YamlReader::small_integer(const YAML::Node& node, std::string_view what, int min,
