@@ -3,10 +3,13 @@
 #include <utility>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <tuple>
 
 #include <rapidcheck.h>
 
+#include "harness/fuzz/record_gen.hpp"
 #include "harness/report/report.hpp"
 #include "harness/scenario/yaml_writer.hpp"
 #include "harness/sim/trace.hpp"
@@ -15,7 +18,8 @@ namespace onejob::fuzz {
 namespace {
 
 // A list of at most `most` elements (RapidCheck would otherwise draw up to its size, 100, and
-// build_scenario would drop the rest). The elements keep the case's size: inRange scales with it.
+// build_scenario would drop the rest). The elements keep the case's size: their magnitudes scale
+// with it.
 template <typename T>
 rc::Gen<std::vector<T>> list(std::size_t most, rc::Gen<T> element) {
   return [most, element](const rc::Random& random, int size) {
@@ -24,79 +28,95 @@ rc::Gen<std::vector<T>> list(std::size_t most, rc::Gen<T> element) {
   };
 }
 
-// Every case draws its values from here; RapidCheck shrinks each draw toward its first option
-// or its lower bound, and each list toward fewer elements.
+// Every case draws its values from here, each record of integers in one draw (record_gen.hpp):
+// RapidCheck shrinks each ranged integer toward its lower bound (choices stay as drawn) and each
+// list toward fewer elements.
 rc::Gen<RawCase> raw_case() {
-  return rc::gen::exec([] {
-    RawCase raw;
-    raw.seed = *rc::gen::inRange<std::uint64_t>(0, 1'000'000);
-    raw.api_nodes = *rc::gen::inRange(0, 3);
-    raw.workers = *rc::gen::inRange(0, 3);
-    raw.deadline_s = *rc::gen::inRange(0, 20);
-    raw.lease_extra_s = *rc::gen::inRange(0, 20);
-    raw.reconcile_s = *rc::gen::inRange(0, 10);
-    raw.client_retries = *rc::gen::inRange(0, 4);
-    raw.lb_retries = *rc::gen::inRange(0, 3);
-    raw.clients = *rc::gen::inRange(0, 3);
-    raw.owners = *rc::gen::inRange(0, 2);
-    raw.profile = *rc::gen::element(0, 0, 0, 1, 2, 3, 4);
-    raw.providers = *list<RawProvider>(
-        kMaxProviders, rc::gen::exec([] {
-          RawProvider provider;
-          provider.latency_ms = *rc::gen::inRange(0, 3'000);
-          provider.certify = *rc::gen::element(false, true);
-          provider.behaviour = *rc::gen::element(0, 0, 0, 1);
-          provider.script = *list<RawCall>(
-              kMaxScript, rc::gen::exec([] {
-                return RawCall{
-                    *rc::gen::element(0, 0, 0, 1, 2, 3, 4, 5),    // mostly ok
-                    *rc::gen::element(0, 0, 0, 15'000, 40'000)};  // 0: the provider's own
-              }));
-          provider.at_deadline = *rc::gen::element(false, false, false, true);
-          provider.prompt_limit = *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4);
-          return provider;
-        }));
-    raw.links = *list<RawLink>(kLinkCount, rc::gen::exec([] {
-                                 RawLink link;
-                                 link.latency_ms = *rc::gen::inRange(0, 6);
-                                 for (int& rate : link.rates) rate = *rc::gen::inRange(0, 4);
-                                 return link;
-                               }));
-    raw.faults = *list<RawFault>(kMaxFaults, rc::gen::exec([] {
-                                   return RawFault{
-                                       *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 16),
-                                       *rc::gen::inRange(0, 30'000), *rc::gen::inRange(0, 20'000),
-                                       *rc::gen::inRange(0, 3),      *rc::gen::inRange(0, 3)};
-                                 }));
-    raw.steps = *list<RawStep>(
-        kMaxSteps, rc::gen::exec([] {
-          // body: 66 values, so that both the 6 bodies and the 11 refused variants of a create
-          // (which read it modulo 6 and 11) are drawn evenly.
-          return RawStep{*rc::gen::inRange(0, 6), *rc::gen::inRange(0, 20'000),
-                         *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 66),
-                         *rc::gen::inRange(0, 4), *rc::gen::inRange(0, 3), *rc::gen::inRange(0, 4),
-                         *rc::gen::element(0, 0, 0, 0, 0, 1, 2, 3, 4),
-                         *rc::gen::element(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6),
-                         // 1 MiB bodies (8, 9) are costly: about one create in 700.
-                         *rc::gen::weightedElement<int>({{1000, 0},
-                                                         {50, 1},
-                                                         {50, 2},
-                                                         {50, 3},
-                                                         {50, 4},
-                                                         {50, 5},
-                                                         {50, 6},
-                                                         {50, 7},
-                                                         {1, 8},
-                                                         {1, 9},
-                                                         {50, 10}})};
-        }));
-    raw.reconciler = *rc::gen::element(1, 1, 0);
-    raw.capacity = *rc::gen::element(3, 3, 0, 1, 2);
-    raw.attempt_limit = *rc::gen::element(4, 4, 4, 0, 1, 2);
-    raw.edge = *rc::gen::element(0, 0, 0, 0, 1);
-    raw.read_back = *rc::gen::element(0, 1, 2);
-    return raw;
-  });
+  constexpr std::size_t kRates = std::size(scenario::kFaultRates);
+  std::array<Draw, 1 + kRates> link_draws;
+  link_draws[0] = in_range(0, 6);
+  for (std::size_t i = 1; i < link_draws.size(); ++i) link_draws[i] = in_range(0, 4);
+  const auto calls =
+      rc::gen::map(record<2>({one_of({0, 0, 0, 1, 2, 3, 4, 5}),     // mostly ok
+                              one_of({0, 0, 0, 15'000, 40'000})}),  // 0: the provider's own
+                   [](const std::array<int, 2>& v) {
+                     return RawCall{v[0], v[1]};
+                   });
+  const auto provider = rc::gen::map(
+      rc::gen::tuple(
+          record<5>({in_range(0, 3'000), one_of({0, 1}), one_of({0, 0, 0, 1}), one_of({0, 0, 0, 1}),
+                     one_of({0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4})}),
+          list<RawCall>(kMaxScript, calls)),
+      [](const std::tuple<std::array<int, 5>, std::vector<RawCall>>& drawn) {
+        const auto& [v, script] = drawn;
+        RawProvider drawn_provider;
+        drawn_provider.latency_ms = v[0];
+        drawn_provider.certify = v[1] == 1;
+        drawn_provider.behaviour = v[2];
+        drawn_provider.at_deadline = v[3] == 1;
+        drawn_provider.prompt_limit = v[4];
+        drawn_provider.script = script;
+        return drawn_provider;
+      });
+  const auto link =
+      rc::gen::map(record<1 + kRates>(link_draws), [](const std::array<int, 1 + kRates>& v) {
+        RawLink drawn;
+        drawn.latency_ms = v[0];
+        std::copy(v.begin() + 1, v.end(), drawn.rates.begin());
+        return drawn;
+      });
+  const auto fault = rc::gen::map(
+      record<6>({pick(kFaultKinds), pick(16), in_range(0, 30'000), in_range(0, 20'000), pick(3),
+                 in_range(0, 3)}),
+      [](const std::array<int, 6>& v) { return RawFault{v[0], v[1], v[2], v[3], v[4], v[5]}; });
+  // body: 66 values, so that both the 6 bodies and the 11 refused variants of a create (which read
+  // it modulo 6 and 11) are drawn evenly. deep: 1 MiB bodies (8, 9) are costly, about one create
+  // in 700.
+  const auto step = rc::gen::map(
+      record<11>({pick(kStepKinds), in_range(0, 20'000), pick(3), pick(3), pick(66), pick(4),
+                  pick(3), pick(4), one_of({0, 0, 0, 0, 0, 1, 2, 3, 4}),
+                  one_of({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}),
+                  weighted({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+                           {1000, 50, 50, 50, 50, 50, 50, 50, 1, 1, 50})}),
+      [](const std::array<int, 11>& v) {
+        return RawStep{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]};
+      });
+  const auto top =
+      record<16>({pick(1'000'000), in_range(0, 3), in_range(0, 3), in_range(0, 20), in_range(0, 20),
+                  in_range(0, 10), in_range(0, 4), in_range(0, 3), in_range(0, 3), pick(2),
+                  one_of({0, 0, 0, 1, 2, 3, 4}), one_of({1, 1, 0}), one_of({3, 3, 0, 1, 2}),
+                  one_of({4, 4, 4, 0, 1, 2}), one_of({0, 0, 0, 0, 1}), one_of({0, 1, 2})});
+  using Drawn = std::tuple<std::array<int, 16>, std::vector<RawProvider>, std::vector<RawLink>,
+                           std::vector<RawFault>, std::vector<RawStep>>;
+  return rc::gen::map(
+      rc::gen::tuple(top, list<RawProvider>(kMaxProviders, provider),
+                     list<RawLink>(kLinkCount, link), list<RawFault>(kMaxFaults, fault),
+                     list<RawStep>(kMaxSteps, step)),
+      [](const Drawn& drawn) {
+        const auto& [v, providers, links, faults, steps] = drawn;
+        RawCase raw;
+        raw.seed = static_cast<std::uint64_t>(v[0]);
+        raw.api_nodes = v[1];
+        raw.workers = v[2];
+        raw.deadline_s = v[3];
+        raw.lease_extra_s = v[4];
+        raw.reconcile_s = v[5];
+        raw.client_retries = v[6];
+        raw.lb_retries = v[7];
+        raw.clients = v[8];
+        raw.owners = v[9];
+        raw.profile = v[10];
+        raw.reconciler = v[11];
+        raw.capacity = v[12];
+        raw.attempt_limit = v[13];
+        raw.edge = v[14];
+        raw.read_back = v[15];
+        raw.providers = providers;
+        raw.links = links;
+        raw.faults = faults;
+        raw.steps = steps;
+        return raw;
+      });
 }
 
 // Cases end once nothing is left to happen rather than simulating idle minutes (and the files

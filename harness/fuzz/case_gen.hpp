@@ -9,12 +9,12 @@
 
 namespace onejob::fuzz {
 
-// A generated case in raw form: small integers that RapidCheck draws and shrinks one by one
-// (toward 0 and toward shorter lists). build_scenario turns any RawCase into a valid scenario:
-// references are taken modulo what exists and impossible entries are dropped, so every shrink of
-// a case is still a case.
-// What a timeline step does. RapidCheck draws and shrinks it as the int RawStep::kind (taken
-// modulo kStepKinds), so the order matters: shrinking goes toward create_job, the simplest.
+// A generated case in raw form: small integers that RapidCheck draws (a record at a time,
+// record_gen.hpp) and shrinks one by one (toward 0 and toward shorter lists). build_scenario turns
+// any RawCase into a valid scenario: references are taken modulo what exists and impossible entries
+// are dropped, so every shrink of a case is still a case. What a timeline step does. RapidCheck
+// draws and shrinks it as the int RawStep::kind (taken modulo kStepKinds), so the order matters:
+// shrinking goes toward create_job, the simplest.
 enum class StepKind {
   create_job,
   get_job,

@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness/fuzz/campaign.hpp"
+#include "harness/fuzz/record_gen.hpp"
 #include "harness/scenario/loader.hpp"
 #include "harness/scenario/yaml_writer.hpp"
 
@@ -81,6 +82,65 @@ BOOST_AUTO_TEST_CASE(a_shrink_path_rebuilds_the_smaller_cases_it_names) {
   BOOST_TEST(scenario::to_yaml(*first) != scenario::to_yaml(*second));
   BOOST_TEST(scenario::to_yaml(*generate_case({11, 30, {1}})) == scenario::to_yaml(*second));
   BOOST_TEST(!generate_case({11, 30, {1'000'000}}).has_value());
+}
+
+// The record generator draws every field of a record in one go: ranges within bounds (a magnitude's
+// growing with the size, a category's not), choices by their weights, and shrinks one ranged field
+// at a time toward its lower bound, choices never.
+BOOST_AUTO_TEST_CASE(a_record_draws_each_field_by_its_rule_and_shrinks_ranges_alone) {
+  const auto gen = record<4>({in_range(10, 20), pick(6), one_of({7, 8}), weighted({1, 2}, {1, 0})});
+  std::set<int> magnitudes_at_0;
+  std::set<int> categories_at_0;
+  std::set<int> magnitudes;
+  std::set<int> categories;
+  std::set<int> choices;
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    const auto small = gen(rc::Random(seed), 0).value();
+    magnitudes_at_0.insert(small[0]);
+    categories_at_0.insert(small[1]);
+    const auto full = gen(rc::Random(seed), 100).value();
+    magnitudes.insert(full[0]);
+    categories.insert(full[1]);
+    choices.insert(full[2]);
+    BOOST_TEST(full[3] == 1);  // weight 0 is never drawn
+  }
+  BOOST_TEST((magnitudes_at_0 == std::set<int>{10}));  // size 0: the lower bound only
+  BOOST_TEST(categories_at_0.size() == 6u);            // every category at any size
+  BOOST_TEST(magnitudes.size() == 10u);
+  BOOST_TEST(*magnitudes.begin() == 10);
+  BOOST_TEST(*magnitudes.rbegin() == 19);
+  BOOST_TEST(categories.size() == 6u);
+  BOOST_TEST((choices == std::set<int>{7, 8}));
+
+  const rc::Random random(3);
+  auto drawn = gen(random, 100);
+  BOOST_TEST((drawn.value() == gen(random, 100).value()));  // the same stream, the same record
+  // Find a draw whose two ranged fields are above their bounds.
+  for (std::uint64_t seed = 0; drawn.value()[0] == 10 || drawn.value()[1] == 0; ++seed) {
+    drawn = gen(rc::Random(seed), 100);
+  }
+  const auto start = drawn.value();
+  auto shrinks = drawn.shrinks();
+  bool first_field_done = false;
+  int shrinks_seen = 0;
+  while (auto next = shrinks.next()) {
+    const auto shrunk = next->value();
+    ++shrinks_seen;
+    const int changed = (shrunk[0] != start[0]) + (shrunk[1] != start[1]);
+    BOOST_TEST(changed == 1);  // one field at a time
+    BOOST_TEST(shrunk[2] == start[2]);
+    BOOST_TEST(shrunk[3] == start[3]);
+    if (shrunk[0] != start[0]) {
+      BOOST_TEST(!first_field_done);  // fields in order
+      BOOST_TEST(shrunk[0] >= 10);
+      BOOST_TEST(shrunk[0] < start[0]);
+    } else {
+      first_field_done = true;
+      BOOST_TEST(shrunk[1] < start[1]);
+    }
+  }
+  BOOST_TEST(shrinks_seen >= 2);
+  BOOST_TEST(first_field_done);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
