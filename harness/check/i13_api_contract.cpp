@@ -24,7 +24,10 @@
 //   - routes, judged from the method and path the client sent (route_misjudged): a path that fits
 //     none of POST /jobs, GET /jobs/{id}, POST /jobs/{id}/attempts, POST /attempts/{id}/cancel
 //     (an id: a positive decimal number, digits only) is answered 404, one that fits with another
-//     method 405, and one that fits with its method never 405;
+//     method 405, and one that fits with its method never 405; and the route an API node records
+//     for a request (api.request) is the one the request's path names, or none: a router that took
+//     "/jobs/0" or "/jobs/-1" for a job's path acts on a resource the request does not name, even
+//     where its 404 reads the same;
 //   - a job read shows a result exactly when it shows "succeeded" and a failure_reason exactly
 //     when it shows "failed", that reason a non-empty text: a failed job says why
 //     (read_misstates);
@@ -62,6 +65,7 @@
 #include <charconv>
 #include <set>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/i13_bodies.hpp"
 #include "harness/check/i13_truth.hpp"
 #include "harness/check/invariant.hpp"
@@ -84,59 +88,6 @@ constexpr std::size_t kDepthLimit = 64;
 bool valid_key(const std::string& key) {
   return !key.empty() && key.size() <= kKeyLimit &&
          std::ranges::all_of(key, [](char c) { return c >= 0x20 && c <= 0x7e; });
-}
-
-// The API's routes, as DESIGN.md states them: POST /jobs, GET /jobs/{id},
-// POST /jobs/{id}/attempts, POST /attempts/{id}/cancel, where an id is a positive decimal number
-// (digits only, leading zeros allowed, at most 2^63-1). A path split at "/" that fits none names
-// no resource (404); one that fits with another method is refused 405.
-enum class RouteFit { resource, other_method, none };
-
-bool decimal_id(std::string_view text) {
-  const auto digits = text.find_first_not_of('0');
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos ||
-      digits == std::string_view::npos) {
-    return false;
-  }
-  const std::string_view value = text.substr(digits);
-  return value.size() < 19 || (value.size() == 19 && value <= "9223372036854775807");
-}
-
-// The route a request's path names (create_job, get_job, retry, cancel; the client's actions)
-// and how its method fits it.
-struct Route {
-  RouteFit fit = RouteFit::none;
-  std::string_view name;
-};
-
-Route route_of(const std::pair<std::string, std::string>& request) {
-  const std::string_view method = request.first;
-  const std::string_view path = request.second;
-  if (!path.starts_with('/')) return {};
-  std::vector<std::string_view> parts;
-  for (std::size_t from = 1;;) {
-    const auto slash = path.find('/', from);
-    parts.push_back(path.substr(from, slash == std::string_view::npos ? slash : slash - from));
-    if (slash == std::string_view::npos) break;
-    from = slash + 1;
-  }
-  std::string_view wants = "POST";
-  std::string_view name;
-  if (parts.size() == 1 && parts[0] == "jobs") {
-    name = "create_job";
-  } else if (parts.size() == 2 && parts[0] == "jobs" && decimal_id(parts[1])) {
-    wants = "GET";
-    name = "get_job";
-  } else if (parts.size() == 3 && decimal_id(parts[1]) && parts[0] == "jobs" &&
-             parts[2] == "attempts") {
-    name = "retry";
-  } else if (parts.size() == 3 && decimal_id(parts[1]) && parts[0] == "attempts" &&
-             parts[2] == "cancel") {
-    name = "cancel";
-  } else {
-    return {};
-  }
-  return {method == wants ? RouteFit::resource : RouteFit::other_method, name};
 }
 
 // The method and path a client sent: a route probe records them; otherwise the action's own.
@@ -344,6 +295,16 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
     if (exchange.answered()) ++answers[{exchange.client_request, exchange.client_send}];
   }
   for (const auto& exchange : model.exchanges) {
+    const auto request = model.request_of(exchange);
+    if (const auto named = recorded_name(route_of(request.method, request.path).name);
+        exchange.route != named) {
+      out.push_back(violation(
+          "I13.route_misjudged",
+          exchange.node + " recorded route \"" + exchange.route + "\" for " + request.method + " " +
+              request.path + ", which names " +
+              (named.empty() ? std::string("no route") : "route \"" + std::string(named) + "\""),
+          exchange.request_seq, {}));
+    }
     if (!exchange.answered()) continue;
     const auto answer = model.response_of(exchange);
     const std::string head =
@@ -386,7 +347,7 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                                 received.seq, {send_seq}));
       }
       const auto request_line = method_and_path(*sent);
-      const Route route = route_of(request_line);
+      const Route route = route_of(request_line.first, request_line.second);
       if (auto misnamed = error_misnamed(route, got); !misnamed.empty()) {
         out.push_back(violation("I13.error_misnamed", head + misnamed, received.seq, {send_seq}));
       }

@@ -6,11 +6,13 @@
 //     status) names a job of the asking owner: another owner's job is answered 404, naming
 //     nothing;
 //   - a job read answered 404 to the job's own owner asks for a job the store did not yet hold
-//     when the request reached the API node (a committed job must be found).
+//     when the request reached the API node (a committed job must be found); the job is the one
+//     the read's method and path name (api_routes.hpp), whatever the API made of them.
 // Does not check:
 //   - that the store's final rows still hold every committed job (the runner compares them with
 //     the log: violations of "log");
 //   - that a client got the id of its job (I1), or what a read showed (I5).
+#include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
@@ -27,7 +29,8 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
   }
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered()) continue;
-    const std::string asker = model.request_of(exchange).owner;
+    const auto request = model.request_of(exchange);
+    const std::string& asker = request.owner;
     const auto response = model.response_of(exchange);
     // Owner scope: whatever the route and status, an answer names only the asker's jobs (another
     // owner's job is as absent as a missing one: 404, naming nothing).
@@ -45,13 +48,12 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
         continue;
       }
     }
-    if (exchange.route != "get_job") continue;
     if (response.status != 404) continue;
-    const auto request = model.requests.find(exchange.client_request);
-    if (request == model.requests.end()) continue;
-    const auto asked = model.first_send(request->second).job_id;
-    if (!asked) continue;
-    const JobRecord* job = model.job(*asked);
+    // The job the read's path names, by the rules' own reading of the route (not the API's, nor
+    // the job the client meant: a probe's path may name another job, or none).
+    const Route route = route_of(request.method, request.path);
+    if (route.fit != RouteFit::resource || route.name != "get_job") continue;
+    const JobRecord* job = model.job(route.id);
     if (job != nullptr && job->inserted.what.owner() == asker &&
         job->inserted.seq < exchange.request_seq) {
       out.push_back(violation("I7.job_hidden_from_owner",

@@ -452,7 +452,11 @@ struct ApiCall {
   std::string owner = "alice";
   std::string key = "k1";
   std::int64_t status = 201;
-  std::optional<std::int64_t> job_id{};
+  std::optional<std::int64_t> job_id{};  // the job the answer names
+  // The job (get_job, create_attempt) or attempt (cancel_attempt) the request's path names, when
+  // not the answer's job_id (a read answered 404 names none).
+  std::optional<std::int64_t> asks{};
+  std::optional<std::string> path{};  // the path sent, when not the one the route takes
   std::string node = "api-1";
   std::int64_t lb_try = 1;
   std::optional<std::string> error{};  // the answer's error word
@@ -471,15 +475,17 @@ inline HistoryBuilder& api_request(HistoryBuilder& h, const ApiCall& call) {
                                     .to = call.node,
                                     .request_id = request_id(call)});
   }
-  const bool create = call.route == "create_job";
+  // The path the route takes (the API records it beside the route it made of it).
+  const auto named = call.asks ? call.asks : call.job_id;
+  const std::string id = named ? std::to_string(*named) : "";
   std::string path = "/jobs";
-  if (!create && call.job_id) {
-    path += "/";
-    path += std::to_string(*call.job_id);
-  }
+  if (call.route == "get_job") path = "/jobs/" + id;
+  if (call.route == "create_attempt") path = "/jobs/" + id + "/attempts";
+  if (call.route == "cancel_attempt") path = "/attempts/" + id + "/cancel";
+  if (call.path) path = *call.path;
   return h.add(call.node, events::ApiRequest{.request_id = request_id(call),
                                              .route = call.route,
-                                             .method = create ? "POST" : "GET",
+                                             .method = call.route == "get_job" ? "GET" : "POST",
                                              .path = path,
                                              .owner = call.owner,
                                              .key = call.key});

@@ -18,7 +18,8 @@ ApiCall read_job_1(std::int64_t request, std::string owner, std::int64_t status,
                  .owner = std::move(owner),
                  .key = "",
                  .status = status,
-                 .job_id = shown};
+                 .job_id = shown,
+                 .asks = 1};
 }
 
 // `owner` sends request `request` reading job 1 and api-1 answers it. Returns the answer's seq.
@@ -63,6 +64,25 @@ BOOST_AUTO_TEST_CASE(a_404_to_the_owner_of_a_committed_job_is_a_violation) {
   const auto violations = check_nothing_lost(h.model());
   require_one(violations, "I7.job_hidden_from_owner", answer);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{1});
+}
+
+BOOST_AUTO_TEST_CASE(the_job_a_read_asks_for_is_the_one_its_path_names) {
+  // alice's job 1 is committed. Paths that name no job (whatever the API made of them) are not
+  // reads of job 1; one with leading zeros is.
+  for (const char* path : {"/jobs/-1", "/jobs/0", "/jobs/+1", "/jobs/1x", "/jobs/2"}) {
+    HistoryBuilder h;
+    insert_job(h, {.owner = "alice"});
+    auto call = read_job_1(2, "alice", 404);
+    call.path = path;
+    read(h, call);
+    BOOST_TEST_CONTEXT(path) { require_none(check_nothing_lost(h.model())); }
+  }
+  HistoryBuilder h;
+  insert_job(h, {.owner = "alice"});
+  auto call = read_job_1(2, "alice", 404);
+  call.path = "/jobs/001";
+  const auto answer = read(h, call);
+  require_one(check_nothing_lost(h.model()), "I7.job_hidden_from_owner", answer);
 }
 
 BOOST_AUTO_TEST_CASE(a_retry_or_cancel_answered_for_another_owners_job_is_a_violation) {

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace onejob::check {
+
+// The API's routes, as DESIGN.md states them: POST /jobs, GET /jobs/{id},
+// POST /jobs/{id}/attempts, POST /attempts/{id}/cancel, where an id is a positive decimal number
+// (digits only, leading zeros allowed, at most 2^63-1). A path split at "/" that fits none names
+// no resource (404); one that fits with another method is refused 405. The rules' own reading,
+// not the API's router.
+enum class RouteFit { resource, other_method, none };
+
+struct Route {
+  RouteFit fit = RouteFit::none;
+  std::string_view name;  // create_job, get_job, retry, cancel; empty when the path names none
+  std::int64_t id = 0;    // the job (get_job, retry) or attempt (cancel) the path names
+};
+
+// The route `method` and `path` name.
+Route route_of(std::string_view method, std::string_view path);
+
+// The name the API records for a route (api.request's `route`): retry is create_attempt, cancel
+// cancel_attempt, the others their own; "" for none.
+std::string_view recorded_name(std::string_view route);
+
+}  // namespace onejob::check
