@@ -1,6 +1,7 @@
 // I13 on hand-made histories, the clauses added beside new_rules_test.cpp's: the error word of
-// every refusal, a cancel's refusal judged by the attempt its path names, and the names a create
-// may use. Each shown failing on the history that breaks it and passing on the one that keeps it.
+// every refusal, a cancel's refusal judged by the attempt its path names, the names a create may
+// use, and the route an API node records. Each shown failing on the history that breaks it and
+// passing on the one that keeps it.
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
@@ -219,6 +220,32 @@ BOOST_AUTO_TEST_CASE(a_retry_refused_as_not_certified_is_judged_by_the_commit_lo
   require_none(retry_refused_uncertified(beta, {{"beta", false}}, {{"beta"}}).first);
   require_none(retry_refused_uncertified(beta, {{"beta"}}, {{"beta", false}}).first);
   require_none(retry_refused_uncertified(std::nullopt, {{"beta"}}).first);
+}
+
+BOOST_AUTO_TEST_CASE(the_route_a_node_records_is_the_one_the_path_names) {
+  // What api-1 recorded (route, method, path) against what the path names; answers 404 alike.
+  const auto judged = [](const std::string& route, const std::string& path) {
+    HistoryBuilder h;
+    api_exchange(h, ApiCall{.request = 0,
+                            .route = route,
+                            .key = "",
+                            .status = 404,
+                            .path = path,
+                            .error = "not_found"});
+    return check_api_contract(h.model());
+  };
+  require_none(judged("get_job", "/jobs/7"));
+  require_none(judged("get_job", "/jobs/007"));
+  require_none(judged("", "/jobs/0"));
+  require_none(judged("", "/jobs/-1"));
+  require_none(judged("", "/jobs/7/"));
+  require_none(judged("create_attempt", "/jobs/7/attempts"));
+  require_none(judged("cancel_attempt", "/attempts/3/cancel"));
+  require_one(judged("get_job", "/jobs/0"), "I13.route_misjudged", 1);
+  require_one(judged("get_job", "/jobs/-1"), "I13.route_misjudged", 1);
+  require_one(judged("cancel_attempt", "/attempts/+3/cancel"), "I13.route_misjudged", 1);
+  require_one(judged("", "/jobs/7"), "I13.route_misjudged", 1);
+  require_one(judged("get_job", "/jobs/7/attempts"), "I13.route_misjudged", 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -271,32 +271,6 @@ BOOST_AUTO_TEST_CASE(i13_routes_are_judged_segment_by_segment) {
   require_one(probed("GET", "/jobs/7", 405), "I13.route_misjudged", 2);
 }
 
-BOOST_AUTO_TEST_CASE(i13_the_route_a_node_records_is_the_one_the_path_names) {
-  // What api-1 recorded (route, method, path) against what the path names; answers 404 alike.
-  const auto judged = [](const std::string& route, const std::string& path) {
-    HistoryBuilder h;
-    api_exchange(h, ApiCall{.request = 0,
-                            .route = route,
-                            .key = "",
-                            .status = 404,
-                            .path = path,
-                            .error = "not_found"});
-    return check_api_contract(h.model());
-  };
-  require_none(judged("get_job", "/jobs/7"));
-  require_none(judged("get_job", "/jobs/007"));
-  require_none(judged("", "/jobs/0"));
-  require_none(judged("", "/jobs/-1"));
-  require_none(judged("", "/jobs/7/"));
-  require_none(judged("create_attempt", "/jobs/7/attempts"));
-  require_none(judged("cancel_attempt", "/attempts/3/cancel"));
-  require_one(judged("get_job", "/jobs/0"), "I13.route_misjudged", 1);
-  require_one(judged("get_job", "/jobs/-1"), "I13.route_misjudged", 1);
-  require_one(judged("cancel_attempt", "/attempts/+3/cancel"), "I13.route_misjudged", 1);
-  require_one(judged("", "/jobs/7"), "I13.route_misjudged", 1);
-  require_one(judged("get_job", "/jobs/7/attempts"), "I13.route_misjudged", 1);
-}
-
 BOOST_AUTO_TEST_CASE(i13_the_body_limit_is_judged_at_its_exact_boundary) {
   const std::string padding(1024 * 1024 - kBody.size(), ' ');
   for (const bool over : {false, true}) {
