@@ -17,7 +17,11 @@
 //     carries `Idempotent-Replayed: true` (replay_unmarked);
 //   - the same request again under a recorded key is that success again: an API node that answers
 //     it with any 4xx after the key was recorded refused a replay (replay_refused: a double click
-//     on cancel whose twin lost the race must still get the 200, not 409 or 422).
+//     on cancel whose twin lost the race must still get the 200, not 409 or 422). A refusal
+//     whose grounds held after the request reached the node and before the key was recorded told
+//     the truth when it was made, and is no refused replay: a store's refusal of this node's write
+//     for the attempt's state, a live attempt or a won job, or 422 provider_not_certified while
+//     the provider the retry names was not certified (the commit log's certifications).
 // Does not check: refusals' codes (I13 judges what a refusal claims), job creates' keys (I1, I2).
 #include <algorithm>
 
@@ -182,6 +186,17 @@ void check_refused_replays(const HistoryModel& model,
              r.refusal != events::kRefusedDuplicateKey && r.refusal != events::kRefusedFenced;
     });
     if (refused_before) continue;
+    // So did a refusal for the named provider's certification if the provider was uncertified at
+    // some moment between the request's arrival and the key's recording: the gate read it then (a
+    // certification that passed later, in time for the twin, does not make the refusal a lie).
+    if (exchange.status == 422 && sent) {
+      const auto error = model.response_of(exchange).error;
+      const auto provider = named_provider(*sent);
+      if (error == "provider_not_certified" && provider &&
+          !model.certified_throughout(*provider, exchange.request_seq, binding.seq)) {
+        continue;
+      }
+    }
     // The refused send recorded nothing. Of the sends in flight at the node when the key was
     // recorded, one did; unless all of them are this request, which one is unknown: no verdict.
     auto recorders = committers(model, found->first, binding);

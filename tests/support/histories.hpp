@@ -348,6 +348,27 @@ inline void certify(HistoryBuilder& h, const std::string& provider, bool passed,
       .add(kStore, certification(provider, passed));
 }
 
+// api-1 inserts attempt 2 of job 1 (on alpha) as alice's explicit retry and records her key
+// `key` with it.
+inline void insert_keyed_retry(HistoryBuilder& h, const std::string& key) {
+  auto retry = attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1");
+  retry.action_owner = "alice";
+  retry.action_key = key;
+  h.add(kStore, retry);
+}
+
+// alice's operator retry of job `job` (request `request`, send `send`) under key `key`.
+inline events::ClientSent retry_sent(std::int64_t request, std::int64_t send, std::string key,
+                                     std::int64_t job = 1) {
+  return events::ClientSent{.request = request,
+                            .send = send,
+                            .action = "retry",
+                            .owner = "alice",
+                            .key = std::move(key),
+                            .job_id = job,
+                            .path = "/jobs/" + std::to_string(job) + "/attempts"};
+}
+
 // The store refused a new attempt of the job because `blocking` is live (nothing committed).
 inline events::StoreRefused live_refused(std::int64_t job_id, std::int64_t blocking,
                                          std::string by = "api-1") {
@@ -552,6 +573,11 @@ inline std::string describe(const std::vector<check::Violation>& violations) {
 // A checker found nothing.
 inline void require_none(const std::vector<check::Violation>& violations) {
   BOOST_TEST(violations.empty(), describe(violations));
+}
+
+// No violation of `clause` among `violations`.
+inline void require_no(const std::vector<check::Violation>& violations, std::string_view clause) {
+  for (const auto& found : violations) BOOST_TEST(found.clause != clause, found.message);
 }
 
 // `violations` is exactly one violation, of `clause` ("<rule>.<name>"), at event `seq`. Tests

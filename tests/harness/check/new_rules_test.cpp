@@ -16,19 +16,6 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
-// api-1 inserts attempt 2 of job 1 as alice's explicit retry and records her key `key` with it.
-void insert_keyed_retry(HistoryBuilder& h, const std::string& key) {
-  auto retry = attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1");
-  retry.action_owner = "alice";
-  retry.action_key = key;
-  h.add(kStore, retry);
-}
-
-// No violation of `clause` among `violations`.
-void require_no(const std::vector<Violation>& violations, std::string_view clause) {
-  for (const auto& found : violations) BOOST_TEST(found.clause != clause, found.message);
-}
-
 // Job 1 whose attempt 1 failed; the operator's retry (request 2 of `owner`, key `key`) then
 // inserted attempt 2 and recorded the key.
 void retried(HistoryBuilder& h, const std::string& key = "op-1") {
@@ -36,17 +23,6 @@ void retried(HistoryBuilder& h, const std::string& key = "op-1") {
   h.add(kStore, claimed(1, 1, "worker-1", 1))
       .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
   insert_keyed_retry(h, key);
-}
-
-events::ClientSent retry_sent(std::int64_t request, std::int64_t send, std::string key,
-                              std::int64_t job = 1) {
-  return events::ClientSent{.request = request,
-                            .send = send,
-                            .action = "retry",
-                            .owner = "alice",
-                            .key = std::move(key),
-                            .job_id = job,
-                            .path = "/jobs/" + std::to_string(job) + "/attempts"};
 }
 
 // The 201 a retry's client reads: attempt 2 of job 1, STARTING, with `digest` as the body's.
