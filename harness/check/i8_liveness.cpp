@@ -25,8 +25,9 @@
 //     lost is not excused: it looks for what it holds;
 //   - cancelled_result_dropped: a job with no result and no failure although one of its attempts
 //     that an operator cancelled got a valid answer (its provider's execution ok or plausible),
-//     delivered as the reply to the worker holding its lease, which did not crash afterwards: a
-//     cancelled attempt's late result still competes in the compare-and-swap;
+//     delivered as the reply to the worker holding its lease when it could act on it (then, or
+//     at its resume had it been paused), which did not crash afterwards: a cancelled attempt's
+//     late result still competes in the compare-and-swap;
 //   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
 //     one will act (except a failover whose writer crashed after the FAILED write when no
 //     reconciler is up to resume it: it waits for an operator).
@@ -184,6 +185,23 @@ sim::NodeName lease_holder(const AttemptRecord& record, std::uint64_t seq) {
   return holder;
 }
 
+// When `node` could first act on what reached it at trace event `seq`: then, or, had it been
+// paused then, at its resume (a paused worker's lease may be taken over before it wakes).
+std::uint64_t acts_at(const HistoryModel& model, const std::string& node, std::uint64_t seq) {
+  const auto found = model.node_pauses.find(node);
+  if (found == model.node_pauses.end()) return seq;
+  bool paused = false;
+  for (const auto& change : found->second) {
+    if (change.seq <= seq) {
+      paused = change.what;
+      continue;
+    }
+    if (!paused) return seq;
+    if (!change.what) return change.seq;  // its resume
+  }
+  return seq;  // paused to the end: judged by paused_at_end
+}
+
 // An operator's cancel leaves a late result free to compete: a valid answer (its provider's
 // execution ok, or plausible: the contract's shape) delivered as the reply to the worker holding
 // the lease is written, and wins a job nothing else won or failed.
@@ -201,7 +219,7 @@ void Judge::cancelled(const JobRecord& job, const AttemptRecord& record) {
   if (found == model.deliveries.end()) return;
   for (const Delivery& delivery : found->second) {
     if (delivery.call != events::kDeliveredReply || delivery.outcome != "answered" ||
-        lease_holder(record, delivery.seq) != delivery.node ||
+        lease_holder(record, acts_at(model, delivery.node, delivery.seq)) != delivery.node ||
         model.crashed_after(delivery.node, delivery.seq) || model.paused_at_end(delivery.node) ||
         !had_time_since(delivery.at)) {
       continue;

@@ -200,6 +200,34 @@ BOOST_AUTO_TEST_CASE(a_cancelled_attempts_valid_answer_that_never_reached_the_jo
   require_none(std::get<0>(run(false, "worker-2")));  // delivered to a node without the lease
 }
 
+// worker-1 is paused when alpha's answer reaches it. Taken over by the reconciler before
+// worker-1 resumed, the lease was not worker-1's when it could write the answer (the store fences
+// it), so the operator's cancel of the UNKNOWN attempt owes no late result; taken over only after
+// the resume, worker-1 held it when it could act, and the result was owed.
+BOOST_AUTO_TEST_CASE(an_answer_reaching_a_paused_worker_counts_from_its_resume) {
+  for (const bool taken_while_paused : {true, false}) {
+    BOOST_TEST_CONTEXT("taken over while paused: " << taken_while_paused) {
+      HistoryBuilder h;
+      policy(h, /*reconciler=*/true);
+      running_job(h, 1);
+      alpha_executes(h);
+      h.add("worker-1", events::NodePaused{.until = Instant(std::chrono::seconds(7))});
+      delivered(h, "worker-1", "answered");
+      if (taken_while_paused) h.add(kStore, taken_over(1, 1));
+      h.add("worker-1", events::NodeResumed{});
+      if (!taken_while_paused) h.add(kStore, taken_over(1, 1));
+      operator_cancel(h, 1, 1, S::unknown, 2, "reconciler");
+      const auto end = end_at(h, kJudgedAt);
+      const auto violations = check_liveness(h.model());
+      if (taken_while_paused) {
+        require_none(violations);
+      } else {
+        require_one(violations, "I8.cancelled_result_dropped", end);
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(work_no_worker_claims_while_one_is_up) {
   HistoryBuilder h;
   policy(h, /*reconciler=*/true);
