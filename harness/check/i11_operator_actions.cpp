@@ -158,6 +158,32 @@ std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& m
   return out;
 }
 
+// Whether a refusal told the truth when it was made: its grounds held at some moment between the
+// request reaching the node and the key being recorded, so the twin's success came after it (two
+// clicks at one instant, the first refused while a cancel had not yet freed the job, or while the
+// provider it names was not yet certified). Grounds: a refusal the store made on this node of the
+// action's write for a live attempt, a state or a won job (not for the key itself, duplicate_key,
+// whose replay was due); or 422 provider_not_certified while the provider the retry names was
+// uncertified (the commit log's certifications: a certification that passed later, in time for
+// the twin, does not make the refusal a lie).
+bool told_the_truth(const HistoryModel& model, const ApiExchange& exchange,
+                    const std::optional<events::ClientSent>& sent, const Binding& binding) {
+  const std::string_view operation =
+      exchange.route == "create_attempt" ? "insert_attempt" : "update_attempt";
+  const bool store_refused = std::ranges::any_of(model.refusals, [&](const auto& refused) {
+    const auto& r = refused.what;
+    return refused.seq > exchange.request_seq && refused.seq < binding.seq &&
+           r.by == exchange.node.str() && r.operation == operation &&
+           (!sent || !sent->job_id || !r.job_id || *r.job_id == *sent->job_id) &&
+           r.refusal != events::kRefusedDuplicateKey && r.refusal != events::kRefusedFenced;
+  });
+  if (store_refused) return true;
+  if (exchange.status != 422 || !sent) return false;
+  const auto provider = named_provider(*sent);
+  return model.response_of(exchange).error == "provider_not_certified" && provider &&
+         !model.certified_throughout(*provider, exchange.request_seq, binding.seq);
+}
+
 void check_refused_replays(const HistoryModel& model,
                            const std::map<OwnerKey, std::vector<Binding>>& bound,
                            std::vector<Violation>& out) {
@@ -171,32 +197,8 @@ void check_refused_replays(const HistoryModel& model,
     if (found == bound.end()) continue;
     const Binding& binding = found->second.front();
     if (binding.seq > exchange.response_seq) continue;
-    // A refusal the store made on this node for a live attempt, a state or a won job before the
-    // key was recorded told the truth when it was made: the twin's success came after it (two
-    // clicks at one instant, the first refused while a cancel had not yet freed the job). A
-    // refusal for the key itself (duplicate_key) is no such truth: its replay was due.
     const auto sent = model.client_send(exchange.client_request, exchange.client_send);
-    const std::string_view operation =
-        exchange.route == "create_attempt" ? "insert_attempt" : "update_attempt";
-    const bool refused_before = std::ranges::any_of(model.refusals, [&](const auto& refused) {
-      const auto& r = refused.what;
-      return refused.seq > exchange.request_seq && refused.seq < binding.seq &&
-             r.by == exchange.node.str() && r.operation == operation &&
-             (!sent || !sent->job_id || !r.job_id || *r.job_id == *sent->job_id) &&
-             r.refusal != events::kRefusedDuplicateKey && r.refusal != events::kRefusedFenced;
-    });
-    if (refused_before) continue;
-    // So did a refusal for the named provider's certification if the provider was uncertified at
-    // some moment between the request's arrival and the key's recording: the gate read it then (a
-    // certification that passed later, in time for the twin, does not make the refusal a lie).
-    if (exchange.status == 422 && sent) {
-      const auto error = model.response_of(exchange).error;
-      const auto provider = named_provider(*sent);
-      if (error == "provider_not_certified" && provider &&
-          !model.certified_throughout(*provider, exchange.request_seq, binding.seq)) {
-        continue;
-      }
-    }
+    if (told_the_truth(model, exchange, sent, binding)) continue;
     // The refused send recorded nothing. Of the sends in flight at the node when the key was
     // recorded, one did; unless all of them are this request, which one is unknown: no verdict.
     auto recorders = committers(model, found->first, binding);

@@ -62,7 +62,6 @@
 //     operator finds the detail the answer leaves out.
 // Does not check: what a success says (I1, I5, I11), owner scope (I7).
 #include <algorithm>
-#include <charconv>
 #include <set>
 
 #include "harness/check/api_routes.hpp"
