@@ -483,6 +483,21 @@ struct ApiCall {
   std::optional<std::string> error{};  // the answer's error word
 };
 
+// A double click on an operator's retry of job 1 under key op-1: request 2 (the call that records
+// the key) and its twin, request 3, refused `status` with `error`.
+struct RetryTwins {
+  ApiCall recorder;
+  ApiCall twin;
+};
+inline RetryTwins retry_twins(std::int64_t status, std::string error) {
+  const ApiCall recorder{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
+  ApiCall twin = recorder;
+  twin.request = 3;
+  twin.status = status;
+  twin.error = std::move(error);
+  return {recorder, twin};
+}
+
 inline std::string request_id(const ApiCall& call) {
   return events::forwarded_request_id(call.request, 1, call.lb_try);
 }

@@ -31,11 +31,7 @@ BOOST_AUTO_TEST_CASE(a_twin_refused_while_its_provider_was_uncertified_passes) {
         sent.body = R"({"provider":"alpha"})";
         h.add("ops", sent);
       }
-      const ApiCall recorder{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
-      ApiCall twin = recorder;
-      twin.request = 3;
-      twin.status = 422;
-      twin.error = "provider_not_certified";
+      const auto [recorder, twin] = retry_twins(422, "provider_not_certified");
       api_request(h, twin);
       if (!certified_all_along) certify(h, "alpha", true);
       api_request(h, recorder);

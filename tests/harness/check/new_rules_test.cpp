@@ -165,11 +165,7 @@ BOOST_AUTO_TEST_CASE(i11_a_twin_refused_for_a_live_attempt_before_the_key_was_re
     insert_job(h, {});
     h.add(kStore, claimed(1, 1, "worker-1", 1));
     h.add("ops", retry_sent(2, 1, "op-1")).add("ops", retry_sent(3, 1, "op-1"));
-    const ApiCall recorder{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
-    ApiCall twin = recorder;
-    twin.request = 3;
-    twin.status = 409;
-    twin.error = "attempt_in_flight";
+    const auto [recorder, twin] = retry_twins(409, "attempt_in_flight");
     api_request(h, twin);
     api_request(h, recorder);
     if (refused_first) h.add(kStore, live_refused(1, 1));
