@@ -155,6 +155,7 @@ void Folder::on_request(events::ApiRequest&& request, const sim::PackedEvent& re
                                          .status = 0,
                                          .client_request = number,
                                          .client_send = attempt});
+  model_.keep_decoded(recorded.seq, std::move(request));
 }
 
 void Folder::on_response(events::ApiResponse&& response, const sim::PackedEvent& recorded) {
@@ -166,6 +167,7 @@ void Folder::on_response(events::ApiResponse&& response, const sim::PackedEvent&
   exchange.status = response.status;
   open->second.pop_front();
   if (open->second.empty()) open_exchange_.erase(open);
+  model_.keep_decoded(recorded.seq, std::move(response));
 }
 
 void Folder::on_executed(events::ProviderExecuted&& executed, const sim::PackedEvent& recorded) {
@@ -191,12 +193,14 @@ void Folder::seen(EventSwitch& kinds) {
       it->second.action = sent.action;
     }
     it->second.send_seqs.push_back(recorded.seq);
+    model_.keep_decoded(recorded.seq, std::move(sent));
   });
   on<events::ClientSkipped>(kinds, [this](auto&& skipped, const sim::PackedEvent&) {
     model_.requests[skipped.request].skipped = skipped.reason;
   });
   on<events::ClientReceived>(kinds, [this](auto&& received, const sim::PackedEvent& recorded) {
     model_.requests[received.request].received_seqs.push_back(recorded.seq);
+    model_.keep_decoded(recorded.seq, std::move(received));
   });
   on<events::LbForwarded>(kinds, [this](auto&& forwarded, const sim::PackedEvent&) {
     forwarded_[forwarded.request_id] = {forwarded.request, forwarded.send};

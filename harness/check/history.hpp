@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -212,6 +213,22 @@ struct CallSpan {
   std::optional<Instant> first_reply_at{};
 };
 
+// A request's receipts as HistoryModel::receipts gives them, in order: shared with the model's
+// cache of decoded events when it keeps one, so a rule may hold them while the model lives.
+class Receipts {
+ public:
+  using List = std::vector<At<events::ClientReceived>>;
+  explicit Receipts(std::shared_ptr<const List> list) : list_(std::move(list)) {}
+  List::const_iterator begin() const { return list_->begin(); }
+  List::const_iterator end() const { return list_->end(); }
+  std::size_t size() const { return list_->size(); }
+  bool empty() const { return list_->empty(); }
+  const At<events::ClientReceived>& operator[](std::size_t index) const { return (*list_)[index]; }
+
+ private:
+  std::shared_ptr<const List> list_;
+};
+
 struct HistoryModel {
   // Moved, never copied: jobs point into jobs_by_key.
   HistoryModel() = default;
@@ -268,15 +285,37 @@ struct HistoryModel {
   const AttemptRecord* attempt(std::int64_t id) const;
   const Execution* execution_of(std::int64_t attempt_id) const;
   JobEnd end_of(const JobRecord& job) const;
-  // The request's first send (it carries a create's body); empty when it was never sent.
-  events::ClientSent first_send(const ClientRequest& request) const;
+  // Events read back from the history (sends, receipts, an exchange's request and response) are
+  // decoded once and shared while a rule holds them. A history shorter than this many events (a
+  // fuzz case's, a scenario's) keeps them, as the fold decoded them, since rules ask for one
+  // exchange many times; a longer one decodes them on each ask, so that the model of millions of
+  // events holds their positions, not copies.
+  static constexpr std::size_t kKeepDecodedBelow = sim::History::kWordsFrom;
+  template <typename T>
+  using Decoded = std::shared_ptr<const T>;
+  // Whether decoded events are kept; decode_on_each_ask drops them and keeps none from now on
+  // (what a long history does, for tests to compare).
+  bool keeps_decoded() const {
+    return keep_decoded_ && history != nullptr && history->size() < kKeepDecodedBelow;
+  }
+  void decode_on_each_ask();
+  // Keeps `event`, which the fold decoded at trace event `seq`, when keeps_decoded().
+  template <typename T>
+  void keep_decoded(std::uint64_t seq, T&& event) {
+    if (!keeps_decoded()) return;
+    if (decoded_.size() < history->size()) decoded_.resize(history->size());
+    decoded_[seq - 1] = std::make_shared<const std::decay_t<T>>(std::forward<T>(event));
+  }
+
+  // The request's first send (it carries a create's body); an empty send when it was never sent.
+  Decoded<events::ClientSent> first_send(const ClientRequest& request) const;
   // What its client received for it, in order.
-  std::vector<At<events::ClientReceived>> receipts(const ClientRequest& request) const;
+  Receipts receipts(const ClientRequest& request) const;
   // The request body a job was inserted with, as stored.
   std::string payload_of(const JobRecord& job) const;
   // An exchange's api.request and (REQUIRES: exchange.answered()) api.response.
-  events::ApiRequest request_of(const ApiExchange& exchange) const;
-  events::ApiResponse response_of(const ApiExchange& exchange) const;
+  Decoded<events::ApiRequest> request_of(const ApiExchange& exchange) const;
+  Decoded<events::ApiResponse> response_of(const ApiExchange& exchange) const;
   // A compare-and-swap as the store logged it, with the bytes it wrote.
   events::CommitCas cas_event(const At<Cas>& cas) const;
   // The output the provider produced in `execution`.
@@ -285,8 +324,9 @@ struct HistoryModel {
   // what.has_action.
   std::pair<std::string, std::string> action_of(const At<Transition>& step) const;
   std::pair<std::string, std::string> action_of(const At<AttemptInserted>& inserted) const;
-  // Send `send` (1-based) of timeline request `request`, as its client recorded it.
-  std::optional<events::ClientSent> client_send(std::int64_t request, std::int64_t send) const;
+  // Send `send` (1-based) of timeline request `request`, as its client recorded it; null when
+  // there is none.
+  Decoded<events::ClientSent> client_send(std::int64_t request, std::int64_t send) const;
   // Whether `node` was up when the run ended (started, and not crashed since).
   bool up_at_end(const std::string& node) const;
   // Whether `node` crashed after trace event `seq`.
@@ -301,6 +341,12 @@ struct HistoryModel {
   bool certified_throughout(std::string_view provider, std::uint64_t from, std::uint64_t to) const;
   // Whether the attempt's latest move to CANCELLED before trace event `seq` was an operator's.
   bool cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const;
+
+  // The cache of decoded events (see kKeepDecodedBelow), by trace position, and of receipts, by
+  // the position of a request's first receipt. Read only through the accessors above.
+  bool keep_decoded_ = true;
+  mutable std::vector<std::shared_ptr<const void>> decoded_;
+  mutable std::map<std::uint64_t, std::shared_ptr<const Receipts::List>> receipts_;
 };
 
 HistoryModel fold_history(const sim::History& history);

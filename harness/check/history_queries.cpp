@@ -109,33 +109,66 @@ T typed_at(const sim::History& history, std::uint64_t seq) {
   return std::move(*typed);
 }
 
+// Trace event `seq` of the model's history as a T, decoded once while the model keeps decoded
+// events, else on each ask.
+template <events::EventType T>
+HistoryModel::Decoded<T> decoded_at(const HistoryModel& model, std::uint64_t seq) {
+  ONEJOB_ASSERT(model.history != nullptr, "a decoded event outside a history");
+  if (!model.keeps_decoded()) return std::make_shared<const T>(typed_at<T>(*model.history, seq));
+  ONEJOB_ASSERT(seq >= 1 && seq <= model.history->size(), "a model's position outside its history");
+  ONEJOB_ASSERT(&model.history->kind(seq - 1) == &events::kind_name<T>(),
+                "trace event " + std::to_string(seq) + " is no " + std::string(T::kind));
+  if (model.decoded_.size() < model.history->size()) model.decoded_.resize(model.history->size());
+  auto& slot = model.decoded_[seq - 1];
+  if (!slot) slot = std::make_shared<const T>(typed_at<T>(*model.history, seq));
+  return std::static_pointer_cast<const T>(slot);
+}
+
 }  // namespace
 
-events::ApiRequest HistoryModel::request_of(const ApiExchange& exchange) const {
-  ONEJOB_ASSERT(history != nullptr, "an exchange outside a history");
-  return typed_at<events::ApiRequest>(*history, exchange.request_seq);
+void HistoryModel::decode_on_each_ask() {
+  keep_decoded_ = false;
+  decoded_.clear();
+  receipts_.clear();
 }
 
-events::ApiResponse HistoryModel::response_of(const ApiExchange& exchange) const {
-  ONEJOB_ASSERT(history != nullptr && exchange.answered(),
-                "the response of an exchange never answered");
-  return typed_at<events::ApiResponse>(*history, exchange.response_seq);
+HistoryModel::Decoded<events::ApiRequest> HistoryModel::request_of(
+    const ApiExchange& exchange) const {
+  return decoded_at<events::ApiRequest>(*this, exchange.request_seq);
 }
 
-events::ClientSent HistoryModel::first_send(const ClientRequest& request) const {
-  if (request.send_seqs.empty() || history == nullptr) return {};
-  return typed_at<events::ClientSent>(*history, request.send_seqs[0]);
+HistoryModel::Decoded<events::ApiResponse> HistoryModel::response_of(
+    const ApiExchange& exchange) const {
+  ONEJOB_ASSERT(exchange.answered(), "the response of an exchange never answered");
+  return decoded_at<events::ApiResponse>(*this, exchange.response_seq);
 }
 
-std::vector<At<events::ClientReceived>> HistoryModel::receipts(const ClientRequest& request) const {
-  std::vector<At<events::ClientReceived>> out;
-  if (history == nullptr) return out;
-  out.reserve(request.received_seqs.size());
-  for (const auto seq : request.received_seqs) {
-    out.push_back(
-        {typed_at<events::ClientReceived>(*history, seq), seq, history->instant(seq - 1)});
+HistoryModel::Decoded<events::ClientSent> HistoryModel::first_send(
+    const ClientRequest& request) const {
+  if (request.send_seqs.empty() || history == nullptr) {
+    static const auto never_sent = std::make_shared<const events::ClientSent>();
+    return never_sent;
   }
-  return out;
+  return decoded_at<events::ClientSent>(*this, request.send_seqs[0]);
+}
+
+Receipts HistoryModel::receipts(const ClientRequest& request) const {
+  static const auto none = std::make_shared<const Receipts::List>();
+  if (history == nullptr || request.received_seqs.empty()) return Receipts(none);
+  const bool keep = keeps_decoded();
+  if (keep) {
+    if (auto kept = receipts_.find(request.received_seqs[0]); kept != receipts_.end()) {
+      return Receipts(kept->second);
+    }
+  }
+  auto list = std::make_shared<Receipts::List>();
+  list->reserve(request.received_seqs.size());
+  for (const auto seq : request.received_seqs) {
+    list->push_back(
+        {*decoded_at<events::ClientReceived>(*this, seq), seq, history->instant(seq - 1)});
+  }
+  if (keep) receipts_.emplace(request.received_seqs[0], list);
+  return Receipts(std::move(list));
 }
 
 bool HistoryModel::certified_throughout(std::string_view provider, std::uint64_t from,
@@ -190,15 +223,15 @@ std::pair<std::string, std::string> HistoryModel::action_of(const At<Transition>
   return action_at<events::CommitAttemptTransition>(history, step);
 }
 
-std::optional<events::ClientSent> HistoryModel::client_send(std::int64_t request,
-                                                            std::int64_t send) const {
+HistoryModel::Decoded<events::ClientSent> HistoryModel::client_send(std::int64_t request,
+                                                                    std::int64_t send) const {
   const auto found = requests.find(request);
   if (found == requests.end() || history == nullptr || send < 1 ||
       static_cast<std::size_t>(send) > found->second.send_seqs.size()) {
-    return std::nullopt;
+    return nullptr;
   }
-  const auto seq = found->second.send_seqs[static_cast<std::size_t>(send) - 1];
-  return from_packed<events::ClientSent>(packed_at(*history, seq));
+  return decoded_at<events::ClientSent>(
+      *this, found->second.send_seqs[static_cast<std::size_t>(send) - 1]);
 }
 
 bool HistoryModel::up_at_end(const std::string& node) const {

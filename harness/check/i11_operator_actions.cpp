@@ -88,11 +88,11 @@ std::vector<Success> successes(const HistoryModel& model) {
   for (const auto& [number, request] : model.requests) {
     const std::string& action = request.action;
     if (action != "retry" && action != "cancel") continue;
-    for (auto& received : model.receipts(request)) {
+    for (const auto& received : model.receipts(request)) {
       if (!is_success(received.what.status)) continue;
-      auto sent = model.client_send(number, received.what.send);
+      const auto sent = model.client_send(number, received.what.send);
       if (!sent) continue;
-      out.push_back(Success{number, std::move(*sent), std::move(received)});
+      out.push_back(Success{number, *sent, received});
     }
   }
   return out;
@@ -152,7 +152,7 @@ std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& m
     if (exchange.node != binding.by || exchange.request_seq > binding.seq) continue;
     if (exchange.answered() && exchange.response_seq < binding.seq) continue;
     const auto request = model.request_of(exchange);
-    if (request.owner != key.first || request.key != key.second) continue;
+    if (request->owner != key.first || request->key != key.second) continue;
     out.emplace(exchange.client_request, exchange.client_send);
   }
   return out;
@@ -167,7 +167,7 @@ std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& m
 // uncertified (the commit log's certifications: a certification that passed later, in time for
 // the twin, does not make the refusal a lie).
 bool told_the_truth(const HistoryModel& model, const ApiExchange& exchange,
-                    const std::optional<events::ClientSent>& sent, const Binding& binding) {
+                    const HistoryModel::Decoded<events::ClientSent>& sent, const Binding& binding) {
   const std::string_view operation =
       exchange.route == "create_attempt" ? "insert_attempt" : "update_attempt";
   const bool store_refused = std::ranges::any_of(model.refusals, [&](const auto& refused) {
@@ -180,7 +180,7 @@ bool told_the_truth(const HistoryModel& model, const ApiExchange& exchange,
   if (store_refused) return true;
   if (exchange.status != 422 || !sent) return false;
   const auto provider = named_provider(*sent);
-  return model.response_of(exchange).error == "provider_not_certified" && provider &&
+  return model.response_of(exchange)->error == "provider_not_certified" && provider &&
          !model.certified_throughout(*provider, exchange.request_seq, binding.seq);
 }
 
@@ -193,7 +193,7 @@ void check_refused_replays(const HistoryModel& model,
     if (!exchange.answered() || exchange.status < 400 || exchange.status >= 500) continue;
     if (exchange.route != "create_attempt" && exchange.route != "cancel_attempt") continue;
     const auto request = model.request_of(exchange);
-    const auto found = bound.find({request.owner, request.key});
+    const auto found = bound.find({request->owner, request->key});
     if (found == bound.end()) continue;
     const Binding& binding = found->second.front();
     if (binding.seq > exchange.response_seq) continue;
@@ -214,7 +214,7 @@ void check_refused_replays(const HistoryModel& model,
         "I11.replay_refused",
         exchange.node + " answered request " + std::to_string(exchange.client_request) + " (" +
             sent->action + " " + sent->path.value_or("") + ") " + std::to_string(exchange.status) +
-            " under key \"" + request.key + "\", which had already recorded request " +
+            " under key \"" + request->key + "\", which had already recorded request " +
             std::to_string(number) + "'s identical action: the replay of its success was due",
         exchange.response_seq, {binding.seq}));
   }

@@ -211,7 +211,7 @@ void check_recorded_answer(const HistoryModel& model, const ApiExchange& exchang
     // id the node handled it under, and the node's own record of it keeps the detail: the id is
     // how an operator finds the detail the answer leaves out.
     const bool server_failure = answer.status >= 500 || answer.error == "unstorable_value";
-    const auto id = model.request_of(exchange).request_id;
+    const auto id = model.request_of(exchange)->request_id;
     if (server_failure && got.request_id != id) {
       out.push_back(violation("I13.failure_unnamed",
                               exchange.node + " answered request " +
@@ -294,7 +294,8 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
     if (exchange.answered()) ++answers[{exchange.client_request, exchange.client_send}];
   }
   for (const auto& exchange : model.exchanges) {
-    const auto request = model.request_of(exchange);
+    const auto request_read = model.request_of(exchange);
+    const auto& request = *request_read;
     if (const auto named = recorded_name(route_of(request.method, request.path).name);
         exchange.route != named) {
       out.push_back(violation(
@@ -305,7 +306,8 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
           exchange.request_seq, {}));
     }
     if (!exchange.answered()) continue;
-    const auto answer = model.response_of(exchange);
+    const auto answer_read = model.response_of(exchange);
+    const auto& answer = *answer_read;
     const std::string head =
         exchange.node + " answered " + exchange.route + " " + std::to_string(answer.status) + ": ";
     if (answer.status >= 500 && answer.status != 503) {
@@ -371,7 +373,7 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
           sent->body ? own_body.emplace(*sent->body)
                      : (first_body ? *first_body
                                    : first_body.emplace(first_text.emplace(
-                                         model.first_send(request).body.value_or(kNoBody))));
+                                         model.first_send(request)->body.value_or(kNoBody))));
       if (auto wrong = route_breach(request_line, route, got, facts.body()); !wrong.empty()) {
         out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
       } else if (auto breach = limit_breach(*sent, route, got, facts, providers); !breach.empty()) {

@@ -159,7 +159,7 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   if (answer.status == 422 && answer.error == "provider_not_certified" &&
       exchange.route.str() == "create_attempt" && exchange.client_request != 0) {
     // The provider the retry asked for, by the client's own body and the job's attempts.
-    const auto id = id_in_path(model.request_of(exchange).path, "/jobs/");
+    const auto id = id_in_path(model.request_of(exchange)->path, "/jobs/");
     const JobRecord* job = model.job(id);
     const auto sent = model.client_send(exchange.client_request, exchange.client_send);
     if (job == nullptr || !sent) return {};
@@ -178,7 +178,7 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   if (route == "cancel_attempt" && *answer.error == "attempt_not_live") {
     // The attempt the request's path names (/attempts/{id}/cancel), whatever the answer says.
     const AttemptRecord* target =
-        model.attempt(id_in_path(model.request_of(exchange).path, "/attempts/"));
+        model.attempt(id_in_path(model.request_of(exchange)->path, "/attempts/"));
     if (target != nullptr && !idle_during(*target, from, to)) {
       return "refused to cancel " + attempt_ref(target->id()) + " as not live, but it was " +
              std::string(to_string(target->state_before(from))) + " throughout";
@@ -191,7 +191,7 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   }
   if (route == "create_attempt" && *answer.error == "job_completed") {
     // The job the request's path names (/jobs/{id}/attempts): the answer itself names none.
-    const auto id = id_in_path(model.request_of(exchange).path, "/jobs/");
+    const auto id = id_in_path(model.request_of(exchange)->path, "/jobs/");
     const JobRecord* job = model.job(id);
     const auto* won = job != nullptr ? job->won() : nullptr;
     if (job != nullptr && (won == nullptr || won->seq > to)) {

@@ -62,10 +62,10 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   std::vector<KeyedCreate> creates;
   std::set<std::pair<std::string, std::string>> sent;
   for (const auto& [number, request] : model.requests) {
-    auto first = model.first_send(request);
-    if (first.action != "create_job" || !first.key) continue;
-    sent.emplace(first.owner, *first.key);
-    creates.push_back({number, &request, std::move(first.owner), std::move(*first.key)});
+    const auto first = model.first_send(request);
+    if (first->action != "create_job" || !first->key) continue;
+    sent.emplace(first->owner, *first->key);
+    creates.push_back({number, &request, first->owner, *first->key});
   }
   for (const auto& [id, job] : model.jobs) {
     const auto& inserted = job.inserted.what;
@@ -81,7 +81,7 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   for (const auto& exchange : model.exchanges) {
     if (exchange.route != "create_job" || !exchange.answered()) continue;
     const auto response = model.response_of(exchange);
-    if (check_answer(model, response.owner, response.key, response.status, response.job_id,
+    if (check_answer(model, response->owner, response->key, response->status, response->job_id,
                      exchange.response_seq, exchange.node.c_str(), out)) {
       reported.insert(exchange.client_request);
     }

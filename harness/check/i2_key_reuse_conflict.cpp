@@ -44,7 +44,8 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
   std::map<std::int64_t, JsonValue> stored_values;
   for (const auto& exchange : model.exchanges) {
     if (exchange.route != "create_job" || !exchange.answered()) continue;
-    const auto response = model.response_of(exchange);
+    const auto response_read = model.response_of(exchange);
+    const auto& response = *response_read;
     const auto seq = exchange.response_seq;
     const auto status = response.status;
     // Refused for what comes before the key: the body, its size, the credentials, the server.
@@ -62,7 +63,8 @@ std::vector<Violation> check_key_reuse_conflict(const HistoryModel& model) {
     }
     const auto request = model.requests.find(exchange.client_request);
     if (request == model.requests.end()) continue;
-    const auto first = model.first_send(request->second);
+    const auto first_read = model.first_send(request->second);
+    const auto& first = *first_read;
     auto [is_json, fresh] = sent_is_json.try_emplace(exchange.client_request);
     if (fresh) is_json->second = first.body && holds_json_value(*first.body);
     if (!is_json->second) continue;

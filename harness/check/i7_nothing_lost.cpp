@@ -29,9 +29,11 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
   }
   for (const auto& exchange : model.exchanges) {
     if (!exchange.answered()) continue;
-    const auto request = model.request_of(exchange);
+    const auto request_read = model.request_of(exchange);
+    const auto& request = *request_read;
     const std::string& asker = request.owner;
-    const auto response = model.response_of(exchange);
+    const auto response_read = model.response_of(exchange);
+    const auto& response = *response_read;
     // Owner scope: whatever the route and status, an answer names only the asker's jobs (another
     // owner's job is as absent as a missing one: 404, naming nothing).
     if (response.job_id) {

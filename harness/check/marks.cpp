@@ -207,8 +207,8 @@ void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
     if (!exchange.answered() || exchange.route != "create_job") continue;
     if (exchange.status != 200 && exchange.status != 201) continue;
     const auto response = model.response_of(exchange);
-    if (!response.job_id) continue;
-    answers.push_back({*response.job_id, exchange.response_seq, response.status == 201});
+    if (!response->job_id) continue;
+    answers.push_back({*response->job_id, exchange.response_seq, response->status == 201});
   }
   std::ranges::sort(answers, {}, [](const Answer& a) { return std::pair(a.job, a.seq); });
   for (auto job = answers.begin(); job != answers.end();) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
@@ -15,6 +16,8 @@
 #include "harness/check/id_map.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/check/json_value.hpp"
+#include "harness/scenario/loader.hpp"
+#include "harness/scenario/runner.hpp"
 
 #include "tests/support/histories.hpp"
 
@@ -172,37 +175,86 @@ BOOST_AUTO_TEST_CASE(an_api_exchange_joins_its_client_request_through_the_forwar
   const auto receipt = h.add("browser", received(3, 201, 1)).last_seq();
   // A request the load balancer never forwarded belongs to no client request.
   api_exchange(h, {.request = 0, .route = "get_job", .key = "", .status = 404});
-  const auto model = h.model();
-  BOOST_TEST_REQUIRE(model.exchanges.size() == 3u);
-  const auto& slow = model.exchanges[0];
-  BOOST_TEST(slow.node.str() == "api-1");
-  BOOST_TEST(slow.client_request == 3);
-  BOOST_TEST(slow.request_seq == 3u);
-  BOOST_TEST(slow.route.str() == "create_job");
-  BOOST_TEST(model.request_of(slow).route == "create_job");
-  BOOST_TEST_REQUIRE(slow.answered());
-  BOOST_TEST(slow.response_seq == 9u);
-  BOOST_TEST(slow.status == 200);
-  BOOST_TEST(model.response_of(slow).status == 200);
-  BOOST_TEST(*model.response_of(slow).job_id == 1);
-  const auto& fast = model.exchanges[1];
-  BOOST_TEST(fast.node.str() == "api-2");
-  BOOST_TEST(fast.client_request == 3);
-  BOOST_TEST_REQUIRE(fast.answered());
-  BOOST_TEST(fast.response_seq == 8u);
-  BOOST_TEST(fast.status == 201);
-  BOOST_TEST(model.response_of(fast).status == 201);
-  BOOST_TEST(model.exchanges[2].client_request == 0);
-  BOOST_TEST(model.exchanges[2].route.str() == "get_job");
-  const ClientRequest& request = model.requests.at(3);
-  BOOST_TEST(request.client == "browser");
-  BOOST_TEST(model.first_send(request).body.value_or("") == kBody);
-  BOOST_TEST(request.send_seqs == std::vector<std::uint64_t>{sent});
-  BOOST_TEST(request.received_seqs == std::vector<std::uint64_t>{receipt});
-  const auto receipts = model.receipts(request);
-  BOOST_TEST_REQUIRE(receipts.size() == 1u);
-  BOOST_TEST(receipts[0].seq == receipt);
-  BOOST_TEST(receipts[0].what.job_id.value_or(0) == 1);
+  auto model = h.model();
+  // Read twice: from the events the fold kept, then decoded on each ask (as a long history is).
+  for (const bool kept : {true, false}) {
+    BOOST_TEST_CONTEXT("decoded events kept: " << kept) {
+      if (!kept) model.decode_on_each_ask();
+      BOOST_TEST(model.keeps_decoded() == kept);
+      BOOST_TEST_REQUIRE(model.exchanges.size() == 3u);
+      const auto& slow = model.exchanges[0];
+      BOOST_TEST(slow.node.str() == "api-1");
+      BOOST_TEST(slow.client_request == 3);
+      BOOST_TEST(slow.request_seq == 3u);
+      BOOST_TEST(slow.route.str() == "create_job");
+      BOOST_TEST(model.request_of(slow)->route == "create_job");
+      BOOST_TEST_REQUIRE(slow.answered());
+      BOOST_TEST(slow.response_seq == 9u);
+      BOOST_TEST(slow.status == 200);
+      BOOST_TEST(model.response_of(slow)->status == 200);
+      BOOST_TEST(*model.response_of(slow)->job_id == 1);
+      const auto& fast = model.exchanges[1];
+      BOOST_TEST(fast.node.str() == "api-2");
+      BOOST_TEST(fast.client_request == 3);
+      BOOST_TEST_REQUIRE(fast.answered());
+      BOOST_TEST(fast.response_seq == 8u);
+      BOOST_TEST(fast.status == 201);
+      BOOST_TEST(model.response_of(fast)->status == 201);
+      BOOST_TEST(model.exchanges[2].client_request == 0);
+      BOOST_TEST(model.exchanges[2].route.str() == "get_job");
+      const ClientRequest& request = model.requests.at(3);
+      BOOST_TEST(request.client == "browser");
+      BOOST_TEST(model.first_send(request)->body.value_or("") == kBody);
+      BOOST_TEST(model.client_send(3, 1)->body.value_or("") == kBody);
+      BOOST_TEST(!model.client_send(3, 2));
+      BOOST_TEST(!model.client_send(4, 1));
+      BOOST_TEST(request.send_seqs == std::vector<std::uint64_t>{sent});
+      BOOST_TEST(request.received_seqs == std::vector<std::uint64_t>{receipt});
+      const auto receipts = model.receipts(request);
+      BOOST_TEST_REQUIRE(receipts.size() == 1u);
+      BOOST_TEST(receipts[0].seq == receipt);
+      BOOST_TEST(receipts[0].what.job_id.value_or(0) == 1);
+      // Asked again, the same events: kept ones are the very same objects.
+      BOOST_TEST((model.request_of(slow) == model.request_of(slow)) == kept);
+      BOOST_TEST(model.receipts(request)[0].what.status == 201);
+    }
+  }
+}
+
+// A rule gives one verdict whether the model keeps the events it decoded (a short history) or
+// decodes them on each ask (a long one): every catalogue scenario, run with every named defect at
+// once so that rules have violations to find, judged both ways.
+BOOST_AUTO_TEST_CASE(rules_judge_alike_whether_decoded_events_are_kept_or_not) {
+  Defects every;
+  for (const auto& defect : all_defects()) every.set(defect.defect);
+  std::size_t violations = 0;
+  for (const auto& file : std::filesystem::directory_iterator(ONEJOB_SCENARIO_DIR)) {
+    if (file.path().extension() != ".yaml") continue;
+    BOOST_TEST_CONTEXT(file.path().filename()) {
+      auto spec = scenario::load_scenario_file(file.path().string());
+      spec.defects = every;
+      const auto result = scenario::run_scenario(spec);
+      auto kept = fold_history(result.history);
+      auto asked = fold_history(result.history);
+      asked.decode_on_each_ask();
+      BOOST_TEST_REQUIRE(kept.keeps_decoded());
+      BOOST_TEST_REQUIRE(!asked.keeps_decoded());
+      for (const auto& invariant : all_invariants()) {
+        const auto one = invariant.check(kept);
+        const auto other = invariant.check(asked);
+        BOOST_TEST_REQUIRE(one.size() == other.size());
+        for (std::size_t i = 0; i < one.size(); ++i) {
+          BOOST_TEST(one[i].clause == other[i].clause);
+          BOOST_TEST(one[i].message == other[i].message);
+          BOOST_TEST(one[i].event_seq.value_or(0) == other[i].event_seq.value_or(0));
+          BOOST_TEST(one[i].evidence == other[i].evidence);
+        }
+        violations += one.size();
+      }
+    }
+  }
+  // The defects broke rules: the comparison judged verdicts, not empty lists.
+  BOOST_TEST(violations >= 100u);
 }
 
 BOOST_AUTO_TEST_CASE(job_for_key_sees_only_a_job_committed_before_the_event) {
