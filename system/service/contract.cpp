@@ -165,16 +165,16 @@ ContractCheck validate_input_document(std::string_view operation, const json& in
   return ContractOk{input.dump()};
 }
 
-ContractCheck validate_output(std::string_view operation, const std::string& input_json,
-                              const std::string& output) {
-  auto invalid_input = [](const ContractViolation& bad) {
-    return ContractViolation{"cannot judge an output for an invalid input: " + bad.reason};
-  };
-  if (auto bad = unknown_operation(operation)) return invalid_input(*bad);
-  auto input_parsed = parse_object(input_json, "input");
-  if (auto* bad = std::get_if<ContractViolation>(&input_parsed)) return invalid_input(*bad);
-  const auto& input_object = std::get<ParsedJson>(input_parsed).document;
-  if (auto bad = check_input(operation, input_object)) return invalid_input(*bad);
+namespace {
+
+ContractViolation invalid_input(const ContractViolation& bad) {
+  return ContractViolation{"cannot judge an output for an invalid input: " + bad.reason};
+}
+
+// An output for `operation` on `input`, a parsed JSON object not yet checked against its contract.
+ContractCheck judge_output(std::string_view operation, const json& input, const std::string& output,
+                           json* output_document) {
+  if (auto bad = check_input(operation, input)) return invalid_input(*bad);
   auto parsed = parse_object(output, "output");
   if (auto* bad = std::get_if<ContractViolation>(&parsed)) return *bad;
   auto& document = std::get<ParsedJson>(parsed);
@@ -182,12 +182,30 @@ ContractCheck validate_output(std::string_view operation, const std::string& inp
   if (operation == "classify") {
     bad = check_classify(document.document);
   } else if (operation == "summarize") {
-    bad = check_summarize(input_object, document.document);
+    bad = check_summarize(input, document.document);
   } else {
-    bad = check_extract(input_object, document.document);
+    bad = check_extract(input, document.document);
   }
   if (bad) return *bad;
+  if (output_document != nullptr) *output_document = std::move(document.document);
   return ContractOk{std::move(document.canonical)};
+}
+
+}  // namespace
+
+ContractCheck validate_output(std::string_view operation, const std::string& input_json,
+                              const std::string& output) {
+  if (auto bad = unknown_operation(operation)) return invalid_input(*bad);
+  auto input_parsed = parse_object(input_json, "input");
+  if (auto* bad = std::get_if<ContractViolation>(&input_parsed)) return invalid_input(*bad);
+  return judge_output(operation, std::get<ParsedJson>(input_parsed).document, output, nullptr);
+}
+
+ContractCheck validate_output_document(std::string_view operation, const json& input,
+                                       const std::string& output, json* output_document) {
+  if (auto bad = unknown_operation(operation)) return invalid_input(*bad);
+  if (!input.is_object()) return invalid_input(ContractViolation{"input must be a JSON object"});
+  return judge_output(operation, input, output, output_document);
 }
 
 std::variant<RenderedPrompt, PromptRejected> render_prompt(const ProviderProfile& profile,

@@ -25,4 +25,9 @@ std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text);
 // validate_input on an input already parsed under those rules.
 ContractCheck validate_input_document(std::string_view operation, const nlohmann::json& input);
 
+// validate_output on an input already parsed under those rules (a certification sample's, parsed
+// once); the output's document, when it passes, goes to `*output_document` (when not null).
+ContractCheck validate_output_document(std::string_view operation, const nlohmann::json& input,
+                                       const std::string& output, nlohmann::json* output_document);
+
 }  // namespace onejob

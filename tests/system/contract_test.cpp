@@ -3,6 +3,9 @@
 #include <variant>
 
 #include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
+
+#include "system/service/json_document.hpp"
 
 namespace onejob {
 namespace {
@@ -91,6 +94,45 @@ BOOST_AUTO_TEST_CASE(inputs_are_validated_per_operation) {
              R"(input "fields" must hold non-empty strings)");
   BOOST_TEST(reason("translate", R"({"text":"x"})") == R"(unknown operation "translate")");
   BOOST_TEST(reason("summarize", R"([])") == "input must be a JSON object");
+}
+
+BOOST_AUTO_TEST_CASE(an_output_judged_against_a_parsed_input_gets_the_same_verdict) {
+  struct Case {
+    std::string operation;
+    std::string input;
+    std::string output;
+  };
+  const std::vector<Case> cases = {
+      {"classify", kClassifyInput, R"( {"confidence": 0.5, "label": "billing"} )"},
+      {"classify", kClassifyInput, R"({"label":"billing","confidence":0.9,"reasoning":"x"})"},
+      {"classify", kClassifyInput, "Sure! It is billing."},
+      {"summarize", kSummarizeInput, R"({"summary":"A text."})"},
+      {"summarize", kSummarizeInput, R"({"summary":""})"},
+      {"extract", kExtractInput, R"({"fields":{"total":"7","due_date":null}})"},
+      {"extract", kExtractInput, R"({"fields":{"total":"7"}})"},
+      {"classify", R"({"text":7})", R"({"confidence":0.5,"label":"billing"})"},
+      {"classify", R"(["text"])", R"({"confidence":0.5,"label":"billing"})"},
+      {"translate", kClassifyInput, R"({"confidence":0.5,"label":"billing"})"},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.operation << " " << c.input << " -> " << c.output) {
+      const auto expected = validate_output(c.operation, c.input, c.output);
+      auto input = parse_canonical_json(c.input);
+      BOOST_TEST_REQUIRE(std::holds_alternative<ParsedJson>(input));
+      nlohmann::json document = "untouched";
+      const auto got = validate_output_document(c.operation, std::get<ParsedJson>(input).document,
+                                                c.output, &document);
+      BOOST_TEST_REQUIRE(got.index() == expected.index());
+      if (const auto* ok = std::get_if<ContractOk>(&expected)) {
+        BOOST_TEST(std::get<ContractOk>(got).canonical == ok->canonical);
+        BOOST_TEST(document.dump() == ok->canonical);
+      } else {
+        BOOST_TEST(std::get<ContractViolation>(got).reason ==
+                   std::get<ContractViolation>(expected).reason);
+        BOOST_TEST(document == "untouched");
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(prompts_render_through_the_providers_template_within_its_limit) {
