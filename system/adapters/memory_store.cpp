@@ -141,49 +141,66 @@ Async<std::vector<Attempt>> MemoryStore::list_attempts(JobId job_id) {
   co_return found;
 }
 
-Async<std::vector<Attempt>> MemoryStore::find_attempts_in_state(AttemptState state) {
+std::vector<Attempt> MemoryStore::attempts_in_state(AttemptState state) const {
   std::vector<Attempt> found;
   if (auto in_state = attempts_by_state_.find(state); in_state != attempts_by_state_.end()) {
     for (AttemptId id : in_state->second) found.push_back(attempts_.at(id));
   }
-  co_return found;
+  return found;
 }
 
-Async<std::vector<Job>> MemoryStore::find_idle_jobs() {
+Async<std::vector<Attempt>> MemoryStore::find_attempts_in_state(AttemptState state) {
+  co_return attempts_in_state(state);
+}
+
+std::vector<JobId> MemoryStore::idle_job_ids() {
   // Every idle job is a candidate: a job is created with a live attempt, and only freeing its
   // live slot (set_state) can leave it pending with none. A candidate that is not idle any
   // more (a winner, a new attempt, failed) is dropped here, so the scan stays as small as the
   // jobs that were recently idle rather than every job there is.
-  std::vector<Job> found;
+  std::vector<JobId> found;
   for (auto it = idle_candidates_.begin(); it != idle_candidates_.end();) {
     const Job& job = jobs_.at(*it);
     if (job.status == JobStatus::pending && !job.completed_by &&
         !live_attempt_by_job_.contains(job.id)) {
-      found.push_back(job);
+      found.push_back(job.id);
       ++it;
     } else {
       it = idle_candidates_.erase(it);
     }
   }
+  return found;
+}
+
+Async<std::vector<Job>> MemoryStore::find_idle_jobs() {
+  std::vector<Job> found;
+  for (JobId id : idle_job_ids()) found.push_back(jobs_.at(id));
   co_return found;
 }
 
-Async<std::vector<Attempt>> MemoryStore::find_expired_leases(Instant now) {
+std::vector<Attempt> MemoryStore::expired_leases(Instant now) {
   std::vector<Attempt> found;
   for (AttemptId id : attempts_by_state_[AttemptState::running]) {
     const Attempt& attempt = attempts_.at(id);
     if (attempt.lease_expires_at <= now) found.push_back(attempt);
   }
-  co_return found;
+  return found;
+}
+
+Async<std::vector<Attempt>> MemoryStore::find_expired_leases(Instant now) {
+  co_return expired_leases(now);
 }
 
 Async<SweepWork> MemoryStore::find_sweep_work(Instant now) {
   SweepWork work;
-  work.expired = co_await find_expired_leases(now);
-  work.unknown = co_await find_attempts_in_state(AttemptState::unknown);
-  for (const Job& job : co_await find_idle_jobs()) {
-    auto attempts = co_await list_attempts(job.id);
-    if (!attempts.empty()) work.idle.push_back(std::move(attempts.back()));
+  work.expired = expired_leases(now);
+  work.unknown = attempts_in_state(AttemptState::unknown);
+  for (JobId id : idle_job_ids()) {
+    // Its latest attempt: attempts_by_job_ keeps them in attempt_no order.
+    auto of_job = attempts_by_job_.find(id);
+    if (of_job != attempts_by_job_.end() && !of_job->second.empty()) {
+      work.idle.push_back(attempts_.at(of_job->second.back()));
+    }
   }
   co_return work;
 }

@@ -61,6 +61,13 @@ class MemoryStore final : public Store {
   Attempt insert_attempt_row(const Job& job, const std::string& provider, AttemptOrigin origin,
                              Instant at);
   void set_state(Attempt& attempt, AttemptState to, const std::string& reason, Instant at);
+  // The sweep's reads, made in place: the queries above return them, and find_sweep_work makes
+  // them one read without copying a row it does not return.
+  std::vector<Attempt> attempts_in_state(AttemptState state) const;
+  std::vector<Attempt> expired_leases(Instant now);
+  // The idle jobs (pending, no winner, no live attempt), by id; a candidate that is not idle any
+  // more is dropped from idle_candidates_.
+  std::vector<JobId> idle_job_ids();
 
   bool fenced_out(std::optional<std::int64_t> fence, const Attempt& attempt) const;
   // After a write to `job_id`: its indexes agree with its rows (when check_indexes_ is on).
