@@ -12,7 +12,10 @@
 
 namespace onejob::check::i13 {
 
-std::size_t depth_of(const std::string& text) {
+std::size_t depth_of(std::string_view text) {
+  // Whitespace after the value holds no bracket (a body padded to the size limit is a megabyte of
+  // it), and inside an unclosed string it changes nothing either.
+  text = without_trailing_whitespace(text);
   std::size_t depth = 0;
   std::size_t deepest = 0;
   bool in_string = false;
@@ -35,8 +38,10 @@ std::size_t depth_of(const std::string& text) {
   return deepest;
 }
 
-bool readable_json(const std::string& text) {
-  const JsonTextScan scan = scan_json_text(text);
+bool readable_json(std::string_view text) {
+  // JSON allows whitespace after a value, and a text that ends inside a string or a value is
+  // unreadable with it or without it: the padding of a body at the size limit is not read.
+  const JsonTextScan scan = scan_json_text(without_trailing_whitespace(text));
   return scan.valid && !scan.repeated_key;
 }
 

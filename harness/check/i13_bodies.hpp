@@ -4,16 +4,17 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 // What I13's own parsers make of a request body, stated from DESIGN.md's contract rather than
 // taken from system/ (a rule must not share a bug with the code it judges).
 namespace onejob::check::i13 {
 
 // The deepest nesting of arrays and objects, strings (and their escapes) skipped.
-std::size_t depth_of(const std::string& text);
+std::size_t depth_of(std::string_view text);
 // Whether this checker's parser reads `text` as one JSON value with no object repeating a key
 // and no number beyond a double.
-bool readable_json(const std::string& text);
+bool readable_json(std::string_view text);
 // The provider a retry's body names when it is exactly {"provider": a string}, else nothing.
 std::optional<std::string> retry_body_provider(const std::string& body);
 // A retry's body, when it has one, is exactly {"provider": a string}.

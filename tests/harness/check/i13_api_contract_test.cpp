@@ -4,6 +4,7 @@
 // passing on the one that keeps it.
 #include <boost/test/unit_test.hpp>
 
+#include "harness/check/i13_bodies.hpp"
 #include "harness/check/invariant.hpp"
 
 #include "tests/support/histories.hpp"
@@ -246,6 +247,24 @@ BOOST_AUTO_TEST_CASE(the_route_a_node_records_is_the_one_the_path_names) {
   require_one(judged("cancel_attempt", "/attempts/+3/cancel"), "I13.route_misjudged", 1);
   require_one(judged("", "/jobs/7"), "I13.route_misjudged", 1);
   require_one(judged("get_job", "/jobs/7/attempts"), "I13.route_misjudged", 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_bodys_depth_and_readability_ignore_the_padding_after_it) {
+  const std::string padding(1 << 20, ' ');
+  const std::string deep = std::string(3, '[') + "\"]\\\"[\"" + std::string(3, ']');
+  BOOST_TEST(i13::depth_of(deep) == 3u);
+  BOOST_TEST(i13::depth_of(deep + padding + "\n\t\r") == 3u);
+  BOOST_TEST(i13::readable_json(deep + padding));
+  BOOST_TEST(i13::readable_json(R"({"a":1})" + padding));
+  // Unreadable with the padding or without it: a repeated key, two values, an open string or an
+  // escape cut short, nothing at all.
+  for (const std::string broken : {R"({"a":1,"a":2})", "1 2", R"({"a":"open)", R"(["a\)", ""}) {
+    BOOST_TEST_CONTEXT(broken) {
+      BOOST_TEST(!i13::readable_json(broken));
+      BOOST_TEST(!i13::readable_json(broken + padding));
+    }
+  }
+  BOOST_TEST(i13::depth_of(R"(["{[ )" + padding) == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
