@@ -337,17 +337,30 @@ void read_headers(const Headers& headers, events::ClientReceived& received) {
 
 }  // namespace
 
+const events::ClientReceived& World::body_read(const std::string& body) {
+  if (auto found = bodies_read_.find(body); found != bodies_read_.end()) return found->second;
+  constexpr std::size_t kBodies = 4096;
+  constexpr std::size_t kBytes = std::size_t{8} << 20;
+  if (bodies_read_.size() >= kBodies || bodies_read_bytes_ + body.size() > kBytes) {
+    bodies_read_.clear();
+    bodies_read_bytes_ = 0;
+  }
+  events::ClientReceived read{.body_digest = digest(body)};
+  read_body(body, read);
+  if (sim::quotes_store_error(body)) read.quotes_store = true;
+  bodies_read_bytes_ += body.size();
+  return bodies_read_.emplace(body, std::move(read)).first->second;
+}
+
 void World::client_receive(int number, int send, const std::string& client,
                            const Response& response) {
   auto& slot = requests_[number - 1].received;
-  events::ClientReceived received{.request = number,
-                                  .send = send,
-                                  .status = response.status,
-                                  .body_digest = digest(response.body),
-                                  .duplicate = slot.has_value()};
-  read_body(response.body, received);
+  events::ClientReceived received = body_read(response.body);
+  received.request = number;
+  received.send = send;
+  received.status = response.status;
+  received.duplicate = slot.has_value();
   read_headers(response.headers, received);
-  if (sim::quotes_store_error(response.body)) received.quotes_store = true;
   const auto received_seq = trace_.record(client, events::to_event(received));
   if (slot) return;
   // A 502 or 503 is not an answer while the client may still retry: its timeout resends the same
