@@ -1,6 +1,7 @@
 #include "harness/sim/sim_provider.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -52,11 +53,29 @@ std::string correct_output(const std::string& operation, const json& input, std:
   return json{{"fields", fields}}.dump();
 }
 
+// `input_json` parsed, kept for the texts asked about lately: a run's providers are asked about
+// the same few inputs (a job's attempts, the certification samples) over and over. What it holds
+// is what parsing gives; a reference valid until the next call.
+const json& parsed_input(const std::string& input_json) {
+  constexpr std::size_t kTexts = 256;
+  constexpr std::size_t kBytes = std::size_t{4} << 20;
+  thread_local std::map<std::string, json, std::less<>> kept;
+  thread_local std::size_t bytes = 0;
+  if (auto found = kept.find(input_json); found != kept.end()) return found->second;
+  auto input = json::parse(input_json);
+  if (kept.size() >= kTexts || bytes + input_json.size() > kBytes) {
+    kept.clear();
+    bytes = 0;
+  }
+  bytes += input_json.size();
+  return kept.emplace(input_json, std::move(input)).first->second;
+}
+
 }  // namespace
 
 std::string provider_output(ProviderOutcome outcome, const std::string& operation,
                             const std::string& input_json, std::string_view identity) {
-  const auto input = json::parse(input_json);
+  const json& input = parsed_input(input_json);
   const std::uint64_t variant = fnv1a64(identity);
   switch (outcome) {
     case ProviderOutcome::malformed:
