@@ -1,5 +1,6 @@
 #include "harness/check/json_value.hpp"
 
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -11,6 +12,13 @@ namespace onejob::check {
 
 std::string_view without_trailing_whitespace(std::string_view text) {
   std::size_t size = text.size();
+  // Padding is mostly spaces: eight of them are passed over at a time, the rest one by one.
+  constexpr std::string_view kEightSpaces = "        ";
+  while (size >= kEightSpaces.size() &&
+         std::memcmp(text.data() + size - kEightSpaces.size(), kEightSpaces.data(),
+                     kEightSpaces.size()) == 0) {
+    size -= kEightSpaces.size();
+  }
   while (size > 0 && (text[size - 1] == ' ' || text[size - 1] == '\n' || text[size - 1] == '\t' ||
                       text[size - 1] == '\r')) {
     --size;

@@ -304,6 +304,16 @@ BOOST_AUTO_TEST_CASE(json_value_reads_past_trailing_whitespace_alone) {
   BOOST_TEST(without_trailing_whitespace("{} \t\r\n ") == "{}");
   BOOST_TEST(without_trailing_whitespace(" \n") == "");
   BOOST_TEST(without_trailing_whitespace("[1]\f") == "[1]\f");  // a form feed is not JSON's
+  // Spaces eight at a time, then what is left of any whitespace, at every length around it.
+  for (std::size_t spaces = 0; spaces <= 20; ++spaces) {
+    BOOST_TEST_CONTEXT(spaces << " spaces") {
+      BOOST_TEST(without_trailing_whitespace("[1]" + std::string(spaces, ' ')) == "[1]");
+      BOOST_TEST(without_trailing_whitespace("x\n" + std::string(spaces, ' ') + "\t") == "x");
+      BOOST_TEST(without_trailing_whitespace(std::string(spaces, ' ')) == "");
+      BOOST_TEST(without_trailing_whitespace(std::string(spaces, ' ') + "y") ==
+                 std::string(spaces, ' ') + "y");
+    }
+  }
   BOOST_TEST(*json_value("{\"a\": [1, 2]}" + std::string(1 << 20, ' ')) ==
              nlohmann::json::parse(R"({"a":[1,2]})"));
   for (const char* invalid : {"", " \n\t", "{\"a\":1   ", "\"open   ", "1 2  ", "[1]\f"}) {
