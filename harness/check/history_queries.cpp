@@ -164,8 +164,10 @@ Receipts HistoryModel::receipts(const ClientRequest& request) const {
   auto list = std::make_shared<Receipts::List>();
   list->reserve(request.received_seqs.size());
   for (const auto seq : request.received_seqs) {
-    list->push_back(
-        {*decoded_at<events::ClientReceived>(*this, seq), seq, history->instant(seq - 1)});
+    // A short history's are copied from the events kept; a long one's decoded straight in.
+    list->push_back({keep ? *decoded_at<events::ClientReceived>(*this, seq)
+                          : typed_at<events::ClientReceived>(*history, seq),
+                     seq, history->instant(seq - 1)});
   }
   if (keep) receipts_.emplace(request.received_seqs[0], list);
   return Receipts(std::move(list));

@@ -133,12 +133,15 @@ class World {
   // The state of timeline request `number`'s `send`th send (both 1-based), made on first use.
   Send& send_state(int number, int send);
   std::vector<RequestState> requests_;  // by timeline number - 1
-  // What a client reads in an answer's body (a ClientReceived's fields the body gives), by body:
-  // answers repeat (polls of a job that has not moved, replays), and a body read before is not
-  // parsed again. Forgotten all at once past a few thousand bodies or a few MiB of them.
+  // What a client reads in an answer's body (a ClientReceived's fields the body gives): answers
+  // repeat (polls of a job that has not moved, replays), and a body read lately is not parsed
+  // again. Kept in a few hundred slots by the body's hash, a new body taking its slot's place.
+  struct BodyRead {
+    std::string body;
+    events::ClientReceived read;
+  };
   const events::ClientReceived& body_read(const std::string& body);
-  std::map<std::string, events::ClientReceived, std::less<>> bodies_read_;
-  std::size_t bodies_read_bytes_ = 0;
+  std::vector<BodyRead> bodies_read_;
   // Entries the store's commit log holds (every node's CommitLogStore appends to it): a run that
   // may stop early stops only once nothing new has committed for a while.
   sim::CommitLog commit_log_;

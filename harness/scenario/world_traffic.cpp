@@ -266,8 +266,6 @@ void World::lb_respond(int number, int send, const std::string& client, const Re
 
 namespace {
 
-std::string digest(const std::string& bytes) { return sim::hex64(sim::fnv1a64(bytes)); }
-
 // What the client itself reads in a response body: its own JSON parser, not the system's.
 void read_body(const std::string& text, events::ClientReceived& received) {
   const auto body = nlohmann::json::parse(text, nullptr, false);
@@ -338,18 +336,17 @@ void read_headers(const Headers& headers, events::ClientReceived& received) {
 }  // namespace
 
 const events::ClientReceived& World::body_read(const std::string& body) {
-  if (auto found = bodies_read_.find(body); found != bodies_read_.end()) return found->second;
-  constexpr std::size_t kBodies = 4096;
-  constexpr std::size_t kBytes = std::size_t{8} << 20;
-  if (bodies_read_.size() >= kBodies || bodies_read_bytes_ + body.size() > kBytes) {
-    bodies_read_.clear();
-    bodies_read_bytes_ = 0;
+  constexpr std::size_t kSlots = 64;
+  if (bodies_read_.empty()) bodies_read_.resize(kSlots);
+  const std::uint64_t hash = sim::fnv1a64(body);
+  BodyRead& slot = bodies_read_[hash % kSlots];
+  if (slot.read.body_digest.empty() || slot.body != body) {
+    slot.body = body;
+    slot.read = events::ClientReceived{.body_digest = sim::hex64(hash)};
+    read_body(body, slot.read);
+    if (sim::quotes_store_error(body)) slot.read.quotes_store = true;
   }
-  events::ClientReceived read{.body_digest = digest(body)};
-  read_body(body, read);
-  if (sim::quotes_store_error(body)) read.quotes_store = true;
-  bodies_read_bytes_ += body.size();
-  return bodies_read_.emplace(body, std::move(read)).first->second;
+  return slot.read;
 }
 
 void World::client_receive(int number, int send, const std::string& client,

@@ -1,7 +1,7 @@
 #include "harness/sim/sim_provider.hpp"
 
 #include <algorithm>
-#include <map>
+#include <array>
 
 #include <nlohmann/json.hpp>
 
@@ -54,21 +54,23 @@ std::string correct_output(const std::string& operation, const json& input, std:
 }
 
 // `input_json` parsed, kept for the texts asked about lately: a run's providers are asked about
-// the same few inputs (a job's attempts, the certification samples) over and over. What it holds
-// is what parsing gives; a reference valid until the next call.
+// the same few inputs (a job's attempts, the certification samples) over and over. Kept per
+// thread in a few dozen slots by the text's hash, a new text taking its slot's place; what a slot
+// holds is what parsing gives. A reference valid until the next call.
 const json& parsed_input(const std::string& input_json) {
-  constexpr std::size_t kTexts = 256;
-  constexpr std::size_t kBytes = std::size_t{4} << 20;
-  thread_local std::map<std::string, json, std::less<>> kept;
-  thread_local std::size_t bytes = 0;
-  if (auto found = kept.find(input_json); found != kept.end()) return found->second;
-  auto input = json::parse(input_json);
-  if (kept.size() >= kTexts || bytes + input_json.size() > kBytes) {
-    kept.clear();
-    bytes = 0;
+  struct Slot {
+    std::string text;
+    json input;
+    bool used = false;
+  };
+  thread_local std::array<Slot, 64> slots;
+  Slot& slot = slots[fnv1a64(input_json) % slots.size()];
+  if (!slot.used || slot.text != input_json) {
+    slot.input = json::parse(input_json);
+    slot.text = input_json;
+    slot.used = true;
   }
-  bytes += input_json.size();
-  return kept.emplace(input_json, std::move(input)).first->second;
+  return slot.input;
 }
 
 }  // namespace
