@@ -135,7 +135,7 @@ class World {
   std::vector<RequestState> requests_;  // by timeline number - 1
   // What a client reads in an answer's body (a ClientReceived's fields the body gives): answers
   // repeat (polls of a job that has not moved, replays), and a body read lately is not parsed
-  // again. Kept in a few hundred slots by the body's hash, a new body taking its slot's place.
+  // again. Kept in a few dozen slots by the body's hash, a new body taking its slot's place.
   struct BodyRead {
     std::string body;
     events::ClientReceived read;
