@@ -16,6 +16,7 @@
 #include "harness/scenario/spec.hpp"
 #include "harness/sim/commit_log.hpp"
 #include "harness/sim/sim_loop.hpp"
+#include "harness/sim/text_slots.hpp"
 #include "harness/sim/trace.hpp"
 #include "harness/sim/work_bells.hpp"
 
@@ -135,13 +136,9 @@ class World {
   std::vector<RequestState> requests_;  // by timeline number - 1
   // What a client reads in an answer's body (a ClientReceived's fields the body gives): answers
   // repeat (polls of a job that has not moved, replays), and a body read lately is not parsed
-  // again. Kept in a few dozen slots by the body's hash, a new body taking its slot's place.
-  struct BodyRead {
-    std::string body;
-    events::ClientReceived read;
-  };
+  // again.
   const events::ClientReceived& body_read(const std::string& body);
-  std::vector<BodyRead> bodies_read_;
+  sim::TextSlots<events::ClientReceived, 64> bodies_read_;
   // Entries the store's commit log holds (every node's CommitLogStore appends to it): a run that
   // may stop early stops only once nothing new has committed for a while.
   sim::CommitLog commit_log_;

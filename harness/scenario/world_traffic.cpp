@@ -336,17 +336,12 @@ void read_headers(const Headers& headers, events::ClientReceived& received) {
 }  // namespace
 
 const events::ClientReceived& World::body_read(const std::string& body) {
-  constexpr std::size_t kSlots = 64;
-  if (bodies_read_.empty()) bodies_read_.resize(kSlots);
-  const std::uint64_t hash = sim::fnv1a64(body);
-  BodyRead& slot = bodies_read_[hash % kSlots];
-  if (slot.read.body_digest.empty() || slot.body != body) {
-    slot.body = body;
-    slot.read = events::ClientReceived{.body_digest = sim::hex64(hash)};
-    read_body(body, slot.read);
-    if (sim::quotes_store_error(body)) slot.read.quotes_store = true;
-  }
-  return slot.read;
+  return bodies_read_.get(body, [&body](std::uint64_t hash) {
+    events::ClientReceived read{.body_digest = sim::hex64(hash)};
+    read_body(body, read);
+    if (sim::quotes_store_error(body)) read.quotes_store = true;
+    return read;
+  });
 }
 
 void World::client_receive(int number, int send, const std::string& client,

@@ -1,13 +1,13 @@
 #include "harness/sim/sim_provider.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include <nlohmann/json.hpp>
 
 #include "system/domain/check.hpp"
 
 #include "harness/events/provider_events.hpp"
+#include "harness/sim/text_slots.hpp"
 
 namespace onejob::sim {
 namespace {
@@ -53,24 +53,11 @@ std::string correct_output(const std::string& operation, const json& input, std:
   return json{{"fields", fields}}.dump();
 }
 
-// `input_json` parsed, kept for the texts asked about lately: a run's providers are asked about
-// the same few inputs (a job's attempts, the certification samples) over and over. Kept per
-// thread in a few dozen slots by the text's hash, a new text taking its slot's place; what a slot
-// holds is what parsing gives. A reference valid until the next call.
+// `input_json` parsed, kept per thread for the texts asked about lately: a run's providers are
+// asked about the same few inputs (a job's attempts, the certification samples) over and over.
 const json& parsed_input(const std::string& input_json) {
-  struct Slot {
-    std::string text;
-    json input;
-    bool used = false;
-  };
-  thread_local std::array<Slot, 64> slots;
-  Slot& slot = slots[fnv1a64(input_json) % slots.size()];
-  if (!slot.used || slot.text != input_json) {
-    slot.input = json::parse(input_json);
-    slot.text = input_json;
-    slot.used = true;
-  }
-  return slot.input;
+  thread_local TextSlots<json, 64> inputs;
+  return inputs.get(input_json, [&input_json](std::uint64_t) { return json::parse(input_json); });
 }
 
 }  // namespace

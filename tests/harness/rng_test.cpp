@@ -1,9 +1,12 @@
 #include "harness/sim/rng.hpp"
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
+
+#include "harness/sim/text_slots.hpp"
 
 namespace onejob::sim {
 namespace {
@@ -69,6 +72,34 @@ BOOST_AUTO_TEST_CASE(fnv1a64_matches_the_published_test_vectors) {
   BOOST_TEST(fnv1a64("") == 0xcbf29ce484222325ULL);
   BOOST_TEST(fnv1a64("a") == 0xaf63dc4c8601ec8cULL);
   BOOST_TEST(fnv1a64("foobar") == 0x85944171f73967e8ULL);
+}
+
+BOOST_AUTO_TEST_CASE(text_slots_make_a_value_once_per_text_met_lately) {
+  TextSlots<std::string, 4> slots;
+  int made = 0;
+  const auto upper = [&made](const std::string& text) {
+    return [&made, text](std::uint64_t hash) {
+      ++made;
+      BOOST_TEST(hash == fnv1a64(text));
+      std::string out = text;
+      for (auto& c : out) c = static_cast<char>(c - 'a' + 'A');
+      return out;
+    };
+  };
+  BOOST_TEST(slots.get("abc", upper("abc")) == "ABC");
+  BOOST_TEST(slots.get("abc", upper("abc")) == "ABC");
+  BOOST_TEST(made == 1);
+  // Eight more texts in four slots: each is made, and whatever shares a slot with "abc" and came
+  // later pushed it out, so "abc" is made again exactly when that happened.
+  bool pushed_out = false;
+  for (const std::string text : {"d", "e", "f", "g", "h", "i", "j", "k"}) {
+    BOOST_TEST(slots.get(text, upper(text)) ==
+               std::string(1, static_cast<char>(text[0] - 'a' + 'A')));
+    pushed_out = pushed_out || fnv1a64(text) % 4 == fnv1a64("abc") % 4;
+  }
+  BOOST_TEST(made == 9);
+  BOOST_TEST(slots.get("abc", upper("abc")) == "ABC");
+  BOOST_TEST(made == (pushed_out ? 10 : 9));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
