@@ -25,6 +25,8 @@
 #include "harness/events/world_events.hpp"
 #include "harness/sim/trace.hpp"
 
+#include "tests/support/verdicts.hpp"
+
 // Hand-made histories for the checker tests, built only from the typed event structs (no field
 // is ever spelled by its wire name here). Commit-log events go on node "store", as the commit log
 // records them; every other event goes on the node that emits it in a run: "worker-1", a
@@ -567,44 +569,6 @@ inline void claimed_and_called(HistoryBuilder& h) {
 // The run ended quiescent: nothing left to happen. Returns its seq.
 inline std::uint64_t end_quiescent(HistoryBuilder& h) {
   return h.add("world", events::RunEnded{.quiescent = true}).last_seq();
-}
-
-// ---- Judging ----------------------------------------------------------------------------------
-
-// Every violation on one line each, for failure messages.
-inline std::string describe(const std::vector<check::Violation>& violations) {
-  std::string text = std::to_string(violations.size()) + " violation(s)";
-  for (const auto& v : violations) {
-    text += "\n  ";
-    text += v.clause;
-    text += " at #";
-    text += std::to_string(v.event_seq.value_or(0));
-    text += ": ";
-    text += v.message;
-  }
-  return text;
-}
-
-// A checker found nothing.
-inline void require_none(const std::vector<check::Violation>& violations) {
-  BOOST_TEST(violations.empty(), describe(violations));
-}
-
-// No violation of `clause` among `violations`.
-inline void require_no(const std::vector<check::Violation>& violations, std::string_view clause) {
-  for (const auto& found : violations) BOOST_TEST(found.clause != clause, found.message);
-}
-
-// `violations` is exactly one violation, of `clause` ("<rule>.<name>"), at event `seq`. Tests
-// match the clause, which names what broke, never the message's wording.
-inline void require_one(const std::vector<check::Violation>& violations, std::string_view clause,
-                        std::uint64_t seq) {
-  BOOST_TEST_REQUIRE(violations.size() == 1u, describe(violations));
-  BOOST_TEST(violations[0].clause == clause, describe(violations));
-  BOOST_TEST(violations[0].rule == clause.substr(0, clause.find('.')));
-  BOOST_TEST(check::is_safety(violations[0]));
-  BOOST_TEST(violations[0].event_seq.value_or(0) == seq);
-  BOOST_TEST(!violations[0].message.empty());
 }
 
 }  // namespace onejob::test
