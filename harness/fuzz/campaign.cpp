@@ -249,6 +249,8 @@ std::optional<scenario::ScenarioSpec> generate_case(const CaseId& id) {
 CampaignResult run_campaign(const CampaignOptions& options) {
   CampaignResult result;
   const auto fast = case_options(options, false);
+  auto replay = fast;  // the determinism check's second run: its history is compared, not judged
+  replay.judge = false;
   const auto traced = case_options(options, true);
   if (options.exact) {
     auto spec = generate_case(*options.exact);
@@ -283,7 +285,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     if (run.passed() && checked) {
       ++result.determinism_checks;
       // Compared event by event; the trace is rendered only if they differ.
-      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec, fast))) {
+      if (auto broken = scenario::compare_runs(run, scenario::run_scenario(spec, replay))) {
         run.trace_hash = sim::hash_jsonl(run.history);
         run.violations.push_back(std::move(*broken));
       }

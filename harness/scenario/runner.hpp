@@ -27,6 +27,9 @@ struct RunOptions {
   bool trace_text = true;
   // Named defects the system runs with (the embedded store included); none by default.
   Defects defects{};
+  // Fold the history and run the rules; a run made only to compare its history with another's
+  // (the fuzzer's determinism check) skips them and has no marks or job ends.
+  bool judge = true;
 };
 
 struct RunResult {

@@ -128,6 +128,22 @@ BOOST_AUTO_TEST_CASE(unhashed_runs_are_compared_event_by_event) {
   BOOST_TEST(shorter->event_seq.value_or(0) == a.history.size());
 }
 
+// The fuzzer's determinism check runs a case again only to compare its history: unjudged, the run
+// has the judged run's history, and neither violations nor job ends where the judged run has them.
+BOOST_AUTO_TEST_CASE(an_unjudged_run_has_the_same_history_and_no_verdict) {
+  const auto spec = test::double_click_spec(2, 1);
+  const auto broken_store = [] { return std::make_unique<test::StoreWithoutUniqueKey>(); };
+  const auto judged = run_scenario(spec, {.seed = std::nullopt, .make_store = broken_store});
+  BOOST_TEST(!judged.passed());
+  BOOST_TEST(!judged.job_ends.empty());
+  const auto unjudged =
+      run_scenario(spec, {.seed = std::nullopt, .make_store = broken_store, .judge = false});
+  BOOST_TEST(unjudged.passed());
+  BOOST_TEST(unjudged.job_ends.empty());
+  BOOST_TEST(unjudged.trace_hash == judged.trace_hash);
+  BOOST_TEST(!compare_runs(judged, unjudged).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(a_store_without_the_unique_constraint_is_caught_by_i1) {
   const auto result = run_scenario(test::double_click_spec(2, 1),
                                    {.seed = std::nullopt, .make_store = [] {
