@@ -37,4 +37,8 @@ class HeardReports {
   std::set<std::pair<std::string, std::int64_t>> rejected_;
 };
 
+// check_reports as it would judge reading every event, not only the kinds I14 reads: the same
+// verdicts, for the tests that keep the list of kinds I14 reads whole.
+std::vector<Violation> check_reports_reading_every_event(const HistoryModel& model);
+
 }  // namespace onejob::check::i14

@@ -3,10 +3,12 @@
 // passing on the one that keeps it.
 #include <boost/test/unit_test.hpp>
 
+#include "system/events/api_events.hpp"
 #include "system/events/attempt_events.hpp"
 #include "system/events/certification_events.hpp"
 #include "system/events/reconciler_events.hpp"
 
+#include "harness/check/i14_heard.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/sim/faulty_store.hpp"
 
@@ -18,12 +20,25 @@ namespace {
 using namespace onejob::test;
 using S = AttemptState;
 
+// I14 as the gate runs it, which reads only the kinds of event it asks for by type, checked on
+// every history here against I14 reading every event: the same verdicts.
+std::vector<Violation> judged(const HistoryModel& model) {
+  auto verdicts = check_reports(model);
+  const auto reading_all = i14::check_reports_reading_every_event(model);
+  BOOST_TEST_REQUIRE(verdicts.size() == reading_all.size());
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    BOOST_TEST(verdicts[i].message == reading_all[i].message);
+    BOOST_TEST(verdicts[i].event_seq.value_or(0) == reading_all[i].event_seq.value_or(0));
+  }
+  return verdicts;
+}
+
 BOOST_AUTO_TEST_SUITE(i14_reports)
 
 BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_violation) {
   HistoryBuilder h;
   claimed_and_called(h);
-  require_none(check_reports(h.model()));
+  require_none(judged(h.model()));
   const auto seq = h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
                                                                  .attempt_id = 1,
                                                                  .from = S::running,
@@ -31,7 +46,7 @@ BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_viol
                                                                  .reason = "provider refused",
                                                                  .by = "worker-1"})
                        .last_seq();
-  require_one(check_reports(h.model()), "I14.report_untrue", seq);
+  require_one(judged(h.model()), "I14.report_untrue", seq);
 }
 
 events::ProviderDelivered reply_delivered(std::string outcome) {
@@ -48,7 +63,7 @@ BOOST_AUTO_TEST_CASE(i14_every_write_and_reply_reported_passes) {
   h.add("worker-1", events::ProviderReplied{
                         .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "answered"});
   end_quiescent(h);
-  require_none(check_reports(h.model()));
+  require_none(judged(h.model()));
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_committed_write_its_writer_never_reports_is_a_violation) {
@@ -56,7 +71,7 @@ BOOST_AUTO_TEST_CASE(i14_a_committed_write_its_writer_never_reports_is_a_violati
   claimed_and_called(h);
   const auto seq = h.add(kStore, job_failed(1, "worker-1")).last_seq();
   end_quiescent(h);
-  require_one(check_reports(h.model()), "I14.report_missing", seq);
+  require_one(judged(h.model()), "I14.report_missing", seq);
 }
 
 // An inserted job is reported by the API node that inserted it (job.created), with the owner
@@ -79,7 +94,7 @@ JobReported job_reported(std::optional<events::JobCreated> report) {
                                         .provider = "alpha",
                                         .provider_key = provider_key(1, 1)});
   end_quiescent(h);
-  out.violations = check_reports(h.model());
+  out.violations = judged(h.model());
   return out;
 }
 
@@ -116,7 +131,7 @@ BOOST_AUTO_TEST_CASE(i14_a_certification_is_reported_by_its_certifier_with_its_v
     const auto recorded = h.last_seq();
     if (report) h.add("certifier", *report);
     end_quiescent(h);
-    return std::tuple{check_reports(h.model()), recorded, h.last_seq() - 1};
+    return std::tuple{judged(h.model()), recorded, h.last_seq() - 1};
   };
   require_none(std::get<0>(
       reported(events::CertificationRecorded{.provider = "beta", .passed = true, .reasons = ""})));
@@ -130,6 +145,30 @@ BOOST_AUTO_TEST_CASE(i14_a_certification_is_reported_by_its_certifier_with_its_v
   BOOST_TEST(wrong[0].event_seq.value_or(0) == report);
   BOOST_TEST(wrong[1].clause == "I14.report_missing");
   BOOST_TEST(wrong[1].event_seq.value_or(0) == write);
+}
+
+// A write the store refused on a node's connection (its lease token stale) is reported by that
+// node (attempt.write_refused): the operator reading why an attempt did not move needs it.
+BOOST_AUTO_TEST_CASE(i14_a_refused_write_is_reported_by_its_writer) {
+  const auto reported = [](bool report) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    const auto refused = h.add(kStore, fenced_out(1, 1)).last_seq();
+    if (report) {
+      h.add("worker-1", events::AttemptWriteRefused{.job_id = 1,
+                                                    .attempt_id = 1,
+                                                    .fenced = true,
+                                                    .found = S::running,
+                                                    .wanted = S::failed,
+                                                    .by = "worker-1",
+                                                    .token = 1});
+    }
+    end_quiescent(h);
+    return std::pair{judged(h.model()), refused};
+  };
+  require_none(reported(true).first);
+  const auto [missing, refused] = reported(false);
+  require_one(missing, "I14.report_missing", refused);
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_write_whose_reply_was_lost_need_not_be_reported) {
@@ -146,7 +185,7 @@ BOOST_AUTO_TEST_CASE(i14_a_write_whose_reply_was_lost_need_not_be_reported) {
                                              .message = "",
                                              .retry_in_us = 0});
   end_quiescent(h);
-  require_none(check_reports(h.model()));
+  require_none(judged(h.model()));
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_delivered_reply_never_reported_is_a_violation) {
@@ -157,7 +196,7 @@ BOOST_AUTO_TEST_CASE(i14_a_delivered_reply_never_reported_is_a_violation) {
   h.add("worker-1", events::ProviderReplied{
                         .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "rejected"});
   end_quiescent(h);
-  require_one(check_reports(h.model()), "I14.report_missing", seq);
+  require_one(judged(h.model()), "I14.report_missing", seq);
 }
 
 // A report answers the latest thing its node owes under its key before it: of two deliveries
@@ -174,7 +213,7 @@ BOOST_AUTO_TEST_CASE(i14_a_report_answers_the_latest_thing_owed_before_it) {
     if (!report_between) h.add("worker-1", replied);
     end_quiescent(h);
     BOOST_TEST_CONTEXT("report between: " << report_between) {
-      require_one(check_reports(h.model()), "I14.report_missing", report_between ? second : first);
+      require_one(judged(h.model()), "I14.report_missing", report_between ? second : first);
     }
   }
 }
@@ -189,7 +228,7 @@ BOOST_AUTO_TEST_CASE(i14_a_missing_report_is_named_with_its_outcome_and_provider
   h.add("worker-1", events::ProviderReplied{
                         .job_id = 1, .attempt_id = 1, .provider = "alpha", .reply = "rejected"});
   end_quiescent(h);
-  const auto violations = check_reports(h.model());
+  const auto violations = judged(h.model());
   BOOST_TEST_REQUIRE(violations.size() == 2u, describe(violations));
   BOOST_TEST(violations[0].message ==
              "worker-1 never reported provider.reply answered for attempt 1 that reached it");
@@ -213,7 +252,7 @@ BOOST_AUTO_TEST_CASE(i14_a_status_answer_never_reported_is_a_violation) {
                 .job_id = 1, .attempt_id = 1, .provider = "alpha", .status = *reported});
     }
     end_quiescent(h);
-    return std::pair{check_reports(h.model()), seq};
+    return std::pair{judged(h.model()), seq};
   };
   require_none(answered("not_found").first);
   require_none(answered("unreachable").first);  // it came after the query's timeout
@@ -238,7 +277,7 @@ BOOST_AUTO_TEST_CASE(i14_a_status_report_names_what_the_provider_said) {
                   .job_id = 1, .attempt_id = 1, .provider = "alpha", .status = reported})
             .last_seq();
     end_quiescent(h);
-    return std::pair{check_reports(h.model()), seq};
+    return std::pair{judged(h.model()), seq};
   };
   require_none(reported_after("completed", "completed").first);
   require_none(reported_after(std::nullopt, "unreachable").first);  // the query timed out
@@ -271,7 +310,7 @@ BOOST_AUTO_TEST_CASE(i14_a_reply_report_says_whether_it_came_after_the_deadline)
                                                                   .late = late})
                          .last_seq();
     end_quiescent(h);
-    return std::pair{check_reports(h.model()), seq};
+    return std::pair{judged(h.model()), seq};
   };
   require_none(reported(seconds(10), false, false).first);
   require_none(reported(seconds(40), true, false).first);
@@ -315,7 +354,7 @@ std::vector<Violation> rejected_then_failed(std::optional<std::string> reported)
                                                 .reason = "output broke the contract",
                                                 .by = "worker-1"});
   end_quiescent(h);
-  return check_reports(h.model());
+  return judged(h.model());
 }
 
 BOOST_AUTO_TEST_CASE(i14_an_output_refused_for_the_contract_is_reported_as_produced) {
@@ -345,7 +384,7 @@ BOOST_AUTO_TEST_CASE(i14_a_store_fault_a_worker_never_reports_is_a_violation) {
                                            .retry_in_us = 0});
     }
     end_quiescent(h);
-    return std::pair{check_reports(h.model()), seq};
+    return std::pair{judged(h.model()), seq};
   };
   require_none(faulted("worker-1", true).first);
   require_none(faulted("api-1", false).first);  // an API node answers 503 instead (I13)
@@ -359,11 +398,11 @@ BOOST_AUTO_TEST_CASE(i14_a_call_without_a_reported_claim_or_adoption_is_a_violat
   // A second call under the one claim: nothing reported gave the worker the attempt again.
   const auto seq = h.add("worker-1", provider_called(1, 1)).last_seq();
   end_quiescent(h);
-  require_one(check_reports(h.model()), "I14.report_missing", seq);
+  require_one(judged(h.model()), "I14.report_missing", seq);
   h.add("worker-1",
         events::WorkerAdopted{.worker = "worker-1", .job_id = 1, .attempt_id = 1, .token = 1});
   h.add("worker-1", provider_called(1, 1));
-  require_one(check_reports(h.model()), "I14.report_missing", seq);
+  require_one(judged(h.model()), "I14.report_missing", seq);
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_store_error_report_must_name_a_fault_with_its_maybe_committed) {
@@ -377,14 +416,23 @@ BOOST_AUTO_TEST_CASE(i14_a_store_error_report_must_name_a_fault_with_its_maybe_c
                                              .attempt_id = 1,
                                              .maybe_committed = false,
                                              .message = "store partition during load_job"});
-  require_none(check_reports(h.model()));
+  require_none(judged(h.model()));
   const auto seq =
       h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
                                                  .attempt_id = 1,
                                                  .maybe_committed = true,
                                                  .message = "store partition during load_job"})
           .last_seq();
-  require_one(check_reports(h.model()), "I14.report_untrue", seq);
+  require_one(judged(h.model()), "I14.report_untrue", seq);
+}
+
+events::ApiRequest get_request(std::string id) {
+  return events::ApiRequest{.request_id = std::move(id),
+                            .route = "get_job",
+                            .method = "GET",
+                            .path = "/jobs/1",
+                            .owner = "alice",
+                            .key = ""};
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_crashed_node_that_records_anything_is_a_violation) {
@@ -392,14 +440,24 @@ BOOST_AUTO_TEST_CASE(i14_a_crashed_node_that_records_anything_is_a_violation) {
   claimed_and_called(h);
   h.add("worker-1", events::NodeCrashed{});
   const auto seq = h.add("worker-1", reply_delivered("answered")).last_seq();
-  require_one(check_reports(h.model()), "I14.acted_while_down", seq);
+  require_one(judged(h.model()), "I14.acted_while_down", seq);
+  // An event of a kind I14 reads nothing else of counts the same.
+  h.add("api-1", events::NodeCrashed{});
+  const auto request = h.add("api-1", get_request("r1")).last_seq();
+  const auto both = judged(h.model());
+  BOOST_TEST_REQUIRE(both.size() == 2u);
+  BOOST_TEST(both[1].clause == "I14.acted_while_down");
+  BOOST_TEST(both[1].event_seq.value_or(0) == request);
+  h.add("api-1", events::NodeStarted{.incarnation = 2});
   h.add("worker-1", events::NodeStarted{.incarnation = 2});
   h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
                                              .attempt_id = 0,
                                              .maybe_committed = false,
                                              .message = "",
                                              .retry_in_us = 0});
-  require_one(check_reports(h.model()), "I14.acted_while_down", seq);
+  h.add("api-1", get_request("r2"));
+  // Started again, neither node's later events count.
+  BOOST_TEST(judged(h.model()).size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
