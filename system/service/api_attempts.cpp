@@ -85,7 +85,7 @@ Async<ApiAnswer> replay_action(SystemContext& context, const ActionRecord& recor
   if (!cancel && defects.has(Defect::replay_current_state)) {  // the defect
     body["state"] = to_string(attempt->state);
   }
-  auto answer = ApiAnswer::json(status, body.dump());
+  auto answer = ApiAnswer::json(status, compact_json(body));
   if (!defects.has(Defect::replay_unmarked)) {
     answer.response.headers.emplace_back("Idempotent-Replayed", "true");
   }
@@ -173,7 +173,7 @@ Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, 
   }
   const Attempt& attempt = *inserted.attempt;
   emit_attempt_created(context.events, attempt);
-  auto answer = ApiAnswer::json(201, retry_body(attempt).dump());
+  auto answer = ApiAnswer::json(201, compact_json(retry_body(attempt)));
   answer.job_id = id;
   answer.attempt_id = attempt.id;
   co_return answer;
@@ -219,7 +219,7 @@ Async<ApiAnswer> cancel_attempt(SystemContext& context, const Request& request, 
     answer.attempt_id = id;
     co_return answer;
   }
-  auto answer = ApiAnswer::json(200, cancel_body(*attempt).dump());
+  auto answer = ApiAnswer::json(200, compact_json(cancel_body(*attempt)));
   answer.job_id = attempt->job_id;
   answer.attempt_id = id;
   co_return answer;

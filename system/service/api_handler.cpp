@@ -7,6 +7,7 @@
 
 #include "system/events/api_events.hpp"
 #include "system/service/api_endpoints.hpp"
+#include "system/service/json_document.hpp"
 
 namespace onejob {
 namespace {
@@ -90,7 +91,7 @@ ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view mes
                              std::string_view request_id) {
   nlohmann::json body = {{"error", error}, {"message", message}};
   if (!request_id.empty()) body["request_id"] = request_id;
-  auto answer = json(status, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  auto answer = json(status, compact_json(body, nlohmann::json::error_handler_t::replace));
   answer.error = std::move(error);
   return answer;
 }

@@ -72,8 +72,8 @@ std::variant<CreateBody, std::string> parse_create_body(const SystemConfig& conf
 }
 
 ApiAnswer job_answer(int status, const Job& job) {
-  auto answer =
-      ApiAnswer::json(status, json{{"job_id", job.id}, {"status", to_string(job.status)}}.dump());
+  auto answer = ApiAnswer::json(
+      status, compact_json(json{{"job_id", job.id}, {"status", to_string(job.status)}}));
   answer.response.headers.emplace_back("Location", "/jobs/" + std::to_string(job.id));
   answer.job_id = job.id;
   return answer;
@@ -117,7 +117,7 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     auto without = json::parse(payload);
     without.erase("provider");
     without.erase("failover");
-    fingerprint = request.method + " " + request.path + "\n" + without.dump();
+    fingerprint = request.method + " " + request.path + "\n" + compact_json(without);
   }
   auto replay = [&](const Job& existing) {
     if (existing.request_fingerprint != fingerprint && !defects.has(Defect::ignore_fingerprint)) {
@@ -152,7 +152,7 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     try {
       inserted = co_await context.store.insert_job(std::move(new_job));
     } catch (const StoreError&) {
-      co_return ApiAnswer::json(201, json{{"status", to_string(JobStatus::pending)}}.dump());
+      co_return ApiAnswer::json(201, compact_json(json{{"status", to_string(JobStatus::pending)}}));
     }
   } else {
     inserted = co_await context.store.insert_job(std::move(new_job));
@@ -200,7 +200,7 @@ Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId i
   body["completed_by"] = job->completed_by ? json(*job->completed_by) : json(nullptr);
   if (job->status == JobStatus::succeeded) body["result"] = json::parse(job->result);
   if (job->status == JobStatus::failed) body["failure_reason"] = job->failure_reason;
-  auto answer = ApiAnswer::json(200, body.dump());
+  auto answer = ApiAnswer::json(200, compact_json(body));
   answer.job_id = job->id;
   co_return answer;
 }

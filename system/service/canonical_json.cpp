@@ -162,9 +162,9 @@ std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text) 
     refused = parse_into(text, parsed.document);
   }
   if (refused) return std::move(*refused);
-  // nlohmann::json stores objects in a std::map, so dump() writes keys in sorted order.
+  // nlohmann::json stores objects in a std::map, so the compact text has its keys in sorted order.
   try {
-    parsed.canonical = parsed.document.dump();
+    parsed.canonical = compact_json(parsed.document);
   } catch (const nlohmann::json::type_error&) {
     return JsonError{"string is not valid UTF-8"};
   }

@@ -162,7 +162,7 @@ ContractCheck validate_input_document(std::string_view operation, const json& in
   if (auto bad = unknown_operation(operation)) return *bad;
   if (!input.is_object()) return ContractViolation{"input must be a JSON object"};
   if (auto bad = check_input(operation, input)) return *bad;
-  return ContractOk{input.dump()};
+  return ContractOk{compact_json(input)};
 }
 
 namespace {

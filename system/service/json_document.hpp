@@ -22,6 +22,14 @@ struct ParsedJson {
 };
 std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text);
 
+// The text `value.dump(-1, ' ', false, invalid)` gives, byte for byte (and the same type_error
+// for a string that is not UTF-8 under the strict handler), written without nlohmann's
+// serializer for what is plain: it reads every byte of a string through a UTF-8 decoder, and
+// answers and canonical bodies are mostly printable ASCII. Numbers with a fraction or exponent,
+// and strings with any other byte, are still written by the serializer.
+std::string compact_json(const nlohmann::json& value, nlohmann::json::error_handler_t invalid =
+                                                          nlohmann::json::error_handler_t::strict);
+
 // validate_input on an input already parsed under those rules.
 ContractCheck validate_input_document(std::string_view operation, const nlohmann::json& input);
 

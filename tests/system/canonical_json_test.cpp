@@ -1,5 +1,7 @@
 #include "system/service/canonical_json.hpp"
 
+#include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -79,6 +81,18 @@ BOOST_AUTO_TEST_CASE(builds_the_same_document_as_nlohmanns_own_parser) {
         R"({"z":{"y":[1,2,{"x":"w"}]},"a":[[[]]],"m":-1.5e-3})"}) {
     BOOST_TEST(canonical(text) == nlohmann::json::parse(text).dump(), text);
   }
+}
+
+BOOST_AUTO_TEST_CASE(the_compact_writer_escapes_and_hands_on_as_dump_does) {
+  const auto value = nlohmann::json::parse(
+      R"({"b":[1,-2,18446744073709551615,2.5,1e300,null,true],"a":"q\"b\\s/\u007f","c":"\u00e9\n"})");
+  BOOST_TEST(compact_json(value) ==
+             "{\"a\":\"q\\\"b\\\\s/\x7F\",\"b\":[1,-2,18446744073709551615,2.5,1e+300,null,true],"
+             "\"c\":\"\xC3\xA9\\n\"}");
+  const nlohmann::json invalid = {{"k", "a\xFF"}};
+  BOOST_CHECK_THROW(compact_json(invalid), nlohmann::json::type_error);
+  BOOST_TEST(compact_json(invalid, nlohmann::json::error_handler_t::replace) ==
+             "{\"k\":\"a\xEF\xBF\xBD\"}");
 }
 
 BOOST_AUTO_TEST_CASE(an_error_comes_before_a_repeated_key_and_the_first_repeat_is_named) {
@@ -178,6 +192,79 @@ RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
   RC_ASSERT(got != nullptr);
   RC_ASSERT(got->canonical == dumped);
   RC_ASSERT(same_kinds(got->document, want));
+}
+
+// What dump(-1, ' ', false, invalid) gives for `value`: its text, or the type_error it throws.
+std::string dumped_or_error(const nlohmann::json& value, nlohmann::json::error_handler_t invalid,
+                            bool ours) {
+  try {
+    return ours ? compact_json(value, invalid) : value.dump(-1, ' ', false, invalid);
+  } catch (const nlohmann::json::type_error& error) {
+    return std::string("type_error: ") + error.what();
+  }
+}
+
+// Pieces of strings: the first seven printable ASCII (with the two characters escaped in it and
+// DEL), then control characters, UTF-8 and bytes that are not UTF-8.
+const std::vector<std::string> kStringPieces = {"a",        "key",
+                                                " ",        "\"",
+                                                "\\",       "\x7F",
+                                                "/",        "\n",
+                                                "\t",       "\x01",
+                                                "\x1F",     std::string(1, '\0'),
+                                                "\xC3\xA9", "\xF0\x9F\x98\x80",
+                                                "\xFF",     "\xC3",
+                                                "\xE2\x82", "\xED\xA0\x80"};
+
+// Half the strings printable ASCII only (what the writer writes itself), half of any pieces.
+std::string arbitrary_string() {
+  const int kinds = *rc::gen::arbitrary<bool>() ? 7 : static_cast<int>(kStringPieces.size());
+  std::string text;
+  const int pieces = *rc::gen::inRange(0, 7);
+  for (int i = 0; i < pieces; ++i) {
+    text += kStringPieces[static_cast<std::size_t>(*rc::gen::inRange(0, kinds))];
+  }
+  return text;
+}
+
+nlohmann::json arbitrary_value(int depth) {
+  switch (*rc::gen::inRange(0, depth > 0 ? 8 : 6)) {
+    case 0:
+      return nullptr;
+    case 1:
+      return *rc::gen::arbitrary<bool>();
+    case 2:
+      return *rc::gen::arbitrary<std::int64_t>();
+    case 3:
+      return *rc::gen::arbitrary<std::uint64_t>();
+    case 4:
+      return *rc::gen::elementOf(std::vector<double>{0.0, -0.0, 2.5, 1e300, -1e-300, 0.1, 123.0});
+    case 5:
+      return arbitrary_string();
+    case 6: {
+      nlohmann::json array = nlohmann::json::array();
+      const int size = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < size; ++i) array.push_back(arbitrary_value(depth - 1));
+      return array;
+    }
+    default: {
+      nlohmann::json object = nlohmann::json::object();
+      const int size = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < size; ++i) object[arbitrary_string()] = arbitrary_value(depth - 1);
+      return object;
+    }
+  }
+}
+
+// The compact writer's text is nlohmann's dump, byte for byte, under either handler, and where
+// dump refuses a string that is not UTF-8 it refuses it with the same error.
+RC_BOOST_PROP(the_compact_writer_writes_what_dump_writes, ()) {
+  const auto value = arbitrary_value(3);
+  for (const auto invalid :
+       {nlohmann::json::error_handler_t::strict, nlohmann::json::error_handler_t::replace,
+        nlohmann::json::error_handler_t::ignore}) {
+    RC_ASSERT(dumped_or_error(value, invalid, true) == dumped_or_error(value, invalid, false));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

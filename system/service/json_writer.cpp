@@ -1,0 +1,103 @@
+#include <charconv>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "system/service/json_document.hpp"
+
+namespace onejob {
+namespace {
+
+using json = nlohmann::json;
+
+// Whether `c` is printable ASCII (DEL, 0x7F, included: nlohmann writes it as itself when not
+// asked for ASCII-only output).
+bool printable_ascii(unsigned char c) { return c >= 0x20 && c <= 0x7F; }
+
+// `text` as a JSON string, quotes included. Only printable ASCII and the two escapes it needs
+// are written here; a string with any other byte (a control character, UTF-8, an invalid byte)
+// is handed whole to nlohmann's serializer, which then writes (or refuses) it as dump() would.
+void append_string(std::string& out, const std::string& text, json::error_handler_t invalid) {
+  const std::size_t start = out.size();
+  out += '"';
+  std::size_t run = 0;  // start of the bytes not yet written
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!printable_ascii(static_cast<unsigned char>(c))) {
+      out.resize(start);
+      out += json(text).dump(-1, ' ', false, invalid);
+      return;
+    }
+    if (c != '"' && c != '\\') continue;
+    out.append(text, run, i - run);
+    out += '\\';
+    out += c;
+    run = i + 1;
+  }
+  out.append(text, run, std::string::npos);
+  out += '"';
+}
+
+template <typename Integer>
+void append_integer(std::string& out, Integer value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
+
+void append_value(std::string& out, const json& value, json::error_handler_t invalid) {
+  switch (value.type()) {
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::number_integer:
+      append_integer(out, value.get<json::number_integer_t>());
+      return;
+    case json::value_t::number_unsigned:
+      append_integer(out, value.get<json::number_unsigned_t>());
+      return;
+    case json::value_t::string:
+      append_string(out, value.get_ref<const json::string_t&>(), invalid);
+      return;
+    case json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& element : value.get_ref<const json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_value(out, element, invalid);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, element] : value.get_ref<const json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_string(out, key, invalid);
+        out += ':';
+        append_value(out, element, invalid);
+      }
+      out += '}';
+      return;
+    }
+    default:  // floating point (its shortest digits and exponent form), binary, discarded
+      out += value.dump(-1, ' ', false, invalid);
+      return;
+  }
+}
+
+}  // namespace
+
+std::string compact_json(const nlohmann::json& value, nlohmann::json::error_handler_t invalid) {
+  std::string out;
+  append_value(out, value, invalid);
+  return out;
+}
+
+}  // namespace onejob
