@@ -19,7 +19,8 @@
 //     policy's redrive_limit;
 //   - unclaimed: an attempt still STARTING although a worker was up all along: no worker claims
 //     work (a stopped worker, leaked capacity);
-//   - still_running: an attempt STARTING or RUNNING for any other reason, except one RUNNING
+//   - still_running: an attempt STARTING or RUNNING for any other reason (once the system had
+//     time since its last commit, when the run recorded its policy), except one RUNNING
 //     whose lease holder crashed after claiming it when no reconciler is up (only a reconciler
 //     takes an expired lease over: it waits for an operator). A worker whose claim's reply was
 //     lost is not excused: it looks for what it holds;
@@ -28,14 +29,17 @@
 //     delivered as the reply to the worker holding its lease when it could act on it (then, or
 //     at its resume had it been paused), which did not crash afterwards: a cancelled attempt's
 //     late result still competes in the compare-and-swap;
-//   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel: no
+//   - stuck: a pending job with nothing live whose latest attempt an operator did not cancel (once
+//     the system had time since the job's last commit, when the run recorded its policy): no
 //     one will act (except a failover whose writer crashed after the FAILED write when no
 //     reconciler is up to resume it: it waits for an operator).
-// The first four and cancelled_result_dropped are judged only when the run recorded its policy, and
-// only on what the system had time for: the settle horizon (settle_horizon) after both the faults'
-// end and the event the clause names (the delivery, the answer, the attempt's last commit), unless
-// the run ended quiescent (nothing was left that would move; the world declares that only after the
-// horizon).
+// Every clause is judged only on what the system had time for: the settle horizon
+// (settle_horizon) after both the faults' end and the event the clause names (the delivery, the
+// answer, the attempt's or the job's last commit), unless the run ended quiescent (nothing was
+// left that would move; the world declares that only after the horizon). A run whose duration
+// ran out with work in flight is therefore not read as broken. The first four and
+// cancelled_result_dropped are judged only when the run recorded its policy (run.policy);
+// without it, still_running and stuck are judged at run end whatever the time.
 // Does not check:
 //   - anything when the history has no `run.end` (a run cut short has no end to judge at);
 //   - how long blocked or parked jobs wait, or how fast jobs finish.
@@ -166,6 +170,9 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
     }
     if (claim != nullptr && model.crashed_after(claim->what.lease_owner, claim->seq)) return;
   }
+  // A run cut short (its duration over before the system could move the attempt on) is not
+  // judged: as above, the system is owed the settle horizon after the attempt's last commit.
+  if (judge_time && !had_time_since(last_step_at)) return;
   if (state == AttemptState::starting || state == AttemptState::running) {
     out.push_back(violation("I8.still_running",
                             job_ref(job_id) +
@@ -237,6 +244,20 @@ void Judge::cancelled(const JobRecord& job, const AttemptRecord& record) {
 
 }  // namespace
 
+namespace {
+
+// The instant of the job's last commit: its insertion or its attempts' latest step.
+Instant last_commit_at(const HistoryModel& model, const JobRecord& job) {
+  Instant last = job.inserted.at;
+  for (const auto attempt_id : job.attempts) {
+    const AttemptRecord& record = model.attempts.at(attempt_id);
+    last = std::max(last, record.steps.empty() ? record.inserted.at : record.steps.back().at);
+  }
+  return last;
+}
+
+}  // namespace
+
 std::vector<Violation> check_liveness(const HistoryModel& model) {
   if (!model.end_seq) return {};
   Judge judge{model, *model.end_seq, false, false, {}, {}, {}, false, {}, {}};
@@ -267,7 +288,8 @@ std::vector<Violation> check_liveness(const HistoryModel& model) {
       if (is_live_state(record.state)) judge.attempt(id, record);
       judge.cancelled(job, record);
     }
-    if (end == JobEnd::stuck && !judge.failover_waits_for_an_operator(job)) {
+    if (end == JobEnd::stuck && !judge.failover_waits_for_an_operator(job) &&
+        (!judge.judge_time || judge.had_time_since(last_commit_at(model, job)))) {
       judge.out.push_back(violation("I8.stuck",
                                     job_ref(id) +
                                         " is stuck at run end: pending, no live attempt, and its "

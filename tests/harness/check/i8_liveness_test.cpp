@@ -1,3 +1,5 @@
+#include <tuple>
+
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
@@ -236,6 +238,33 @@ BOOST_AUTO_TEST_CASE(work_no_worker_claims_while_one_is_up) {
   const auto violations = check_liveness(h.model());
   require_one(violations, "I8.unclaimed", end);
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{inserted});
+}
+
+// A run whose duration ran out with work in flight is not read as broken: with the policy
+// recorded, an attempt still STARTING or RUNNING and a stuck job are judged only once the system
+// had the settle horizon after their last commit, or when the run ended quiescent.
+BOOST_AUTO_TEST_CASE(running_and_stuck_wait_for_the_settle_horizon_or_a_quiescent_end) {
+  for (const bool stuck : {false, true}) {
+    for (const auto& [at, quiescent, judged] :
+         {std::tuple{kJudgedAt - std::chrono::milliseconds(1), false, false},
+          std::tuple{kJudgedAt - std::chrono::milliseconds(1), true, true},
+          std::tuple{kJudgedAt, false, true}}) {
+      BOOST_TEST_CONTEXT("stuck " << stuck << ", end at " << at.count() << " us, quiescent "
+                                  << quiescent) {
+        HistoryBuilder h;
+        policy(h, /*reconciler=*/false);
+        running_job(h, 1);
+        if (stuck) h.add(kStore, fenced_write(1, 1, S::running, S::failed));
+        const auto end = end_at(h, at, quiescent);
+        const auto violations = check_liveness(h.model());
+        if (judged) {
+          require_one(violations, stuck ? "I8.stuck" : "I8.still_running", end);
+        } else {
+          require_none(violations);
+        }
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(ground_truth_clauses_wait_for_the_settle_horizon_or_a_quiescent_end) {
