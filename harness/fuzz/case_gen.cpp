@@ -99,6 +99,9 @@ constexpr std::string_view kBodies[] = {
     R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice!"}@F})",
     R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
     R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
+    // a text with every kind of string content: escaped quotes and backslashes, control
+    // characters, UTF-8 written as itself and as escapes (a surrogate pair among them)
+    R"({"operation":"classify","provider":"@P","input":{"text":"Say \"hi\" to C:\\tmp\n\tnow \u0001 caf\u00e9 café ✓ \ud83d\ude00"}@F})",
 };
 
 std::size_t first_body_input_bytes() {
@@ -111,7 +114,7 @@ std::size_t first_body_input_bytes() {
 // past it, so a count that reads strings as structure misjudges both.
 std::string nested_body(std::size_t depth, const std::string& provider) {
   const std::size_t lists = depth - 2;
-  const std::string text = depth > 64 ? R"(deep ] "])" : R"(deep [ "[)";
+  const std::string text = depth > 64 ? R"(deep ] \"])" : R"(deep [ \"[)";
   return R"({"operation":"classify","provider":")" + provider + R"(","input":{"text":")" + text +
          R"(","n":)" + std::string(lists, '[') + std::string(lists, ']') + "}}";
 }
