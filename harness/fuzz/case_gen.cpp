@@ -99,8 +99,11 @@ constexpr std::string_view kBodies[] = {
     R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice!"}@F})",
     R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
     R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
-    // a text with every kind of string content: escaped quotes and backslashes, control
-    // characters, UTF-8 written as itself and as escapes (a surrogate pair among them)
+    // texts with every kind of string content: escaped quotes and backslashes in plain ASCII;
+    // control characters only; all of it with UTF-8 written as itself and as escapes (a
+    // surrogate pair among them)
+    R"({"operation":"classify","provider":"@P","input":{"text":"Say \"hi\" to C:\\tmp, then \"bye\""}@F})",
+    R"({"operation":"classify","provider":"@P","input":{"text":"\n\t\u0007"}@F})",
     R"({"operation":"classify","provider":"@P","input":{"text":"Say \"hi\" to C:\\tmp\n\tnow \u0001 caf\u00e9 café ✓ \ud83d\ude00"}@F})",
 };
 
