@@ -242,10 +242,6 @@ void Judge::cancelled(const JobRecord& job, const AttemptRecord& record) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The instant of the job's last commit: its insertion or its attempts' latest step.
 Instant last_commit_at(const HistoryModel& model, const JobRecord& job) {
   Instant last = job.inserted.at;
