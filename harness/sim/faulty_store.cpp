@@ -74,7 +74,8 @@ std::optional<StoreError> FaultyStore::reply_fault(const char* operation, bool w
 }
 
 // Faults travel as values through the round trip and are thrown once, to the caller: a
-// partition costs one exception per call, not one per coroutine frame on the way.
+// partition costs one exception per call, not one per coroutine frame on the way. `statement`
+// is called at most once, so it hands on (moves) what it captured.
 template <typename T, typename Statement>
 Async<T> FaultyStore::round_trip(const char* operation, bool write, Statement statement) {
   std::optional<T> result;
@@ -99,29 +100,37 @@ Async<T> FaultyStore::round_trip(const char* operation, bool write, Statement st
 }
 
 Async<InsertJobResult> FaultyStore::insert_job(NewJob job) {
-  return round_trip<InsertJobResult>(
-      "insert_job", true, [this, job = std::move(job)] { return target().insert_job(job); });
-}
-Async<std::optional<Job>> FaultyStore::find_job_by_key(std::string owner_id, std::string key) {
-  return round_trip<std::optional<Job>>("find_job_by_key", false, [this, owner_id, key] {
-    return target().find_job_by_key(owner_id, key);
+  return round_trip<InsertJobResult>("insert_job", true, [this, job = std::move(job)]() mutable {
+    return target().insert_job(std::move(job));
   });
 }
-Async<std::optional<Job>> FaultyStore::find_job(std::string owner_id, JobId id) {
+Async<std::optional<Job>> FaultyStore::find_job_by_key(std::string owner_id, std::string key) {
   return round_trip<std::optional<Job>>(
-      "find_job", false, [this, owner_id, id] { return target().find_job(owner_id, id); });
+      "find_job_by_key", false,
+      [this, owner_id = std::move(owner_id), key = std::move(key)]() mutable {
+        return target().find_job_by_key(std::move(owner_id), std::move(key));
+      });
+}
+Async<std::optional<Job>> FaultyStore::find_job(std::string owner_id, JobId id) {
+  return round_trip<std::optional<Job>>("find_job", false,
+                                        [this, owner_id = std::move(owner_id), id]() mutable {
+                                          return target().find_job(std::move(owner_id), id);
+                                        });
 }
 Async<std::optional<Job>> FaultyStore::load_job(JobId id) {
   return round_trip<std::optional<Job>>("load_job", false,
                                         [this, id] { return target().load_job(id); });
 }
 Async<bool> FaultyStore::fail_job(JobId id, std::string reason, Instant at) {
-  return round_trip<bool>("fail_job", true,
-                          [this, id, reason, at] { return target().fail_job(id, reason, at); });
+  return round_trip<bool>("fail_job", true, [this, id, reason = std::move(reason), at]() mutable {
+    return target().fail_job(id, std::move(reason), at);
+  });
 }
 Async<InsertAttemptResult> FaultyStore::insert_attempt(NewAttempt attempt) {
-  return round_trip<InsertAttemptResult>(
-      "insert_attempt", true, [this, attempt] { return target().insert_attempt(attempt); });
+  return round_trip<InsertAttemptResult>("insert_attempt", true,
+                                         [this, attempt = std::move(attempt)]() mutable {
+                                           return target().insert_attempt(std::move(attempt));
+                                         });
 }
 Async<std::optional<Attempt>> FaultyStore::find_attempt(AttemptId id) {
   return round_trip<std::optional<Attempt>>("find_attempt", false,
@@ -129,7 +138,9 @@ Async<std::optional<Attempt>> FaultyStore::find_attempt(AttemptId id) {
 }
 Async<std::optional<ActionRecord>> FaultyStore::find_action(std::string owner_id, std::string key) {
   return round_trip<std::optional<ActionRecord>>(
-      "find_action", false, [this, owner_id, key] { return target().find_action(owner_id, key); });
+      "find_action", false, [this, owner_id = std::move(owner_id), key = std::move(key)]() mutable {
+        return target().find_action(std::move(owner_id), std::move(key));
+      });
 }
 Async<std::vector<Attempt>> FaultyStore::list_attempts(JobId job_id) {
   return round_trip<std::vector<Attempt>>(
@@ -154,18 +165,23 @@ Async<std::vector<Attempt>> FaultyStore::find_expired_leases(Instant now) {
 }
 Async<std::optional<Attempt>> FaultyStore::claim_next_attempt(std::string worker, Instant now,
                                                               Instant lease_expires_at) {
-  return round_trip<std::optional<Attempt>>("claim_next_attempt", true, [=, this] {
-    return target().claim_next_attempt(worker, now, lease_expires_at);
-  });
+  return round_trip<std::optional<Attempt>>(
+      "claim_next_attempt", true,
+      [this, worker = std::move(worker), now, lease_expires_at]() mutable {
+        return target().claim_next_attempt(std::move(worker), now, lease_expires_at);
+      });
 }
 Async<UpdateAttemptResult> FaultyStore::update_attempt(AttemptUpdate update) {
-  return round_trip<UpdateAttemptResult>(
-      "update_attempt", true, [this, update] { return target().update_attempt(update); });
+  return round_trip<UpdateAttemptResult>("update_attempt", true,
+                                         [this, update = std::move(update)]() mutable {
+                                           return target().update_attempt(std::move(update));
+                                         });
 }
 Async<CompleteAttemptResult> FaultyStore::complete_attempt(CompleteAttempt completion) {
-  return round_trip<CompleteAttemptResult>("complete_attempt", true, [this, completion] {
-    return target().complete_attempt(completion);
-  });
+  return round_trip<CompleteAttemptResult>(
+      "complete_attempt", true, [this, completion = std::move(completion)]() mutable {
+        return target().complete_attempt(std::move(completion));
+      });
 }
 Async<bool> FaultyStore::record_statement(Certification certification) {
   co_await target().record_certification(std::move(certification));
@@ -174,13 +190,16 @@ Async<bool> FaultyStore::record_statement(Certification certification) {
 
 Async<void> FaultyStore::record_certification(Certification certification) {
   // A local, not a temporary inside co_await: g++ 12 destroys such temporaries twice.
-  auto statement = [this, certification] { return record_statement(certification); };
+  auto statement = [this, certification = std::move(certification)]() mutable {
+    return record_statement(std::move(certification));
+  };
   co_await round_trip<bool>("record_certification", true, std::move(statement));
 }
 Async<std::optional<Certification>> FaultyStore::latest_certification(std::string provider) {
-  return round_trip<std::optional<Certification>>("latest_certification", false, [this, provider] {
-    return target().latest_certification(provider);
-  });
+  return round_trip<std::optional<Certification>>(
+      "latest_certification", false, [this, provider = std::move(provider)]() mutable {
+        return target().latest_certification(std::move(provider));
+      });
 }
 
 }  // namespace onejob::sim

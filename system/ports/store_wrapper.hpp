@@ -1,5 +1,7 @@
 #pragma once
 
+#include <utility>
+
 #include "system/ports/store.hpp"
 
 namespace onejob {
@@ -15,25 +17,27 @@ class StoreWrapper : public Store {
   StoreWrapper(const StoreWrapper&) = delete;
   StoreWrapper& operator=(const StoreWrapper&) = delete;
 
-  Async<InsertJobResult> insert_job(NewJob job) override { return target_.insert_job(job); }
+  Async<InsertJobResult> insert_job(NewJob job) override {
+    return target_.insert_job(std::move(job));
+  }
   Async<std::optional<Job>> find_job_by_key(std::string owner_id, std::string key) override {
-    return target_.find_job_by_key(owner_id, key);
+    return target_.find_job_by_key(std::move(owner_id), std::move(key));
   }
   Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override {
-    return target_.find_job(owner_id, id);
+    return target_.find_job(std::move(owner_id), id);
   }
   Async<std::optional<Job>> load_job(JobId id) override { return target_.load_job(id); }
   Async<bool> fail_job(JobId id, std::string reason, Instant at) override {
-    return target_.fail_job(id, reason, at);
+    return target_.fail_job(id, std::move(reason), at);
   }
   Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override {
-    return target_.insert_attempt(attempt);
+    return target_.insert_attempt(std::move(attempt));
   }
   Async<std::optional<Attempt>> find_attempt(AttemptId id) override {
     return target_.find_attempt(id);
   }
   Async<std::optional<ActionRecord>> find_action(std::string owner_id, std::string key) override {
-    return target_.find_action(owner_id, key);
+    return target_.find_action(std::move(owner_id), std::move(key));
   }
   Async<std::vector<Attempt>> list_attempts(JobId job_id) override {
     return target_.list_attempts(job_id);
@@ -48,19 +52,19 @@ class StoreWrapper : public Store {
   Async<SweepWork> find_sweep_work(Instant now) override { return target_.find_sweep_work(now); }
   Async<std::optional<Attempt>> claim_next_attempt(std::string worker, Instant now,
                                                    Instant lease_expires_at) override {
-    return target_.claim_next_attempt(worker, now, lease_expires_at);
+    return target_.claim_next_attempt(std::move(worker), now, lease_expires_at);
   }
   Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
-    return target_.update_attempt(update);
+    return target_.update_attempt(std::move(update));
   }
   Async<CompleteAttemptResult> complete_attempt(CompleteAttempt completion) override {
-    return target_.complete_attempt(completion);
+    return target_.complete_attempt(std::move(completion));
   }
   Async<void> record_certification(Certification certification) override {
-    return target_.record_certification(certification);
+    return target_.record_certification(std::move(certification));
   }
   Async<std::optional<Certification>> latest_certification(std::string provider) override {
-    return target_.latest_certification(provider);
+    return target_.latest_certification(std::move(provider));
   }
 
  protected:
