@@ -29,6 +29,23 @@ std::optional<T> from_packed(const sim::PackedEvent& event) {
   return events::detail::read_event<T>(event);
 }
 
+// Visits `history` in order by kind: an event whose interned kind id `wanted(id)` accepts is read
+// in place and handed to `read(id, event)`; any other goes to `skipped(index)`, its bytes not
+// read.
+template <typename Wanted, typename Read, typename Skipped>
+void visit_by_kind(const sim::History& history, Wanted wanted, Read read, Skipped skipped) {
+  sim::PackedEvent current;
+  for (std::size_t index = 0; index < history.size(); ++index) {
+    const std::uint32_t kind = history.kind_id(index);
+    if (!wanted(kind)) {
+      skipped(index);
+      continue;
+    }
+    history.read(index, current);
+    read(kind, static_cast<const sim::PackedEvent&>(current));
+  }
+}
+
 // A pass over a history by kind: one handler per event type, in one table, so the kinds a pass
 // reads and the handlers it runs cannot drift apart. An event whose kind no handler takes is
 // skipped without reading its bytes; one a handler takes is read in place once and typed once (an
@@ -52,13 +69,10 @@ class EventSwitch {
 
   // Runs the handlers over `history`, in order.
   void run(const sim::History& history) const {
-    sim::PackedEvent current;
-    for (std::size_t index = 0; index < history.size(); ++index) {
-      const std::uint32_t kind = history.kind_id(index);
-      if (kind >= handlers_.size() || !handlers_[kind]) continue;
-      history.read(index, current);
-      handlers_[kind](static_cast<const sim::PackedEvent&>(current));
-    }
+    visit_by_kind(
+        history, [this](std::uint32_t kind) { return kind < handlers_.size() && handlers_[kind]; },
+        [this](std::uint32_t kind, const sim::PackedEvent& event) { handlers_[kind](event); },
+        [](std::size_t) {});
   }
 
  private:

@@ -525,16 +525,13 @@ std::vector<Violation> judge_reports(const HistoryModel& model, const std::vecto
     }
   };
   const sim::History& history = *model.history;
-  sim::PackedEvent current;
-  for (std::size_t index = 0; index < history.size(); ++index) {
-    const std::uint32_t kind = history.kind_id(index);
-    if (!reads.empty() && (kind >= reads.size() || !reads[kind])) {
-      missing.see_unread(history, index);
-      continue;
-    }
-    history.read(index, current);
-    see(static_cast<const sim::PackedEvent&>(current));
-  }
+  visit_by_kind(
+      history,
+      [&reads](std::uint32_t kind) {
+        return reads.empty() || (kind < reads.size() && reads[kind]);
+      },
+      [&see](std::uint32_t, const sim::PackedEvent& recorded) { see(recorded); },
+      [&](std::size_t index) { missing.see_unread(history, index); });
   for (const auto& [who, cas] : awaiting) {
     out.push_back(violation("I14.report_incomplete",
                             who.first + " reported the " + (cas.second ? "won" : "lost") +
