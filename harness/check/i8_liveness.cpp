@@ -68,6 +68,11 @@ bool definitive(const Delivery& delivered) {
          delivered.outcome == "completed" || delivered.outcome == "failed";
 }
 
+// The instant of the attempt's last commit: its insertion or its latest step.
+Instant last_commit_at(const AttemptRecord& record) {
+  return record.steps.empty() ? record.inserted.at : record.steps.back().at;
+}
+
 std::string ms(Instant at) { return std::to_string(at.time_since_epoch().count() / 1000) + " ms"; }
 
 struct Judge {
@@ -109,7 +114,7 @@ void Judge::attempt(std::int64_t job_id, const AttemptRecord& record) {
                               std::string(to_string(state)) + " at run end, key " + key + ")";
   const std::uint64_t last_step =
       record.steps.empty() ? record.inserted.seq : record.steps.back().seq;
-  const Instant last_step_at = record.steps.empty() ? record.inserted.at : record.steps.back().at;
+  const Instant last_step_at = last_commit_at(record);
   if (judge_time && (state == AttemptState::running || state == AttemptState::unknown)) {
     if (auto found = model.deliveries.find(key); found != model.deliveries.end()) {
       for (const Delivery& delivery : found->second) {
@@ -246,8 +251,7 @@ void Judge::cancelled(const JobRecord& job, const AttemptRecord& record) {
 Instant last_commit_at(const HistoryModel& model, const JobRecord& job) {
   Instant last = job.inserted.at;
   for (const auto attempt_id : job.attempts) {
-    const AttemptRecord& record = model.attempts.at(attempt_id);
-    last = std::max(last, record.steps.empty() ? record.inserted.at : record.steps.back().at);
+    last = std::max(last, last_commit_at(model.attempts.at(attempt_id)));
   }
   return last;
 }
