@@ -143,8 +143,8 @@ struct Node {
   QuickProvider provider;
   CountingSink events;
   std::unique_ptr<Store> connection;
-  std::unique_ptr<Store> store;    // the connection, ringing the workers after writes
-  std::unique_ptr<Doorbell> work;  // a worker's
+  std::unique_ptr<Store> store;    // the connection, ringing the bells after writes
+  std::unique_ptr<Doorbell> work;  // a worker's or the reconciler's
   std::unique_ptr<SystemContext> context;
   std::unique_ptr<ApiHandler> api;
   std::unique_ptr<Worker> worker;
@@ -174,7 +174,7 @@ struct Shared {
   SteadyClock clock;
   SystemConfig config = load_config();
   AnsweredKeys answered;
-  Doorbells workers;  // every worker's Doorbell
+  Doorbells bells;  // every worker's and the reconciler's Doorbell
   // A connection of its own; the store's notices go to `events` when given. Called on the main
   // thread only.
   std::function<std::unique_ptr<Store>(EventSink*)> own_store;
@@ -259,13 +259,14 @@ auto read_patiently(boost::asio::io_context& io, Read read) {
   }
 }
 
-std::unique_ptr<Node> make_node(std::string name, Shared& shared, bool worker = false) {
+// A node that `listens` (a worker, the reconciler) has a Doorbell the stores' writes ring.
+std::unique_ptr<Node> make_node(std::string name, Shared& shared, bool listens = false) {
   auto node = std::make_unique<Node>(std::move(name), shared.answered);
   node->connection = shared.own_store(&node->events);
-  node->store = std::make_unique<RingingStore>(*node->connection, shared.workers);
-  if (worker) {
+  node->store = std::make_unique<RingingStore>(*node->connection, shared.bells);
+  if (listens) {
     node->work = std::make_unique<Doorbell>(node->timer);
-    shared.workers.add(*node->work);
+    shared.bells.add(*node->work);
   }
   node->context = std::make_unique<SystemContext>(
       SystemContext{*node->store, node->provider, shared.clock, node->timer, node->events,
@@ -313,12 +314,12 @@ std::vector<std::unique_ptr<Node>> start_nodes(const LoadFlags& flags, Shared& s
     nodes.push_back(std::move(node));
   }
   for (int i = 0; i < flags.workers; ++i) {
-    auto node = make_node("worker-" + std::to_string(i + 1), shared, /*worker=*/true);
+    auto node = make_node("worker-" + std::to_string(i + 1), shared, /*listens=*/true);
     node->worker = std::make_unique<Worker>(*node->context, node->name);
     boost::asio::co_spawn(node->io, node->worker->run(), watch(*node));
     nodes.push_back(std::move(node));
   }
-  auto node = make_node("reconciler", shared);
+  auto node = make_node("reconciler", shared, /*listens=*/true);
   node->reconciler = std::make_unique<Reconciler>(*node->context);
   boost::asio::co_spawn(node->io, node->reconciler->run(), watch(*node));
   nodes.push_back(std::move(node));
@@ -335,6 +336,7 @@ void stop_nodes(std::vector<std::unique_ptr<Node>>& nodes, Clock::duration grace
       node.stopping = true;
       if (node.worker) node.worker->stop();
       if (node.reconciler) node.reconciler->stop();
+      if (node.work) node.work->ring();  // a loop waiting for work sees that it stopped
     });
   }
   const auto give_up = Clock::now() + grace;

@@ -150,7 +150,7 @@ void World::start(Node& node, bool restart) {
   // Each incarnation draws from its own stream, named by node and incarnation.
   life->random = std::make_unique<sim::RngRandom>(
       root_rng_.fork("random/" + node.name + "/" + std::to_string(node.lives.size())));
-  if (node.role == Role::worker) {
+  if (node.role == Role::worker || node.role == Role::reconciler) {
     life->work = std::make_unique<sim::SimWorkSignal>(loop_, *life->gate);
     work_bells_->listen(node.name, *life->work);
   }

@@ -12,8 +12,8 @@
 
 namespace onejob::sim {
 
-// One worker incarnation's WorkSignal: a Doorbell on the loop's time, through the node's pause
-// gate (a paused worker that is rung resumes only when its pause is over).
+// One worker's or reconciler's incarnation's WorkSignal: a Doorbell on the loop's time, through
+// the node's pause gate (a paused node that is rung resumes only when its pause is over).
 class SimWorkSignal final : public WorkSignal {
  public:
   SimWorkSignal(SimLoop& loop, PauseGate& gate) : bell_(loop), gate_(gate) {}
@@ -29,11 +29,11 @@ class SimWorkSignal final : public WorkSignal {
 };
 
 // The simulator's WorkBell. A ring travels as a notification over each worker's store
-// connection: it reaches, at once, every worker incarnation that is listening (up) and whose
-// store link is not cut by a partition. A worker cut off listens again when its link comes back
-// and looks once, since rings may have been lost meanwhile (reconnected(); a restarted worker
-// looks as it starts): so in a run every ring lost to a fault is made good when the fault ends,
-// and the idle poll is only the fallback for what the simulator does not model.
+// connection: it reaches, at once, every worker and reconciler incarnation that is listening (up)
+// and whose store link is not cut by a partition. A listener cut off listens again when its link
+// comes back and looks once, since rings may have been lost meanwhile (reconnected(); a restarted
+// worker looks as it starts): so in a run every ring lost to a fault is made good when the fault
+// ends, and the idle poll is only the fallback for what the simulator does not model.
 class SimWorkBells final : public WorkBell {
  public:
   // REQUIRES: `store_link` outlives the bells.

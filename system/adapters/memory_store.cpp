@@ -1,6 +1,7 @@
 #include "system/adapters/memory_store.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -202,6 +203,12 @@ Async<SweepWork> MemoryStore::find_sweep_work(Instant now) {
       work.idle.push_back(attempts_.at(of_job->second.back()));
     }
   }
+  work.any_live = std::ranges::any_of(
+      std::array{AttemptState::starting, AttemptState::running, AttemptState::unknown},
+      [this](AttemptState state) {
+        auto in_state = attempts_by_state_.find(state);
+        return in_state != attempts_by_state_.end() && !in_state->second.empty();
+      });
   co_return work;
 }
 

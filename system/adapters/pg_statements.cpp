@@ -97,7 +97,7 @@ void prepare_attempt_statements(pqxx::connection& c) {
                                 " AND lease_expires_at_us <= $1 ORDER BY id");
   // The reconciler's sweep in one statement: the rows of find_expired_leases (list 0), of
   // find_attempts_in_state('UNKNOWN') (list 1) and each idle job's latest attempt (list 2),
-  // each list in its own order.
+  // each list in its own order; then one live attempt, if any is (list 3: SweepWork::any_live).
   c.prepare(
       kSweepWork,
       "SELECT list, " + attempt_columns +
@@ -111,7 +111,11 @@ void prepare_attempt_statements(pqxx::connection& c) {
           "  (SELECT * FROM attempts l WHERE l.job_id = j.id ORDER BY l.attempt_no DESC LIMIT 1) a"
           "  WHERE j.status = 'pending' AND j.completed_by IS NULL"
           "  AND NOT EXISTS (SELECT 1 FROM attempts b WHERE b.job_id = j.id AND b.state IN " +
-          live_states + ")) w ORDER BY list, sort");
+          live_states +
+          ")"
+          " UNION ALL"
+          " (SELECT 3, a.id, a.* FROM attempts a WHERE a.state IN " +
+          live_states + " LIMIT 1)) w ORDER BY list, sort");
   // SKIP LOCKED: a worker passes over an attempt another worker is claiming right now rather
   // than queueing behind it; the outer state check re-reads the row once it is locked.
   c.prepare(kClaimAttempt,

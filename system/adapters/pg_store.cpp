@@ -268,9 +268,15 @@ class PgStore::Session {
     return connection_.run("find_sweep_work", Effect::read, [&](pqxx::connection& c) {
       pqxx::nontransaction tx{c};
       SweepWork work;
-      // Column 0 says which list the row's attempt belongs to (kSweepWork).
+      work.any_live = false;
+      // Column 0 says which list the row's attempt belongs to (kSweepWork); list 3 is one live
+      // attempt, there only to say that one is.
       for (const auto& row : exec(tx, kSweepWork, pg::to_us(now))) {
         const auto list = row[0].as<int>();
+        if (list == 3) {
+          work.any_live = true;
+          continue;
+        }
         auto& into = list == 0 ? work.expired : list == 1 ? work.unknown : work.idle;
         into.push_back(pg::attempt_from_row(row, 1));
       }

@@ -51,7 +51,7 @@ struct ServiceNode {
   JsonLogSink events;
   std::unique_ptr<HttpProviderClient> providers;
   std::unique_ptr<Store> connection;
-  std::unique_ptr<Store> store;  // the connection, ringing the workers after writes
+  std::unique_ptr<Store> store;  // the connection, ringing the bells after writes
   std::unique_ptr<Doorbell> work;
   std::unique_ptr<SystemContext> context;
   std::unique_ptr<ApiHandler> api;
@@ -75,14 +75,14 @@ struct Service::Impl {
   std::mutex log_mutex;
   WallClock clock;
   Metrics metrics;
-  Doorbells workers;
+  Doorbells bells;  // every worker's and the reconciler's Doorbell
   // The nodes (their io_contexts) before accept_io: destroyed after its pending accept, whose
   // socket belongs to a node's io_context.
   std::vector<std::unique_ptr<ServiceNode>> nodes;
   // options.share_rings's bell, if any; destroyed before the nodes, whose doorbells it rings
   // (their stores ring it in turn, but only on the node threads, which stop() has joined).
   std::unique_ptr<WorkBell> shared_rings;
-  WorkBell& rings() { return shared_rings ? *shared_rings : workers; }
+  WorkBell& rings() { return shared_rings ? *shared_rings : bells; }
   asio::io_context accept_io{1};
   asio::executor_work_guard<asio::io_context::executor_type> accepting =
       asio::make_work_guard(accept_io);
@@ -103,9 +103,9 @@ ServiceNode& Service::Impl::add_node(std::string name, ServiceNode::Role role) {
   node->providers = std::make_unique<HttpProviderClient>(node->io, clock, options.endpoints);
   node->connection = options.connect(node->events);
   node->store = std::make_unique<RingingStore>(*node->connection, rings());
-  if (role == ServiceNode::Role::worker) {
+  if (role == ServiceNode::Role::worker || role == ServiceNode::Role::reconciler) {
     node->work = std::make_unique<Doorbell>(node->timer);
-    workers.add(*node->work);
+    bells.add(*node->work);
   }
   node->context = std::make_unique<SystemContext>(
       SystemContext{*node->store, *node->providers, clock, node->timer, node->events,
@@ -185,7 +185,7 @@ Service::Service(ServiceOptions options, std::ostream& log)
     : impl_(std::make_unique<Impl>(std::move(options), log)) {
   auto& impl = *impl_;
   impl.options.system.validate();
-  if (impl.options.share_rings) impl.shared_rings = impl.options.share_rings(impl.workers);
+  if (impl.options.share_rings) impl.shared_rings = impl.options.share_rings(impl.bells);
   for (int i = 0; i < impl.options.api_threads; ++i) {
     auto& node = impl.add_node("api-" + std::to_string(i + 1), ServiceNode::Role::api);
     node.api = std::make_unique<ApiHandler>(*node.context);

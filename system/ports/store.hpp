@@ -148,6 +148,11 @@ struct SweepWork {
   // Of each idle job (pending, no winner, no live attempt), its latest attempt (the highest
   // attempt_no), by job id; a job with no attempt at all has no entry.
   std::vector<Attempt> idle;
+  // Whether any attempt was live (STARTING, RUNNING or UNKNOWN) at the read. With none live and
+  // no idle job there is nothing for a reconciler to act on until an attempt turns STARTING
+  // again, a write that rings the WorkBell: it may wait for that ring instead of sweeping every
+  // period. True unless the store says otherwise.
+  bool any_live = true;
 };
 
 // ---- provider certifications ----------------------------------------------------------------

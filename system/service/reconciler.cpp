@@ -87,12 +87,16 @@ Async<void> resolve_unknown(CorePtr core, Attempt attempt) {
   }
 }
 
-Async<void> sweep(CorePtr core) {
+// One sweep; true when the store had nothing live and no idle job, so nothing to act on.
+Async<bool> sweep(CorePtr core) {
   auto& context = core->context;
   Settlement settlement(context);
   auto work = co_await context.store.find_sweep_work(context.clock.now());
+  if (!work.any_live && work.expired.empty() && work.unknown.empty() && work.idle.empty()) {
+    co_return true;
+  }
   for (const auto& attempt : work.expired) {
-    if (!core->alive) co_return;
+    if (!core->alive) co_return false;
     const Writer takeover{kName, attempt.lease_token};
     if (context.config.defects.has(Defect::lease_expiry_is_failure)) {  // the defect: FAILED
       const std::vector<AttemptState> only_running{AttemptState::running};
@@ -110,19 +114,20 @@ Async<void> sweep(CorePtr core) {
   }
   std::ranges::sort(work.unknown, {}, &Attempt::id);
   for (auto& attempt : work.unknown) {
-    if (!core->alive) co_return;
+    if (!core->alive) co_return false;
     co_await resolve_unknown(core, std::move(attempt));
   }
   // A failover that a store fault interrupted (after the FAILED write, before the next attempt
   // or the job's failure) leaves a pending job nothing works on: finish it here. A job whose
   // latest attempt an operator cancelled is left to the operator.
   for (const auto& latest : work.idle) {
-    if (!core->alive) co_return;
+    if (!core->alive) co_return false;
     if (latest.state != AttemptState::failed) continue;
     events::emit(context.events,
                  events::FailoverResumed{.job_id = latest.job_id, .attempt_id = latest.id});
     co_await settlement.fail_over(latest.job_id, latest);
   }
+  co_return false;
 }
 
 Async<void> run_loop(CorePtr core) {
@@ -130,10 +135,14 @@ Async<void> run_loop(CorePtr core) {
   // Never longer than a period: a failed sweep is retried sooner than the next one was due.
   Backoff backoff(std::min(policy.worker_poll, policy.reconcile_period),
                   std::min(policy.store_backoff_cap, policy.reconcile_period));
+  // Idle (nothing live, no idle job), it waits for a ring, and looks anyway after the longer of
+  // a period and the workers' idle poll: the most a lost ring delays a sweep.
+  const Duration idle_poll = std::max(policy.reconcile_period, policy.worker_idle_poll);
   while (core->alive) {
     Duration wait = policy.reconcile_period;
+    bool idle = false;
     try {
-      co_await sweep(core);
+      idle = co_await sweep(core);
       backoff.reset();
     } catch (const StoreError& error) {
       // Unreachable store: try again after a backoff; nothing here is lost, only delayed.
@@ -144,6 +153,10 @@ Async<void> run_loop(CorePtr core) {
                                                .retry_in_us = wait.count(),
                                            });
       }
+    }
+    if (idle && core->context.work != nullptr) {
+      co_await core->context.work->wait(idle_poll);
+      continue;
     }
     co_await core->context.timer.sleep_for(wait);
   }
@@ -158,7 +171,7 @@ Reconciler::~Reconciler() { core_->alive = false; }
 
 Async<void> Reconciler::run() { return run_loop(core_); }
 
-Async<void> Reconciler::sweep_once() { return sweep(core_); }
+Async<void> Reconciler::sweep_once() { co_await sweep(core_); }
 
 void Reconciler::stop() { core_->alive = false; }
 

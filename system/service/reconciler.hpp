@@ -20,6 +20,10 @@ struct ReconcilerCore;
 //     until the provider knows or an operator cancels;
 //   - resumes failover for pending jobs whose latest attempt FAILED but that have no live
 //     attempt (a store fault cut the failover short).
+// A sweep that finds no attempt live and no idle job has nothing to act on until an attempt
+// turns STARTING, a write that rings the WorkBell. With a WorkSignal the reconciler then waits
+// for that ring instead of a period, and sweeps anyway after max(reconcile_period,
+// worker_idle_poll).
 class Reconciler {
  public:
   explicit Reconciler(SystemContext& context);

@@ -29,7 +29,7 @@ struct Policy {
   // without a WorkSignal, also how often an idle worker polls the store.
   Duration worker_poll = std::chrono::milliseconds(100);
   // With a WorkSignal, how long an idle worker waits for a ring before it looks at the store
-  // anyway: the most a lost ring delays work.
+  // anyway: the most a lost ring delays work (for an idle reconciler, at least a period).
   Duration worker_idle_poll = std::chrono::seconds(5);
   int worker_capacity = 4;  // attempts one worker runs at once
   // While the store keeps failing, workers and the reconciler wait longer between tries, up to
@@ -63,8 +63,8 @@ struct SystemContext {
   EventSink& events;
   const SystemConfig& config;
   Random& random;
-  // Wakes an idle worker when there may be work; without one, idle workers poll every
-  // policy.worker_poll.
+  // Wakes an idle worker (or an idle reconciler) when there may be work; without one, idle
+  // workers poll every policy.worker_poll and the reconciler sweeps every reconcile_period.
   WorkSignal* work = nullptr;
 };
 

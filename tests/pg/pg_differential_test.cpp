@@ -105,7 +105,7 @@ class Describer {
 
   std::string sweep(const SweepWork& work) {
     return "expired=" + attempts(work.expired) + " unknown=" + attempts(work.unknown) +
-           " idle=" + attempts(work.idle);
+           " idle=" + attempts(work.idle) + (work.any_live ? " live" : " none live");
   }
 
   static std::string state(const std::optional<AttemptState>& state) {

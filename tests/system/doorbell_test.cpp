@@ -1,5 +1,5 @@
-// Doorbell (an idle worker's WorkSignal), Doorbells and RingingStore on simulated time, and a
-// worker that waits for the ring instead of polling.
+// Doorbell (an idle worker's or reconciler's WorkSignal), Doorbells and RingingStore on simulated
+// time, and a worker and a reconciler that wait for the ring instead of polling.
 #include "system/service/doorbell.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -100,21 +100,38 @@ BOOST_AUTO_TEST_CASE(doorbells_ring_every_bell_added_and_none_removed) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// The whole system with a worker that waits for rings: RingingStore rings after the writes
-// that leave an attempt STARTING.
+// The whole system with a worker and a reconciler that wait for rings, each on its own bell:
+// RingingStore rings after the writes that leave an attempt STARTING.
 struct RungFixture : test::SystemFixture {
-  Doorbell bell{loop};
+  Doorbell worker_bell{loop};
+  Doorbell reconciler_bell{loop};
   Doorbells bells;
   RingingStore ringing{store, bells};
-  SystemContext rung_context{ringing, providers, loop, loop, events, config, random, &bell};
+  SystemContext rung_context{ringing, providers, loop, loop, events, config, random, &worker_bell};
+  SystemContext reconciler_context{ringing, providers, loop,   loop,
+                                   events,  config,    random, &reconciler_bell};
   ApiHandler rung_api{rung_context};
   Worker worker{rung_context, "w1"};
+  Reconciler reconciler{reconciler_context};
 
   RungFixture() {
     config.policy.worker_idle_poll = std::chrono::hours(1);
-    bells.add(bell);
+    bells.add(worker_bell);
+    bells.add(reconciler_bell);
   }
-  ~RungFixture() { worker.stop(); }
+  ~RungFixture() {
+    worker.stop();
+    reconciler.stop();
+  }
+  // Job 1's attempt claimed, without a ring, by a worker that then vanishes: its lease runs out
+  // config.policy.lease from now, and only a reconciler's sweep can take it over.
+  void claim_and_vanish() {
+    BOOST_REQUIRE(
+        run(store.claim_next_attempt("gone", loop.now(), loop.now() + config.policy.lease))
+            .has_value());
+  }
+  // Whether a reconciler took job 1's attempt over (the takeover bumps its token).
+  bool taken_over() { return attempts(1).at(0).lease_token > 1; }
   Response create_through_ringing(const std::string& key) {
     Response response;
     run([&]() -> Async<void> {
@@ -147,6 +164,32 @@ BOOST_AUTO_TEST_CASE(a_job_written_without_a_ring_waits_for_the_idle_poll) {
   BOOST_TEST((attempts(1)[0].state == AttemptState::starting));  // nobody rang
   loop.advance(std::chrono::hours(1));
   BOOST_TEST((attempts(1)[0].state != AttemptState::starting));  // the idle poll found it
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(reconciler_wakeups, RungFixture)
+
+BOOST_AUTO_TEST_CASE(a_reconciler_with_nothing_live_waits_for_a_ring_not_a_period) {
+  start_reconciler(reconciler);
+  loop.advance(seconds(60));                  // nothing live: waiting for a ring, at most an hour
+  BOOST_REQUIRE(create("k1").status == 201);  // through the fixture's own, silent, context
+  claim_and_vanish();
+  loop.advance(seconds(600));  // the lease ran out long ago, and every period went by unswept
+  BOOST_TEST(!taken_over());
+  loop.advance(std::chrono::hours(1));
+  BOOST_TEST(taken_over());  // the idle poll swept
+}
+
+BOOST_AUTO_TEST_CASE(a_ring_puts_the_reconciler_back_on_its_period_while_anything_is_live) {
+  start_reconciler(reconciler);
+  loop.advance(seconds(60));
+  BOOST_REQUIRE(create_through_ringing("k1").status == 201);  // rings: a sweep sees it STARTING
+  claim_and_vanish();
+  // Live since the ring, so swept every period (5s): taken over within a period of the lease's
+  // end, an hour before the idle poll.
+  loop.advance(config.policy.lease + config.policy.reconcile_period + seconds(1));
+  BOOST_TEST(taken_over());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
