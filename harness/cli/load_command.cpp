@@ -259,7 +259,6 @@ auto read_patiently(boost::asio::io_context& io, Read read) {
   }
 }
 
-// A node that `listens` (a worker, the reconciler) has a Doorbell the stores' writes ring.
 std::unique_ptr<Node> make_node(std::string name, Shared& shared, bool listens = false) {
   auto node = std::make_unique<Node>(std::move(name), shared.answered);
   node->connection = shared.own_store(&node->events);
@@ -328,8 +327,7 @@ std::vector<std::unique_ptr<Node>> start_nodes(const LoadFlags& flags, Shared& s
 }
 
 // Worker and Reconciler::stop() are not thread-safe: each runs on its node's thread. What still
-// runs after `grace` (an attempt in flight, a store call under way) is cut off by stopping the
-// io_context, and every thread is joined.
+// runs after `grace` (an attempt in flight, a store call) is cut off by stopping the io_context.
 void stop_nodes(std::vector<std::unique_ptr<Node>>& nodes, Clock::duration grace) {
   for (auto& node : nodes) {
     boost::asio::post(node->io, [&node = *node] {
