@@ -136,7 +136,9 @@ Async<void> run_loop(CorePtr core) {
   Backoff backoff(std::min(policy.worker_poll, policy.reconcile_period),
                   std::min(policy.store_backoff_cap, policy.reconcile_period));
   // Idle (nothing live, no idle job), it waits for a ring, and looks anyway after the longer of
-  // a period and the workers' idle poll: the most a lost ring delays a sweep.
+  // a period and the workers' idle poll: the most a lost ring delays a sweep. A ring puts it back
+  // on its period: the next sweep comes a period after the one that found nothing, as if it had
+  // never stopped (nothing new needs it sooner: a STARTING attempt has no lease yet).
   const Duration idle_poll = std::max(policy.reconcile_period, policy.worker_idle_poll);
   while (core->alive) {
     Duration wait = policy.reconcile_period;
@@ -155,7 +157,11 @@ Async<void> run_loop(CorePtr core) {
       }
     }
     if (idle && core->context.work != nullptr) {
+      const Instant due = core->context.clock.now() + policy.reconcile_period;
       co_await core->context.work->wait(idle_poll);
+      if (const Instant now = core->context.clock.now(); now < due) {
+        co_await core->context.timer.sleep_for(due - now);
+      }
       continue;
     }
     co_await core->context.timer.sleep_for(wait);
