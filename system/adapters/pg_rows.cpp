@@ -130,6 +130,21 @@ std::vector<Attempt> attempts_from(const pqxx::result& result) {
   return attempts;
 }
 
+SweepWork sweep_work_from(const pqxx::result& result) {
+  SweepWork work;
+  work.any_live = false;
+  for (const pqxx::row& row : result) {
+    const auto list = row[0].as<int>();
+    if (list == 3) {
+      work.any_live = true;
+      continue;
+    }
+    auto& into = list == 0 ? work.expired : list == 1 ? work.unknown : work.idle;
+    into.push_back(attempt_from_row(row, 1));
+  }
+  return work;
+}
+
 std::vector<Job> jobs_from(const pqxx::result& result) {
   std::vector<Job> jobs;
   jobs.reserve(result.size());

@@ -14,6 +14,7 @@
 #include "system/domain/attempt.hpp"
 #include "system/domain/job.hpp"
 #include "system/domain/time.hpp"
+#include "system/ports/store.hpp"
 
 namespace onejob::pg {
 
@@ -63,6 +64,10 @@ Attempt attempt_from_row(const pqxx::row& row, int first = 0);
 
 std::vector<Attempt> attempts_from(const pqxx::result& result);
 std::vector<Job> jobs_from(const pqxx::result& result);
+// The reconciler's sweep from kSweepWork's rows: column 0 names the list each row's attempt
+// belongs to (0 expired, 1 unknown, 2 idle); a row of list 3, one live attempt, says only that
+// one is (any_live).
+SweepWork sweep_work_from(const pqxx::result& result);
 
 // For lookups by a unique key, where more than one row would be a broken schema.
 template <typename T>

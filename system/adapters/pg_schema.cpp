@@ -1,5 +1,10 @@
 #include "system/adapters/pg_schema.hpp"
 
+#include <string>
+
+#include "system/adapters/pg_connection.hpp"
+#include "system/ports/store.hpp"
+
 namespace onejob {
 
 // One column per field of struct Job (system/domain/job.hpp), Attempt
@@ -184,5 +189,64 @@ $fn$;
   };
   return migrations;
 }
+
+namespace pg {
+
+namespace {
+
+int recorded_version(pqxx::transaction_base& tx) {
+  return tx.exec("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0][0].as<int>();
+}
+
+}  // namespace
+
+void apply_migrations(pqxx::connection& c) {
+  {
+    pqxx::work tx{c};
+    wait_for_schema_lock(tx);
+    tx.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version integer PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())");
+    tx.commit();
+  }
+  for (const PgMigration& step : pg_migrations()) {
+    pqxx::work tx{c};
+    wait_for_schema_lock(tx);
+    const int applied = recorded_version(tx);
+    if (applied > static_cast<int>(pg_migrations().size())) {
+      throw StoreError(StoreError::Kind::unavailable,
+                       "postgres: the database is at schema version " + std::to_string(applied) +
+                           ", newer than this build's " + std::to_string(pg_migrations().size()));
+    }
+    if (step.version <= applied) continue;
+    tx.exec(std::string{step.sql});
+    tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", step.version,
+                   std::string{step.name});
+    tx.commit();
+  }
+}
+
+int schema_version(pqxx::connection& c) {
+  pqxx::nontransaction tx{c};
+  if (tx.exec("SELECT to_regclass('schema_migrations')")[0][0].is_null()) return 0;
+  return recorded_version(tx);
+}
+
+void delete_all_rows(pqxx::connection& c) {
+  pqxx::work tx{c};
+  // One statement, so the foreign keys between jobs and attempts (each references the other)
+  // are checked once every row is gone. DELETE, not TRUNCATE: on tables this small it costs tens
+  // of microseconds where TRUNCATE, which makes new files, costs milliseconds.
+  tx.exec(
+      "WITH k AS (DELETE FROM action_keys), a AS (DELETE FROM attempts), "
+      "c AS (DELETE FROM certifications) DELETE FROM jobs; "
+      "SELECT setval(pg_get_serial_sequence('jobs', 'id'), 1, false), "
+      "setval(pg_get_serial_sequence('attempts', 'id'), 1, false), "
+      "setval(pg_get_serial_sequence('certifications', 'id'), 1, false)");
+  tx.commit();
+}
+
+}  // namespace pg
 
 }  // namespace onejob

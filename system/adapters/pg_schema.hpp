@@ -1,7 +1,12 @@
 #pragma once
 
+// onejob's PostgreSQL schema: its steps, and what applies, reads and empties it on a connection.
+// Included only by .cpp files (the adapter's and its tests): it brings libpqxx.
+
 #include <string_view>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 namespace onejob {
 
@@ -17,5 +22,17 @@ struct PgMigration {
 };
 
 const std::vector<PgMigration>& pg_migrations();
+
+namespace pg {
+
+// Applies, each in its own transaction under the schema lock, every step `c`'s database has not
+// recorded; StoreError (unavailable) when the database is at a version newer than this build's.
+void apply_migrations(pqxx::connection& c);
+// The highest step recorded, 0 on a database never migrated.
+int schema_version(pqxx::connection& c);
+// Deletes every row and restarts the id sequences, in one transaction.
+void delete_all_rows(pqxx::connection& c);
+
+}  // namespace pg
 
 }  // namespace onejob

@@ -114,31 +114,7 @@ class PgStore::Session {
     connection_.run(
         "migrate", Effect::transaction,
         [](pqxx::connection& c) {
-          {
-            pqxx::work tx{c};
-            pg::wait_for_schema_lock(tx);
-            tx.exec(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version integer PRIMARY KEY, name text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())");
-            tx.commit();
-          }
-          for (const PgMigration& step : pg_migrations()) {
-            pqxx::work tx{c};
-            pg::wait_for_schema_lock(tx);
-            const int applied = recorded_version(tx);
-            if (applied > static_cast<int>(pg_migrations().size())) {
-              throw StoreError(StoreError::Kind::unavailable,
-                               "postgres: the database is at schema version " +
-                                   std::to_string(applied) + ", newer than this build's " +
-                                   std::to_string(pg_migrations().size()));
-            }
-            if (step.version <= applied) continue;
-            tx.exec(std::string{step.sql});
-            tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-                           step.version, std::string{step.name});
-            tx.commit();
-          }
+          pg::apply_migrations(c);
           return 0;
         },
         PgStore::kMigrateReplyTimeout);
@@ -146,27 +122,13 @@ class PgStore::Session {
 
   int schema_version() {
     const std::lock_guard lock{mutex_};
-    return connection_.run("schema_version", Effect::read, [](pqxx::connection& c) {
-      pqxx::nontransaction tx{c};
-      if (tx.exec("SELECT to_regclass('schema_migrations')")[0][0].is_null()) return 0;
-      return recorded_version(tx);
-    });
+    return connection_.run("schema_version", Effect::read, pg::schema_version);
   }
 
   void clear() {
     const std::lock_guard lock{mutex_};
     connection_.run("clear", Effect::transaction, [](pqxx::connection& c) {
-      pqxx::work tx{c};
-      // One statement, so the foreign keys between jobs and attempts (each references the
-      // other) are checked once every row is gone. DELETE, not TRUNCATE: on tables this small
-      // it costs tens of microseconds where TRUNCATE, which makes new files, costs milliseconds.
-      tx.exec(
-          "WITH k AS (DELETE FROM action_keys), a AS (DELETE FROM attempts), "
-          "c AS (DELETE FROM certifications) DELETE FROM jobs; "
-          "SELECT setval(pg_get_serial_sequence('jobs', 'id'), 1, false), "
-          "setval(pg_get_serial_sequence('attempts', 'id'), 1, false), "
-          "setval(pg_get_serial_sequence('certifications', 'id'), 1, false)");
-      tx.commit();
+      pg::delete_all_rows(c);
       return 0;
     });
   }
@@ -264,24 +226,7 @@ class PgStore::Session {
   }
 
   SweepWork find_sweep_work(Instant now) {
-    const std::lock_guard lock{mutex_};
-    return connection_.run("find_sweep_work", Effect::read, [&](pqxx::connection& c) {
-      pqxx::nontransaction tx{c};
-      SweepWork work;
-      work.any_live = false;
-      // Column 0 says which list the row's attempt belongs to (kSweepWork); list 3 is one live
-      // attempt, there only to say that one is.
-      for (const auto& row : exec(tx, kSweepWork, pg::to_us(now))) {
-        const auto list = row[0].as<int>();
-        if (list == 3) {
-          work.any_live = true;
-          continue;
-        }
-        auto& into = list == 0 ? work.expired : list == 1 ? work.unknown : work.idle;
-        into.push_back(pg::attempt_from_row(row, 1));
-      }
-      return work;
-    });
+    return read_all("find_sweep_work", pg::sweep_work_from, kSweepWork, pg::to_us(now));
   }
 
   std::optional<Attempt> claim_next_attempt(const std::string& worker, Instant lease_expires_at) {
@@ -386,10 +331,6 @@ class PgStore::Session {
   }
 
  private:
-  static int recorded_version(pqxx::transaction_base& tx) {
-    return tx.exec("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0][0].as<int>();
-  }
-
   // A read by a unique key, in autocommit.
   template <typename T, typename... Args>
   std::optional<T> read_one(const char* operation, T (*from_row)(const pqxx::row&, int),
@@ -401,9 +342,10 @@ class PgStore::Session {
     });
   }
 
+  // A read of whole result sets, in autocommit: `from(result)` is what it returns.
   template <typename T, typename... Args>
-  std::vector<T> read_all(const char* operation, std::vector<T> (*from)(const pqxx::result&),
-                          const char* statement, const Args&... args) {
+  T read_all(const char* operation, T (*from)(const pqxx::result&), const char* statement,
+             const Args&... args) {
     const std::lock_guard lock{mutex_};
     return connection_.run(operation, Effect::read, [&](pqxx::connection& c) {
       pqxx::nontransaction tx{c};
@@ -558,15 +500,12 @@ class PgStore::Session {
   pg::Connection connection_;
 };
 
-namespace {
-PgStoreOptions options_for(const std::string& connection_string) {
-  PgStoreOptions options;
-  options.connection_string = connection_string;
-  return options;
-}
-}  // namespace
-
-PgStore::PgStore(const std::string& connection_string) : PgStore(options_for(connection_string)) {}
+PgStore::PgStore(const std::string& connection_string)
+    : PgStore([&connection_string] {
+        PgStoreOptions options;
+        options.connection_string = connection_string;
+        return options;
+      }()) {}
 
 PgStore::PgStore(PgStoreOptions options)
     : session_{std::make_unique<Session>(std::move(options))} {}
