@@ -1,8 +1,10 @@
 #include "harness/check/json_value.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "harness/check/json_text.hpp"
 #include "harness/sim/rng.hpp"
@@ -26,6 +28,159 @@ std::string_view without_trailing_whitespace(std::string_view text) {
   return text.substr(0, size);
 }
 
+namespace {
+
+using json = nlohmann::json;
+
+bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+// The plain text's reader: one loop over the bytes with the open arrays and objects on a stack,
+// so nesting costs no recursion. Each step reads a value into `target`, then closes what the text
+// closes and finds where the next value goes. Any byte outside the plain subset, a repeated key
+// or a syntax error ends it with false.
+class PlainText {
+ public:
+  explicit PlainText(std::string_view text) : at_(text.data()), end_(text.data() + text.size()) {}
+
+  bool read_into(json& root) {
+    json* target = &root;
+    for (;;) {
+      skip_blanks();
+      if (at_ == end_) return false;
+      if (*at_ == '{' || *at_ == '[') {
+        const bool object = *at_++ == '{';
+        *target = object ? json::object() : json::array();
+        open_.push_back(target);
+        skip_blanks();
+        if (at_ != end_ && *at_ == (object ? '}' : ']')) {
+          ++at_;
+          open_.pop_back();
+        } else if ((target = slot_in(*target)) == nullptr) {
+          return false;
+        } else {
+          continue;
+        }
+      } else if (!scalar(*target)) {
+        return false;
+      }
+      // A value is complete: close what closes after it, then find the next value's place.
+      for (;;) {
+        skip_blanks();
+        if (open_.empty()) return at_ == end_;
+        if (at_ == end_) return false;
+        json& container = *open_.back();
+        if (*at_ == (container.is_object() ? '}' : ']')) {
+          ++at_;
+          open_.pop_back();
+          continue;
+        }
+        if (*at_ != ',') return false;
+        ++at_;
+        skip_blanks();
+        target = slot_in(container);
+        if (target == nullptr) return false;
+        break;
+      }
+    }
+  }
+
+ private:
+  // Where the next value in `container` goes: a new element of an array, or the member an
+  // object's next key names (read here with its colon; a key seen before in it ends the read).
+  json* slot_in(json& container) {
+    if (container.is_array()) return &container.get_ref<json::array_t&>().emplace_back();
+    std::string key;
+    if (!plain_string(key)) return nullptr;
+    skip_blanks();
+    if (at_ == end_ || *at_ != ':') return nullptr;
+    ++at_;
+    auto [member, fresh] = container.get_ref<json::object_t&>().emplace(std::move(key), nullptr);
+    return fresh ? &member->second : nullptr;
+  }
+
+  // A string, true, false, null or an integer.
+  bool scalar(json& out) {
+    if (*at_ == '"') {
+      std::string text;
+      if (!plain_string(text)) return false;
+      out = std::move(text);
+      return true;
+    }
+    if (word("true")) {
+      out = true;
+    } else if (word("false")) {
+      out = false;
+    } else if (word("null")) {
+      out = nullptr;
+    } else {
+      return integer(out);
+    }
+    return true;
+  }
+
+  // Whether the text goes on with `literal` (then read past it).
+  bool word(std::string_view literal) {
+    if (!std::string_view(at_, static_cast<std::size_t>(end_ - at_)).starts_with(literal)) {
+      return false;
+    }
+    at_ += literal.size();
+    return true;
+  }
+
+  // From an opening quote to the closing one, every byte between printable ASCII and no '\\'.
+  bool plain_string(std::string& out) {
+    if (at_ == end_ || *at_ != '"') return false;
+    const char* first = at_ + 1;
+    const char* last = first;
+    while (last != end_ && *last != '"') {
+      const auto byte = static_cast<unsigned char>(*last);
+      if (byte < 0x20 || byte > 0x7E || byte == '\\') return false;
+      ++last;
+    }
+    if (last == end_) return false;
+    out.assign(first, last);
+    at_ = last + 1;
+    return true;
+  }
+
+  // nlohmann's kinds: unsigned without a '-', signed with one. At most 18 digits (so it fits
+  // either), no leading zero, and no fraction or exponent after it.
+  bool integer(json& out) {
+    const char* digits = at_ != end_ && *at_ == '-' ? at_ + 1 : at_;
+    const char* past = digits;
+    std::uint64_t value = 0;
+    for (; past != end_ && *past >= '0' && *past <= '9'; ++past) {
+      if (past - digits == 18) return false;
+      value = value * 10 + static_cast<std::uint64_t>(*past - '0');
+    }
+    if (past == digits || (*digits == '0' && past - digits > 1)) return false;
+    if (past != end_ && (*past == '.' || *past == 'e' || *past == 'E')) return false;
+    if (digits != at_) {
+      out = -static_cast<json::number_integer_t>(value);
+    } else {
+      out = static_cast<json::number_unsigned_t>(value);
+    }
+    at_ = past;
+    return true;
+  }
+
+  void skip_blanks() {
+    while (at_ != end_ && is_blank(*at_)) ++at_;
+  }
+
+  const char* at_;
+  const char* end_;
+  std::vector<json*> open_;  // the arrays and objects not yet closed, outermost first
+};
+
+}  // namespace
+
+nlohmann::json parse_json(std::string_view text) {
+  json value;
+  if (PlainText(text).read_into(value)) return value;
+  return json::parse(text, nullptr, false);
+}
+
 JsonValue json_value(std::string_view text) {
   constexpr std::size_t kTexts = 4096;
   constexpr std::size_t kBytes = std::size_t{16} << 20;
@@ -36,7 +191,7 @@ JsonValue json_value(std::string_view text) {
   thread_local Kept kept;
   text = without_trailing_whitespace(text);
   if (const auto found = kept.values.find(text); found != kept.values.end()) return found->second;
-  auto value = std::make_shared<const nlohmann::json>(nlohmann::json::parse(text, nullptr, false));
+  auto value = std::make_shared<const nlohmann::json>(parse_json(text));
   if (kept.values.size() >= kTexts || kept.bytes + text.size() > kBytes) {
     kept.values.clear();
     kept.bytes = 0;
@@ -60,7 +215,7 @@ void objects_within(const nlohmann::json& value, int depth,
     const auto& text = value.get_ref<const std::string&>();
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos || text[first] != '{') return;
-    const auto inner = nlohmann::json::parse(text, nullptr, false);
+    const auto inner = parse_json(text);
     if (inner.is_object()) objects_within(inner, depth + 1, visit);
     return;
   }

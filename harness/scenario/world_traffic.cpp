@@ -268,7 +268,7 @@ namespace {
 
 // What the client itself reads in a response body: its own JSON parser, not the system's.
 void read_body(const std::string& text, events::ClientReceived& received) {
-  const auto body = nlohmann::json::parse(text, nullptr, false);
+  const auto body = check::parse_json(text);
   if (!body.is_object()) return;
   if (body.contains("job_id") && body["job_id"].is_number_integer()) {
     received.job_id = body["job_id"].get<std::int64_t>();

@@ -1,6 +1,7 @@
 #include "system/service/canonical_json.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -140,8 +141,165 @@ std::string_view without_surrounding_whitespace(std::string_view text) {
   return text;
 }
 
-// Parses `text` into `document`, or says why not.
+// Reads the JSON most bodies are written in: objects, arrays, strings of printable ASCII without
+// an escape, integers of at most 18 digits, true, false, null and JSON whitespace between them. It
+// builds exactly what nlohmann's parser builds from such a text (a number with a '-' signed, one
+// without unsigned) and gives up at anything else: an escape or any other byte in a string, a
+// fraction, an exponent, a longer number, a repeated key, anything invalid. nlohmann's lexer then
+// reads the text instead, with its own errors and byte positions. Recursion is bounded by the
+// nesting depth checked before.
+class PlainReader {
+ public:
+  using json = nlohmann::json;
+
+  explicit PlainReader(std::string_view text) : at_(text.data()), end_(text.data() + text.size()) {}
+
+  // The whole text as one value, or false (and `out` is then unspecified).
+  bool read(json& out) {
+    skip_whitespace();
+    if (!value(out)) return false;
+    skip_whitespace();
+    return at_ == end_;
+  }
+
+ private:
+  bool value(json& out) {
+    if (at_ == end_) return false;
+    switch (*at_) {
+      case '{':
+        return object(out);
+      case '[':
+        return array(out);
+      case '"': {
+        std::string text;
+        if (!string(text)) return false;
+        out = std::move(text);
+        return true;
+      }
+      case 't':
+        return literal("true", out, true);
+      case 'f':
+        return literal("false", out, false);
+      case 'n':
+        return literal("null", out, nullptr);
+      default:
+        return number(out);
+    }
+  }
+
+  bool object(json& out) {
+    ++at_;  // '{'
+    out = json::object();
+    auto& members = out.get_ref<json::object_t&>();
+    skip_whitespace();
+    if (at_ != end_ && *at_ == '}') {
+      ++at_;
+      return true;
+    }
+    for (;;) {
+      std::string key;
+      if (at_ == end_ || *at_ != '"' || !string(key)) return false;
+      skip_whitespace();
+      if (at_ == end_ || *at_ != ':') return false;
+      ++at_;
+      skip_whitespace();
+      auto [member, fresh] = members.emplace(std::move(key), nullptr);
+      if (!fresh || !value(member->second)) return false;
+      if (!next_or_close('}')) return false;
+      if (closed_) return true;
+    }
+  }
+
+  bool array(json& out) {
+    ++at_;  // '['
+    out = json::array();
+    auto& elements = out.get_ref<json::array_t&>();
+    skip_whitespace();
+    if (at_ != end_ && *at_ == ']') {
+      ++at_;
+      return true;
+    }
+    for (;;) {
+      if (!value(elements.emplace_back())) return false;
+      if (!next_or_close(']')) return false;
+      if (closed_) return true;
+    }
+  }
+
+  // After a member or an element: a ',' and the whitespace after it (closed_ false), or `close`
+  // (closed_ true).
+  bool next_or_close(char close) {
+    skip_whitespace();
+    if (at_ == end_) return false;
+    closed_ = *at_ == close;
+    if (!closed_ && *at_ != ',') return false;
+    ++at_;
+    if (!closed_) skip_whitespace();
+    return true;
+  }
+
+  // A string of printable ASCII other than '"' and '\\', from its opening quote.
+  bool string(std::string& out) {
+    const char* first = ++at_;
+    while (at_ != end_) {
+      const char c = *at_;
+      if (c == '"') {
+        out.assign(first, at_);
+        ++at_;
+        return true;
+      }
+      if (c < 0x20 || c > 0x7E || c == '\\') return false;
+      ++at_;
+    }
+    return false;
+  }
+
+  template <typename Value>
+  bool literal(std::string_view word, json& out, Value meaning) {
+    if (static_cast<std::size_t>(end_ - at_) < word.size() ||
+        std::string_view(at_, word.size()) != word) {
+      return false;
+    }
+    at_ += word.size();
+    out = meaning;
+    return true;
+  }
+
+  // '-'? ('0' | [1-9][0-9]*) of at most 18 digits, with no fraction or exponent after it.
+  bool number(json& out) {
+    const bool negative = *at_ == '-';
+    if (negative) ++at_;
+    const char* first = at_;
+    std::uint64_t magnitude = 0;
+    while (at_ != end_ && *at_ >= '0' && *at_ <= '9') {
+      magnitude = magnitude * 10 + static_cast<std::uint64_t>(*at_ - '0');
+      ++at_;
+    }
+    const auto digits = at_ - first;
+    if (digits == 0 || digits > 18 || (*first == '0' && digits > 1)) return false;
+    if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) return false;
+    if (negative) {
+      out = -static_cast<json::number_integer_t>(magnitude);
+    } else {
+      out = static_cast<json::number_unsigned_t>(magnitude);
+    }
+    return true;
+  }
+
+  void skip_whitespace() {
+    while (at_ != end_ && is_json_whitespace(*at_)) ++at_;
+  }
+
+  const char* at_;
+  const char* end_;
+  bool closed_ = false;
+};
+
+// Parses `text` into `document`, or says why not: the plain reader first, nlohmann's parser when
+// the plain reader gives up.
 std::optional<JsonError> parse_into(std::string_view text, nlohmann::json& document) {
+  if (PlainReader(text).read(document)) return std::nullopt;
+  document = nlohmann::json();
   DocumentBuilder builder(document);
   nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
   return builder.refusal();

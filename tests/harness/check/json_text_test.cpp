@@ -1,7 +1,7 @@
-// The checkers' JSON scan against nlohmann's parser, the reader it stands in for: the same verdict
-// on fixed texts at every edge of the grammar and on generated ones (fragments of JSON, valid
-// documents with bytes edited). CI runs a few hundred generated cases; long runs:
-// RC_PARAMS="max_success=200000" onejob_tests --run_test=json_text_scan.
+// The checkers' JSON reading against nlohmann's parser, the reader it stands in for: the scan's
+// verdict and parse_json's document on fixed texts at every edge of the grammar and on generated
+// ones (fragments of JSON, valid documents with bytes edited). CI runs a few hundred generated
+// cases; long runs: RC_PARAMS="max_success=200000" onejob_tests --run_test=json_text_scan.
 #include "harness/check/json_text.hpp"
 
 #include <string>
@@ -10,6 +10,8 @@
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 #include <rapidcheck/boost_test.h>
+
+#include "harness/check/json_value.hpp"
 
 #include "tests/support/repeated_keys.hpp"
 
@@ -218,25 +220,36 @@ BOOST_AUTO_TEST_CASE(a_deep_nest_is_read_without_recursion) {
   BOOST_TEST(!scan_json_text(deep.substr(1)).valid);
 }
 
-RC_BOOST_PROP(fragments_read_as_nlohmann_reads_them, ()) {
+std::string fragments() {
   const auto pieces = *rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(kFragments));
   std::string text;
   for (const auto& piece : pieces) text += piece;
-  const Verdict want = reference(text);
-  const Verdict got = scanned(text);
-  RC_ASSERT(got == want);
+  return text;
 }
 
-RC_BOOST_PROP(edited_documents_read_as_nlohmann_reads_them, ()) {
-  // A valid document from generated parts, then a few bytes replaced, inserted or deleted.
-  const auto keys = *rc::gen::container<std::vector<std::string>>(
-      rc::gen::elementOf(std::vector<std::string>{"a", "b", "k", "\xC3\xA9", "a\"b", ""}));
-  nlohmann::json document = nlohmann::json::object();
-  for (const auto& key : keys) {
-    document[key] = *rc::gen::elementOf(std::vector<nlohmann::json>{
-        1, -7, 2.5, 1e300, "text", true, nullptr, nlohmann::json::array({1, "x"}),
-        nlohmann::json::object({{"k", 1}, {"j", nlohmann::json::array()}})});
+// A valid document from generated parts, then a few bytes replaced, inserted or deleted. Half the
+// documents hold only what parse_json reads itself (plain keys, strings and integers).
+std::string edited_document() {
+  const bool plain = *rc::gen::arbitrary<bool>();
+  std::vector<std::string> key_set = {"a", "b", "k", ""};
+  std::vector<nlohmann::json> value_set = {
+      1,
+      -7,
+      0,
+      123456789012345678,
+      "text",
+      true,
+      false,
+      nullptr,
+      nlohmann::json::array({1, "x"}),
+      nlohmann::json::object({{"k", 1}, {"j", nlohmann::json::array()}})};
+  if (!plain) {
+    key_set.insert(key_set.end(), {"\xC3\xA9", "a\"b"});
+    value_set.insert(value_set.end(), {2.5, 1e300, 1234567890123456789, "\xC3\xA9\t"});
   }
+  const auto keys = *rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(key_set));
+  nlohmann::json document = nlohmann::json::object();
+  for (const auto& key : keys) document[key] = *rc::gen::elementOf(value_set);
   std::string text = document.dump(*rc::gen::inRange(-1, 2));
   const int edits = *rc::gen::inRange(0, 4);
   for (int i = 0; i < edits && !text.empty(); ++i) {
@@ -255,9 +268,92 @@ RC_BOOST_PROP(edited_documents_read_as_nlohmann_reads_them, ()) {
         break;
     }
   }
-  const Verdict want = reference(text);
-  const Verdict got = scanned(text);
-  RC_ASSERT(got == want);
+  return text;
+}
+
+RC_BOOST_PROP(fragments_read_as_nlohmann_reads_them, ()) {
+  const std::string text = fragments();
+  RC_ASSERT(scanned(text) == reference(text));
+}
+
+RC_BOOST_PROP(edited_documents_read_as_nlohmann_reads_them, ()) {
+  const std::string text = edited_document();
+  RC_ASSERT(scanned(text) == reference(text));
+}
+
+// parse_json against nlohmann::json::parse(text, nullptr, false), the parse it stands in for.
+
+// The same document, every value of the same kind (1 unsigned, -1 signed, 1.0 a double), or both
+// discarded.
+bool same_document(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object()) {
+    for (auto it = a.begin(), other = b.begin(); it != a.end(); ++it, ++other) {
+      if (it.key() != other.key() || !same_document(*it, *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!same_document(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a.is_discarded() || a == b;
+}
+
+bool parses_as_nlohmann(const std::string& text) {
+  return same_document(parse_json(text), nlohmann::json::parse(text, nullptr, false));
+}
+
+BOOST_AUTO_TEST_CASE(numbers_keep_nlohmanns_kinds_and_a_repeated_key_its_last_value) {
+  for (const std::string text : {"5",
+                                 "-5",
+                                 "0",
+                                 "-0",
+                                 "123456789012345678",
+                                 "-123456789012345678",
+                                 "1234567890123456789",
+                                 "18446744073709551615",
+                                 "18446744073709551616",
+                                 "-9223372036854775809",
+                                 "01",
+                                 "1.0",
+                                 "1e2",
+                                 "-",
+                                 " 7 ",
+                                 "[1,-1,{\"a\":2}]",
+                                 "{\"a\":1,\"a\":2}",
+                                 "{\"a\":{\"b\":1},\"a\":3}",
+                                 "",
+                                 "tru",
+                                 "true false",
+                                 "[1,]",
+                                 "{\"a\" 1}",
+                                 "\"\\u0041\"",
+                                 "\"\xC3\xA9\"",
+                                 "nulls"}) {
+    BOOST_TEST(parses_as_nlohmann(text), shown(text));
+  }
+  BOOST_TEST(parse_json("5").is_number_unsigned());
+  BOOST_TEST(parse_json("-5").is_number_integer());
+  BOOST_TEST(!parse_json("-5").is_number_unsigned());
+  BOOST_TEST(parse_json("{\"a\":1,\"a\":2}")["a"] == 2);
+  BOOST_TEST(parse_json("[1,]").is_discarded());
+}
+
+BOOST_AUTO_TEST_CASE(a_deep_nest_is_parsed_without_recursion) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  BOOST_TEST(!parse_json(deep).is_discarded());
+  BOOST_TEST(parse_json(deep.substr(1)).is_discarded());
+}
+
+RC_BOOST_PROP(fragments_parse_as_nlohmann_parses_them, ()) {
+  RC_ASSERT(parses_as_nlohmann(fragments()));
+}
+
+RC_BOOST_PROP(edited_documents_parse_as_nlohmann_parses_them, ()) {
+  RC_ASSERT(parses_as_nlohmann(edited_document()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
