@@ -1,5 +1,6 @@
 #include "harness/check/json_value.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -113,7 +114,7 @@ class PlainText {
     } else if (word("null")) {
       out = nullptr;
     } else {
-      return integer(out);
+      return number(out);
     }
     return true;
   }
@@ -127,38 +128,77 @@ class PlainText {
     return true;
   }
 
-  // From an opening quote to the closing one, every byte between printable ASCII and no '\\'.
+  // From an opening quote to the closing one: printable ASCII, and escapes of one character (a
+  // backslash and one of " \\ / b f n r t). A code point's escape or any other byte ends the read.
   bool plain_string(std::string& out) {
+    static constexpr std::string_view kEscapes = "\"\\/bfnrt";
+    static constexpr std::string_view kMeanings = "\"\\/\b\f\n\r\t";
     if (at_ == end_ || *at_ != '"') return false;
-    const char* first = at_ + 1;
-    const char* last = first;
-    while (last != end_ && *last != '"') {
-      const auto byte = static_cast<unsigned char>(*last);
-      if (byte < 0x20 || byte > 0x7E || byte == '\\') return false;
-      ++last;
+    const char* c = at_ + 1;
+    while (c != end_) {
+      const char* run = c;
+      while (c != end_ && *c != '"' && *c != '\\' && static_cast<unsigned char>(*c) >= 0x20 &&
+             static_cast<unsigned char>(*c) <= 0x7E) {
+        ++c;
+      }
+      out.append(run, c);
+      if (c == end_) return false;
+      if (*c == '"') {
+        at_ = c + 1;
+        return true;
+      }
+      if (*c != '\\' || ++c == end_) return false;
+      const auto which = kEscapes.find(*c);
+      if (which == std::string_view::npos) return false;
+      out.push_back(kMeanings[which]);
+      ++c;
     }
-    if (last == end_) return false;
-    out.assign(first, last);
-    at_ = last + 1;
-    return true;
+    return false;
   }
 
-  // nlohmann's kinds: unsigned without a '-', signed with one. At most 18 digits (so it fits
-  // either), no leading zero, and no fraction or exponent after it.
-  bool integer(json& out) {
-    const char* digits = at_ != end_ && *at_ == '-' ? at_ + 1 : at_;
-    const char* past = digits;
-    std::uint64_t value = 0;
-    for (; past != end_ && *past >= '0' && *past <= '9'; ++past) {
-      if (past - digits == 18) return false;
-      value = value * 10 + static_cast<std::uint64_t>(*past - '0');
+  // The number token '-'? ('0' | [1-9][0-9]*) ('.' [0-9]+)? ([eE] [+-]? [0-9]+)? in nlohmann's
+  // kinds: without a fraction or an exponent unsigned, or signed after a '-' (at most 18 digits
+  // here, so it fits either); with one a double, rounded as strtod rounds it (from_chars). A longer
+  // integer, or a double out of range, ends the read.
+  bool number(json& out) {
+    const char* past = at_;
+    const auto digits = [&past, this] {
+      const char* from = past;
+      while (past != end_ && *past >= '0' && *past <= '9') ++past;
+      return past - from;
+    };
+    if (past != end_ && *past == '-') ++past;
+    const char* integer_part = past;
+    const auto integer_digits = digits();
+    if (integer_digits == 0 || (*integer_part == '0' && integer_digits > 1)) return false;
+    bool integral = true;
+    if (past != end_ && *past == '.') {
+      ++past;
+      if (digits() == 0) return false;
+      integral = false;
     }
-    if (past == digits || (*digits == '0' && past - digits > 1)) return false;
-    if (past != end_ && (*past == '.' || *past == 'e' || *past == 'E')) return false;
-    if (digits != at_) {
-      out = -static_cast<json::number_integer_t>(value);
+    if (past != end_ && (*past == 'e' || *past == 'E')) {
+      ++past;
+      if (past != end_ && (*past == '+' || *past == '-')) ++past;
+      if (digits() == 0) return false;
+      integral = false;
+    }
+    if (integral) {
+      if (integer_digits > 18) return false;
+      std::uint64_t value = 0;
+      for (const char* digit = integer_part; digit != past; ++digit) {
+        value = value * 10 + static_cast<std::uint64_t>(*digit - '0');
+      }
+      if (integer_part != at_) {
+        out = -static_cast<json::number_integer_t>(value);
+      } else {
+        out = static_cast<json::number_unsigned_t>(value);
+      }
     } else {
-      out = static_cast<json::number_unsigned_t>(value);
+      json::number_float_t value = 0;
+      const auto [end, error] = std::from_chars(at_, past, value);
+      if (error != std::errc() || end != past) return false;
+      out = value;
     }
     at_ = past;
     return true;

@@ -15,9 +15,10 @@ namespace onejob::check {
 std::string_view without_trailing_whitespace(std::string_view text);
 
 // What `nlohmann::json::parse(text, nullptr, false)` gives (the value, or a discarded value), the
-// same document with every number of the same kind. A text of only objects, arrays, printable-ASCII
-// strings without escapes, integers of up to 18 digits, true, false and null is read here without
-// nlohmann's lexer, which copies every byte into two buffers; any other text is nlohmann's to read.
+// same document with every number of the same kind. A text of only objects, arrays, strings of
+// printable ASCII and one-character escapes, numbers (integers of up to 18 digits), true, false
+// and null is read here without nlohmann's lexer, which copies every byte into two buffers; any
+// other text is nlohmann's to read.
 nlohmann::json parse_json(std::string_view text);
 
 // A parsed JSON value, shared: the same text asked for again is not parsed again.

@@ -1,6 +1,7 @@
 #include "system/service/canonical_json.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -141,13 +142,14 @@ std::string_view without_surrounding_whitespace(std::string_view text) {
   return text;
 }
 
-// Reads the JSON most bodies are written in: objects, arrays, strings of printable ASCII without
-// an escape, integers of at most 18 digits, true, false, null and JSON whitespace between them. It
-// builds exactly what nlohmann's parser builds from such a text (a number with a '-' signed, one
-// without unsigned) and gives up at anything else: an escape or any other byte in a string, a
-// fraction, an exponent, a longer number, a repeated key, anything invalid. nlohmann's lexer then
-// reads the text instead, with its own errors and byte positions. Recursion is bounded by the
-// nesting depth checked before.
+// Reads the JSON most bodies are written in: objects, arrays, strings of printable ASCII and
+// one-character escapes, numbers (integers of at most 18 digits), true, false, null and JSON
+// whitespace between them. It builds exactly what nlohmann's parser builds from such a text (an
+// integer with a '-' signed, one without unsigned, a fraction or exponent a double) and gives up at
+// anything else: a code point's escape (backslash u) or a byte that is not printable ASCII in a
+// string, a longer integer, a number beyond a double, a repeated key, anything invalid. nlohmann's
+// lexer then reads the text instead, with its own errors and byte positions. Recursion is bounded
+// by the nesting depth checked before.
 class PlainReader {
  public:
   using json = nlohmann::json;
@@ -238,20 +240,53 @@ class PlainReader {
     return true;
   }
 
-  // A string of printable ASCII other than '"' and '\\', from its opening quote.
+  // A string of printable ASCII and the escapes of one character (a backslash and one of
+  // " \\ / b f n r t), from its opening quote; not a code point's escape, nor any other byte.
   bool string(std::string& out) {
-    const char* first = ++at_;
+    const char* run = ++at_;  // the bytes since the last escape, copied as they are
     while (at_ != end_) {
       const char c = *at_;
       if (c == '"') {
-        out.assign(first, at_);
+        out.append(run, at_);
         ++at_;
         return true;
       }
-      if (c < 0x20 || c > 0x7E || c == '\\') return false;
+      if (c == '\\') {
+        out.append(run, at_);
+        if (++at_ == end_) return false;
+        const char decoded = unescaped(*at_);
+        if (decoded == 0) return false;
+        out.push_back(decoded);
+        run = ++at_;
+        continue;
+      }
+      if (c < 0x20 || c > 0x7E) return false;
       ++at_;
     }
     return false;
+  }
+
+  // The character a backslash and `escape` stand for, or 0 for a code point's escape ('u') and
+  // what is not an escape.
+  static char unescaped(char escape) {
+    switch (escape) {
+      case '"':
+      case '\\':
+      case '/':
+        return escape;
+      case 'b':
+        return '\b';
+      case 'f':
+        return '\f';
+      case 'n':
+        return '\n';
+      case 'r':
+        return '\r';
+      case 't':
+        return '\t';
+      default:
+        return 0;
+    }
   }
 
   template <typename Value>
@@ -265,25 +300,54 @@ class PlainReader {
     return true;
   }
 
-  // '-'? ('0' | [1-9][0-9]*) of at most 18 digits, with no fraction or exponent after it.
+  // '-'? ('0' | [1-9][0-9]*) ('.' [0-9]+)? ([eE] [+-]? [0-9]+)?, as nlohmann reads it: without a
+  // fraction or an exponent an integer (of at most 18 digits here, so that it fits), with one a
+  // double, rounded as strtod rounds it (from_chars; beyond a double's range it gives up).
   bool number(json& out) {
+    const char* start = at_;
     const bool negative = *at_ == '-';
     if (negative) ++at_;
     const char* first = at_;
     std::uint64_t magnitude = 0;
-    while (at_ != end_ && *at_ >= '0' && *at_ <= '9') {
+    for (; at_ != end_ && is_digit(*at_); ++at_) {
       magnitude = magnitude * 10 + static_cast<std::uint64_t>(*at_ - '0');
-      ++at_;
     }
     const auto digits = at_ - first;
-    if (digits == 0 || digits > 18 || (*first == '0' && digits > 1)) return false;
-    if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) return false;
-    if (negative) {
+    if (digits == 0 || (*first == '0' && digits > 1)) return false;
+    bool integral = true;
+    if (at_ != end_ && *at_ == '.') {
+      ++at_;
+      if (!skip_digits()) return false;
+      integral = false;
+    }
+    if (at_ != end_ && (*at_ == 'e' || *at_ == 'E')) {
+      ++at_;
+      if (at_ != end_ && (*at_ == '+' || *at_ == '-')) ++at_;
+      if (!skip_digits()) return false;
+      integral = false;
+    }
+    if (!integral) {
+      json::number_float_t value = 0;
+      const auto [past, error] = std::from_chars(start, at_, value);
+      if (error != std::errc() || past != at_) return false;
+      out = value;
+    } else if (digits > 18) {
+      return false;
+    } else if (negative) {
       out = -static_cast<json::number_integer_t>(magnitude);
     } else {
       out = static_cast<json::number_unsigned_t>(magnitude);
     }
     return true;
+  }
+
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+  // One digit or more (false when there is none).
+  bool skip_digits() {
+    const char* first = at_;
+    while (at_ != end_ && is_digit(*at_)) ++at_;
+    return at_ != first;
   }
 
   void skip_whitespace() {

@@ -140,7 +140,8 @@ RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
   for (const auto& key : keys) {
     document[key] = *rc::gen::elementOf(std::vector<nlohmann::json>{
         0, 1, -7, 123456789012345678, 1234567890123456789, 18446744073709551615u, 2.5, -0.0, 1e300,
-        "text", "\xC3\xA9\t\"", true, false, nullptr, nlohmann::json::array({1, "x", -2}),
+        *rc::gen::arbitrary<double>(), "text", "\xC3\xA9\t\"", "q\"\\/\b\f\n\r\t", true, false,
+        nullptr, nlohmann::json::array({1, "x", -2}),
         nlohmann::json::object({{"k", 1}, {"j", nlohmann::json::array()}})});
   }
   std::string text = document.dump(*rc::gen::inRange(-1, 3));

@@ -151,6 +151,21 @@ BOOST_AUTO_TEST_CASE(edges_of_the_grammar_read_as_nlohmann_reads_them) {
                                     "18446744073709551615",
                                     "18446744073709551616",
                                     "-9223372036854775809",
+                                    "-0.0",
+                                    "0.1",
+                                    "1E5",
+                                    "1e+5",
+                                    "2.5e-3",
+                                    "1.",
+                                    "1.e5",
+                                    ".5",
+                                    "1e",
+                                    "1e400",
+                                    "1e-400",
+                                    "4.9e-324",
+                                    "\"a\\\"b\\n\\/\"",
+                                    "\"\\x\"",
+                                    "\"\\",
                                     "\"\\uD83D\\uDE00\"",
                                     "\"\\uD83D\"",
                                     "\"\\uDE00\"",
@@ -228,24 +243,30 @@ std::string fragments() {
 }
 
 // A valid document from generated parts, then a few bytes replaced, inserted or deleted. Half the
-// documents hold only what parse_json reads itself (plain keys, strings and integers).
+// documents hold only what parse_json reads itself (printable ASCII with one-character escapes,
+// numbers, literals).
 std::string edited_document() {
   const bool plain = *rc::gen::arbitrary<bool>();
-  std::vector<std::string> key_set = {"a", "b", "k", ""};
+  std::vector<std::string> key_set = {"a", "b", "k", "", "a\"b"};
   std::vector<nlohmann::json> value_set = {
       1,
       -7,
       0,
       123456789012345678,
+      2.5,
+      -0.0,
+      1e300,
+      *rc::gen::arbitrary<double>(),
       "text",
+      "t\\/\b\f\n\r\t\"",
       true,
       false,
       nullptr,
       nlohmann::json::array({1, "x"}),
       nlohmann::json::object({{"k", 1}, {"j", nlohmann::json::array()}})};
   if (!plain) {
-    key_set.insert(key_set.end(), {"\xC3\xA9", "a\"b"});
-    value_set.insert(value_set.end(), {2.5, 1e300, 1234567890123456789, "\xC3\xA9\t"});
+    key_set.insert(key_set.end(), {"\xC3\xA9", "\x01"});
+    value_set.insert(value_set.end(), {1234567890123456789, "\xC3\xA9\t", "\x1F"});
   }
   const auto keys = *rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(key_set));
   nlohmann::json document = nlohmann::json::object();
@@ -317,6 +338,21 @@ BOOST_AUTO_TEST_CASE(numbers_keep_nlohmanns_kinds_and_a_repeated_key_its_last_va
                                  "18446744073709551615",
                                  "18446744073709551616",
                                  "-9223372036854775809",
+                                 "-0.0",
+                                 "0.1",
+                                 "1E5",
+                                 "1e+5",
+                                 "2.5e-3",
+                                 "1.",
+                                 "1.e5",
+                                 ".5",
+                                 "1e",
+                                 "1e400",
+                                 "1e-400",
+                                 "4.9e-324",
+                                 "\"a\\\"b\\n\\/\"",
+                                 "\"\\x\"",
+                                 "\"\\",
                                  "01",
                                  "1.0",
                                  "1e2",
