@@ -113,6 +113,29 @@ const std::vector<std::string> kFragments = {"{",
                                              "\xEF\xBB\xBF",
                                              "\xEF\xBB"};
 
+// The same document, every value of the same kind (1 unsigned, -1 signed, 1.0 a double), or both
+// discarded.
+bool same_document(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object()) {
+    for (auto it = a.begin(), other = b.begin(); it != a.end(); ++it, ++other) {
+      if (it.key() != other.key() || !same_document(*it, *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!same_document(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  return a.is_discarded() || a == b;
+}
+
+bool parses_as_nlohmann(const std::string& text) {
+  return same_document(parse_json(text), nlohmann::json::parse(text, nullptr, false));
+}
+
 BOOST_AUTO_TEST_SUITE(json_text_scan)
 
 BOOST_AUTO_TEST_CASE(edges_of_the_grammar_read_as_nlohmann_reads_them) {
@@ -152,6 +175,12 @@ BOOST_AUTO_TEST_CASE(edges_of_the_grammar_read_as_nlohmann_reads_them) {
                                     "18446744073709551616",
                                     "-9223372036854775809",
                                     "-0.0",
+                                    "1.0",
+                                    " 7 ",
+                                    "nulls",
+                                    "{\"a\" 1}",
+                                    "[1,-1,{\"a\":2}]",
+                                    "{\"a\":{\"b\":1},\"a\":3}",
                                     "0.1",
                                     "1E5",
                                     "1e+5",
@@ -226,6 +255,7 @@ BOOST_AUTO_TEST_CASE(edges_of_the_grammar_read_as_nlohmann_reads_them) {
     const Verdict got = scanned(text);
     BOOST_TEST(got.valid == want.valid);
     BOOST_TEST(got.repeated == want.repeated);
+    BOOST_TEST(parses_as_nlohmann(text));
   }
 }
 
@@ -302,75 +332,9 @@ RC_BOOST_PROP(edited_documents_read_as_nlohmann_reads_them, ()) {
   RC_ASSERT(scanned(text) == reference(text));
 }
 
-// parse_json against nlohmann::json::parse(text, nullptr, false), the parse it stands in for.
-
-// The same document, every value of the same kind (1 unsigned, -1 signed, 1.0 a double), or both
-// discarded.
-bool same_document(const nlohmann::json& a, const nlohmann::json& b) {
-  if (a.type() != b.type() || a.size() != b.size()) return false;
-  if (a.is_object()) {
-    for (auto it = a.begin(), other = b.begin(); it != a.end(); ++it, ++other) {
-      if (it.key() != other.key() || !same_document(*it, *other)) return false;
-    }
-    return true;
-  }
-  if (a.is_array()) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!same_document(a[i], b[i])) return false;
-    }
-    return true;
-  }
-  return a.is_discarded() || a == b;
-}
-
-bool parses_as_nlohmann(const std::string& text) {
-  return same_document(parse_json(text), nlohmann::json::parse(text, nullptr, false));
-}
-
+// parse_json against nlohmann::json::parse(text, nullptr, false), the parse it stands in for (the
+// edges above are parsed too).
 BOOST_AUTO_TEST_CASE(numbers_keep_nlohmanns_kinds_and_a_repeated_key_its_last_value) {
-  for (const std::string text : {"5",
-                                 "-5",
-                                 "0",
-                                 "-0",
-                                 "123456789012345678",
-                                 "-123456789012345678",
-                                 "1234567890123456789",
-                                 "18446744073709551615",
-                                 "18446744073709551616",
-                                 "-9223372036854775809",
-                                 "-0.0",
-                                 "0.1",
-                                 "1E5",
-                                 "1e+5",
-                                 "2.5e-3",
-                                 "1.",
-                                 "1.e5",
-                                 ".5",
-                                 "1e",
-                                 "1e400",
-                                 "1e-400",
-                                 "4.9e-324",
-                                 "\"a\\\"b\\n\\/\"",
-                                 "\"\\x\"",
-                                 "\"\\",
-                                 "01",
-                                 "1.0",
-                                 "1e2",
-                                 "-",
-                                 " 7 ",
-                                 "[1,-1,{\"a\":2}]",
-                                 "{\"a\":1,\"a\":2}",
-                                 "{\"a\":{\"b\":1},\"a\":3}",
-                                 "",
-                                 "tru",
-                                 "true false",
-                                 "[1,]",
-                                 "{\"a\" 1}",
-                                 "\"\\u0041\"",
-                                 "\"\xC3\xA9\"",
-                                 "nulls"}) {
-    BOOST_TEST(parses_as_nlohmann(text), shown(text));
-  }
   BOOST_TEST(parse_json("5").is_number_unsigned());
   BOOST_TEST(parse_json("-5").is_number_integer());
   BOOST_TEST(!parse_json("-5").is_number_unsigned());
