@@ -99,7 +99,7 @@ class PlainText {
     return fresh ? &member->second : nullptr;
   }
 
-  // A string, true, false, null or an integer.
+  // A string, true, false, null or a number.
   bool scalar(json& out) {
     if (*at_ == '"') {
       std::string text;
