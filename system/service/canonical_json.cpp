@@ -148,8 +148,8 @@ std::string_view without_surrounding_whitespace(std::string_view text) {
 // integer with a '-' signed, one without unsigned, a fraction or exponent a double) and gives up at
 // anything else: a code point's escape (backslash u) or a byte that is not printable ASCII in a
 // string, a longer integer, a number beyond a double, a repeated key, anything invalid. nlohmann's
-// lexer then reads the text instead, with its own errors and byte positions. Recursion is bounded
-// by the nesting depth checked before.
+// lexer then reads the text instead, with its own errors and byte positions. It also gives up
+// deeper than kMaxJsonDepth, which bounds its recursion.
 class PlainReader {
  public:
   using json = nlohmann::json;
@@ -169,9 +169,14 @@ class PlainReader {
     if (at_ == end_) return false;
     switch (*at_) {
       case '{':
-        return object(out);
-      case '[':
-        return array(out);
+      case '[': {
+        // Deeper than the limit is nlohmann's to refuse, after nesting_depth names it.
+        if (depth_ == kMaxJsonDepth) return false;
+        ++depth_;
+        const bool read = *at_ == '{' ? object(out) : array(out);
+        --depth_;
+        return read;
+      }
       case '"': {
         std::string text;
         if (!string(text)) return false;
@@ -357,13 +362,11 @@ class PlainReader {
   const char* at_;
   const char* end_;
   bool closed_ = false;
+  std::size_t depth_ = 0;  // the arrays and objects open where the reader is
 };
 
-// Parses `text` into `document`, or says why not: the plain reader first, nlohmann's parser when
-// the plain reader gives up.
+// Parses `text` into `document` with nlohmann's parser, or says why not.
 std::optional<JsonError> parse_into(std::string_view text, nlohmann::json& document) {
-  if (PlainReader(text).read(document)) return std::nullopt;
-  document = nlohmann::json();
   DocumentBuilder builder(document);
   nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
   return builder.refusal();
@@ -373,17 +376,21 @@ std::optional<JsonError> parse_into(std::string_view text, nlohmann::json& docum
 
 std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text) {
   const std::string_view value = without_surrounding_whitespace(text);
-  if (nesting_depth(value, kMaxJsonDepth) > kMaxJsonDepth) {
-    return JsonError{"nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
-  }
   ParsedJson parsed;
-  auto refused = parse_into(value, parsed.document);
-  if (refused && value.size() != text.size()) {
-    // A refusal names a byte of the text as sent: parse it again whole.
-    parsed = ParsedJson{};
-    refused = parse_into(text, parsed.document);
+  // A plain text within the depth limit needs neither the depth scan nor nlohmann's parser.
+  if (!PlainReader(value).read(parsed.document)) {
+    if (nesting_depth(value, kMaxJsonDepth) > kMaxJsonDepth) {
+      return JsonError{"nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+    }
+    parsed.document = nlohmann::json();
+    auto refused = parse_into(value, parsed.document);
+    if (refused && value.size() != text.size()) {
+      // A refusal names a byte of the text as sent: parse it again whole.
+      parsed = ParsedJson{};
+      refused = parse_into(text, parsed.document);
+    }
+    if (refused) return std::move(*refused);
   }
-  if (refused) return std::move(*refused);
   // nlohmann::json stores objects in a std::map, so the compact text has its keys in sorted order.
   try {
     parsed.canonical = compact_json(parsed.document);

@@ -95,6 +95,26 @@ BOOST_AUTO_TEST_CASE(the_compact_writer_escapes_and_hands_on_as_dump_does) {
              "{\"k\":\"a\xEF\xBF\xBD\"}");
 }
 
+// 64 levels are read, 65 refused for their depth, whether the text is plain (read without
+// nlohmann's lexer) or not (a code point's escape inside).
+BOOST_AUTO_TEST_CASE(the_depth_limit_holds_for_plain_texts_and_others) {
+  for (const std::string inner : {"1", "\"\\u0041\""}) {
+    for (const std::size_t levels : {std::size_t{64}, std::size_t{65}}) {
+      std::string arrays = std::string(levels, '[') + inner + std::string(levels, ']');
+      std::string objects;
+      for (std::size_t i = 0; i < levels; ++i) objects += "{\"k\":";
+      objects += inner + std::string(levels, '}');
+      for (const auto& text : {arrays, objects}) {
+        if (levels == 64) {
+          BOOST_TEST(!canonical(text).empty());
+        } else {
+          BOOST_TEST(rejection(text) == "nested deeper than 64 levels");
+        }
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(an_error_comes_before_a_repeated_key_and_the_first_repeat_is_named) {
   BOOST_TEST(rejection(R"({"a":1,"a":2,"b":1,"b":2})") == R"(duplicate key "a")");
   BOOST_TEST(rejection(R"({"a":{"b":1,"b":2},"a":3})") == R"(duplicate key "b")");
