@@ -43,9 +43,10 @@ probe() {  # REPORT_DIR TARGET_CMD ARGS...
 # Catalogue stories a black box can be told (no crash of a memory target, no fault inside the
 # target, no load balancer of the simulator's), beyond the conformance suite.
 catalogue=(answer_at_the_deadline attempt_limit body_size_limits cancelled_late_result_wins
-  claim_reply_lost failover_after_a_lost_failed_reply fallback_hallucinated_key
+  claim_reply_lost create_bodies_not_json failover_after_a_lost_failed_reply fallback_hallucinated_key
   fallback_not_certified fallback_plausible_but_wrong fallback_wrong_operation json_repeated_key
-  late_answer_no_reconciler missing_key operator_double_click_cancel operator_keys_reused
+  key_reused_with_escapes late_answer_no_reconciler missing_key operator_double_click_cancel
+  operator_keys_reused
   operator_retry_replayed
   prompt_limit_boundary provider_timeout_cancel_fallback route_probes same_key_other_provider
   store_lost_before_the_call transport_reset_after_delivery zombie_worker_fenced)
