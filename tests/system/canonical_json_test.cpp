@@ -74,11 +74,26 @@ BOOST_AUTO_TEST_CASE(surrounding_whitespace_changes_neither_the_bytes_nor_the_er
 // The document is built from the parser's events: for any valid text without a repeated key, the
 // canonical bytes are exactly what nlohmann's own parser and dump() make of it.
 BOOST_AUTO_TEST_CASE(builds_the_same_document_as_nlohmanns_own_parser) {
-  for (const std::string text :
-       {"null", "true", "-0", "18446744073709551615", "-9223372036854775808", "1e308", "0.1",
-        "\"\\u00e9\\n\"", "[]", "{}", "[[],[[]],{}]",
-        R"([1,{"a":[{"b":null}],"c":{}},[true,false]])",
-        R"({"z":{"y":[1,2,{"x":"w"}]},"a":[[[]]],"m":-1.5e-3})"}) {
+  for (const std::string text : {"null",
+                                 "true",
+                                 "-0",
+                                 "18446744073709551615",
+                                 "-9223372036854775808",
+                                 "1e308",
+                                 "0.1",
+                                 "999999999999999999",
+                                 "-999999999999999999",
+                                 "9999999999999999999",
+                                 "-9999999999999999999",
+                                 "2.5e-3",
+                                 "1E+2",
+                                 "[false,12,-34]",
+                                 "\"\\u00e9\\n\"",
+                                 "[]",
+                                 "{}",
+                                 "[[],[[]],{}]",
+                                 R"([1,{"a":[{"b":null}],"c":{}},[true,false]])",
+                                 R"({"z":{"y":[1,2,{"x":"w"}]},"a":[[[]]],"m":-1.5e-3})"}) {
     BOOST_TEST(canonical(text) == nlohmann::json::parse(text).dump(), text);
   }
 }
