@@ -374,11 +374,15 @@ std::optional<JsonError> parse_into(std::string_view text, nlohmann::json& docum
 
 }  // namespace
 
+bool read_plain_json(std::string_view text, nlohmann::json& document) {
+  return PlainReader(text).read(document);
+}
+
 std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text) {
   const std::string_view value = without_surrounding_whitespace(text);
   ParsedJson parsed;
   // A plain text within the depth limit needs neither the depth scan nor nlohmann's parser.
-  if (!PlainReader(value).read(parsed.document)) {
+  if (!read_plain_json(value, parsed.document)) {
     if (nesting_depth(value, kMaxJsonDepth) > kMaxJsonDepth) {
       return JsonError{"nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
     }

@@ -22,6 +22,14 @@ struct ParsedJson {
 };
 std::variant<ParsedJson, JsonError> parse_canonical_json(std::string_view text);
 
+// Reads `text` into `document` when it is plain JSON within kMaxJsonDepth: objects, arrays,
+// strings of printable ASCII and one-character escapes, numbers (integers of at most 18 digits,
+// doubles within range), true, false, null, no key repeated in an object. The document is then
+// exactly nlohmann's, every number of nlohmann's kind. False for any other text (and `document`
+// is then unspecified). parse_canonical_json tries it first and hands what it refuses to
+// nlohmann's parser, so it is what makes the common text cheap.
+bool read_plain_json(std::string_view text, nlohmann::json& document);
+
 // The text `value.dump(-1, ' ', false, invalid)` gives, byte for byte (and the same type_error
 // for a string that is not UTF-8 under the strict handler), written without nlohmann's
 // serializer for what is plain: it reads every byte of a string through a UTF-8 decoder, and

@@ -1,5 +1,6 @@
 #include "system/service/canonical_json.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -228,6 +229,76 @@ RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
   RC_ASSERT(got != nullptr);
   RC_ASSERT(got->canonical == dumped);
   RC_ASSERT(same_kinds(got->document, want));
+}
+
+// A value whose dump is plain JSON as read_plain_json reads it: integers under 10^18, normal
+// doubles, strings of printable ASCII and the characters with a one-character escape.
+nlohmann::json plain_value(int depth) {
+  static const std::string kChars = std::string("a Z~/\"\\{}[]:,0\b\f\n\r\t");
+  const auto text = [] {
+    std::string out;
+    const int length = *rc::gen::inRange(0, 6);
+    for (int i = 0; i < length; ++i) {
+      out += kChars[static_cast<std::size_t>(
+          *rc::gen::inRange<int>(0, static_cast<int>(kChars.size())))];
+    }
+    return out;
+  };
+  constexpr std::int64_t kBelow = 1'000'000'000'000'000'000;
+  switch (*rc::gen::inRange(0, depth > 0 ? 8 : 6)) {
+    case 0:
+      return *rc::gen::element<nlohmann::json>(nullptr, true, false);
+    case 1:
+      return *rc::gen::inRange<std::int64_t>(-kBelow + 1, kBelow);
+    case 2:
+      return static_cast<std::uint64_t>(*rc::gen::inRange<std::int64_t>(0, kBelow));
+    case 3: {
+      const double value = *rc::gen::arbitrary<double>();
+      return std::isnormal(value) ? value : 0.5;
+    }
+    case 4:
+    case 5:
+      return text();
+    case 6: {
+      nlohmann::json array = nlohmann::json::array();
+      const int size = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < size; ++i) array.push_back(plain_value(depth - 1));
+      return array;
+    }
+    default: {
+      nlohmann::json object = nlohmann::json::object();
+      const int size = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < size; ++i) object[text()] = plain_value(depth - 1);
+      return object;
+    }
+  }
+}
+
+// The plain reader reads every plain text itself, and nlohmann's document: what makes the common
+// body cheap, and a reader that gave up on them would only lose that.
+RC_BOOST_PROP(plain_texts_are_read_without_nlohmanns_parser, ()) {
+  const std::string text = plain_value(3).dump(*rc::gen::inRange(-1, 3));
+  nlohmann::json document;
+  RC_ASSERT(read_plain_json(text, document));
+  RC_ASSERT(same_kinds(document, nlohmann::json::parse(text)));
+}
+
+BOOST_AUTO_TEST_CASE(numbers_as_people_write_them_are_plain) {
+  for (const std::string text : {"0", "-0", "0.5", "-0.0", "1e5", "1E+2", "2.5e-3", "-7E0",
+                                 "[0,10,-10,1e5]", "{\"n\":0.25}"}) {
+    nlohmann::json document;
+    BOOST_TEST(read_plain_json(text, document), text);
+    BOOST_TEST(same_kinds(document, nlohmann::json::parse(text)), text);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(other_texts_are_left_to_nlohmanns_parser) {
+  for (const std::string& text : std::vector<std::string>{
+           "\"\\u0041\"", "\"\xC3\xA9\"", "\"a\x01\"", "1234567890123456789", "1e400", "01", "[1,]",
+           "{\"a\":1,\"a\":2}", "[1] [2]", "tru", std::string(65, '[') + std::string(65, ']')}) {
+    nlohmann::json document;
+    BOOST_TEST(!read_plain_json(text, document), text);
+  }
 }
 
 // What dump(-1, ' ', false, invalid) gives for `value`: its text, or the type_error it throws.
