@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -231,21 +232,45 @@ RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
   RC_ASSERT(same_kinds(got->document, want));
 }
 
-// A value whose dump is plain JSON as read_plain_json reads it: integers under 10^18, normal
-// doubles, strings of printable ASCII and the characters with a one-character escape.
-nlohmann::json plain_value(int depth) {
-  static const std::string kChars = std::string("a Z~/\"\\{}[]:,0\b\f\n\r\t");
-  const auto text = [] {
-    std::string out;
-    const int length = *rc::gen::inRange(0, 6);
-    for (int i = 0; i < length; ++i) {
-      out += kChars[static_cast<std::size_t>(
-          *rc::gen::inRange<int>(0, static_cast<int>(kChars.size())))];
+// A value at most `depth` levels deep: an array or an object of up to three values (a quarter
+// of the time, below the last level), else a scalar from `scalar`; object keys from `key`.
+nlohmann::json generated_value(int depth, const std::function<nlohmann::json()>& scalar,
+                               const std::function<std::string()>& key) {
+  switch (depth > 0 ? *rc::gen::inRange(0, 8) : 0) {
+    case 6: {
+      nlohmann::json array = nlohmann::json::array();
+      const int size = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < size; ++i) array.push_back(generated_value(depth - 1, scalar, key));
+      return array;
     }
-    return out;
-  };
+    case 7: {
+      nlohmann::json object = nlohmann::json::object();
+      const int size = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < size; ++i) object[key()] = generated_value(depth - 1, scalar, key);
+      return object;
+    }
+    default:
+      return scalar();
+  }
+}
+
+// A string of printable ASCII and the characters with a one-character escape.
+std::string plain_string() {
+  static const std::string kChars = std::string("a Z~/\"\\{}[]:,0\b\f\n\r\t");
+  std::string out;
+  const int length = *rc::gen::inRange(0, 6);
+  for (int i = 0; i < length; ++i) {
+    out += kChars[static_cast<std::size_t>(
+        *rc::gen::inRange<int>(0, static_cast<int>(kChars.size())))];
+  }
+  return out;
+}
+
+// A scalar whose dump is plain JSON as read_plain_json reads it: integers under 10^18, normal
+// doubles, plain strings.
+nlohmann::json plain_scalar() {
   constexpr std::int64_t kBelow = 1'000'000'000'000'000'000;
-  switch (*rc::gen::inRange(0, depth > 0 ? 8 : 6)) {
+  switch (*rc::gen::inRange(0, 6)) {
     case 0:
       return *rc::gen::element<nlohmann::json>(nullptr, true, false);
     case 1:
@@ -256,28 +281,16 @@ nlohmann::json plain_value(int depth) {
       const double value = *rc::gen::arbitrary<double>();
       return std::isnormal(value) ? value : 0.5;
     }
-    case 4:
-    case 5:
-      return text();
-    case 6: {
-      nlohmann::json array = nlohmann::json::array();
-      const int size = *rc::gen::inRange(0, 4);
-      for (int i = 0; i < size; ++i) array.push_back(plain_value(depth - 1));
-      return array;
-    }
-    default: {
-      nlohmann::json object = nlohmann::json::object();
-      const int size = *rc::gen::inRange(0, 4);
-      for (int i = 0; i < size; ++i) object[text()] = plain_value(depth - 1);
-      return object;
-    }
+    default:
+      return plain_string();
   }
 }
 
 // The plain reader reads every plain text itself, and nlohmann's document: what makes the common
 // body cheap, and a reader that gave up on them would only lose that.
 RC_BOOST_PROP(plain_texts_are_read_without_nlohmanns_parser, ()) {
-  const std::string text = plain_value(3).dump(*rc::gen::inRange(-1, 3));
+  const std::string text =
+      generated_value(3, plain_scalar, plain_string).dump(*rc::gen::inRange(-1, 3));
   nlohmann::json document;
   RC_ASSERT(read_plain_json(text, document));
   RC_ASSERT(same_kinds(document, nlohmann::json::parse(text)));
@@ -334,8 +347,8 @@ std::string arbitrary_string() {
   return text;
 }
 
-nlohmann::json arbitrary_value(int depth) {
-  switch (*rc::gen::inRange(0, depth > 0 ? 8 : 6)) {
+nlohmann::json arbitrary_scalar() {
+  switch (*rc::gen::inRange(0, 6)) {
     case 0:
       return nullptr;
     case 1:
@@ -346,21 +359,13 @@ nlohmann::json arbitrary_value(int depth) {
       return *rc::gen::arbitrary<std::uint64_t>();
     case 4:
       return *rc::gen::elementOf(std::vector<double>{0.0, -0.0, 2.5, 1e300, -1e-300, 0.1, 123.0});
-    case 5:
+    default:
       return arbitrary_string();
-    case 6: {
-      nlohmann::json array = nlohmann::json::array();
-      const int size = *rc::gen::inRange(0, 4);
-      for (int i = 0; i < size; ++i) array.push_back(arbitrary_value(depth - 1));
-      return array;
-    }
-    default: {
-      nlohmann::json object = nlohmann::json::object();
-      const int size = *rc::gen::inRange(0, 4);
-      for (int i = 0; i < size; ++i) object[arbitrary_string()] = arbitrary_value(depth - 1);
-      return object;
-    }
   }
+}
+
+nlohmann::json arbitrary_value(int depth) {
+  return generated_value(depth, arbitrary_scalar, arbitrary_string);
 }
 
 // The compact writer's text is nlohmann's dump, byte for byte, under either handler, and where
