@@ -173,7 +173,7 @@ class PlainReader {
         // Deeper than the limit is nlohmann's to refuse, after nesting_depth names it.
         if (depth_ == kMaxJsonDepth) return false;
         ++depth_;
-        const bool read = *at_ == '{' ? object(out) : array(out);
+        const bool read = container(out);
         --depth_;
         return read;
       }
@@ -194,55 +194,42 @@ class PlainReader {
     }
   }
 
-  bool object(json& out) {
-    ++at_;  // '{'
-    out = json::object();
-    auto& members = out.get_ref<json::object_t&>();
+  // An object or an array, from its opening bracket: its members or elements, each followed by a
+  // ',' or by the bracket that closes it.
+  bool container(json& out) {
+    const bool object = *at_++ == '{';
+    const char close = object ? '}' : ']';
+    out = object ? json::object() : json::array();
     skip_whitespace();
-    if (at_ != end_ && *at_ == '}') {
+    if (at_ != end_ && *at_ == close) {
       ++at_;
       return true;
     }
     for (;;) {
-      std::string key;
-      if (at_ == end_ || *at_ != '"' || !string(key)) return false;
+      json* slot = object ? member(out) : &out.get_ref<json::array_t&>().emplace_back();
+      if (slot == nullptr || !value(*slot)) return false;
       skip_whitespace();
-      if (at_ == end_ || *at_ != ':') return false;
+      if (at_ == end_) return false;
+      if (*at_ == close) {
+        ++at_;
+        return true;
+      }
+      if (*at_ != ',') return false;
       ++at_;
       skip_whitespace();
-      auto [member, fresh] = members.emplace(std::move(key), nullptr);
-      if (!fresh || !value(member->second)) return false;
-      if (!next_or_close('}')) return false;
-      if (closed_) return true;
     }
   }
 
-  bool array(json& out) {
-    ++at_;  // '['
-    out = json::array();
-    auto& elements = out.get_ref<json::array_t&>();
+  // The place of an object's next member: its key (a new one) and the colon after it.
+  json* member(json& object) {
+    std::string key;
+    if (at_ == end_ || *at_ != '"' || !string(key)) return nullptr;
     skip_whitespace();
-    if (at_ != end_ && *at_ == ']') {
-      ++at_;
-      return true;
-    }
-    for (;;) {
-      if (!value(elements.emplace_back())) return false;
-      if (!next_or_close(']')) return false;
-      if (closed_) return true;
-    }
-  }
-
-  // After a member or an element: a ',' and the whitespace after it (closed_ false), or `close`
-  // (closed_ true).
-  bool next_or_close(char close) {
-    skip_whitespace();
-    if (at_ == end_) return false;
-    closed_ = *at_ == close;
-    if (!closed_ && *at_ != ',') return false;
+    if (at_ == end_ || *at_ != ':') return nullptr;
     ++at_;
-    if (!closed_) skip_whitespace();
-    return true;
+    skip_whitespace();
+    auto [slot, fresh] = object.get_ref<json::object_t&>().emplace(std::move(key), nullptr);
+    return fresh ? &slot->second : nullptr;
   }
 
   // A string of printable ASCII and the escapes of one character (a backslash and one of
@@ -361,7 +348,6 @@ class PlainReader {
 
   const char* at_;
   const char* end_;
-  bool closed_ = false;
   std::size_t depth_ = 0;  // the arrays and objects open where the reader is
 };
 
