@@ -144,20 +144,6 @@ BOOST_AUTO_TEST_CASE(an_error_comes_before_a_repeated_key_and_the_first_repeat_i
 
 BOOST_AUTO_TEST_SUITE_END()
 
-bool same_kinds(const nlohmann::json& a, const nlohmann::json& b) {
-  if (a.type() != b.type() || a.size() != b.size()) return false;
-  if (a.is_object()) {
-    for (auto it = a.begin(), other = b.begin(); it != a.end(); ++it, ++other) {
-      if (it.key() != other.key() || !same_kinds(*it, *other)) return false;
-    }
-  } else if (a.is_array()) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!same_kinds(a[i], b[i])) return false;
-    }
-  }
-  return a == b;
-}
-
 const std::vector<std::string> kEdits = {"{",    "}",    "[",     "]",       ",",
                                          ":",    "\"",   "\\",    "\\u00e9", "\\ud83d\\ude00",
                                          "\\n",  "\\/",  "\\q",   "0",       "-",
@@ -229,7 +215,7 @@ RC_BOOST_PROP(documents_and_refusals_are_nlohmanns, ()) {
   }
   RC_ASSERT(got != nullptr);
   RC_ASSERT(got->canonical == dumped);
-  RC_ASSERT(same_kinds(got->document, want));
+  RC_ASSERT(test::same_json_document(got->document, want));
 }
 
 // A value at most `depth` levels deep: an array or an object of up to three values (a quarter
@@ -293,7 +279,7 @@ RC_BOOST_PROP(plain_texts_are_read_without_nlohmanns_parser, ()) {
       generated_value(3, plain_scalar, plain_string).dump(*rc::gen::inRange(-1, 3));
   nlohmann::json document;
   RC_ASSERT(read_plain_json(text, document));
-  RC_ASSERT(same_kinds(document, nlohmann::json::parse(text)));
+  RC_ASSERT(test::same_json_document(document, nlohmann::json::parse(text)));
 }
 
 BOOST_AUTO_TEST_CASE(numbers_as_people_write_them_are_plain) {
@@ -301,7 +287,7 @@ BOOST_AUTO_TEST_CASE(numbers_as_people_write_them_are_plain) {
                                  "[0,10,-10,1e5]", "{\"n\":0.25}"}) {
     nlohmann::json document;
     BOOST_TEST(read_plain_json(text, document), text);
-    BOOST_TEST(same_kinds(document, nlohmann::json::parse(text)), text);
+    BOOST_TEST(test::same_json_document(document, nlohmann::json::parse(text)), text);
   }
 }
 

@@ -113,27 +113,8 @@ const std::vector<std::string> kFragments = {"{",
                                              "\xEF\xBB\xBF",
                                              "\xEF\xBB"};
 
-// The same document, every value of the same kind (1 unsigned, -1 signed, 1.0 a double), or both
-// discarded.
-bool same_document(const nlohmann::json& a, const nlohmann::json& b) {
-  if (a.type() != b.type() || a.size() != b.size()) return false;
-  if (a.is_object()) {
-    for (auto it = a.begin(), other = b.begin(); it != a.end(); ++it, ++other) {
-      if (it.key() != other.key() || !same_document(*it, *other)) return false;
-    }
-    return true;
-  }
-  if (a.is_array()) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!same_document(a[i], b[i])) return false;
-    }
-    return true;
-  }
-  return a.is_discarded() || a == b;
-}
-
 bool parses_as_nlohmann(const std::string& text) {
-  return same_document(parse_json(text), nlohmann::json::parse(text, nullptr, false));
+  return test::same_json_document(parse_json(text), nlohmann::json::parse(text, nullptr, false));
 }
 
 BOOST_AUTO_TEST_SUITE(json_text_scan)
