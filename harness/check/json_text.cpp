@@ -11,7 +11,6 @@
 namespace onejob::check {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 int hex_digit(char c) {
@@ -66,7 +65,7 @@ class Scanner {
   bool at_end() const { return at_ >= text_.size(); }
   unsigned char peek() const { return static_cast<unsigned char>(text_[at_]); }
   void skip_space() {
-    while (!at_end() && is_space(text_[at_])) ++at_;
+    while (!at_end() && is_json_whitespace(text_[at_])) ++at_;
   }
 
   bool scan_value_sequence() {

@@ -4,6 +4,9 @@
 
 namespace onejob::check {
 
+// JSON's whitespace: space, tab, line feed, carriage return.
+inline bool is_json_whitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 // What reading `text` as JSON finds, without building anything: whether it is one JSON value
 // (RFC 8259 as nlohmann's parser reads it: whitespace around it, a UTF-8 byte-order mark before
 // it, strings of well-formed UTF-8 with paired surrogate escapes, no number beyond a double, and

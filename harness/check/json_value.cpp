@@ -22,18 +22,13 @@ std::string_view without_trailing_whitespace(std::string_view text) {
                      kEightSpaces.size()) == 0) {
     size -= kEightSpaces.size();
   }
-  while (size > 0 && (text[size - 1] == ' ' || text[size - 1] == '\n' || text[size - 1] == '\t' ||
-                      text[size - 1] == '\r')) {
-    --size;
-  }
+  while (size > 0 && is_json_whitespace(text[size - 1])) --size;
   return text.substr(0, size);
 }
 
 namespace {
 
 using json = nlohmann::json;
-
-bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 // The plain text's reader: one loop over the bytes with the open arrays and objects on a stack,
 // so nesting costs no recursion. Each step reads a value into `target`, then closes what the text
@@ -205,7 +200,7 @@ class PlainText {
   }
 
   void skip_blanks() {
-    while (at_ != end_ && is_blank(*at_)) ++at_;
+    while (at_ != end_ && is_json_whitespace(*at_)) ++at_;
   }
 
   const char* at_;
