@@ -155,34 +155,16 @@ class Scanner {
     return true;
   }
 
-  // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and a double's range: a number with a fraction
-  // or an exponent, or too long for a 64-bit integer, is read as a double and must be finite.
+  // A number token (json_number_token), and a double's range: a number with a fraction or an
+  // exponent, or too long for a 64-bit integer, is read as a double and must be finite.
   bool number() {
+    const auto token = json_number_token(text_.substr(at_));
+    if (token.length == 0) return false;
     const std::size_t start = at_;
-    if (text_[at_] == '-') ++at_;
-    if (at_end() || !is_digit(text_[at_])) return false;
-    if (text_[at_] == '0') {
-      ++at_;
-    } else {
-      while (!at_end() && is_digit(text_[at_])) ++at_;
-    }
-    bool as_double = at_ - start > 18;
-    if (!at_end() && text_[at_] == '.') {
-      ++at_;
-      if (at_end() || !is_digit(text_[at_])) return false;
-      while (!at_end() && is_digit(text_[at_])) ++at_;
-      as_double = true;
-    }
-    if (!at_end() && (text_[at_] == 'e' || text_[at_] == 'E')) {
-      ++at_;
-      if (!at_end() && (text_[at_] == '+' || text_[at_] == '-')) ++at_;
-      if (at_end() || !is_digit(text_[at_])) return false;
-      while (!at_end() && is_digit(text_[at_])) ++at_;
-      as_double = true;
-    }
-    if (!as_double) return true;
-    const std::string token(text_.substr(start, at_ - start));
-    return std::isfinite(std::strtod(token.c_str(), nullptr));
+    at_ += token.length;
+    if (token.integral && token.length <= 18) return true;
+    const std::string text(text_.substr(start, token.length));
+    return std::isfinite(std::strtod(text.c_str(), nullptr));
   }
 
   // A well-formed UTF-8 sequence led by the byte at at_ (>= 0x80): no overlong form, no
@@ -325,6 +307,36 @@ class Scanner {
 };
 
 }  // namespace
+
+JsonNumberToken json_number_token(std::string_view text) {
+  std::size_t at = 0;
+  const auto digits = [&text, &at] {
+    const std::size_t from = at;
+    while (at < text.size() && is_digit(text[at])) ++at;
+    return at - from;
+  };
+  if (at < text.size() && text[at] == '-') ++at;
+  if (at == text.size() || !is_digit(text[at])) return {};
+  if (text[at] == '0') {
+    ++at;
+  } else {
+    digits();
+  }
+  JsonNumberToken token;
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    if (digits() == 0) return {};
+    token.integral = false;
+  }
+  if (at < text.size() && (text[at] == 'e' || text[at] == 'E')) {
+    ++at;
+    if (at < text.size() && (text[at] == '+' || text[at] == '-')) ++at;
+    if (digits() == 0) return {};
+    token.integral = false;
+  }
+  token.length = at;
+  return token;
+}
 
 JsonTextScan scan_json_text(std::string_view text) {
   thread_local std::vector<std::size_t> open;

@@ -151,40 +151,23 @@ class PlainText {
     return false;
   }
 
-  // The number token '-'? ('0' | [1-9][0-9]*) ('.' [0-9]+)? ([eE] [+-]? [0-9]+)? in nlohmann's
-  // kinds: without a fraction or an exponent unsigned, or signed after a '-' (at most 18 digits
-  // here, so it fits either); with one a double, rounded as strtod rounds it (from_chars). A longer
-  // integer, or a double out of range, ends the read.
+  // A number token (json_number_token) in nlohmann's kinds: an integer unsigned, or signed after
+  // a '-' (at most 18 digits here, so it fits either); with a fraction or an exponent a double,
+  // rounded as strtod rounds it (from_chars). A longer integer, or a double out of range, ends the
+  // read.
   bool number(json& out) {
-    const char* past = at_;
-    const auto digits = [&past, this] {
-      const char* from = past;
-      while (past != end_ && *past >= '0' && *past <= '9') ++past;
-      return past - from;
-    };
-    if (past != end_ && *past == '-') ++past;
-    const char* integer_part = past;
-    const auto integer_digits = digits();
-    if (integer_digits == 0 || (*integer_part == '0' && integer_digits > 1)) return false;
-    bool integral = true;
-    if (past != end_ && *past == '.') {
-      ++past;
-      if (digits() == 0) return false;
-      integral = false;
-    }
-    if (past != end_ && (*past == 'e' || *past == 'E')) {
-      ++past;
-      if (past != end_ && (*past == '+' || *past == '-')) ++past;
-      if (digits() == 0) return false;
-      integral = false;
-    }
-    if (integral) {
-      if (integer_digits > 18) return false;
+    const auto token =
+        json_number_token(std::string_view(at_, static_cast<std::size_t>(end_ - at_)));
+    if (token.length == 0) return false;
+    const char* past = at_ + token.length;
+    if (token.integral) {
+      const bool negative = *at_ == '-';
+      if (token.length - (negative ? 1 : 0) > 18) return false;
       std::uint64_t value = 0;
-      for (const char* digit = integer_part; digit != past; ++digit) {
+      for (const char* digit = at_ + (negative ? 1 : 0); digit != past; ++digit) {
         value = value * 10 + static_cast<std::uint64_t>(*digit - '0');
       }
-      if (integer_part != at_) {
+      if (negative) {
         out = -static_cast<json::number_integer_t>(value);
       } else {
         out = static_cast<json::number_unsigned_t>(value);
