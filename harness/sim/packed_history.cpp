@@ -261,18 +261,29 @@ std::pair<std::size_t, std::size_t> History::read_header(std::size_t index, cons
 void History::read(std::size_t index, PackedEvent& into) const {
   thread_local std::vector<WordField> words;
   const char* in = nullptr;
-  const auto [count, string_bytes] = read_header(index, in, into.at, into.node, into.injected);
+  const std::size_t count = read_header(index, in, into.at, into.node, into.injected).first;
   into.seq = index + 1;
   into.kind = &kind(index);
   into.fields.resize(count);
-  decode_fields(in, count, into.fields.data(), words);
-  if (words.empty()) {
-    into.strings = std::string_view(in, string_bytes);
-    return;
+  const std::size_t own_bytes = decode_fields(in, count, into.fields.data(), words);
+  // Each string field's offset among the event's strings becomes its bytes' address: a word's,
+  // or the next of the event's own (which follow the fields, in field order).
+  auto word = words.begin();
+  const char* own = in;
+  for (std::size_t i = 0; i < count; ++i) {
+    auto& field = into.fields[i];
+    if (field.type() != Event::Field::Type::string || field.length == 0) continue;
+    const char* bytes = nullptr;
+    if (word != words.end() && word->field == i) {  // a word is never empty
+      bytes = words_[word->word].data();
+      ++word;
+    } else {
+      bytes = own;
+      own += field.length;
+    }
+    field.number = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(bytes));
   }
-  into.gathered.resize(string_bytes);
-  gather(into.fields.data(), count, words, in, into.gathered.data());
-  into.strings = into.gathered;
+  ONEJOB_ASSERT(own == in + own_bytes, "a packed event's own strings end where its bytes do");
 }
 
 void History::read(std::size_t index, TraceEvent& into) const {

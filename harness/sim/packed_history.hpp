@@ -59,12 +59,11 @@ struct TraceEvent {
   bool injected = false;  // a fault the harness caused, as opposed to the system's own doing
 };
 
-// One packed event as read in place: its fields as Event::Field values (a string field's
-// `number` is its bytes' offset in `strings`, as in an Event) and its strings' bytes, inside the
-// history's own. Valid while the history is.
+// One packed event as read in place: its fields as Event::Field values, where a string field's
+// `number` is the address of its bytes (unlike an Event's offset), inside the history's own: the
+// event's bytes, or the word it names. Valid while the history is.
 struct PackedEvent {
   PackedEvent() = default;
-  // Not copied: `strings` may view its own `gathered`.
   PackedEvent(const PackedEvent&) = delete;
   PackedEvent& operator=(const PackedEvent&) = delete;
 
@@ -74,11 +73,10 @@ struct PackedEvent {
   const std::string* kind = nullptr;
   bool injected = false;
   std::vector<Event::Field> fields;
-  std::string_view strings;  // the history's own bytes, or `gathered` when a field is a word
-  std::string gathered;
 
   std::string_view text(const Event::Field& field) const {
-    return strings.substr(static_cast<std::size_t>(field.number), field.length);
+    if (field.length == 0) return {};
+    return {reinterpret_cast<const char*>(static_cast<std::uintptr_t>(field.number)), field.length};
   }
   // The first field named by interned id `name_id`, or nothing (as Event::find_id).
   const Event::Field* find_id(std::uint32_t name_id) const {
