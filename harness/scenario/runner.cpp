@@ -12,27 +12,8 @@
 #include "harness/scenario/expectations.hpp"
 #include "harness/scenario/world.hpp"
 
-// tcmalloc's, when the executable links it (cmake/OnejobAllocator.cmake); weak, so null under
-// glibc's malloc and in sanitized builds.
-extern "C" int MallocExtension_SetNumericProperty(const char* property, std::size_t value)
-    __attribute__((weak));
-
 namespace onejob::scenario {
 namespace {
-
-// A long history: 65,536 events or more (about 3,000 jobs with faults).
-constexpr std::size_t kLongHistory = std::size_t{1} << 16;
-
-// Once a run has a long history, memory the allocator frees goes back to the system at once
-// rather than waiting in its page heap: the simulation's freed spans would otherwise stay
-// resident through the fold and the checks, where a long run peaks. Short runs (the catalogue,
-// fuzz cases) keep the faster default, which reuses freed spans without asking the kernel.
-void return_freed_memory_from_now_on(const sim::History& history) {
-  if (history.size() < kLongHistory || MallocExtension_SetNumericProperty == nullptr) {
-    return;
-  }
-  MallocExtension_SetNumericProperty("tcmalloc.aggressive_memory_decommit", 1);
-}
 
 // The ids of the commit log's job inserts, ascending, each once.
 std::vector<std::int64_t> committed_job_ids(const sim::History& history) {
@@ -97,7 +78,6 @@ RunResult run_scenario(const ScenarioSpec& spec, const RunOptions& requested) {
   auto rows =
       std::make_unique<check::StoreRows>(world->read_rows(committed_job_ids(result.history)));
   world.reset();
-  return_freed_memory_from_now_on(result.history);
 
   const auto model = check::fold_history(result.history);
   // What judges the rows first, so they are freed before the invariants run; violations are
