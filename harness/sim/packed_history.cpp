@@ -229,20 +229,23 @@ std::size_t History::decode_fields(const char*& in, std::size_t count, Event::Fi
   return own;
 }
 
-void History::gather(const Event::Field* fields, std::size_t count,
-                     const std::vector<WordField>& words, const char* own, char* into) const {
+template <typename At>
+const char* History::each_string(Event::Field* fields, std::size_t count,
+                                 const std::vector<WordField>& words, const char* own,
+                                 At&& at) const {
   auto word = words.begin();
   for (std::size_t i = 0; i < count; ++i) {
-    const auto& field = fields[i];
+    auto& field = fields[i];
     if (field.type() != Event::Field::Type::string || field.length == 0) continue;
     if (word != words.end() && word->field == i) {  // a word is never empty
-      std::memcpy(into + field.number, words_[word->word].data(), field.length);
+      at(field, words_[word->word].data());
       ++word;
     } else {
-      std::memcpy(into + field.number, own, field.length);
+      at(field, own);
       own += field.length;
     }
   }
+  return own;
 }
 
 // The header every reader decodes first; returns the field count and the strings' length.
@@ -266,23 +269,11 @@ void History::read(std::size_t index, PackedEvent& into) const {
   into.kind = &kind(index);
   into.fields.resize(count);
   const std::size_t own_bytes = decode_fields(in, count, into.fields.data(), words);
-  // Each string field's offset among the event's strings becomes its bytes' address: a word's,
-  // or the next of the event's own (which follow the fields, in field order).
-  auto word = words.begin();
-  const char* own = in;
-  for (std::size_t i = 0; i < count; ++i) {
-    auto& field = into.fields[i];
-    if (field.type() != Event::Field::Type::string || field.length == 0) continue;
-    const char* bytes = nullptr;
-    if (word != words.end() && word->field == i) {  // a word is never empty
-      bytes = words_[word->word].data();
-      ++word;
-    } else {
-      bytes = own;
-      own += field.length;
-    }
-    field.number = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(bytes));
-  }
+  // Each string field's offset among the event's strings becomes its bytes' address.
+  const char* own =
+      each_string(into.fields.data(), count, words, in, [](Event::Field& field, const char* bytes) {
+        field.number = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(bytes));
+      });
   ONEJOB_ASSERT(own == in + own_bytes, "a packed event's own strings end where its bytes do");
 }
 
@@ -298,7 +289,10 @@ void History::read(std::size_t index, TraceEvent& into) const {
                      [this, &in, count, string_bytes](Event::Field* fields, char* strings) {
                        decode_fields(in, count, fields, words);
                        if (!words.empty()) {
-                         gather(fields, count, words, in, strings);
+                         each_string(fields, count, words, in,
+                                     [strings](const Event::Field& field, const char* bytes) {
+                                       std::memcpy(strings + field.number, bytes, field.length);
+                                     });
                        } else if (string_bytes > 0) {
                          std::memcpy(strings, in, string_bytes);
                        }

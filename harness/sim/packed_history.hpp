@@ -64,6 +64,7 @@ struct TraceEvent {
 // event's bytes, or the word it names. Valid while the history is.
 struct PackedEvent {
   PackedEvent() = default;
+  // Not copied: one is a scratch, read into event after event.
   PackedEvent(const PackedEvent&) = delete;
   PackedEvent& operator=(const PackedEvent&) = delete;
 
@@ -215,10 +216,12 @@ class History {
   // own string bytes start and how many there are.
   std::pair<const char*, std::size_t> decode_at(std::size_t index,
                                                 std::vector<WordField>& words) const;
-  // Lays the strings of `count` decoded fields out at `into`, where their offsets say: words
-  // from words_, the rest from `own`, in field order.
-  void gather(const Event::Field* fields, std::size_t count, const std::vector<WordField>& words,
-              const char* own, char* into) const;
+  // Calls `at(field, bytes)` for each non-empty string field of `count` decoded fields, with
+  // where its bytes lie: its word's in words_, or the next of the event's own from `own` on, in
+  // field order. Returns the end of the own bytes it used.
+  template <typename At>
+  const char* each_string(Event::Field* fields, std::size_t count,
+                          const std::vector<WordField>& words, const char* own, At&& at) const;
   // The word `text` is under field `name_id`, made one if the field's words are still few;
   // kNotWord when it stays in the event's own bytes. Called only once the history is long.
   static constexpr std::uint32_t kNotWord = UINT32_MAX;
