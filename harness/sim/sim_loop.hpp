@@ -102,7 +102,7 @@ class SimLoop final : public Clock, public Timer {
   Instant now_{};
   std::uint64_t next_seq_ = 0;
   std::uint64_t handled_ = 0;
-  std::vector<Entry> queue_;  // a min-heap on (at, tie, seq)
+  std::vector<Entry> queue_;  // a four-ary min-heap on (at, tie, seq)
   // What is queued before the loop first runs (a scenario's whole timetable: every request's
   // send, every fault), sorted once, latest first, and taken from the back. A load queues its
   // hundred thousand sends up front; in the heap they would make every later push and pop walk
