@@ -33,18 +33,22 @@ std::variant<std::string, ApiAnswer> requested_provider(const Request& request,
 // The answers of the two actions. A replay repeats its first answer byte for byte, so neither
 // shows the attempt's state now (GET /jobs/{id} does): a retry answers the STARTING attempt it
 // created, a cancel the attempt it cancelled.
-json retry_body(const Attempt& attempt) {
-  return json{{"attempt_id", attempt.id},
-              {"attempt_no", attempt.attempt_no},
-              {"job_id", attempt.job_id},
-              {"provider", attempt.provider},
-              {"state", to_string(AttemptState::starting)}};
+std::string retry_body(const Attempt& attempt, AttemptState shown = AttemptState::starting) {
+  return JsonObjectText()
+      .integer("attempt_id", attempt.id)
+      .integer("attempt_no", attempt.attempt_no)
+      .integer("job_id", attempt.job_id)
+      .string("provider", attempt.provider)
+      .string("state", to_string(shown))
+      .done();
 }
 
-json cancel_body(const Attempt& attempt) {
-  return json{{"attempt_id", attempt.id},
-              {"job_id", attempt.job_id},
-              {"state", to_string(AttemptState::cancelled)}};
+std::string cancel_body(const Attempt& attempt) {
+  return JsonObjectText()
+      .integer("attempt_id", attempt.id)
+      .integer("job_id", attempt.job_id)
+      .string("state", to_string(AttemptState::cancelled))
+      .done();
 }
 
 }  // namespace
@@ -81,11 +85,12 @@ Async<ApiAnswer> replay_action(SystemContext& context, const ActionRecord& recor
   }
   auto attempt = co_await context.store.find_attempt(recorded.attempt_id);
   if (!attempt) co_return ApiAnswer::failure(500, "internal", "the recorded attempt is missing");
-  auto body = cancel ? cancel_body(*attempt) : retry_body(*attempt);
-  if (!cancel && defects.has(Defect::replay_current_state)) {  // the defect
-    body["state"] = to_string(attempt->state);
-  }
-  auto answer = ApiAnswer::json(status, compact_json(body));
+  // Defect replay-current-state: a retry's replay shows the attempt's state now.
+  auto body = cancel ? cancel_body(*attempt)
+                     : retry_body(*attempt, defects.has(Defect::replay_current_state)
+                                                ? attempt->state
+                                                : AttemptState::starting);
+  auto answer = ApiAnswer::json(status, std::move(body));
   if (!defects.has(Defect::replay_unmarked)) {
     answer.response.headers.emplace_back("Idempotent-Replayed", "true");
   }
@@ -173,7 +178,7 @@ Async<ApiAnswer> create_attempt(SystemContext& context, const Request& request, 
   }
   const Attempt& attempt = *inserted.attempt;
   emit_attempt_created(context.events, attempt);
-  auto answer = ApiAnswer::json(201, compact_json(retry_body(attempt)));
+  auto answer = ApiAnswer::json(201, retry_body(attempt));
   answer.job_id = id;
   answer.attempt_id = attempt.id;
   co_return answer;
@@ -219,7 +224,7 @@ Async<ApiAnswer> cancel_attempt(SystemContext& context, const Request& request, 
     answer.attempt_id = id;
     co_return answer;
   }
-  auto answer = ApiAnswer::json(200, compact_json(cancel_body(*attempt)));
+  auto answer = ApiAnswer::json(200, cancel_body(*attempt));
   answer.job_id = attempt->job_id;
   answer.attempt_id = id;
   co_return answer;

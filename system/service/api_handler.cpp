@@ -89,9 +89,10 @@ ApiAnswer ApiAnswer::json(int status, std::string body) {
 
 ApiAnswer ApiAnswer::failure(int status, std::string error, std::string_view message,
                              std::string_view request_id) {
-  nlohmann::json body = {{"error", error}, {"message", message}};
-  if (!request_id.empty()) body["request_id"] = request_id;
-  auto answer = json(status, compact_json(body, nlohmann::json::error_handler_t::replace));
+  JsonObjectText body(nlohmann::json::error_handler_t::replace);
+  body.string("error", error).string("message", message);
+  if (!request_id.empty()) body.string("request_id", request_id);
+  auto answer = json(status, body.done());
   answer.error = std::move(error);
   return answer;
 }

@@ -73,7 +73,8 @@ std::variant<CreateBody, std::string> parse_create_body(const SystemConfig& conf
 
 ApiAnswer job_answer(int status, const Job& job) {
   auto answer = ApiAnswer::json(
-      status, compact_json(json{{"job_id", job.id}, {"status", to_string(job.status)}}));
+      status,
+      JsonObjectText().integer("job_id", job.id).string("status", to_string(job.status)).done());
   answer.response.headers.emplace_back("Location", "/jobs/" + std::to_string(job.id));
   answer.job_id = job.id;
   return answer;
@@ -152,7 +153,8 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
     try {
       inserted = co_await context.store.insert_job(std::move(new_job));
     } catch (const StoreError&) {
-      co_return ApiAnswer::json(201, compact_json(json{{"status", to_string(JobStatus::pending)}}));
+      co_return ApiAnswer::json(
+          201, JsonObjectText().string("status", to_string(JobStatus::pending)).done());
     }
   } else {
     inserted = co_await context.store.insert_job(std::move(new_job));
@@ -177,30 +179,45 @@ Async<ApiAnswer> create_job(SystemContext& context, const Request& request) {
 Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId id) {
   auto job = co_await context.store.find_job(request.principal, id);
   if (!job) co_return ApiAnswer::failure(404, "not_found", "no such job");
-  json attempts = json::array();
-  bool blocked = false;
-  for (const auto& attempt : co_await context.store.list_attempts(id)) {
-    blocked = blocked || attempt.state == AttemptState::unknown;
+  const auto attempts = co_await context.store.list_attempts(id);
+  // The result is parsed before anything is written, as when the answer was one document.
+  const auto result = job->status == JobStatus::succeeded
+                          ? std::optional<json>(json::parse(job->result))
+                          : std::nullopt;
+  const bool blocked = std::ranges::any_of(
+      attempts, [](const Attempt& attempt) { return attempt.state == AttemptState::unknown; });
+  std::string shown = "[";
+  for (const auto& attempt : attempts) {
+    if (shown.size() > 1) shown += ',';
     // Attempt results are never shown: a discarded result must not be visible to a reader.
-    attempts.push_back({{"attempt_id", attempt.id},
-                        {"attempt_no", attempt.attempt_no},
-                        {"provider", attempt.provider},
-                        {"origin", to_string(attempt.origin)},
-                        {"state", to_string(attempt.state)},
-                        {"reason", attempt.outcome_reason}});
+    JsonObjectText entry;
+    entry.integer("attempt_id", attempt.id)
+        .integer("attempt_no", attempt.attempt_no)
+        .string("origin", to_string(attempt.origin))
+        .string("provider", attempt.provider)
+        .string("reason", attempt.outcome_reason);
     // Defect read-shows-attempt-results: the attempt's stored output, as the text it is kept in.
     if (context.config.defects.has(Defect::read_shows_attempt_results) && !attempt.result.empty()) {
-      attempts.back()["result"] = attempt.result;
+      entry.string("result", attempt.result);
     }
+    shown += entry.string("state", to_string(attempt.state)).done();
   }
-  json body = {{"job_id", job->id},           {"status", to_string(job->status)},
-               {"operation", job->operation}, {"provider", job->target_provider},
-               {"failover", job->failover},   {"version", job->version},
-               {"blocked", blocked},          {"attempts", std::move(attempts)}};
-  body["completed_by"] = job->completed_by ? json(*job->completed_by) : json(nullptr);
-  if (job->status == JobStatus::succeeded) body["result"] = json::parse(job->result);
-  if (job->status == JobStatus::failed) body["failure_reason"] = job->failure_reason;
-  auto answer = ApiAnswer::json(200, compact_json(body));
+  shown += ']';
+  JsonObjectText body;
+  body.text("attempts", shown).boolean("blocked", blocked);
+  if (job->completed_by) {
+    body.integer("completed_by", *job->completed_by);
+  } else {
+    body.null("completed_by");
+  }
+  body.strings("failover", job->failover);
+  if (job->status == JobStatus::failed) body.string("failure_reason", job->failure_reason);
+  body.integer("job_id", job->id)
+      .string("operation", job->operation)
+      .string("provider", job->target_provider);
+  if (result) body.text("result", compact_json(*result));
+  body.string("status", to_string(job->status)).integer("version", job->version);
+  auto answer = ApiAnswer::json(200, body.done());
   answer.job_id = job->id;
   co_return answer;
 }

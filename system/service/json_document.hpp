@@ -3,9 +3,11 @@
 // The parsed side of canonical JSON, for the service's own .cpp files that read what they
 // canonicalize: a body is parsed once, not once to canonicalize and again to read. Kept out of
 // canonical_json.hpp and contract.hpp so their includers do not compile nlohmann::json.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +39,33 @@ bool read_plain_json(std::string_view text, nlohmann::json& document);
 // and strings with any other byte, are still written by the serializer.
 std::string compact_json(const nlohmann::json& value, nlohmann::json::error_handler_t invalid =
                                                           nlohmann::json::error_handler_t::strict);
+
+// A JSON object's compact text, written field by field without building a document first: the
+// bytes compact_json gives for the same object. Fields must come in the byte order of their keys,
+// the order nlohmann's object keeps them in (asserted); strings are written as compact_json writes
+// them under `invalid`, so a string that is not UTF-8 throws the same type_error under strict.
+class JsonObjectText {
+ public:
+  explicit JsonObjectText(
+      nlohmann::json::error_handler_t invalid = nlohmann::json::error_handler_t::strict);
+  JsonObjectText& integer(std::string_view key, std::int64_t value);
+  JsonObjectText& boolean(std::string_view key, bool value);
+  JsonObjectText& string(std::string_view key, std::string_view value);
+  JsonObjectText& null(std::string_view key);
+  // An array of strings.
+  JsonObjectText& strings(std::string_view key, const std::vector<std::string>& values);
+  // A value already written as compact JSON text (compact_json's, or another JsonObjectText's).
+  JsonObjectText& text(std::string_view key, std::string_view json_text);
+  // The object's text, closed; the writer is spent.
+  std::string done();
+
+ private:
+  void key(std::string_view key);
+
+  nlohmann::json::error_handler_t invalid_;
+  std::string out_ = "{";
+  std::string last_key_;
+};
 
 // validate_input on an input already parsed under those rules.
 ContractCheck validate_input_document(std::string_view operation, const nlohmann::json& input);

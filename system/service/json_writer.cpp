@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/domain/check.hpp"
 #include "system/service/json_document.hpp"
 
 namespace onejob {
@@ -17,7 +18,7 @@ bool printable_ascii(unsigned char c) { return c >= 0x20 && c <= 0x7F; }
 // `text` as a JSON string, quotes included. Only printable ASCII and the two escapes it needs
 // are written here; a string with any other byte (a control character, UTF-8, an invalid byte)
 // is handed whole to nlohmann's serializer, which then writes (or refuses) it as dump() would.
-void append_string(std::string& out, const std::string& text, json::error_handler_t invalid) {
+void append_string(std::string& out, std::string_view text, json::error_handler_t invalid) {
   const std::size_t start = out.size();
   out += '"';
   std::size_t run = 0;  // start of the bytes not yet written
@@ -25,16 +26,16 @@ void append_string(std::string& out, const std::string& text, json::error_handle
     const char c = text[i];
     if (!printable_ascii(static_cast<unsigned char>(c))) {
       out.resize(start);
-      out += json(text).dump(-1, ' ', false, invalid);
+      out += json(std::string(text)).dump(-1, ' ', false, invalid);
       return;
     }
     if (c != '"' && c != '\\') continue;
-    out.append(text, run, i - run);
+    out.append(text.substr(run, i - run));
     out += '\\';
     out += c;
     run = i + 1;
   }
-  out.append(text, run, std::string::npos);
+  out.append(text.substr(run));
   out += '"';
 }
 
@@ -98,6 +99,64 @@ std::string compact_json(const nlohmann::json& value, nlohmann::json::error_hand
   std::string out;
   append_value(out, value, invalid);
   return out;
+}
+
+JsonObjectText::JsonObjectText(json::error_handler_t invalid) : invalid_(invalid) {}
+
+void JsonObjectText::key(std::string_view key) {
+  ONEJOB_ASSERT(out_.size() == 1 || last_key_ < key,
+                "an object's fields are written in the byte order of their keys, each once");
+  last_key_.assign(key);
+  if (out_.size() > 1) out_ += ',';
+  append_string(out_, key, invalid_);
+  out_ += ':';
+}
+
+JsonObjectText& JsonObjectText::integer(std::string_view key, std::int64_t value) {
+  this->key(key);
+  append_integer(out_, value);
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::boolean(std::string_view key, bool value) {
+  this->key(key);
+  out_ += value ? "true" : "false";
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::string(std::string_view key, std::string_view value) {
+  this->key(key);
+  append_string(out_, value, invalid_);
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::null(std::string_view key) {
+  this->key(key);
+  out_ += "null";
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::strings(std::string_view key,
+                                        const std::vector<std::string>& values) {
+  this->key(key);
+  out_ += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out_ += ',';
+    append_string(out_, values[i], invalid_);
+  }
+  out_ += ']';
+  return *this;
+}
+
+JsonObjectText& JsonObjectText::text(std::string_view key, std::string_view json_text) {
+  this->key(key);
+  out_ += json_text;
+  return *this;
+}
+
+std::string JsonObjectText::done() {
+  out_ += '}';
+  return std::move(out_);
 }
 
 }  // namespace onejob

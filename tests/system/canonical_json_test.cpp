@@ -1,5 +1,6 @@
 #include "system/service/canonical_json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <rapidcheck/boost_test.h>
 
+#include "system/domain/check.hpp"
 #include "system/service/json_document.hpp"
 
 #include "tests/support/repeated_keys.hpp"
@@ -363,6 +365,106 @@ RC_BOOST_PROP(the_compact_writer_writes_what_dump_writes, ()) {
         nlohmann::json::error_handler_t::ignore}) {
     RC_ASSERT(dumped_or_error(value, invalid, true) == dumped_or_error(value, invalid, false));
   }
+}
+
+// An object written field by field (JsonObjectText) is the same object's document through
+// compact_json, byte for byte, under either handler; where compact_json refuses a string that is
+// not UTF-8, the writer refuses it with the same error.
+RC_BOOST_PROP(an_object_written_field_by_field_is_its_documents_compact_text, ()) {
+  std::vector<std::string> keys;
+  const int count = *rc::gen::inRange(0, 6);
+  for (int i = 0; i < count; ++i) keys.push_back(arbitrary_string());
+  std::ranges::sort(keys);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // Each field's kind and value, drawn once and written both ways under each handler.
+  struct Field {
+    int kind;
+    std::int64_t number;
+    std::string text;
+    std::vector<std::string> texts;
+  };
+  std::vector<Field> fields;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    Field field{*rc::gen::inRange(0, 6), *rc::gen::arbitrary<std::int64_t>(), arbitrary_string(),
+                *rc::gen::container<std::vector<std::string>>(rc::gen::exec(arbitrary_string))};
+    if (field.kind == 5) {
+      field.text =
+          arbitrary_value(2).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    fields.push_back(std::move(field));
+  }
+  for (const auto invalid :
+       {nlohmann::json::error_handler_t::strict, nlohmann::json::error_handler_t::replace,
+        nlohmann::json::error_handler_t::ignore}) {
+    nlohmann::json document = nlohmann::json::object();
+    std::string written;
+    try {
+      JsonObjectText writer(invalid);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const Field& field = fields[i];
+        switch (field.kind) {
+          case 0:
+            writer.integer(keys[i], field.number);
+            break;
+          case 1:
+            writer.boolean(keys[i], field.number % 2 == 0);
+            break;
+          case 2:
+            writer.null(keys[i]);
+            break;
+          case 3:
+            writer.string(keys[i], field.text);
+            break;
+          case 4:
+            writer.strings(keys[i], field.texts);
+            break;
+          default:
+            writer.text(keys[i], field.text);
+        }
+      }
+      written = writer.done();
+    } catch (const nlohmann::json::type_error& error) {
+      written = std::string("type_error: ") + error.what();
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const Field& field = fields[i];
+      auto& value = document[keys[i]];
+      switch (field.kind) {
+        case 0:
+          value = field.number;
+          break;
+        case 1:
+          value = field.number % 2 == 0;
+          break;
+        case 2:
+          value = nullptr;
+          break;
+        case 3:
+          value = field.text;
+          break;
+        case 4:
+          value = field.texts;
+          break;
+        default:
+          value = nlohmann::json::parse(field.text);
+      }
+    }
+    RC_ASSERT(written == dumped_or_error(document, invalid, false));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_object_writer_refuses_keys_out_of_order_or_twice) {
+  JsonObjectText unordered;
+  unordered.integer("b", 1);
+  BOOST_CHECK_THROW(unordered.integer("a", 2), AssertionFailure);
+  JsonObjectText twice;
+  twice.string("a", "x");
+  BOOST_CHECK_THROW(twice.null("a"), AssertionFailure);
+  // Byte order, as nlohmann's object keeps its keys: a byte above 0x7F after every ASCII one.
+  JsonObjectText bytes;
+  bytes.integer("z", 1).integer("\xC3\xA9", 2);
+  BOOST_TEST(bytes.done() == "{\"z\":1,\"\xC3\xA9\":2}");
+  BOOST_TEST(JsonObjectText().done() == "{}");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
