@@ -90,7 +90,9 @@ class World {
                                     events::ClientSent sent);
   void lb_receive(int number, int send, const SharedRequest& request, int lb_try);
   void api_receive(const std::string& api, int number, int send, int lb_try, Request request);
-  void lb_respond(int number, int send, const std::string& client, const Response& response);
+  // A response as its node answered it, handed on the same way.
+  using SharedResponse = std::shared_ptr<const Response>;
+  void lb_respond(int number, int send, const std::string& client, SharedResponse response);
   void client_receive(int number, int send, const std::string& client, const Response& response);
   static Async<void> serve(World* world, std::string api, Incarnation* incarnation, int number,
                            int send, int lb_try, Request request);

@@ -172,9 +172,9 @@ void World::lb_retry(int number, int send, const SharedRequest& request, int lb_
     lb_receive(number, send, request, lb_try + 1);
   } else if (reset) {
     const std::string& client = requests_[number - 1].client;
-    lb_respond(
-        number, send, client,
-        Response{502, {}, R"({"error":"bad_gateway","message":"upstream connection reset"})"});
+    lb_respond(number, send, client,
+               std::make_shared<const Response>(Response{
+                   502, {}, R"({"error":"bad_gateway","message":"upstream connection reset"})"}));
   }
 }
 
@@ -187,25 +187,17 @@ void World::lb_receive(int number, int send, const SharedRequest& request, int l
   }
   const std::string api =
       api_names_[(state.lb_base + static_cast<std::uint64_t>(lb_try)) % api_names_.size()];
-  auto copy = std::make_shared<Request>(*request);
-  copy->request_id = events::forwarded_request_id(number, send, lb_try + 1);
-  // Defect lb-new-key: a retried create goes out under a key of the balancer's own.
-  if (lb_try > 0 && config_.defects.has(Defect::lb_new_key)) {
-    for (auto& [name, value] : copy->headers) {
-      if (name == "Idempotency-Key") value += "~lb" + std::to_string(lb_try + 1);
-    }
-  }
-  const SharedRequest forwarded = std::move(copy);
+  const std::string forwarded_id = events::forwarded_request_id(number, send, lb_try + 1);
   trace_.record(kLb, events::to_event(events::LbForwarded{.request = number,
                                                           .send = send,
                                                           .lb_try = lb_try + 1,
                                                           .to = api,
-                                                          .request_id = forwarded->request_id}));
+                                                          .request_id = forwarded_id}));
   state.lb_try = lb_try;
   auto& link = *links_.at(LinkKind::lb_api);
-  link.send(sim::Direction::request, kLb, api, forwarded->request_id,
-            [this, &link, api, number, send, request, forwarded, lb_try] {
-              if (link.reset(kLb, api, forwarded->request_id)) {
+  link.send(sim::Direction::request, kLb, api, forwarded_id,
+            [this, &link, api, number, send, request, forwarded_id, lb_try] {
+              if (link.reset(kLb, api, forwarded_id)) {
                 // The node has the request; the balancer learns the connection broke.
                 ONEJOB_ASSERT(lb_try < 32,
                               "a balancer try beyond the loader's bound on lb_retries");
@@ -214,7 +206,16 @@ void World::lb_receive(int number, int send, const SharedRequest& request, int l
                   lb_retry(number, send, request, lb_try, /*reset=*/true);
                 });
               }
-              api_receive(api, number, send, lb_try, *forwarded);
+              // The node's copy of the request, made as it arrives, under the balancer's id.
+              Request forwarded = *request;
+              forwarded.request_id = forwarded_id;
+              // Defect lb-new-key: a retried create goes out under a key of the balancer's own.
+              if (lb_try > 0 && config_.defects.has(Defect::lb_new_key)) {
+                for (auto& [name, value] : forwarded.headers) {
+                  if (name == "Idempotency-Key") value += "~lb" + std::to_string(lb_try + 1);
+                }
+              }
+              api_receive(api, number, send, lb_try, std::move(forwarded));
             });
   // The API node did not answer in time: the same request (same key) goes to another node.
   loop_.schedule_after(spec_.policy.lb_timeout, [this, number, send, request, lb_try] {
@@ -234,7 +235,7 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
   if (life->gate->paused())
     co_await life->gate->pass();  // a paused node takes the request when it runs again
   if (!life->up) co_return;
-  const Response response = co_await life->api->handle(std::move(request));
+  auto response = std::make_shared<const Response>(co_await life->api->handle(std::move(request)));
   if (!life->up) co_return;  // crashed while handling: the reply dies with the process
   // Its connection reset: the reply has no way back.
   if (world->send_state(number, send).reset_after_delivery(lb_try)) co_return;
@@ -247,7 +248,7 @@ Async<void> World::serve(World* world, std::string api, Incarnation* life, int n
              });
 }
 
-void World::lb_respond(int number, int send, const std::string& client, const Response& response) {
+void World::lb_respond(int number, int send, const std::string& client, SharedResponse response) {
   Send& state = send_state(number, send);
   // The client's connection reset: whatever the balancer has for it goes nowhere.
   if (state.reply_lost) return;
@@ -259,8 +260,8 @@ void World::lb_respond(int number, int send, const std::string& client, const Re
   links_.at(LinkKind::client_lb)
       ->send(sim::Direction::response, kLb, client,
              "response " + events::client_request_id(number, send),
-             [this, number, send, client, response] {
-               client_receive(number, send, client, response);
+             [this, number, send, client, response = std::move(response)] {
+               client_receive(number, send, client, *response);
              });
 }
 
