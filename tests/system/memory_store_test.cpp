@@ -330,6 +330,44 @@ BOOST_AUTO_TEST_CASE(sweep_work_is_expired_leases_unknown_attempts_and_idle_jobs
   BOOST_TEST((run_sync(store.find_attempt(d.id))->state == S::starting));
 }
 
+// A sweep's any_live is exactly whether an attempt is STARTING, RUNNING or UNKNOWN: finished
+// attempts (SUCCEEDED, FAILED, CANCELLED, DISCARDED) of jobs that are not idle leave the reconciler
+// nothing to do, so it may wait for a ring.
+BOOST_AUTO_TEST_CASE(sweep_work_counts_starting_running_and_unknown_attempts_as_live_and_no_other) {
+  // Job a: its first attempt cancelled while running, a retry won, the first's late result
+  // discarded.
+  Attempt a1 = claim(job_with_attempt("a").lease_owner);
+  update(a1.id, {S::running}, S::cancelled);
+  BOOST_REQUIRE((complete(drive(retry(a1.job_id), S::running), {S::running}, "{}").outcome ==
+                 CompleteAttemptResult::Outcome::won));
+  BOOST_REQUIRE(to_string(complete(a1, {S::cancelled}, "{}").attempt->state) == "DISCARDED");
+  // Job b: its attempt failed, then the job.
+  Attempt b = claim(job_with_attempt("b").lease_owner);
+  update(b.id, {S::running}, S::failed);
+  BOOST_REQUIRE(run_sync(store.fail_job(b.job_id, "nothing left", at(3))));
+  // Job c: its first attempt cancelled before any claim, a retry won.
+  Attempt c1 = drive(job_with_attempt("c"), S::cancelled);
+  BOOST_REQUIRE((complete(drive(retry(c1.job_id), S::running), {S::running}, "{}").outcome ==
+                 CompleteAttemptResult::Outcome::won));
+  const auto finished = run_sync(store.find_sweep_work(at(30)));
+  BOOST_TEST(!finished.any_live);
+  BOOST_TEST(finished.expired.empty());
+  BOOST_TEST(finished.unknown.empty());
+  BOOST_TEST(finished.idle.empty());
+  // Job d through each live state, then cancelled: idle, nothing live.
+  Attempt d = job_with_attempt("d");
+  BOOST_TEST(run_sync(store.find_sweep_work(at(30))).any_live);  // STARTING
+  d = claim();
+  BOOST_TEST(run_sync(store.find_sweep_work(at(10))).any_live);  // RUNNING, its lease not out
+  d = *update(d.id, {S::running}, S::unknown).attempt;
+  BOOST_TEST(run_sync(store.find_sweep_work(at(30))).any_live);  // UNKNOWN
+  update(d.id, {S::unknown}, S::cancelled);
+  const auto idle = run_sync(store.find_sweep_work(at(30)));
+  BOOST_TEST(!idle.any_live);
+  BOOST_REQUIRE(idle.idle.size() == 1u);
+  BOOST_TEST(idle.idle[0].id == d.id);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // The memory store's rows by id: a map's meaning for ids a sequence gives, gaps included.
