@@ -20,8 +20,9 @@ using AnswerCounts = std::map<std::pair<std::int64_t, std::int64_t>, int>;
 // while the API node handled the request ("" when nothing).
 std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange,
                            const events::ApiResponse& answer);
-// What a job read's shape gets wrong, as the client read the body ("" when nothing): a result
-// exactly when it shows succeeded, a non-empty failure reason exactly when it shows failed.
+// What a job read's shape gets wrong, as the client read the body ("" when nothing): the job_id
+// of the job it asked for, a result exactly when it shows succeeded, a non-empty failure reason
+// exactly when it shows failed.
 std::string read_shape(const events::ClientSent& sent, const events::ClientReceived& got);
 // A 200 job read against the commit log over its exchange: the status, "blocked" and attempts it
 // shows (I13.read_misstates), judged for a send only one API node answered.

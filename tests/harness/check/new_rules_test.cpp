@@ -390,6 +390,26 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_failure_reason_only_for_a_failed_job) {
   require_one(read("failed", false), "I13.read_misstates", 2);  // "failure_reason": ""
 }
 
+// A read shows the job it asked for: the job_id of the path its client sent.
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_job_it_asked_for) {
+  const auto read = [](std::optional<std::string> path, std::optional<std::int64_t> shown) {
+    HistoryBuilder h;
+    auto sent = get_sent(1, "alice", 1);
+    sent.path = std::move(path);
+    auto got = read_received(1, 1, "pending", std::nullopt, std::nullopt);
+    got.job_id = shown;
+    h.add("browser", sent).add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_none(read(std::nullopt, 1));
+  require_none(read("/jobs/7", 7));  // a path naming another job: that one
+  // Not a job's path (a 200 to it is I13.route_misjudged): no job to compare with.
+  require_no(read("/jobs/7/x", 3), "I13.read_misstates");
+  require_one(read(std::nullopt, std::nullopt), "I13.read_misstates", 2);  // no job_id
+  require_one(read(std::nullopt, 2), "I13.read_misstates", 2);
+  require_one(read("/jobs/7", 1), "I13.read_misstates", 2);
+}
+
 // Job 1 (attempt 1) read by request 1; `claim_during`: worker-1 claims attempt 1 while the API
 // node handles the read, else before it. Returns the checker's findings and the receipt's seq.
 std::pair<std::vector<check::Violation>, std::uint64_t> read_with_attempts(
