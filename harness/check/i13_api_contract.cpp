@@ -378,7 +378,7 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
         out.push_back(violation("I13.route_misjudged", head + wrong, received.seq, {send_seq}));
       } else if (auto breach = limit_breach(*sent, route, got, facts, providers); !breach.empty()) {
         out.push_back(violation("I13.limit_misjudged", head + breach, received.seq, {send_seq}));
-      } else if (auto misshapen = read_shape(*sent, got); !misshapen.empty()) {
+      } else if (auto misshapen = read_shape(*sent, route, got); !misshapen.empty()) {
         out.push_back(violation("I13.read_misstates", head + misshapen, received.seq, {send_seq}));
       }
     }

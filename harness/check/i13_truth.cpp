@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 
 #include "harness/check/i13_bodies.hpp"
 
@@ -205,28 +203,14 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   return {};
 }
 
-// The job a read asked for, by the path its client sent: its own "/jobs/{id}" when it named no
-// other, else the id in a path of that form; none for any other path.
-std::optional<std::int64_t> job_asked(const events::ClientSent& sent) {
-  if (!sent.path) return sent.job_id;
-  constexpr std::string_view kPrefix = "/jobs/";
-  const std::string_view path = *sent.path;
-  if (!path.starts_with(kPrefix) || path.size() == kPrefix.size() || path.size() > 24) return {};
-  std::int64_t id = 0;
-  for (const char c : path.substr(kPrefix.size())) {
-    if (c < '0' || c > '9') return {};
-    id = id * 10 + (c - '0');
-  }
-  return id;
-}
-
-// A job read shows the job it asked for (its job_id), a result exactly when it shows the job
+// A job read shows the job its path names (its job_id), a result exactly when it shows the job
 // succeeded, and a failure reason (a non-empty text) exactly when it shows it failed (as the
 // client read the body).
-std::string read_shape(const events::ClientSent& sent, const events::ClientReceived& got) {
+std::string read_shape(const events::ClientSent& sent, const Route& route,
+                       const events::ClientReceived& got) {
   if (sent.action != "get_job" || got.status != 200 || !got.shown_status) return {};
-  if (const auto asked = job_asked(sent); asked && got.job_id != asked) {
-    return "a read of " + job_ref(*asked) + " that shows " +
+  if (route.fit == RouteFit::resource && route.name == "get_job" && got.job_id != route.id) {
+    return "a read of " + job_ref(route.id) + " that shows " +
            (got.job_id ? job_ref(*got.job_id) : std::string("no job_id"));
   }
   const bool succeeded = got.shown_status == "succeeded";

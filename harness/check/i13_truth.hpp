@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 
 // What I13 judges an answer's claims about a job by: the store's commit log while the API node
@@ -21,9 +22,10 @@ using AnswerCounts = std::map<std::pair<std::int64_t, std::int64_t>, int>;
 std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchange,
                            const events::ApiResponse& answer);
 // What a job read's shape gets wrong, as the client read the body ("" when nothing): the job_id
-// of the job it asked for, a result exactly when it shows succeeded, a non-empty failure reason
-// exactly when it shows failed.
-std::string read_shape(const events::ClientSent& sent, const events::ClientReceived& got);
+// of the job its `route` (the client's request line) names, a result exactly when it shows
+// succeeded, a non-empty failure reason exactly when it shows failed.
+std::string read_shape(const events::ClientSent& sent, const Route& route,
+                       const events::ClientReceived& got);
 // A 200 job read against the commit log over its exchange: the status, "blocked" and attempts it
 // shows (I13.read_misstates), judged for a send only one API node answered.
 void check_read(const HistoryModel& model, const ApiExchange& exchange,
