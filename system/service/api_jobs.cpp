@@ -1,6 +1,8 @@
 // POST /jobs and GET /jobs/{id}.
 #include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -186,9 +188,8 @@ Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId i
                           : std::nullopt;
   const bool blocked = std::ranges::any_of(
       attempts, [](const Attempt& attempt) { return attempt.state == AttemptState::unknown; });
-  std::string shown = "[";
+  std::vector<std::string> shown;
   for (const auto& attempt : attempts) {
-    if (shown.size() > 1) shown += ',';
     // Attempt results are never shown: a discarded result must not be visible to a reader.
     JsonObjectText entry;
     entry.integer("attempt_id", attempt.id)
@@ -200,11 +201,10 @@ Async<ApiAnswer> get_job(SystemContext& context, const Request& request, JobId i
     if (context.config.defects.has(Defect::read_shows_attempt_results) && !attempt.result.empty()) {
       entry.string("result", attempt.result);
     }
-    shown += entry.string("state", to_string(attempt.state)).done();
+    shown.push_back(entry.string("state", to_string(attempt.state)).done());
   }
-  shown += ']';
   JsonObjectText body;
-  body.text("attempts", shown).boolean("blocked", blocked);
+  body.texts("attempts", shown).boolean("blocked", blocked);
   if (job->completed_by) {
     body.integer("completed_by", *job->completed_by);
   } else {

@@ -54,6 +54,8 @@ class JsonObjectText {
   JsonObjectText& null(std::string_view key);
   // An array of strings.
   JsonObjectText& strings(std::string_view key, const std::vector<std::string>& values);
+  // An array of values already written as compact JSON text (JsonObjectText's, for one).
+  JsonObjectText& texts(std::string_view key, const std::vector<std::string>& json_texts);
   // A value already written as compact JSON text (compact_json's, or another JsonObjectText's).
   JsonObjectText& text(std::string_view key, std::string_view json_text);
   // The object's text, closed; the writer is spent.
@@ -61,6 +63,8 @@ class JsonObjectText {
 
  private:
   void key(std::string_view key);
+  template <typename Write>
+  JsonObjectText& array(std::string_view key, const std::vector<std::string>& values, Write write);
 
   nlohmann::json::error_handler_t invalid_;
   std::string out_ = "{";

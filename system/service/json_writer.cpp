@@ -136,16 +136,28 @@ JsonObjectText& JsonObjectText::null(std::string_view key) {
   return *this;
 }
 
-JsonObjectText& JsonObjectText::strings(std::string_view key,
-                                        const std::vector<std::string>& values) {
+template <typename Write>
+JsonObjectText& JsonObjectText::array(std::string_view key, const std::vector<std::string>& values,
+                                      Write write) {
   this->key(key);
   out_ += '[';
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out_ += ',';
-    append_string(out_, values[i], invalid_);
+    write(values[i]);
   }
   out_ += ']';
   return *this;
+}
+
+JsonObjectText& JsonObjectText::strings(std::string_view key,
+                                        const std::vector<std::string>& values) {
+  return array(key, values,
+               [this](const std::string& value) { append_string(out_, value, invalid_); });
+}
+
+JsonObjectText& JsonObjectText::texts(std::string_view key,
+                                      const std::vector<std::string>& json_texts) {
+  return array(key, json_texts, [this](const std::string& text) { out_ += text; });
 }
 
 JsonObjectText& JsonObjectText::text(std::string_view key, std::string_view json_text) {
