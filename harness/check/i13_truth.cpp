@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/check/i13_bodies.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check::i13 {
 namespace {
@@ -203,6 +204,42 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
   return {};
 }
 
+namespace {
+
+// What a job read shows of the request the job was created with, against the row the commit log
+// inserted: its operation and provider columns, and the "failover" list of the body it stored,
+// read by this layer's own JSON parser ("" when the read agrees).
+std::string request_misstated(const HistoryModel& model, const JobRecord& job,
+                              const events::ClientReceived& got) {
+  const auto quoted = [](const std::optional<std::string>& text) {
+    return text ? "\"" + *text + "\"" : std::string("none");
+  };
+  const auto& inserted = job.inserted.what;
+  if (got.shown_operation != inserted.operation.str()) {
+    return "with operation " + quoted(got.shown_operation) + ", but it was created for \"" +
+           inserted.operation.str() + "\"";
+  }
+  if (got.shown_provider != inserted.provider.str()) {
+    return "with provider " + quoted(got.shown_provider) + ", but it was created for \"" +
+           inserted.provider.str() + "\"";
+  }
+  std::string failover;
+  const auto body = parse_json(model.payload_of(job));
+  if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
+    for (const auto& name : body["failover"]) {
+      if (!failover.empty()) failover += ',';
+      failover += name.is_string() ? name.get<std::string>() : std::string("?");
+    }
+  }
+  if (got.shown_failover != failover) {
+    return "with failover list " + quoted(got.shown_failover) + ", but it was created with \"" +
+           failover + "\"";
+  }
+  return {};
+}
+
+}  // namespace
+
 // A job read shows the job its path names (its job_id), a result exactly when it shows the job
 // succeeded, and a failure reason (a non-empty text) exactly when it shows it failed (as the
 // client read the body).
@@ -261,6 +298,8 @@ void check_read(const HistoryModel& model, const ApiExchange& exchange,
     } else if (auto misstated = attempts_misstated(model, job_id, *got.shown_attempts, from, to);
                !misstated.empty()) {
       wrong = "and " + misstated;
+    } else if (job != nullptr) {
+      wrong = request_misstated(model, *job, got);
     }
     if (wrong.empty()) continue;
     out.push_back(violation("I13.read_misstates",

@@ -129,6 +129,17 @@ void check_reads(const HistoryModel& model, std::vector<Violation>& out) {
       const auto& r = received.what;
       if (r.status != 200 || !r.job_id) continue;
       if (r.shown_status != "succeeded") {
+        // completed_by is set by the winning compare-and-swap, which makes the job succeeded in
+        // the same write: a row read at once cannot show a winner and another status.
+        if (r.shown_winner) {
+          out.push_back(violation("I5.read_wrong_winner",
+                                  request.client + " read " + job_ref(*r.job_id) + " as " +
+                                      r.shown_status.value_or("without a status") +
+                                      " completed by " + attempt_ref(*r.shown_winner) +
+                                      ": only a succeeded job has a winner",
+                                  received.seq, {}));
+          continue;
+        }
         check_unfinished_read(model, number, received, out);
         continue;
       }

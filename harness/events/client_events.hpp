@@ -97,6 +97,12 @@ struct ClientReceived {
   // A job read's "attempts" as "id:STATE" entries joined by ',' ("?" for an entry without an
   // integer attempt_id and a text state); absent when the body has no "attempts" array.
   std::optional<std::string> shown_attempts{};
+  // A body's "operation" and "provider" when they are texts, and its "failover" list as its names
+  // joined by ',' ("?" for an entry that is not a text; absent when the body has no such list):
+  // what a job read shows of the request the job was created with.
+  std::optional<std::string> shown_operation{};
+  std::optional<std::string> shown_provider{};
+  std::optional<std::string> shown_failover{};
   // A body with "failure_reason": true when it is a non-empty text (a reason), false otherwise.
   std::optional<bool> shows_failure_reason{};
   std::optional<bool> quotes_store{};       // true when the body quotes a store failure's own words
@@ -125,6 +131,9 @@ struct ClientReceived {
     field("retry_after", self.retry_after);
     field("shown_blocked", self.shown_blocked);
     field("shown_attempts", self.shown_attempts);
+    field("shown_operation", self.shown_operation);
+    field("shown_provider", self.shown_provider);
+    field("shown_failover", self.shown_failover);
     field("shows_failure_reason", self.shows_failure_reason);
     field("quotes_store", self.quotes_store);
     field("request_id", self.request_id);

@@ -303,6 +303,20 @@ void read_body(const std::string& text, events::ClientReceived& received) {
     }
     received.shown_attempts = std::move(shown);
   }
+  if (body.contains("operation") && body["operation"].is_string()) {
+    received.shown_operation = body["operation"].get<std::string>();
+  }
+  if (body.contains("provider") && body["provider"].is_string()) {
+    received.shown_provider = body["provider"].get<std::string>();
+  }
+  if (body.contains("failover") && body["failover"].is_array()) {
+    std::string shown;
+    for (const auto& name : body["failover"]) {
+      if (!shown.empty()) shown += ',';
+      shown += name.is_string() ? name.get<std::string>() : std::string("?");
+    }
+    received.shown_failover = std::move(shown);
+  }
   if (body.contains("failure_reason")) {
     const auto& reason = body["failure_reason"];
     received.shows_failure_reason =

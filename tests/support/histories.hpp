@@ -452,19 +452,24 @@ inline events::ClientReceived received(std::int64_t request, std::int64_t status
   return got;
 }
 
-// A 200 job read as its client reads the body: the status, completed_by and result it shows.
+// A 200 job read as its client reads the body: the status, completed_by and result it shows, and
+// the request of a job NewJob's defaults created (operation, provider, no failover list).
 inline events::ClientReceived read_received(std::int64_t request, std::int64_t job_id,
                                             std::string shown_status,
                                             std::optional<std::int64_t> shown_winner,
                                             std::optional<std::string> result_digest) {
-  return events::ClientReceived{.request = request,
-                                .send = 1,
-                                .status = 200,
-                                .body_digest = "",
-                                .job_id = job_id,
-                                .shown_status = std::move(shown_status),
-                                .shown_winner = shown_winner,
-                                .result_digest = std::move(result_digest)};
+  events::ClientReceived got{.request = request,
+                             .send = 1,
+                             .status = 200,
+                             .body_digest = "",
+                             .job_id = job_id,
+                             .shown_status = std::move(shown_status),
+                             .shown_winner = shown_winner,
+                             .result_digest = std::move(result_digest)};
+  got.shown_operation = NewJob{}.operation;
+  got.shown_provider = NewJob{}.provider;
+  got.shown_failover = "";
+  return got;
 }
 
 // One request an API node handles, forwarded by the load balancer from client request

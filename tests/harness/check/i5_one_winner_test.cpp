@@ -135,6 +135,24 @@ BOOST_AUTO_TEST_CASE(a_read_showing_the_wrong_winner_is_a_violation) {
   require_one(check_one_winner(h.model()), "I5.read_wrong_winner", read);
 }
 
+BOOST_AUTO_TEST_CASE(a_read_showing_a_winner_beside_another_status_is_a_violation) {
+  for (const char* shown : {"pending", "failed"}) {
+    BOOST_TEST_CONTEXT(shown) {
+      HistoryBuilder h;
+      run_attempt_1(h);
+      h.add("browser", get_sent(2, "alice", 1));
+      const auto read = h.add("browser", read_received(2, 1, shown, 1, std::nullopt)).last_seq();
+      require_one(check_one_winner(h.model()), "I5.read_wrong_winner", read);
+    }
+  }
+  // The same reads without completed_by are not this rule's business.
+  HistoryBuilder h;
+  run_attempt_1(h);
+  h.add("browser", get_sent(2, "alice", 1));
+  h.add("browser", read_received(2, 1, "pending", std::nullopt, std::nullopt));
+  BOOST_TEST(check_one_winner(h.model()).empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_read_showing_success_before_any_win_is_a_violation) {
   HistoryBuilder h;
   run_attempt_1(h);

@@ -447,6 +447,46 @@ BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_jobs_attempts_in_states_they_were_in) 
   }
 }
 
+// A read shows the request the job was created with: the operation and provider columns the commit
+// log inserted, and the failover list of the body it stored.
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_request_its_job_was_created_with) {
+  const auto read = [](const std::string& stored_body, void (*shown)(events::ClientReceived&)) {
+    HistoryBuilder h;
+    insert_job(h, {.body = stored_body});
+    h.add(kStore, claimed(1, 1));
+    h.add("browser", get_sent(1, "alice", 1));
+    api_exchange(h, {.request = 1, .route = "get_job", .status = 200, .job_id = 1});
+    auto got = read_received(1, 1, "pending", std::nullopt, std::nullopt);
+    got.shown_attempts = "1:RUNNING";
+    shown(got);
+    const auto seq = h.add("browser", got).last_seq();
+    return std::pair{check_api_contract(h.model()), seq};
+  };
+  const std::string with_failover =
+      R"({"failover":["beta","gamma"],"input":{"text":"x"},"operation":"classify","provider":"alpha"})";
+  const auto as_created = [](events::ClientReceived&) {};
+  const auto beta_gamma = [](events::ClientReceived& got) { got.shown_failover = "beta,gamma"; };
+  require_none(read(kBody, as_created).first);
+  require_none(read(with_failover, beta_gamma).first);
+  const std::vector<std::pair<std::string, void (*)(events::ClientReceived&)>> wrong{
+      {kBody, [](events::ClientReceived& got) { got.shown_operation = "summarize"; }},
+      {kBody, [](events::ClientReceived& got) { got.shown_operation.reset(); }},
+      {kBody, [](events::ClientReceived& got) { got.shown_provider = "beta"; }},
+      {kBody, [](events::ClientReceived& got) { got.shown_provider.reset(); }},
+      {kBody, [](events::ClientReceived& got) { got.shown_failover.reset(); }},  // no list
+      {kBody, [](events::ClientReceived& got) { got.shown_failover = "beta"; }},
+      {with_failover, [](events::ClientReceived&) {}},  // the list left empty
+      {with_failover, [](events::ClientReceived& got) { got.shown_failover = "gamma,beta"; }},
+      {with_failover, [](events::ClientReceived& got) { got.shown_failover = "beta"; }},
+  };
+  for (std::size_t i = 0; i < wrong.size(); ++i) {
+    BOOST_TEST_CONTEXT("wrong read " << i) {
+      const auto [violations, seq] = read(wrong[i].first, wrong[i].second);
+      require_one(violations, "I13.read_misstates", seq);
+    }
+  }
+}
+
 // Job 1 failed (attempt 1 FAILED, then the job); with `retried`, an operator's retry then inserted
 // attempt 2, which makes the job pending again. A read answered after that shows `shown`.
 std::pair<std::vector<check::Violation>, std::uint64_t> read_failed_job(bool retried,
