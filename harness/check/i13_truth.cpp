@@ -224,7 +224,8 @@ std::string request_misstated(const HistoryModel& model, const JobRecord& job,
            inserted.provider.str() + "\"";
   }
   std::string failover;
-  const auto body = parse_json(model.payload_of(job));
+  const JsonValue stored = json_value(model.payload_of(job));
+  const nlohmann::json& body = *stored;
   if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
     for (const auto& name : body["failover"]) {
       if (!failover.empty()) failover += ',';
