@@ -88,6 +88,9 @@ struct PackedEvent {
   }
 };
 
+// The event's fields in order, as events::detail::FieldReader walks them.
+inline std::span<const Event::Field> field_span(const PackedEvent& event) { return event.fields; }
+
 // A run's history, packed: each event is a few bytes of variable-length integers (its instant,
 // node, and each field's interned name, type and value) followed by its strings' bytes, in
 // chunks that never move; its kind is kept beside its position. An event is unpacked into a

@@ -2,9 +2,11 @@
 
 #include <utility>
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -38,7 +40,11 @@ struct FieldNameIds {
   std::vector<std::uint32_t> ids;
   template <typename V>
   void operator()(std::string_view name, const V& /*value*/) {
-    ids.push_back(intern_id(name));
+    const std::uint32_t id = intern_id(name);
+    // FieldReader's cursor relies on it: a name matched once is never asked for again.
+    ONEJOB_ASSERT(std::find(ids.begin(), ids.end(), id) == ids.end(),
+                  "an event type names each of its fields once");
+    ids.push_back(id);
   }
 };
 
@@ -130,53 +136,64 @@ class FieldReader {
   template <typename V>
   void operator()(std::string_view /*name*/, V& value) {
     ONEJOB_ASSERT(next_ < ids_.size(), "an event type lists its fields in one order");
-    read(ids_[next_++], value);
+    read(find(ids_[next_++]), value);
   }
 
  private:
   using Type = Event::Field::Type;
+  using Field = Event::Field;
 
-  const Event::Field* field(std::uint32_t id, Type type) {
-    const Event::Field* found = event_.find_id(id);
+  // The first field named `id`. An event written from T lists T's fields in T's order (an absent
+  // optional left out), so the field at the cursor is the one asked for, found without a search.
+  // The fields before the cursor each matched an earlier name of T, never `id` (T names each
+  // field once), so the one at the cursor is also the first; any other event is searched.
+  const Field* find(std::uint32_t id) {
+    const std::span<const Field> all = field_span(event_);
+    if (cursor_ < all.size() && all[cursor_].name_id == id) return &all[cursor_++];
+    return event_.find_id(id);
+  }
+  // `found` when it is of `type`; else the event is not T's (ok() turns false).
+  const Field* typed(const Field* found, Type type) {
     if (found == nullptr || found->type() != type) {
       ok_ = false;
       return nullptr;
     }
     return found;
   }
-  void read(std::uint32_t id, std::int64_t& value) {
-    if (const auto* found = field(id, Type::integer)) value = found->number;
+  void read(const Field* found, std::int64_t& value) {
+    if (typed(found, Type::integer) != nullptr) value = found->number;
   }
-  void read(std::uint32_t id, int& value) {
-    if (const auto* found = field(id, Type::integer)) value = static_cast<int>(found->number);
+  void read(const Field* found, int& value) {
+    if (typed(found, Type::integer) != nullptr) value = static_cast<int>(found->number);
   }
-  void read(std::uint32_t id, bool& value) {
-    if (const auto* found = field(id, Type::boolean)) value = found->number != 0;
+  void read(const Field* found, bool& value) {
+    if (typed(found, Type::boolean) != nullptr) value = found->number != 0;
   }
-  void read(std::uint32_t id, std::string& value) {
-    if (const auto* found = field(id, Type::string)) value = event_.text(*found);
+  void read(const Field* found, std::string& value) {
+    if (typed(found, Type::string) != nullptr) value = event_.text(*found);
   }
-  void read(std::uint32_t id, Instant& value) {
-    if (const auto* found = field(id, Type::integer)) value = Instant(Duration(found->number));
+  void read(const Field* found, Instant& value) {
+    if (typed(found, Type::integer) != nullptr) value = Instant(Duration(found->number));
   }
-  void read(std::uint32_t id, AttemptState& value) { read_parsed(id, value, parse_attempt_state); }
-  void read(std::uint32_t id, AttemptOrigin& value) {
-    read_parsed(id, value, parse_attempt_origin);
+  void read(const Field* found, AttemptState& value) {
+    read_parsed(found, value, parse_attempt_state);
+  }
+  void read(const Field* found, AttemptOrigin& value) {
+    read_parsed(found, value, parse_attempt_origin);
   }
   template <typename V>
-  void read(std::uint32_t id, std::optional<V>& value) {
-    if (event_.find_id(id) == nullptr) {
+  void read(const Field* found, std::optional<V>& value) {
+    if (found == nullptr) {
       value.reset();
       return;
     }
     V inner{};
-    read(id, inner);
+    read(found, inner);
     value = std::move(inner);
   }
   template <typename V, typename Parse>
-  void read_parsed(std::uint32_t id, V& value, Parse parse_text) {
-    const auto* found = field(id, Type::string);
-    if (found == nullptr) return;
+  void read_parsed(const Field* found, V& value, Parse parse_text) {
+    if (typed(found, Type::string) == nullptr) return;
     if (auto parsed = parse_text(event_.text(*found))) {
       value = *parsed;
     } else {
@@ -187,6 +204,7 @@ class FieldReader {
   const Source& event_;
   const std::vector<std::uint32_t>& ids_;
   std::size_t next_ = 0;
+  std::size_t cursor_ = 0;  // the event's fields before it matched T's, in order
   bool ok_ = true;
 };
 

@@ -146,6 +146,9 @@ class Event {
   std::uint16_t field_capacity_ = 0;
 };
 
+// An event's fields in order, as events::detail::FieldReader walks them.
+inline std::span<const Event::Field> field_span(const Event& event) { return event.fields(); }
+
 // Where the system reports its events. The harness records them as the run's history; a
 // production deployment would ship them to a log.
 class EventSink {
