@@ -124,8 +124,8 @@ struct FieldSizer {
 };
 
 // Reads T's fields in fields() order; `ids` are their interned names in that order. `Source` is
-// an Event, or anything that finds a field by interned name id (find_id) and gives a string
-// field's bytes (text) as an Event does.
+// an Event, or anything that lists its fields in order (field_span, found by argument-dependent
+// lookup) and gives a string field's bytes (text) as an Event does.
 template <typename Source = Event>
 class FieldReader {
  public:
@@ -143,14 +143,18 @@ class FieldReader {
   using Type = Event::Field::Type;
   using Field = Event::Field;
 
-  // The first field named `id`. An event written from T lists T's fields in T's order (an absent
-  // optional left out), so the field at the cursor is the one asked for, found without a search.
-  // The fields before the cursor each matched an earlier name of T, never `id` (T names each
-  // field once), so the one at the cursor is also the first; any other event is searched.
+  // The first field named `id`. The fields before the cursor each matched an earlier name of T,
+  // never `id` (T names each field once), so only the fields from the cursor on are searched. An
+  // event written from T lists T's fields in T's order (an absent optional left out): the field
+  // at the cursor is then the one asked for, and the cursor moves past it.
   const Field* find(std::uint32_t id) {
     const std::span<const Field> all = field_span(event_);
-    if (cursor_ < all.size() && all[cursor_].name_id == id) return &all[cursor_++];
-    return event_.find_id(id);
+    for (std::size_t at = cursor_; at < all.size(); ++at) {
+      if (all[at].name_id != id) continue;
+      if (at == cursor_) ++cursor_;
+      return &all[at];
+    }
+    return nullptr;
   }
   // `found` when it is of `type`; else the event is not T's (ok() turns false).
   const Field* typed(const Field* found, Type type) {
