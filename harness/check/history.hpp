@@ -313,6 +313,9 @@ struct HistoryModel {
   Receipts receipts(const ClientRequest& request) const;
   // The request body a job was inserted with, as stored.
   std::string payload_of(const JobRecord& job) const;
+  // The "failover" list of that body as this layer's own JSON parser reads it: its texts, in
+  // order (empty when the body has none).
+  std::vector<std::string> failover_of(const JobRecord& job) const;
   // An exchange's api.request and (REQUIRES: exchange.answered()) api.response.
   Decoded<events::ApiRequest> request_of(const ApiExchange& exchange) const;
   Decoded<events::ApiResponse> response_of(const ApiExchange& exchange) const;

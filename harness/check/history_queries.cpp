@@ -8,6 +8,7 @@
 #include "system/domain/check.hpp"
 
 #include "harness/check/event_switch.hpp"
+#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 AttemptState AttemptRecord::state_before(std::uint64_t seq) const {
@@ -201,6 +202,18 @@ std::string HistoryModel::output_of(const Execution& execution) const {
 std::string HistoryModel::payload_of(const JobRecord& job) const {
   ONEJOB_ASSERT(history != nullptr, "a job outside a history");
   return typed_at<events::CommitJobInserted>(*history, job.inserted.seq).payload;
+}
+
+std::vector<std::string> HistoryModel::failover_of(const JobRecord& job) const {
+  std::vector<std::string> failover;
+  const JsonValue held = json_value(payload_of(job));
+  const nlohmann::json& body = *held;
+  if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
+    for (const auto& provider : body["failover"]) {
+      if (provider.is_string()) failover.push_back(provider.get<std::string>());
+    }
+  }
+  return failover;
 }
 
 namespace {

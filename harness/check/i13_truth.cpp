@@ -9,7 +9,6 @@
 #include <string>
 
 #include "harness/check/i13_bodies.hpp"
-#include "harness/check/json_value.hpp"
 
 namespace onejob::check::i13 {
 namespace {
@@ -207,8 +206,8 @@ std::string untrue_refusal(const HistoryModel& model, const ApiExchange& exchang
 namespace {
 
 // What a job read shows of the request the job was created with, against the row the commit log
-// inserted: its operation and provider columns, and the "failover" list of the body it stored,
-// read by this layer's own JSON parser ("" when the read agrees).
+// inserted: its operation and provider columns, and the failover list of the body it stored
+// (HistoryModel::failover_of; "" when the read agrees).
 std::string request_misstated(const HistoryModel& model, const JobRecord& job,
                               const events::ClientReceived& got) {
   const auto quoted = [](const std::optional<std::string>& text) {
@@ -224,13 +223,8 @@ std::string request_misstated(const HistoryModel& model, const JobRecord& job,
            inserted.provider.str() + "\"";
   }
   std::string failover;
-  const JsonValue stored = json_value(model.payload_of(job));
-  const nlohmann::json& body = *stored;
-  if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
-    for (const auto& name : body["failover"]) {
-      if (!failover.empty()) failover += ',';
-      failover += name.is_string() ? name.get<std::string>() : std::string("?");
-    }
+  for (const auto& provider : model.failover_of(job)) {
+    failover += (failover.empty() ? "" : ",") + provider;
   }
   if (got.shown_failover != failover) {
     return "with failover list " + quoted(got.shown_failover) + ", but it was created with \"" +

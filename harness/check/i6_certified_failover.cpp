@@ -39,13 +39,9 @@ namespace {
 // from the stored request body.
 std::vector<std::string> provider_order(const HistoryModel& model, const JobRecord& job) {
   std::vector<std::string> order{job.inserted.what.provider};
-  const JsonValue held = json_value(model.payload_of(job));
-  const nlohmann::json& body = *held;
-  if (body.is_object() && body.contains("failover") && body["failover"].is_array()) {
-    for (const auto& provider : body["failover"]) {
-      if (provider.is_string()) order.push_back(provider.get<std::string>());
-    }
-  }
+  auto failover = model.failover_of(job);
+  order.insert(order.end(), std::make_move_iterator(failover.begin()),
+               std::make_move_iterator(failover.end()));
   return order;
 }
 
