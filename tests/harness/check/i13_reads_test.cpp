@@ -1,0 +1,170 @@
+// I13's judgement of a job read on hand-made histories: the job it shows, its failure reason, its
+// attempts, its status and the request it was created with, each shown failing on the history that
+// breaks it and passing on the one that keeps it.
+#include <boost/test/unit_test.hpp>
+
+#include "harness/check/invariant.hpp"
+
+#include "tests/support/histories.hpp"
+
+namespace onejob::check {
+namespace {
+
+using namespace onejob::test;
+using S = AttemptState;
+
+BOOST_AUTO_TEST_SUITE(i13_reads)
+
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_failure_reason_only_for_a_failed_job) {
+  // reason: absent, a text ("why"), or present but empty or not a text.
+  const auto read = [](std::string status, std::optional<bool> reason) {
+    HistoryBuilder h;
+    auto got = read_received(1, 1, std::move(status), std::nullopt, std::nullopt);
+    got.shows_failure_reason = reason;
+    h.add("browser", get_sent(1, "alice", 1)).add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_none(read("failed", true));
+  require_none(read("pending", std::nullopt));
+  require_one(read("pending", true), "I13.read_misstates", 2);
+  require_one(read("pending", false), "I13.read_misstates", 2);
+  require_one(read("failed", std::nullopt), "I13.read_misstates", 2);
+  require_one(read("failed", false), "I13.read_misstates", 2);  // "failure_reason": ""
+}
+
+// A read shows the job it asked for: the job_id of the path its client sent.
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_job_it_asked_for) {
+  const auto read = [](std::optional<std::string> path, std::optional<std::int64_t> shown) {
+    HistoryBuilder h;
+    auto sent = get_sent(1, "alice", 1);
+    sent.path = std::move(path);
+    auto got = read_received(1, 1, "pending", std::nullopt, std::nullopt);
+    got.job_id = shown;
+    h.add("browser", sent).add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_none(read(std::nullopt, 1));
+  require_none(read("/jobs/7", 7));  // a path naming another job: that one
+  // Not a job's path (a 200 to it is I13.route_misjudged): no job to compare with.
+  require_no(read("/jobs/7/x", 3), "I13.read_misstates");
+  require_one(read(std::nullopt, std::nullopt), "I13.read_misstates", 2);  // no job_id
+  require_one(read(std::nullopt, 2), "I13.read_misstates", 2);
+  require_one(read("/jobs/7", 1), "I13.read_misstates", 2);
+}
+
+// Job 1 (attempt 1) read by request 1; `claim_during`: worker-1 claims attempt 1 while the API
+// node handles the read, else before it. Returns the checker's findings and the receipt's seq.
+std::pair<std::vector<check::Violation>, std::uint64_t> read_with_attempts(
+    std::optional<std::string> shown, bool claim_during = false) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  if (!claim_during) h.add(kStore, claimed(1, 1));
+  h.add("browser", get_sent(1, "alice", 1));
+  const ApiCall call{.request = 1, .route = "get_job", .status = 200, .job_id = 1};
+  api_request(h, call);
+  if (claim_during) h.add(kStore, claimed(1, 1));
+  api_response(h, call);
+  auto got = read_received(1, 1, "pending", std::nullopt, std::nullopt);
+  got.shown_attempts = std::move(shown);
+  const auto seq = h.add("browser", got).last_seq();
+  return {check_api_contract(h.model()), seq};
+}
+
+// A job read lists the job's attempts as they stood while it was answered (jobs vs attempts:
+// the attempts accumulate under the job, and a reader sees them).
+BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_jobs_attempts_in_states_they_were_in) {
+  require_none(read_with_attempts("1:RUNNING").first);
+  require_none(read_with_attempts("1:STARTING", true).first);  // claimed during the read
+  require_none(read_with_attempts("1:RUNNING", true).first);
+  for (const std::optional<std::string>& wrong :
+       {std::optional<std::string>{}, std::optional<std::string>{""},
+        std::optional<std::string>{"1:STARTING"}, std::optional<std::string>{"1:SUCCEEDED"},
+        std::optional<std::string>{"1:RUNNING,2:STARTING"},
+        std::optional<std::string>{"1:RUNNING,1:RUNNING"}, std::optional<std::string>{"?"},
+        std::optional<std::string>{"x:RUNNING"}}) {
+    BOOST_TEST_CONTEXT("shown attempts: " << wrong.value_or("(none)")) {
+      const auto [violations, seq] = read_with_attempts(wrong);
+      require_one(violations, "I13.read_misstates", seq);
+    }
+  }
+}
+
+// A read shows the request the job was created with: the operation and provider columns the commit
+// log inserted, and the failover list of the body it stored.
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_request_its_job_was_created_with) {
+  const auto read = [](const std::string& stored_body, void (*shown)(events::ClientReceived&)) {
+    HistoryBuilder h;
+    insert_job(h, {.body = stored_body});
+    h.add(kStore, claimed(1, 1));
+    h.add("browser", get_sent(1, "alice", 1));
+    api_exchange(h, {.request = 1, .route = "get_job", .status = 200, .job_id = 1});
+    auto got = read_received(1, 1, "pending", std::nullopt, std::nullopt);
+    got.shown_attempts = "1:RUNNING";
+    shown(got);
+    const auto seq = h.add("browser", got).last_seq();
+    return std::pair{check_api_contract(h.model()), seq};
+  };
+  const std::string with_failover =
+      R"({"failover":["beta","gamma"],"input":{"text":"x"},"operation":"classify","provider":"alpha"})";
+  const auto as_created = [](events::ClientReceived&) {};
+  const auto beta_gamma = [](events::ClientReceived& got) { got.shown_failover = "beta,gamma"; };
+  require_none(read(kBody, as_created).first);
+  require_none(read(with_failover, beta_gamma).first);
+  const std::vector<std::pair<std::string, void (*)(events::ClientReceived&)>> wrong{
+      {kBody, [](events::ClientReceived& got) { got.shown_operation = "summarize"; }},
+      {kBody, [](events::ClientReceived& got) { got.shown_operation.reset(); }},
+      {kBody, [](events::ClientReceived& got) { got.shown_provider = "beta"; }},
+      {kBody, [](events::ClientReceived& got) { got.shown_provider.reset(); }},
+      {kBody, [](events::ClientReceived& got) { got.shown_failover.reset(); }},  // no list
+      {kBody, [](events::ClientReceived& got) { got.shown_failover = "beta"; }},
+      {with_failover, [](events::ClientReceived&) {}},  // the list left empty
+      {with_failover, [](events::ClientReceived& got) { got.shown_failover = "gamma,beta"; }},
+      {with_failover, [](events::ClientReceived& got) { got.shown_failover = "beta"; }},
+  };
+  for (std::size_t i = 0; i < wrong.size(); ++i) {
+    BOOST_TEST_CONTEXT("wrong read " << i) {
+      const auto [violations, seq] = read(wrong[i].first, wrong[i].second);
+      require_one(violations, "I13.read_misstates", seq);
+    }
+  }
+}
+
+// Job 1 failed (attempt 1 FAILED, then the job); with `retried`, an operator's retry then inserted
+// attempt 2, which makes the job pending again. A read answered after that shows `shown`.
+std::pair<std::vector<check::Violation>, std::uint64_t> read_failed_job(bool retried,
+                                                                        const std::string& shown) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1))
+      .add(kStore, job_failed(1));
+  if (retried) insert_keyed_retry(h, "op-1");
+  h.add("browser", get_sent(1, "alice", 1));
+  api_exchange(h, {.request = 1, .route = "get_job", .status = 200, .job_id = 1});
+  auto got = read_received(1, 1, shown, std::nullopt, std::nullopt);
+  got.shown_attempts = retried ? "1:FAILED,2:STARTING" : "1:FAILED";
+  if (shown == "failed") got.shows_failure_reason = true;
+  const auto seq = h.add("browser", got).last_seq();
+  return {check_api_contract(h.model()), seq};
+}
+
+// A read shows a status the job had while it was answered, by the commit log: a retried failed
+// job is pending again (though it keeps its old failure reason until it ends anew).
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_status_the_job_had_while_it_was_answered) {
+  require_none(read_failed_job(false, "failed").first);
+  require_none(read_failed_job(true, "pending").first);
+  for (const auto& [retried, shown] : std::vector<std::pair<bool, std::string>>{
+           {true, "failed"}, {false, "pending"}, {false, "succeeded"}}) {
+    BOOST_TEST_CONTEXT("retried " << retried << ", shown " << shown) {
+      const auto [violations, seq] = read_failed_job(retried, shown);
+      BOOST_TEST_REQUIRE(!violations.empty());
+      BOOST_TEST(violations[0].clause == "I13.read_misstates", describe(violations));
+      BOOST_TEST(violations[0].event_seq.value_or(0) == seq);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace onejob::check
