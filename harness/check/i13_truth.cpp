@@ -235,15 +235,18 @@ std::string request_misstated(const HistoryModel& model, const JobRecord& job,
 
 }  // namespace
 
-// A job read shows the job its path names (its job_id), a result exactly when it shows the job
-// succeeded, and a failure reason (a non-empty text) exactly when it shows it failed (as the
-// client read the body).
+// A job read shows the job its path names (its job_id), completed_by (an attempt_id or null), a
+// result exactly when it shows the job succeeded, and a failure reason (a non-empty text) exactly
+// when it shows it failed (as the client read the body).
 std::string read_shape(const events::ClientSent& sent, const Route& route,
                        const events::ClientReceived& got) {
   if (sent.action != "get_job" || got.status != 200 || !got.shown_status) return {};
   if (route.fit == RouteFit::resource && route.name == "get_job" && got.job_id != route.id) {
     return "a read of " + job_ref(route.id) + " that shows " +
            (got.job_id ? job_ref(*got.job_id) : std::string("no job_id"));
+  }
+  if (!got.shown_winner && !got.winner_null) {
+    return "a read without completed_by (neither a winner's attempt_id nor null)";
   }
   const bool succeeded = got.shown_status == "succeeded";
   const bool failed = got.shown_status == "failed";

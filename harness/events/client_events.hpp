@@ -86,6 +86,7 @@ struct ClientReceived {
   std::optional<std::int64_t> job_id{};
   std::optional<std::string> shown_status{};
   std::optional<std::int64_t> shown_winner{};
+  std::optional<bool> winner_null{};  // true when the body's "completed_by" is null
   std::optional<std::string> result_digest{};
   bool duplicate = false;
   std::optional<std::int64_t> attempt_id{};
@@ -122,6 +123,7 @@ struct ClientReceived {
     field("job_id", self.job_id);
     field("shown_status", self.shown_status);
     field("shown_winner", self.shown_winner);
+    field("winner_null", self.winner_null);
     field("result_digest", self.result_digest);
     field("duplicate", self.duplicate);
     field("attempt_id", self.attempt_id);

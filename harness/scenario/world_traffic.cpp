@@ -280,6 +280,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("completed_by") && body["completed_by"].is_number_integer()) {
     received.shown_winner = body["completed_by"].get<std::int64_t>();
   }
+  if (body.contains("completed_by") && body["completed_by"].is_null()) received.winner_null = true;
   if (body.contains("result")) received.result_digest = check::digest_of(body["result"]);
   if (body.contains("attempt_id") && body["attempt_id"].is_number_integer()) {
     received.attempt_id = body["attempt_id"].get<std::int64_t>();

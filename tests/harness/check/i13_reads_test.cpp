@@ -52,6 +52,19 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_job_it_asked_for) {
   require_one(read("/jobs/7", 1), "I13.read_misstates", 2);
 }
 
+// A read shows completed_by: its winner's attempt_id, or null while it has none.
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_completed_by_or_null) {
+  const auto read = [](std::optional<std::int64_t> winner, std::optional<bool> null) {
+    HistoryBuilder h;
+    auto got = read_received(1, 1, "pending", winner, std::nullopt);
+    got.winner_null = null;
+    h.add("browser", get_sent(1, "alice", 1)).add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_none(read(std::nullopt, true));
+  require_one(read(std::nullopt, std::nullopt), "I13.read_misstates", 2);  // left out
+}
+
 // Job 1 (attempt 1) read by request 1; `claim_during`: worker-1 claims attempt 1 while the API
 // node handles the read, else before it. Returns the checker's findings and the receipt's seq.
 std::pair<std::vector<check::Violation>, std::uint64_t> read_with_attempts(
