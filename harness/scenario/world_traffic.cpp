@@ -268,6 +268,20 @@ void World::lb_respond(int number, int send, const std::string& client, SharedRe
 namespace {
 
 // What the client itself reads in a response body: its own JSON parser, not the system's.
+// The entries of `body`'s array `name`, each as `entry` writes it, joined by ','; nothing when
+// the body has no such array.
+template <typename Entry>
+std::optional<std::string> joined(const nlohmann::json& body, const char* name, Entry entry) {
+  const auto list = body.find(name);
+  if (list == body.end() || !list->is_array()) return std::nullopt;
+  std::string shown;
+  for (const auto& item : *list) {
+    if (!shown.empty()) shown += ',';
+    shown += entry(item);
+  }
+  return shown;
+}
+
 void read_body(const std::string& text, events::ClientReceived& received) {
   const auto body = check::parse_json(text);
   if (!body.is_object()) return;
@@ -277,10 +291,10 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("status") && body["status"].is_string()) {
     received.shown_status = body["status"].get<std::string>();
   }
-  if (body.contains("completed_by") && body["completed_by"].is_number_integer()) {
-    received.shown_winner = body["completed_by"].get<std::int64_t>();
+  if (const auto winner = body.find("completed_by"); winner != body.end()) {
+    if (winner->is_number_integer()) received.shown_winner = winner->get<std::int64_t>();
+    if (winner->is_null()) received.winner_null = true;
   }
-  if (body.contains("completed_by") && body["completed_by"].is_null()) received.winner_null = true;
   if (body.contains("result")) received.result_digest = check::digest_of(body["result"]);
   if (body.contains("attempt_id") && body["attempt_id"].is_number_integer()) {
     received.attempt_id = body["attempt_id"].get<std::int64_t>();
@@ -291,33 +305,23 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("blocked") && body["blocked"].is_boolean()) {
     received.shown_blocked = body["blocked"].get<bool>();
   }
-  if (body.contains("attempts") && body["attempts"].is_array()) {
-    std::string shown;
-    for (const auto& attempt : body["attempts"]) {
-      if (!shown.empty()) shown += ',';
-      const bool readable = attempt.is_object() && attempt.contains("attempt_id") &&
-                            attempt["attempt_id"].is_number_integer() &&
-                            attempt.contains("state") && attempt["state"].is_string();
-      shown += readable ? std::to_string(attempt["attempt_id"].get<std::int64_t>()) + ':' +
-                              attempt["state"].get<std::string>()
-                        : std::string("?");
-    }
-    received.shown_attempts = std::move(shown);
-  }
+  received.shown_attempts = joined(body, "attempts", [](const nlohmann::json& attempt) {
+    const bool readable = attempt.is_object() && attempt.contains("attempt_id") &&
+                          attempt["attempt_id"].is_number_integer() && attempt.contains("state") &&
+                          attempt["state"].is_string();
+    return readable ? std::to_string(attempt["attempt_id"].get<std::int64_t>()) + ':' +
+                          attempt["state"].get<std::string>()
+                    : std::string("?");
+  });
   if (body.contains("operation") && body["operation"].is_string()) {
     received.shown_operation = body["operation"].get<std::string>();
   }
   if (body.contains("provider") && body["provider"].is_string()) {
     received.shown_provider = body["provider"].get<std::string>();
   }
-  if (body.contains("failover") && body["failover"].is_array()) {
-    std::string shown;
-    for (const auto& name : body["failover"]) {
-      if (!shown.empty()) shown += ',';
-      shown += name.is_string() ? name.get<std::string>() : std::string("?");
-    }
-    received.shown_failover = std::move(shown);
-  }
+  received.shown_failover = joined(body, "failover", [](const nlohmann::json& name) {
+    return name.is_string() ? name.get<std::string>() : std::string("?");
+  });
   if (body.contains("failure_reason")) {
     const auto& reason = body["failure_reason"];
     received.shows_failure_reason =
