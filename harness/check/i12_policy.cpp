@@ -12,11 +12,21 @@
 //     call is under way from its provider.call until it ended for the worker (a reply delivered,
 //     else its deadline);
 //   - one reconciler incarnation re-drives an attempt (UNKNOWN -> STARTING) at most redrive_limit
-//     times (redrive_limit): past it the attempt waits for an operator.
+//     times (redrive_limit): past it the attempt waits for an operator;
+//   - a store error's wait is the backoff README promises (backoff_out_of_bounds): after the n-th
+//     failure in a row of one loop, a draw from [d/2, d], d = min(cap, base * 2^(n-1)), for a
+//     worker base = worker_poll and cap = store_backoff_cap, for the reconciler both bounded by
+//     reconcile_period (a cap below base counts as base). A success is not always in the history,
+//     so n is bounded from above by the loop's failures since the last proof of one: a node start,
+//     or, for a worker's claim loop, a claim the commit log has whose reply was not lost. Every
+//     wait is then at least base/2 and at most d for that bound.
 // Does not check: that capacity is used (an idle worker beside waiting work is I8's
 // `unclaimed`).
 #include <algorithm>
 
+#include "system/events/reconciler_events.hpp"
+
+#include "harness/check/event_switch.hpp"
 #include "harness/check/invariant.hpp"
 
 namespace onejob::check {
@@ -149,6 +159,115 @@ void check_redrive_limit(const HistoryModel& model, const events::RunPolicy& pol
   }
 }
 
+// The longest wait a backoff from `base` capped at `cap` may draw after `failures` failures in a
+// row: min(max(base, cap), base * 2^(failures - 1)), without overflow. REQUIRES: failures >= 1.
+std::int64_t backoff_ceiling(std::int64_t base, std::int64_t cap, std::int64_t failures) {
+  const std::int64_t top = std::max(base, cap);
+  std::int64_t limit = base;
+  for (std::int64_t n = 1; n < failures && limit < top; ++n) {
+    limit = limit > top / 2 ? top : limit * 2;
+  }
+  return std::min(limit, top);
+}
+
+// One loop's store failures since the last proof that it succeeded, for one node incarnation.
+struct FailureRun {
+  std::int64_t failures = 0;
+  // The claim loop only: a reset was proven (a claim whose reply came back), and the latest claim
+  // the commit log has for the worker whose fate is not known yet (a lost reply to it is a
+  // store.fault of claim_next_attempt that may have committed, before the loop's next error).
+  bool reset_seen = false;
+  bool claim_unconfirmed = false;
+};
+
+void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
+                   std::vector<Violation>& out) {
+  if (model.history == nullptr) return;
+  // Each worker's claims, in commit order: the only successes of a claim loop the log shows.
+  std::map<std::string, std::vector<std::uint64_t>> claims;
+  for (const auto& [id, attempt] : model.attempts) {
+    for (const auto& step : attempt.steps) {
+      if (step.what.claim) claims[step.what.by].push_back(step.seq);
+    }
+  }
+  for (auto& [worker, seqs] : claims) std::ranges::sort(seqs);
+  std::map<std::string, std::size_t> claims_passed;
+  // (node, loop) -> its run of failures; loop: the attempt (0: the worker's claim loop, -1: the
+  // reconciler's sweep).
+  std::map<std::pair<std::string, std::int64_t>, FailureRun> runs;
+  const auto run_of = [&](const std::string& node, std::int64_t loop,
+                          std::uint64_t seq) -> FailureRun& {
+    FailureRun& run = runs[{node, loop}];
+    if (loop != 0) return run;
+    // The claims the worker committed before `seq`, in order: each one the next claim follows
+    // (rather than a lost reply) came back, so the loop succeeded.
+    const auto found = claims.find(node);
+    if (found == claims.end()) return run;
+    std::size_t& passed = claims_passed[node];
+    while (passed < found->second.size() && found->second[passed] < seq) {
+      if (run.claim_unconfirmed) run.reset_seen = true;
+      run.claim_unconfirmed = true;
+      ++passed;
+    }
+    return run;
+  };
+  const auto judge = [&](const std::string& node, std::int64_t loop, std::int64_t retry_us,
+                         std::int64_t base, std::int64_t cap, std::uint64_t seq) {
+    FailureRun& run = run_of(node, loop, seq);
+    if (run.claim_unconfirmed) run.reset_seen = true;  // no lost reply came before this error
+    run.claim_unconfirmed = false;
+    if (run.reset_seen) run.failures = 0;
+    run.reset_seen = false;
+    ++run.failures;
+    const std::int64_t low = base / 2;
+    const std::int64_t high = backoff_ceiling(base, cap, run.failures);
+    if (retry_us >= low && retry_us <= high) return;
+    const std::string loop_name = loop == 0    ? "its claim loop"
+                                  : loop == -1 ? "its sweep"
+                                               : "its work on " + attempt_ref(loop);
+    out.push_back(violation(
+        "I12.backoff_out_of_bounds",
+        node + " waits " + std::to_string(retry_us) + " us after a store error in " + loop_name +
+            ", failure " + std::to_string(run.failures) + " at most in a row (counted since " +
+            (loop == 0 ? "its start or its last claim that came back" : "its start") +
+            "): the backoff draws from [" + std::to_string(low) + ", " + std::to_string(high) +
+            "] us (base " + std::to_string(base) + ", cap " + std::to_string(std::max(base, cap)) +
+            ")",
+        seq, {}));
+  };
+  const std::int64_t worker_base = policy.worker_poll_us;
+  const std::int64_t worker_cap = policy.store_backoff_cap_us;
+  const std::int64_t sweep_base = std::min(policy.worker_poll_us, policy.reconcile_period_us);
+  const std::int64_t sweep_cap = std::min(policy.store_backoff_cap_us, policy.reconcile_period_us);
+  EventSwitch passes;
+  passes
+      .on<events::NodeStarted>([&](events::NodeStarted&&, const sim::PackedEvent& recorded) {
+        const std::string& node = recorded.node.str();
+        // A new incarnation starts every loop afresh; its claims before now are behind it.
+        std::erase_if(runs, [&](const auto& entry) { return entry.first.first == node; });
+        if (const auto found = claims.find(node); found != claims.end()) {
+          std::size_t& passed = claims_passed[node];
+          while (passed < found->second.size() && found->second[passed] < recorded.seq) ++passed;
+        }
+      })
+      .on<events::StoreFault>([&](events::StoreFault&& fault, const sim::PackedEvent& recorded) {
+        if (!fault.maybe_committed || fault.operation != "claim_next_attempt") return;
+        run_of(fault.node, 0, recorded.seq).claim_unconfirmed = false;  // that claim failed
+      })
+      .on<events::WorkerStoreError>(
+          [&](events::WorkerStoreError&& error, const sim::PackedEvent& recorded) {
+            // A store error that ended an attempt's run (a value the store refuses) has no wait.
+            if (error.attempt_id != 0 && error.retry_in_us == 0) return;
+            judge(recorded.node.str(), error.attempt_id, error.retry_in_us, worker_base, worker_cap,
+                  recorded.seq);
+          })
+      .on<events::ReconcilerStoreError>(
+          [&](events::ReconcilerStoreError&& error, const sim::PackedEvent& recorded) {
+            judge(recorded.node.str(), -1, error.retry_in_us, sweep_base, sweep_cap, recorded.seq);
+          });
+  passes.run(*model.history);
+}
+
 }  // namespace
 
 std::vector<Violation> check_policy(const HistoryModel& model) {
@@ -158,6 +277,7 @@ std::vector<Violation> check_policy(const HistoryModel& model) {
   check_capacity(model, model.policy->what, out);
   check_calls_in_flight(model, model.policy->what, out);
   check_redrive_limit(model, model.policy->what, out);
+  check_backoff(model, model.policy->what, out);
   return out;
 }
 

@@ -1,6 +1,8 @@
 // I4 and I10-I13 on hand-made histories (I14's are in i14_reports_test.cpp): the clauses no named
 // defect reaches in the catalogue, each shown failing on the history that breaks it and passing on
 // the one that keeps it.
+#include <functional>
+
 #include <boost/test/unit_test.hpp>
 
 #include "system/events/reconciler_events.hpp"
@@ -473,6 +475,78 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
   require_none(run(std::chrono::seconds(1), true).first);    // a new incarnation
   const auto [violations, seq] = run(std::chrono::seconds(1), false);
   require_one(violations, "I12.over_capacity", seq);
+}
+
+// A worker (base 1 s, cap 4 s) and the reconciler (base min(1 s, 5 s), cap min(4 s, 5 s)) report
+// the waits `waits_ms` after their store errors; `between` runs after the second error. Returns
+// the violations and the last error's seq.
+std::pair<std::vector<Violation>, std::uint64_t> backoff_run(
+    const std::string& node, std::int64_t attempt, const std::vector<std::int64_t>& waits_ms,
+    const std::function<void(HistoryBuilder&)>& between = {}) {
+  HistoryBuilder h;
+  auto policy = standard_policy();
+  policy.store_backoff_cap_us = 4'000'000;
+  h.add("world", policy);
+  insert_job(h, {});
+  for (std::size_t i = 0; i < waits_ms.size(); ++i) {
+    if (i == 2 && between) between(h);
+    const std::int64_t wait_us = waits_ms[i] * 1000;
+    if (node == "reconciler") {
+      h.add(node,
+            events::ReconcilerStoreError{.message = "store partition", .retry_in_us = wait_us});
+    } else {
+      h.add(node, events::WorkerStoreError{.worker = node,
+                                           .attempt_id = attempt,
+                                           .message = "store partition",
+                                           .retry_in_us = wait_us});
+    }
+  }
+  return {check_policy(h.model()), h.last_seq()};
+}
+
+// Whether the run broke only the backoff, at its last error.
+void require_backoff_broken(const std::pair<std::vector<Violation>, std::uint64_t>& run) {
+  require_one(run.first, "I12.backoff_out_of_bounds", run.second);
+}
+
+BOOST_AUTO_TEST_CASE(i12_a_wait_outside_the_backoff_is_a_violation) {
+  // Doubling from [0.5, 1] s up to the cap of 4 s, in the claim loop, an attempt's and the sweep.
+  for (const std::int64_t loop : {0, 7}) {
+    require_none(backoff_run("worker-1", loop, {500, 2000, 3999, 4000, 2000}).first);
+    require_backoff_broken(backoff_run("worker-1", loop, {1000, 2000, 4001}));
+    require_backoff_broken(backoff_run("worker-1", loop, {1001}));
+    require_backoff_broken(backoff_run("worker-1", loop, {499}));
+    require_backoff_broken(backoff_run("worker-1", loop, {900, 2001}));
+  }
+  require_none(backoff_run("reconciler", 0, {1000, 1500, 4000}).first);
+  require_backoff_broken(backoff_run("reconciler", 0, {5000}));
+  // An attempt's run ended by a store error waits for nothing: no wait to judge.
+  require_none(backoff_run("worker-1", 7, {0}).first);
+}
+
+BOOST_AUTO_TEST_CASE(i12_a_claim_that_came_back_starts_the_backoff_over) {
+  const auto claim = [](HistoryBuilder& h) { h.add(kStore, claimed(1, 1)); };
+  const auto claim_lost = [&claim](HistoryBuilder& h) {
+    claim(h);
+    h.add("net.node_store", events::StoreFault{.node = "worker-1",
+                                               .operation = "claim_next_attempt",
+                                               .fault = "partition",
+                                               .maybe_committed = true});
+  };
+  const auto restart = [](HistoryBuilder& h) {
+    h.add("worker-1", events::NodeCrashed{}).add("worker-1", events::NodeStarted{.incarnation = 2});
+  };
+  // After two failures, a third wait of 1.5 s is in its range (up to 4 s) unless the loop
+  // succeeded in between: a claim whose reply came back, or a new incarnation.
+  require_none(backoff_run("worker-1", 0, {900, 1900, 1500}).first);
+  require_none(backoff_run("worker-1", 0, {900, 1900, 1500}, claim_lost).first);
+  require_backoff_broken(backoff_run("worker-1", 0, {900, 1900, 1500}, claim));
+  require_backoff_broken(backoff_run("worker-1", 0, {900, 1900, 1500}, restart));
+  // Another worker's claim proves nothing about worker-1's loop, nor a claim about an attempt's.
+  require_none(backoff_run("worker-1", 0, {900, 1900, 1500}, [](HistoryBuilder& h) {
+                 h.add(kStore, claimed(1, 1, "worker-2"));
+               }).first);
+  require_none(backoff_run("worker-1", 7, {900, 1900, 1500}, claim).first);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
