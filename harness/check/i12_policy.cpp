@@ -19,7 +19,11 @@
 //     reconcile_period (a cap below base counts as base). A success is not always in the history,
 //     so n is bounded from above by the loop's failures since the last proof of one: a node start,
 //     or, for a worker's claim loop, a claim the commit log has whose reply was not lost. Every
-//     wait is then at least base/2 and at most d for that bound.
+//     wait is then at least base/2 and at most d for that bound;
+//   - the waits are drawn (backoff_not_jittered): a draw from [d/2, d] lands on one of the few
+//     values that end a possible range (base * 2^i capped, or half of one) with probability at
+//     most 3 / (base/2 + 1); three such waits in a row in one loop mean no draw was made. Judged
+//     for a base of 2 ms or more, where three in a row by chance is below 3e-8.
 // Does not check: that capacity is used (an idle worker beside waiting work is I8's
 // `unclaimed`).
 #include <algorithm>
@@ -159,6 +163,16 @@ void check_redrive_limit(const HistoryModel& model, const events::RunPolicy& pol
   }
 }
 
+// Whether `wait` ends one of the ranges a backoff from `base` capped at `cap` draws from: a
+// ceiling d = min(max(base, cap), base * 2^i) or d/2.
+bool ends_a_backoff_range(std::int64_t wait, std::int64_t base, std::int64_t cap) {
+  const std::int64_t top = std::max(base, cap);
+  for (std::int64_t limit = base;; limit = limit > top / 2 ? top : limit * 2) {
+    if (wait == limit || wait == limit / 2) return true;
+    if (limit >= top) return false;
+  }
+}
+
 // The longest wait a backoff from `base` capped at `cap` may draw after `failures` failures in a
 // row: min(max(base, cap), base * 2^(failures - 1)), without overflow. REQUIRES: failures >= 1.
 std::int64_t backoff_ceiling(std::int64_t base, std::int64_t cap, std::int64_t failures) {
@@ -178,6 +192,7 @@ struct FailureRun {
   // store.fault of claim_next_attempt that may have committed, before the loop's next error).
   bool reset_seen = false;
   bool claim_unconfirmed = false;
+  int range_ends_in_a_row = 0;  // waits that each end a possible range, since the last that did not
 };
 
 void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
@@ -221,10 +236,24 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
     ++run.failures;
     const std::int64_t low = base / 2;
     const std::int64_t high = backoff_ceiling(base, cap, run.failures);
-    if (retry_us >= low && retry_us <= high) return;
     const std::string loop_name = loop == 0    ? "its claim loop"
                                   : loop == -1 ? "its sweep"
                                                : "its work on " + attempt_ref(loop);
+    constexpr std::int64_t kJitterJudgedFrom = 2000;  // us of base
+    constexpr int kUndrawnInARow = 3;                 // the message says "third"
+    run.range_ends_in_a_row =
+        ends_a_backoff_range(retry_us, base, cap) ? run.range_ends_in_a_row + 1 : 0;
+    if (base >= kJitterJudgedFrom && run.range_ends_in_a_row == kUndrawnInARow) {
+      out.push_back(violation("I12.backoff_not_jittered",
+                              node + " waits " + std::to_string(retry_us) +
+                                  " us after a store error in " + loop_name +
+                                  ", the third wait in a row that ends a range the backoff "
+                                  "draws from (base " +
+                                  std::to_string(base) + " us, doubling, cap " +
+                                  std::to_string(std::max(base, cap)) + " us): no jitter",
+                              seq, {}));
+    }
+    if (retry_us >= low && retry_us <= high) return;
     out.push_back(violation(
         "I12.backoff_out_of_bounds",
         node + " waits " + std::to_string(retry_us) + " us after a store error in " + loop_name +

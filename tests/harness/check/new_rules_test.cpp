@@ -482,10 +482,12 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
 // the violations and the last error's seq.
 std::pair<std::vector<Violation>, std::uint64_t> backoff_run(
     const std::string& node, std::int64_t attempt, const std::vector<std::int64_t>& waits_ms,
-    const std::function<void(HistoryBuilder&)>& between = {}) {
+    const std::function<void(HistoryBuilder&)>& between = {},
+    std::int64_t worker_poll_us = 1'000'000) {
   HistoryBuilder h;
   auto policy = standard_policy();
   policy.store_backoff_cap_us = 4'000'000;
+  policy.worker_poll_us = worker_poll_us;
   h.add("world", policy);
   insert_job(h, {});
   for (std::size_t i = 0; i < waits_ms.size(); ++i) {
@@ -547,6 +549,30 @@ BOOST_AUTO_TEST_CASE(i12_a_claim_that_came_back_starts_the_backoff_over) {
                  h.add(kStore, claimed(1, 1, "worker-2"));
                }).first);
   require_none(backoff_run("worker-1", 7, {900, 1900, 1500}, claim).first);
+}
+
+BOOST_AUTO_TEST_CASE(i12_three_waits_at_the_ends_of_their_ranges_are_not_jittered) {
+  // Base 1 s, cap 4 s: the ranges end at 0.5, 1, 2 and 4 s.
+  const auto undrawn = [](const std::vector<std::int64_t>& waits_ms) {
+    auto run = backoff_run("worker-1", 0, waits_ms);
+    require_one(run.first, "I12.backoff_not_jittered", run.second);
+  };
+  undrawn({1000, 2000, 4000});
+  undrawn({1000, 1000, 1000});
+  undrawn({900, 500, 2000, 2000});
+  require_none(backoff_run("worker-1", 0, {1000, 2000, 3000, 4000}).first);
+  require_none(backoff_run("worker-1", 0, {1000, 2000}).first);
+  // Another loop's waits do not count toward this one's.
+  require_none(backoff_run("worker-1", 0, {1000, 2000}, [](HistoryBuilder& h) {
+                 h.add("worker-1", events::WorkerStoreError{.worker = "worker-1",
+                                                            .attempt_id = 7,
+                                                            .message = "store partition",
+                                                            .retry_in_us = 1'000'000});
+               }).first);
+  // Below a base of 2 ms three range ends in a row are too likely by chance to judge.
+  require_none(backoff_run("worker-1", 0, {1, 1, 1}, {}, 1'000).first);
+  auto run = backoff_run("worker-1", 0, {2, 2, 2}, {}, 2'000);
+  require_one(run.first, "I12.backoff_not_jittered", run.second);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
