@@ -23,7 +23,9 @@
 //   - the waits are drawn (backoff_not_jittered): a draw from [d/2, d] lands on one of the few
 //     values that end a possible range (base * 2^i capped, or half of one) with probability at
 //     most 3 / (base/2 + 1); three such waits in a row in one loop mean no draw was made. Judged
-//     for a base of 2 ms or more, where three in a row by chance is below 3e-8.
+//     for a base of 2 ms or more, where three in a row by chance is below 3e-8;
+//   - the wait is taken (backoff_not_waited): a worker's claim loop, or the reconciler's sweep,
+//     meets its next store error no sooner than the wait it reported after the last one.
 // Does not check: that capacity is used (an idle worker beside waiting work is I8's
 // `unclaimed`).
 #include <algorithm>
@@ -193,6 +195,11 @@ struct FailureRun {
   bool reset_seen = false;
   bool claim_unconfirmed = false;
   int range_ends_in_a_row = 0;  // waits that each end a possible range, since the last that did not
+  // The claim loop and the sweep only (an attempt may have two retrying loops at once): the last
+  // error, when it was met and the wait reported after it.
+  std::optional<Instant> waited_from{};
+  std::uint64_t last_error = 0;
+  std::int64_t last_wait_us = 0;
 };
 
 void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
@@ -227,8 +234,25 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
     return run;
   };
   const auto judge = [&](const std::string& node, std::int64_t loop, std::int64_t retry_us,
-                         std::int64_t base, std::int64_t cap, std::uint64_t seq) {
+                         std::int64_t base, std::int64_t cap, const sim::PackedEvent& recorded) {
+    const std::uint64_t seq = recorded.seq;
     FailureRun& run = run_of(node, loop, seq);
+    const std::string loop_name = loop == 0    ? "its claim loop"
+                                  : loop == -1 ? "its sweep"
+                                               : "its work on " + attempt_ref(loop);
+    if (run.waited_from && recorded.at < *run.waited_from + Duration(run.last_wait_us)) {
+      out.push_back(violation("I12.backoff_not_waited",
+                              node + " met a store error in " + loop_name + " " +
+                                  std::to_string((recorded.at - *run.waited_from).count()) +
+                                  " us after the one it said it would wait " +
+                                  std::to_string(run.last_wait_us) + " us after",
+                              seq, {run.last_error}));
+    }
+    if (loop == 0 || loop == -1) {
+      run.waited_from = recorded.at;
+      run.last_error = seq;
+      run.last_wait_us = retry_us;
+    }
     if (run.claim_unconfirmed) run.reset_seen = true;  // no lost reply came before this error
     run.claim_unconfirmed = false;
     if (run.reset_seen) run.failures = 0;
@@ -236,9 +260,6 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
     ++run.failures;
     const std::int64_t low = base / 2;
     const std::int64_t high = backoff_ceiling(base, cap, run.failures);
-    const std::string loop_name = loop == 0    ? "its claim loop"
-                                  : loop == -1 ? "its sweep"
-                                               : "its work on " + attempt_ref(loop);
     constexpr std::int64_t kJitterJudgedFrom = 2000;  // us of base
     constexpr int kUndrawnInARow = 3;                 // the message says "third"
     run.range_ends_in_a_row =
@@ -288,11 +309,11 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
             // A store error that ended an attempt's run (a value the store refuses) has no wait.
             if (error.attempt_id != 0 && error.retry_in_us == 0) return;
             judge(recorded.node.str(), error.attempt_id, error.retry_in_us, worker_base, worker_cap,
-                  recorded.seq);
+                  recorded);
           })
       .on<events::ReconcilerStoreError>(
           [&](events::ReconcilerStoreError&& error, const sim::PackedEvent& recorded) {
-            judge(recorded.node.str(), -1, error.retry_in_us, sweep_base, sweep_cap, recorded.seq);
+            judge(recorded.node.str(), -1, error.retry_in_us, sweep_base, sweep_cap, recorded);
           });
   passes.run(*model.history);
 }

@@ -128,6 +128,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I12.redrive_limit",
       "I12.backoff_out_of_bounds",
       "I12.backoff_not_jittered",
+      "I12.backoff_not_waited",
       "I13.internal_error",
       "I13.no_retry_after",
       "I13.answer_leaks_internals",

@@ -478,21 +478,25 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
 }
 
 // A worker (base 1 s, cap 4 s) and the reconciler (base min(1 s, 5 s), cap min(4 s, 5 s)) report
-// the waits `waits_ms` after their store errors; `between` runs after the second error. Returns
-// the violations and the last error's seq.
+// the waits `waits_ms` after their store errors; `between` runs after the second error, and the
+// last error comes `waited_percent` of the wait before it after the one before. Returns the
+// violations and the last error's seq.
 std::pair<std::vector<Violation>, std::uint64_t> backoff_run(
     const std::string& node, std::int64_t attempt, const std::vector<std::int64_t>& waits_ms,
     const std::function<void(HistoryBuilder&)>& between = {},
-    std::int64_t worker_poll_us = 1'000'000) {
+    std::int64_t worker_poll_us = 1'000'000, std::int64_t waited_percent = 100) {
   HistoryBuilder h;
   auto policy = standard_policy();
   policy.store_backoff_cap_us = 4'000'000;
   policy.worker_poll_us = worker_poll_us;
   h.add("world", policy);
   insert_job(h, {});
+  Duration since_start{};
   for (std::size_t i = 0; i < waits_ms.size(); ++i) {
     if (i == 2 && between) between(h);
     const std::int64_t wait_us = waits_ms[i] * 1000;
+    h.at(since_start);
+    since_start += Duration(wait_us * (i + 2 == waits_ms.size() ? waited_percent : 100) / 100);
     if (node == "reconciler") {
       h.add(node,
             events::ReconcilerStoreError{.message = "store partition", .retry_in_us = wait_us});
@@ -573,6 +577,17 @@ BOOST_AUTO_TEST_CASE(i12_three_waits_at_the_ends_of_their_ranges_are_not_jittere
   require_none(backoff_run("worker-1", 0, {1, 1, 1}, {}, 1'000).first);
   auto run = backoff_run("worker-1", 0, {2, 2, 2}, {}, 2'000);
   require_one(run.first, "I12.backoff_not_jittered", run.second);
+}
+
+BOOST_AUTO_TEST_CASE(i12_a_store_error_before_the_wait_reported_is_a_violation) {
+  // The claim loop and the sweep meet their next error once their wait is over, not sooner.
+  for (const std::string node : {"worker-1", "reconciler"}) {
+    require_none(backoff_run(node, 0, {900, 1900, 2500}).first);
+    auto run = backoff_run(node, 0, {900, 1900, 2500}, {}, 1'000'000, 99);
+    require_one(run.first, "I12.backoff_not_waited", run.second);
+  }
+  // An attempt may have two loops retrying at once: its errors' spacing proves nothing.
+  require_none(backoff_run("worker-1", 7, {900, 1900, 2500}, {}, 1'000'000, 50).first);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
