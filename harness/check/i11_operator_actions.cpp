@@ -5,7 +5,8 @@
 //   - a success is backed by its effect in the commit log: a retry's 2xx names an attempt the
 //     store inserted as an explicit retry of the job the request named (on the provider its body
 //     named), a cancel's 2xx names the attempt of its path and the store moved that attempt to
-//     CANCELLED; with a key, that very commit recorded the key (unbacked_success). A refused
+//     CANCELLED; with a key, that very commit recorded the key (unbacked_success); a retry
+//     whose body names no provider retries the provider of the job's latest attempt. A refused
 //     action that recorded its key anyway shows the moment it is replayed as a success;
 //   - a success says what the action did, not what happened since: a retry's shows the attempt it
 //     created, STARTING; a cancel's shows CANCELLED; both name the attempt's job
@@ -98,6 +99,36 @@ std::vector<Success> successes(const HistoryModel& model) {
   return out;
 }
 
+// The providers a retry naming none may have been given: the provider of the job's latest attempt
+// as the API node may have read it, at any moment from the client's send to the retry's insert
+// (the latest attempt inserted before the send, and any inserted after it, before the retry). A
+// retry already inserted when this send left (a replay) is not judged here.
+std::set<std::string> latest_providers(const HistoryModel& model, const AttemptRecord& retry,
+                                       const Success& success) {
+  std::set<std::string> out;
+  const JobRecord* job = model.job(retry.job_id());
+  const auto request = model.requests.find(success.request);
+  if (job == nullptr || request == model.requests.end()) return out;
+  const auto& sends = request->second.send_seqs;
+  const auto send = static_cast<std::size_t>(success.received.what.send);
+  if (send == 0 || send > sends.size()) return out;
+  const std::uint64_t sent_at = sends[send - 1];
+  // A replay: the first send under the key is the one judged.
+  if (retry.inserted.seq < sent_at) return {retry.inserted.what.provider};
+  const AttemptRecord* before_send = nullptr;
+  for (const std::int64_t id : job->attempts) {
+    const AttemptRecord* attempt = model.attempt(id);
+    if (attempt == nullptr) continue;
+    if (attempt->inserted.seq < sent_at) {
+      before_send = attempt;
+    } else if (attempt->inserted.seq < retry.inserted.seq) {
+      out.insert(attempt->inserted.what.provider);
+    }
+  }
+  if (before_send != nullptr) out.insert(before_send->inserted.what.provider);
+  return out;
+}
+
 // What the success claims the action did, checked against the commit log; empty when it holds.
 std::string misbacked(const HistoryModel& model, const Success& success, const Binding* binding) {
   const auto& got = success.received.what;
@@ -114,10 +145,18 @@ std::string misbacked(const HistoryModel& model, const Success& success, const B
       return "naming " + attempt_ref(named) + ", which is not an explicit retry of " +
              job_ref(success.sent.job_id.value_or(0));
     }
-    if (auto provider = named_provider(success.sent);
-        provider && *provider != attempt->inserted.what.provider) {
+    const auto provider = named_provider(success.sent);
+    if (provider && *provider != attempt->inserted.what.provider) {
       return "naming " + attempt_ref(named) + " on " + attempt->inserted.what.provider +
              ", but the request asked for " + *provider;
+    }
+    if (!provider) {
+      if (auto latest = latest_providers(model, *attempt, success);
+          !latest.contains(attempt->inserted.what.provider)) {
+        return "naming " + attempt_ref(named) + " on " + attempt->inserted.what.provider +
+               ", but the request named no provider and the job's latest attempt was on " +
+               (latest.empty() ? std::string("none") : *latest.begin());
+      }
     }
   } else {
     if (named != id_in_path(success.sent.path.value_or(""), "/attempts/")) {

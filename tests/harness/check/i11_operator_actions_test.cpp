@@ -1,5 +1,6 @@
 // I11 on hand-made histories, beside new_rules_test.cpp's: a refusal whose grounds held when the
-// node made it is no refused replay, shown passing where they held and failing where they did not.
+// node made it is no refused replay, shown passing where they held and failing where they did not;
+// a retry naming no provider retries the provider of the job's latest attempt.
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
@@ -46,6 +47,51 @@ BOOST_AUTO_TEST_CASE(a_twin_refused_while_its_provider_was_uncertified_passes) {
       }
     }
   }
+}
+
+// Job 1 ran on alpha and failed over to beta, which failed too. Request 2 retries it naming no
+// provider, and its 201 names attempt 3, which the store inserted on `retried_on`. With `race`, a
+// failover onto gamma was inserted after the send and before the retry.
+std::pair<std::vector<Violation>, std::uint64_t> bodiless_retry(const std::string& retried_on,
+                                                                bool race) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  h.add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover, "worker-1"));
+  h.add(kStore, claimed(1, 2, "worker-1", 1))
+      .add(kStore, fenced_write(1, 2, S::running, S::failed, "worker-1", 1));
+  h.add("ops", retry_sent(2, 1, "op-1"));
+  std::int64_t next = 3;
+  if (race) {
+    h.add(kStore, attempt_inserted(1, 3, 3, "gamma", AttemptOrigin::failover, "worker-1"));
+    h.add(kStore, fenced_write(1, 3, S::starting, S::failed, "worker-1", 0));
+    next = 4;
+  }
+  auto retry = attempt_inserted(1, next, next, retried_on, AttemptOrigin::explicit_retry, "api-1");
+  retry.action_owner = "alice";
+  retry.action_key = "op-1";
+  h.add(kStore, retry);
+  const auto seq = h.add("ops", events::ClientReceived{.request = 2,
+                                                       .send = 1,
+                                                       .status = 201,
+                                                       .body_digest = "aa",
+                                                       .job_id = 1,
+                                                       .attempt_id = next,
+                                                       .shown_state = "STARTING"})
+                       .last_seq();
+  return {check_operator_actions(h.model()), seq};
+}
+
+BOOST_AUTO_TEST_CASE(a_retry_naming_no_provider_retries_the_latest_attempts) {
+  require_no(bodiless_retry("beta", false).first, "I11.unbacked_success");
+  const auto [violations, seq] = bodiless_retry("alpha", false);
+  require_one(violations, "I11.unbacked_success", seq);
+  // The node may have read the attempts before or after the failover that raced the retry.
+  require_no(bodiless_retry("beta", true).first, "I11.unbacked_success");
+  require_no(bodiless_retry("gamma", true).first, "I11.unbacked_success");
+  const auto [raced, raced_seq] = bodiless_retry("alpha", true);
+  require_one(raced, "I11.unbacked_success", raced_seq);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
