@@ -342,6 +342,11 @@ struct HistoryModel {
   // Whether `provider`'s latest certification in the commit log passed throughout trace events
   // [from, to]: the last one before `from` passed and none in the span failed.
   bool certified_throughout(std::string_view provider, std::uint64_t from, std::uint64_t to) const;
+  // The provider of `job`'s latest attempt as a node may have read it at some moment in trace
+  // events [from, to]: the latest attempt inserted before `from`, then each one inserted during
+  // the span, in order (the job's own provider when it has none).
+  std::vector<sim::NodeName> latest_attempt_providers(const JobRecord& job, std::uint64_t from,
+                                                      std::uint64_t to) const;
   // Whether the attempt's latest move to CANCELLED before trace event `seq` was an operator's.
   bool cancelled_by_operator(const AttemptRecord& attempt, std::uint64_t seq) const;
 

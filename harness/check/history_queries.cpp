@@ -204,6 +204,20 @@ std::string HistoryModel::payload_of(const JobRecord& job) const {
   return typed_at<events::CommitJobInserted>(*history, job.inserted.seq).payload;
 }
 
+std::vector<sim::NodeName> HistoryModel::latest_attempt_providers(const JobRecord& job,
+                                                                  std::uint64_t from,
+                                                                  std::uint64_t to) const {
+  std::vector<sim::NodeName> out;
+  for (const auto id : job.attempts) {
+    const AttemptRecord* found = attempt(id);
+    if (found == nullptr || found->inserted.seq > to) break;
+    if (found->inserted.seq < from) out.clear();
+    out.push_back(found->inserted.what.provider);
+  }
+  if (out.empty()) out.push_back(job.inserted.what.provider);
+  return out;
+}
+
 std::vector<std::string> HistoryModel::failover_of(const JobRecord& job) const {
   std::vector<std::string> failover;
   const JsonValue held = json_value(payload_of(job));

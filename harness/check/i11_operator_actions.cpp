@@ -100,33 +100,18 @@ std::vector<Success> successes(const HistoryModel& model) {
 }
 
 // The providers a retry naming none may have been given: the provider of the job's latest attempt
-// as the API node may have read it, at any moment from the client's send to the retry's insert
-// (the latest attempt inserted before the send, and any inserted after it, before the retry). A
-// retry already inserted when this send left (a replay) is not judged here.
-std::set<std::string> latest_providers(const HistoryModel& model, const AttemptRecord& retry,
-                                       const Success& success) {
-  std::set<std::string> out;
+// as the API node may have read it, at any moment from the client's send to the retry's insert.
+// A retry already inserted when this send left (a replay) is judged at the send that made it.
+std::vector<sim::NodeName> latest_providers(const HistoryModel& model, const AttemptRecord& retry,
+                                            const Success& success) {
+  const std::vector<sim::NodeName> unjudged{retry.inserted.what.provider};
   const JobRecord* job = model.job(retry.job_id());
   const auto request = model.requests.find(success.request);
-  if (job == nullptr || request == model.requests.end()) return out;
+  if (job == nullptr || request == model.requests.end()) return unjudged;
   const auto& sends = request->second.send_seqs;
   const auto send = static_cast<std::size_t>(success.received.what.send);
-  if (send == 0 || send > sends.size()) return out;
-  const std::uint64_t sent_at = sends[send - 1];
-  // A replay: the first send under the key is the one judged.
-  if (retry.inserted.seq < sent_at) return {retry.inserted.what.provider};
-  const AttemptRecord* before_send = nullptr;
-  for (const std::int64_t id : job->attempts) {
-    const AttemptRecord* attempt = model.attempt(id);
-    if (attempt == nullptr) continue;
-    if (attempt->inserted.seq < sent_at) {
-      before_send = attempt;
-    } else if (attempt->inserted.seq < retry.inserted.seq) {
-      out.insert(attempt->inserted.what.provider);
-    }
-  }
-  if (before_send != nullptr) out.insert(before_send->inserted.what.provider);
-  return out;
+  if (send == 0 || send > sends.size() || retry.inserted.seq < sends[send - 1]) return unjudged;
+  return model.latest_attempt_providers(*job, sends[send - 1], retry.inserted.seq - 1);
 }
 
 // What the success claims the action did, checked against the commit log; empty when it holds.
@@ -151,11 +136,11 @@ std::string misbacked(const HistoryModel& model, const Success& success, const B
              ", but the request asked for " + *provider;
     }
     if (!provider) {
-      if (auto latest = latest_providers(model, *attempt, success);
-          !latest.contains(attempt->inserted.what.provider)) {
+      if (const auto latest = latest_providers(model, *attempt, success);
+          std::ranges::find(latest, attempt->inserted.what.provider) == latest.end()) {
         return "naming " + attempt_ref(named) + " on " + attempt->inserted.what.provider +
                ", but the request named no provider and the job's latest attempt was on " +
-               (latest.empty() ? std::string("none") : *latest.begin());
+               latest.front().str();
       }
     }
   } else {

@@ -41,15 +41,7 @@ std::vector<sim::NodeName> retry_providers(const HistoryModel& model, const JobR
     if (!named) return {};
     return {sim::NodeName(*named)};
   }
-  std::vector<sim::NodeName> out;
-  for (const auto id : job.attempts) {
-    const AttemptRecord* attempt = model.attempt(id);
-    if (attempt == nullptr || attempt->inserted.seq > to) break;
-    if (attempt->inserted.seq < from) out.clear();
-    out.push_back(attempt->inserted.what.provider);
-  }
-  if (out.empty()) out.push_back(job.inserted.what.provider);
-  return out;
+  return model.latest_attempt_providers(job, from, to);
 }
 
 // What a job read's "blocked" should have been, judged over the exchange [from, to]: true or false
