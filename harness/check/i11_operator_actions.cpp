@@ -22,7 +22,9 @@
 //     whose grounds held after the request reached the node and before the key was recorded told
 //     the truth when it was made, and is no refused replay: a store's refusal of this node's write
 //     for the attempt's state, a live attempt or a won job, or 422 provider_not_certified while
-//     the provider the retry names was not certified (the commit log's certifications).
+//     the provider the retry names was not certified (the commit log's certifications);
+//   - a key is each owner's own: an action refused 422 idempotency_key_reused had its owner's key
+//     recorded before the answer (free_key_refused).
 // Does not check: refusals' codes (I13 judges what a refusal claims), job creates' keys (I1, I2).
 #include <algorithm>
 
@@ -246,6 +248,28 @@ void check_refused_replays(const HistoryModel& model,
 
 }  // namespace
 
+// A retry or cancel refused as a reused key: the store had recorded an action under that owner's
+// key before the answer (action keys are each owner's own: another owner's use of the same key is
+// no reuse).
+void check_free_keys_refused(const HistoryModel& model,
+                             const std::map<OwnerKey, std::vector<Binding>>& bound,
+                             std::vector<Violation>& out) {
+  for (const auto& exchange : model.exchanges) {
+    if (!exchange.answered() || exchange.status != 422) continue;
+    if (exchange.route != "create_attempt" && exchange.route != "cancel_attempt") continue;
+    if (model.response_of(exchange)->error != "idempotency_key_reused") continue;
+    const auto request = model.request_of(exchange);
+    const auto found = bound.find({request->owner, request->key});
+    if (found != bound.end() && found->second.front().seq < exchange.response_seq) continue;
+    out.push_back(violation("I11.free_key_refused",
+                            exchange.node + " answered " + request->method + " " + request->path +
+                                " 422 idempotency_key_reused under key \"" + request->key +
+                                "\", but the store had " + "recorded no action under " +
+                                request->owner + "'s key \"" + request->key + "\" by then",
+                            exchange.response_seq, {exchange.request_seq}));
+  }
+}
+
 std::vector<Violation> check_operator_actions(const HistoryModel& model) {
   std::vector<Violation> out;
   const auto bound = bindings(model);
@@ -258,6 +282,7 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
                             list[1].seq, {list[0].seq}));
   }
   check_refused_replays(model, bound, out);
+  check_free_keys_refused(model, bound, out);
   std::map<OwnerKey, const Success*> first_success;
   const auto all = successes(model);
   for (const auto& success : all) {

@@ -123,6 +123,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I11.key_shared",
       "I11.replay_unmarked",
       "I11.replay_refused",
+      "I11.free_key_refused",
       "I12.attempt_limit",
       "I12.over_capacity",
       "I12.redrive_limit",

@@ -1,6 +1,7 @@
 // I11 on hand-made histories, beside new_rules_test.cpp's: a refusal whose grounds held when the
 // node made it is no refused replay, shown passing where they held and failing where they did not;
-// a retry naming no provider retries the provider of the job's latest attempt.
+// a retry naming no provider retries the provider of the job's latest attempt; a key is refused as
+// reused only once its owner recorded it.
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
@@ -92,6 +93,36 @@ BOOST_AUTO_TEST_CASE(a_retry_naming_no_provider_retries_the_latest_attempts) {
   require_no(bodiless_retry("gamma", true).first, "I11.unbacked_success");
   const auto [raced, raced_seq] = bodiless_retry("alpha", true);
   require_one(raced, "I11.unbacked_success", raced_seq);
+}
+
+// Job 1's attempt failed and alice's retry recorded key op-1 (`recorded_first`: before request 3,
+// a retry under op-1 by `owner` answered 422 idempotency_key_reused; otherwise after it).
+std::pair<std::vector<Violation>, std::uint64_t> refused_as_reused(const std::string& owner,
+                                                                   bool recorded_first) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1, "worker-1", 1))
+      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  if (recorded_first) insert_keyed_retry(h, "op-1");
+  const ApiCall refused{.request = 3,
+                        .route = "create_attempt",
+                        .owner = owner,
+                        .key = "op-1",
+                        .status = 422,
+                        .asks = 1,
+                        .error = "idempotency_key_reused"};
+  const auto seq = api_exchange(h, refused).last_seq();
+  if (!recorded_first) insert_keyed_retry(h, "op-1");
+  return {check_operator_actions(h.model()), seq};
+}
+
+BOOST_AUTO_TEST_CASE(a_key_is_refused_as_reused_only_once_its_owner_recorded_it) {
+  require_no(refused_as_reused("alice", true).first, "I11.free_key_refused");
+  for (const auto& [owner, recorded_first] :
+       {std::pair{"bob", true}, std::pair{"alice", false}, std::pair{"bob", false}}) {
+    const auto [violations, seq] = refused_as_reused(owner, recorded_first);
+    require_one(violations, "I11.free_key_refused", seq);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
