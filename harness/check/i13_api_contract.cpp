@@ -6,7 +6,7 @@
 //   - no answer is a 500 or another 5xx than 503 (the load balancer's own 502 aside): a store
 //     failure is 503 with Retry-After, a bug is a bug (internal_error, judged on every answer an
 //     API node gave, delivered or not); every 503 a client receives carries Retry-After
-//     (no_retry_after);
+//     (no_retry_after), of 1 second, as the contract says (README "API contract");
 //   - limits, judged from the bytes the client sent (limit_misjudged): a retry's body other than
 //     exactly {"provider": a string} is never accepted, nor a create whose input has an empty or
 //     missing "text" or a member besides "text" and "fields", nor one whose operation is not
@@ -72,6 +72,9 @@
 
 namespace onejob::check {
 namespace {
+
+// The Retry-After every 503 carries, in seconds (README, "API contract": the store cannot answer).
+constexpr std::string_view kStoreRetryAfter = "1";
 
 using i13::AnswerCounts;
 using i13::BodyFacts;
@@ -363,9 +366,14 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                                   received.seq, {send_seq}));
         }
       }
-      if (got.status == 503 && !got.retry_after) {
-        out.push_back(violation("I13.no_retry_after", head + "a 503 without Retry-After",
-                                received.seq, {send_seq}));
+      if (got.status == 503 && got.retry_after != kStoreRetryAfter) {
+        out.push_back(
+            violation("I13.no_retry_after",
+                      head + "a 503 with " +
+                          (got.retry_after ? "Retry-After: \"" + *got.retry_after + "\""
+                                           : std::string("no Retry-After")) +
+                          ", where the contract says Retry-After: " + std::string(kStoreRetryAfter),
+                      received.seq, {send_seq}));
         continue;
       }
       std::optional<BodyFacts> own_body;

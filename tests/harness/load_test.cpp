@@ -1,6 +1,7 @@
 // The `load:` statement: a generated load, kept as its arrivals and made into requests when
 // asked for; and the timeline entry's optional texts it relies on.
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <vector>
 
