@@ -13,6 +13,8 @@
 //     else its deadline);
 //   - one reconciler incarnation re-drives an attempt (UNKNOWN -> STARTING) at most redrive_limit
 //     times (redrive_limit): past it the attempt waits for an operator;
+//   - a worker's provider call ends at attempt_deadline after it (call_deadline): the deadline
+//     its provider.call names is the call's instant plus attempt_deadline;
 //   - a store error's wait is the backoff README promises (backoff_out_of_bounds): after the n-th
 //     failure in a row of one loop, a draw from [d/2, d], d = min(cap, base * 2^(n-1)), for a
 //     worker base = worker_poll and cap = store_backoff_cap, for the reconciler both bounded by
@@ -141,6 +143,21 @@ void check_calls_in_flight(const HistoryModel& model, const events::RunPolicy& p
                               span->call.seq, std::move(evidence)));
       break;  // once per worker
     }
+  }
+}
+
+void check_call_deadlines(const HistoryModel& model, const events::RunPolicy& policy,
+                          std::vector<Violation>& out) {
+  const Duration deadline(policy.attempt_deadline_us);
+  for (const auto& span : model.call_spans) {
+    if (span.deadline == span.call.at + deadline) continue;
+    out.push_back(violation("I12.call_deadline",
+                            span.node.str() + " called for " +
+                                attempt_ref(span.call.what.attempt_id) + " with a deadline " +
+                                std::to_string((span.deadline - span.call.at).count()) +
+                                " us after the call, not the attempt_deadline of " +
+                                std::to_string(policy.attempt_deadline_us) + " us",
+                            span.call.seq, {}));
   }
 }
 
@@ -327,6 +344,7 @@ std::vector<Violation> check_policy(const HistoryModel& model) {
   check_capacity(model, model.policy->what, out);
   check_calls_in_flight(model, model.policy->what, out);
   check_redrive_limit(model, model.policy->what, out);
+  check_call_deadlines(model, model.policy->what, out);
   check_backoff(model, model.policy->what, out);
   return out;
 }

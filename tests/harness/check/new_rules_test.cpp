@@ -484,6 +484,25 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
   require_one(violations, "I12.over_capacity", seq);
 }
 
+BOOST_AUTO_TEST_CASE(i12_a_call_whose_deadline_is_not_attempt_deadline_after_it_is_a_violation) {
+  // attempt_deadline 30 s; worker-1 calls at 2 s with a deadline `deadline_s` into the run.
+  const auto run = [](std::int64_t deadline_s) {
+    HistoryBuilder h;
+    h.add("world", standard_policy());
+    insert_job(h, {});
+    h.add(kStore, claimed(1, 1));
+    auto call = provider_called(1, 1);
+    call.deadline = Instant(std::chrono::seconds(deadline_s));
+    const auto seq = h.at(std::chrono::seconds(2)).add("worker-1", call).last_seq();
+    return std::pair{check_policy(h.model()), seq};
+  };
+  require_none(run(32).first);
+  for (const std::int64_t wrong : {30, 31, 33, 62}) {
+    const auto [violations, seq] = run(wrong);
+    require_one(violations, "I12.call_deadline", seq);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
