@@ -172,7 +172,8 @@ void Folder::on_response(events::ApiResponse&& response, const sim::PackedEvent&
 
 void Folder::on_executed(events::ProviderExecuted&& executed, const sim::PackedEvent& recorded) {
   Execution execution{recorded.node,
-                      {{std::move(executed.provider_key), executed.outcome, executed.answers_at},
+                      {{std::move(executed.provider_key), executed.outcome, executed.answers_at,
+                        executed.operation},
                        recorded.seq,
                        recorded.at}};
   if (executed.purpose == events::kPurposeAttempt) {

@@ -181,6 +181,7 @@ struct Executed {
   std::string provider_key;
   sim::NodeName outcome;
   std::optional<Instant> answers_at{};
+  sim::NodeName operation;
 };
 
 struct Execution {

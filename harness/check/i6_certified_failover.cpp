@@ -19,13 +19,17 @@
 //     certification's known answers can tell), and its result equals that output as JSON;
 //   - every certification that passed was earned: the provider answered its certification
 //     calls since its previous certification, and every answer was right (behaviour "ok") and
-//     reached the caller (delivered as an answer, not lost to a reset transport).
+//     reached the caller (delivered as an answer, not lost to a reset transport); and its suite
+//     covered the contract: a call for each operation the API offers, each judged as above
+//     (certified_untested_operation).
 // Does not check:
 //   - initial attempts: the client chose that provider, certified or not;
 //   - that a certification which failed had to (a failing provider may still be a good one:
 //     a timeout, a dropped call).
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +38,9 @@
 
 namespace onejob::check {
 namespace {
+
+// The operations the API offers (README, "The contract gate"): a certification vouches for all.
+constexpr std::string_view kOperations[] = {"classify", "summarize", "extract"};
 
 // The providers the job's create allowed, in order: its provider, then its failover list, read
 // from the stored request body.
@@ -211,11 +218,13 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
     previous[provider] = certification.seq;
     if (!certification.what.passed) continue;
     int calls = 0;
+    std::set<std::string> called;  // the operations it made calls for
     for (const auto& execution : model.certification_executions) {
       const auto& executed = execution.executed;
       if (execution.provider != provider || executed.seq < since) continue;
       if (executed.seq > certification.seq) break;
       ++calls;
+      called.insert(executed.what.operation);
       const bool in_time =
           executed.what.answers_at && *executed.what.answers_at <= certification.at;
       if (executed.what.outcome == "ok" && in_time) {
@@ -241,6 +250,16 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
                               "the store recorded a passing certification of \"" + provider +
                                   "\" without a single call to the provider",
                               certification.seq, {}));
+      continue;
+    }
+    for (const std::string_view operation : kOperations) {
+      if (called.contains(std::string(operation))) continue;
+      out.push_back(violation("I6.certified_untested_operation",
+                              "the store recorded a passing certification of \"" + provider +
+                                  "\" that called it for no " + std::string(operation) +
+                                  " sample: the suite covers every operation the API offers",
+                              certification.seq, {}));
+      break;
     }
   }
 }

@@ -90,6 +90,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I5.discarded_result_shown",
       "I6.uncertified_provider",
       "I6.certified_without_call",
+      "I6.certified_untested_operation",
       "I6.certified_on_failed_call",
       "I6.failover_before_failure",
       "I6.failover_out_of_order",

@@ -324,30 +324,38 @@ inline events::CommitCertification certification(std::string provider, bool pass
 }
 
 // A certification call the provider answered with `outcome` at once (node: the provider).
-inline events::ProviderExecuted certification_call(std::string outcome, Instant answers_at) {
+inline events::ProviderExecuted certification_call(std::string outcome, Instant answers_at,
+                                                   std::string operation = "classify",
+                                                   std::string key = "cert:1") {
   return events::ProviderExecuted{.purpose = "certification",
-                                  .provider_key = "cert:1",
-                                  .operation = "classify",
+                                  .provider_key = std::move(key),
+                                  .operation = std::move(operation),
                                   .outcome = std::move(outcome),
                                   .output = R"({"label":"billing","confidence":0.9})",
                                   .answers_at = answers_at};
 }
 
-// The certifier hears the answer to certification call "cert:1" (the transport delivered it).
-inline events::ProviderDelivered certification_heard(std::string provider) {
+// The certifier hears the answer to certification call `key` (the transport delivered it).
+inline events::ProviderDelivered certification_heard(std::string provider,
+                                                     std::string key = "cert:1") {
   return events::ProviderDelivered{.call = std::string(events::kDeliveredReply),
                                    .provider = std::move(provider),
-                                   .provider_key = "cert:1",
+                                   .provider_key = std::move(key),
                                    .outcome = "answered"};
 }
 
-// A certification run: one call the provider answered (with `outcome`, "ok": right) and the
-// certifier heard, then the store records the verdict `passed`.
+// A certification run: a call for each operation (classify, summarize, extract), each answered by
+// the provider (with `outcome`, "ok": right) and heard by the certifier, then the store records
+// the verdict `passed`.
 inline void certify(HistoryBuilder& h, const std::string& provider, bool passed,
-                    std::string outcome = "ok") {
-  h.add(provider, certification_call(std::move(outcome), h.now()))
-      .add("certifier", certification_heard(provider))
-      .add(kStore, certification(provider, passed));
+                    const std::string& outcome = "ok") {
+  int number = 0;
+  for (const char* operation : {"classify", "summarize", "extract"}) {
+    const std::string key = "cert:" + std::to_string(++number);
+    h.add(provider, certification_call(outcome, h.now(), operation, key))
+        .add("certifier", certification_heard(provider, key));
+  }
+  h.add(kStore, certification(provider, passed));
 }
 
 // api-1 inserts attempt 2 of job 1 (on alpha) as alice's explicit retry and records her key
