@@ -358,6 +358,13 @@ inline void certify(HistoryBuilder& h, const std::string& provider, bool passed,
   h.add(kStore, certification(provider, passed));
 }
 
+// Job 1, inserted by api-1; worker-1 claims its attempt 1 (token 1) and moves it to FAILED.
+inline HistoryBuilder& first_attempt_failed(HistoryBuilder& h) {
+  insert_job(h, {});
+  return h.add(kStore, claimed(1, 1, "worker-1", 1))
+      .add(kStore, fenced_write(1, 1, AttemptState::running, AttemptState::failed, "worker-1", 1));
+}
+
 // api-1 inserts attempt 2 of job 1 (on alpha) as alice's explicit retry and records her key
 // `key` with it.
 inline void insert_keyed_retry(HistoryBuilder& h, const std::string& key) {

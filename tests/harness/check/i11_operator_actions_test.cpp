@@ -24,9 +24,7 @@ BOOST_AUTO_TEST_CASE(a_twin_refused_while_its_provider_was_uncertified_passes) {
   for (const bool certified_all_along : {false, true}) {
     BOOST_TEST_CONTEXT("certified all along: " << certified_all_along) {
       HistoryBuilder h;
-      insert_job(h, {});
-      h.add(kStore, claimed(1, 1, "worker-1", 1))
-          .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+      first_attempt_failed(h);
       if (certified_all_along) certify(h, "alpha", true);
       for (const std::int64_t request : {2, 3}) {
         auto sent = retry_sent(request, 1, "op-1");
@@ -56,9 +54,7 @@ BOOST_AUTO_TEST_CASE(a_twin_refused_while_its_provider_was_uncertified_passes) {
 std::pair<std::vector<Violation>, std::uint64_t> bodiless_retry(const std::string& retried_on,
                                                                 bool race) {
   HistoryBuilder h;
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1, "worker-1", 1))
-      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  first_attempt_failed(h);
   h.add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover, "worker-1"));
   h.add(kStore, claimed(1, 2, "worker-1", 1))
       .add(kStore, fenced_write(1, 2, S::running, S::failed, "worker-1", 1));
@@ -100,9 +96,7 @@ BOOST_AUTO_TEST_CASE(a_retry_naming_no_provider_retries_the_latest_attempts) {
 std::pair<std::vector<Violation>, std::uint64_t> refused_as_reused(const std::string& owner,
                                                                    bool recorded_first) {
   HistoryBuilder h;
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1, "worker-1", 1))
-      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  first_attempt_failed(h);
   if (recorded_first) insert_keyed_retry(h, "op-1");
   const ApiCall refused{.request = 3,
                         .route = "create_attempt",

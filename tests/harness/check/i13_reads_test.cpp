@@ -147,10 +147,7 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_request_its_job_was_created_with) {
 std::pair<std::vector<check::Violation>, std::uint64_t> read_failed_job(bool retried,
                                                                         const std::string& shown) {
   HistoryBuilder h;
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1, "worker-1", 1))
-      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1))
-      .add(kStore, job_failed(1));
+  first_attempt_failed(h).add(kStore, job_failed(1));
   if (retried) insert_keyed_retry(h, "op-1");
   h.add("browser", get_sent(1, "alice", 1));
   api_exchange(h, {.request = 1, .route = "get_job", .status = 200, .job_id = 1});

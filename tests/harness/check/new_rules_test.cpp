@@ -19,9 +19,7 @@ using S = AttemptState;
 // Job 1 whose attempt 1 failed; the operator's retry (request 2 of `owner`, key `key`) then
 // inserted attempt 2 and recorded the key.
 void retried(HistoryBuilder& h, const std::string& key = "op-1") {
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1, "worker-1", 1))
-      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  first_attempt_failed(h);
   insert_keyed_retry(h, key);
 }
 
@@ -96,9 +94,7 @@ BOOST_AUTO_TEST_CASE(i11_one_key_answered_to_two_requests_is_a_violation) {
 // the key; request 3 sends the same retry again and api-1 answers it `status`.
 std::uint64_t identical_retry_answered(HistoryBuilder& h, std::int64_t status,
                                        std::optional<std::string> error) {
-  insert_job(h, {});
-  h.add(kStore, claimed(1, 1, "worker-1", 1))
-      .add(kStore, fenced_write(1, 1, S::running, S::failed, "worker-1", 1));
+  first_attempt_failed(h);
   const ApiCall first{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
   h.add("ops", retry_sent(2, 1, "op-1"));
   api_request(h, first);
