@@ -297,7 +297,9 @@ BOOST_AUTO_TEST_CASE(other_texts_are_left_to_nlohmanns_parser) {
   for (const std::string& text : std::vector<std::string>{
            "\"\\u0041\"", "\"\xC3\xA9\"", "\"a\x01\"", "1234567890123456789", "1e400", "01", "[1,]",
            "{\"a\":1,\"a\":2}", "[1] [2]", "tru", std::string(65, '[') + std::string(65, ']'),
-           "\"a\\", "[\"a\\"}) {  // strings cut short after their backslash
+           "\"a\\", "[\"a\\",                // strings cut short after their backslash
+           "\"abc", "[\"abc", "{\"a\":\"b",  // and before their closing quote
+           "[\"a\t]", "{\"a\":\"b\n}"}) {    // a raw control byte is no closing quote
     nlohmann::json document;
     BOOST_TEST(!read_plain_json(text, document), text);
   }
