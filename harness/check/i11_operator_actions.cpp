@@ -246,8 +246,6 @@ void check_refused_replays(const HistoryModel& model,
   }
 }
 
-}  // namespace
-
 // A retry or cancel refused as a reused key: the store had recorded an action under that owner's
 // key before the answer (action keys are each owner's own: another owner's use of the same key is
 // no reuse).
@@ -264,11 +262,13 @@ void check_free_keys_refused(const HistoryModel& model,
     out.push_back(violation("I11.free_key_refused",
                             exchange.node + " answered " + request->method + " " + request->path +
                                 " 422 idempotency_key_reused under key \"" + request->key +
-                                "\", but the store had " + "recorded no action under " +
-                                request->owner + "'s key \"" + request->key + "\" by then",
+                                "\", but the store had recorded no action under " + request->owner +
+                                "'s key \"" + request->key + "\" by then",
                             exchange.response_seq, {exchange.request_seq}));
   }
 }
+
+}  // namespace
 
 std::vector<Violation> check_operator_actions(const HistoryModel& model) {
   std::vector<Violation> out;

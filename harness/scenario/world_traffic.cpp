@@ -267,7 +267,6 @@ void World::lb_respond(int number, int send, const std::string& client, SharedRe
 
 namespace {
 
-// What the client itself reads in a response body: its own JSON parser, not the system's.
 // The entries of `body`'s array `name`, each as `entry` writes it, joined by ','; nothing when
 // the body has no such array.
 template <typename Entry>
@@ -282,6 +281,7 @@ std::optional<std::string> joined(const nlohmann::json& body, const char* name, 
   return shown;
 }
 
+// What the client itself reads in a response body: its own JSON parser, not the system's.
 void read_body(const std::string& text, events::ClientReceived& received) {
   const auto body = check::parse_json(text);
   if (!body.is_object()) return;

@@ -344,17 +344,25 @@ inline events::ProviderDelivered certification_heard(std::string provider,
                                    .outcome = "answered"};
 }
 
-// A certification run: a call for each operation (classify, summarize, extract), each answered by
-// the provider (with `outcome`, "ok": right) and heard by the certifier, then the store records
-// the verdict `passed`.
-inline void certify(HistoryBuilder& h, const std::string& provider, bool passed,
-                    const std::string& outcome = "ok") {
+// A certification's calls: one for each operation (classify, summarize, extract, keys cert:1 to
+// cert:3) but `skipped`, each answered by the provider (with `outcome`, "ok": right) and heard by
+// the certifier.
+inline void certification_calls(HistoryBuilder& h, const std::string& provider,
+                                const std::string& outcome = "ok", std::string_view skipped = {}) {
   int number = 0;
-  for (const char* operation : {"classify", "summarize", "extract"}) {
+  for (const std::string_view operation : {"classify", "summarize", "extract"}) {
     const std::string key = "cert:" + std::to_string(++number);
-    h.add(provider, certification_call(outcome, h.now(), operation, key))
+    if (operation == skipped) continue;
+    h.add(provider, certification_call(outcome, h.now(), std::string(operation), key))
         .add("certifier", certification_heard(provider, key));
   }
+}
+
+// A certification run: its calls (certification_calls), then the store records the verdict
+// `passed`.
+inline void certify(HistoryBuilder& h, const std::string& provider, bool passed,
+                    const std::string& outcome = "ok") {
+  certification_calls(h, provider, outcome);
   h.add(kStore, certification(provider, passed));
 }
 

@@ -223,20 +223,11 @@ BOOST_AUTO_TEST_CASE(a_job_failed_with_a_certified_provider_left_is_a_violation)
   require_none(std::get<0>(alpha_failed_then_job(5, false)));  // nobody certified was left
 }
 
-// Right answers to the suite's summarize and extract samples, heard: what a certification's
-// classify call is judged beside in the cases below.
-void answered_the_rest(HistoryBuilder& h, const std::string& provider) {
-  h.add(provider, certification_call("ok", h.now(), "summarize", "cert:2"))
-      .add("certifier", certification_heard(provider, "cert:2"))
-      .add(provider, certification_call("ok", h.now(), "extract", "cert:3"))
-      .add("certifier", certification_heard(provider, "cert:3"));
-}
-
 BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_plausible_but_wrong_answer_is_a_violation) {
   HistoryBuilder h;
   h.add("beta", certification_call("ok", h.now())).add("certifier", certification_heard("beta"));
   const auto wrong = h.add("beta", certification_call("plausible", h.now())).last_seq();
-  answered_the_rest(h, "beta");
+  certification_calls(h, "beta", "ok", "classify");  // the rest, right and heard
   const auto passed = h.add(kStore, certification("beta", true)).last_seq();
   const auto violations = check_certified_failover(h.model());
   require_one(violations, "I6.certified_on_failed_call", passed);
@@ -248,7 +239,7 @@ BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_right_answer_nobody_heard_is_a_
   // response): the certifier learned nothing from the call.
   HistoryBuilder h;
   const auto call = h.add("beta", certification_call("ok", h.now())).last_seq();
-  answered_the_rest(h, "beta");
+  certification_calls(h, "beta", "ok", "classify");  // the rest, right and heard
   const auto passed = h.add(kStore, certification("beta", true)).last_seq();
   const auto violations = check_certified_failover(h.model());
   require_one(violations, "I6.certified_on_failed_call", passed);
@@ -259,7 +250,7 @@ BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_right_answer_nobody_heard_is_a_
   auto lost = certification_heard("beta");
   lost.outcome = "maybe_delivered";
   reset.add("certifier", lost);
-  answered_the_rest(reset, "beta");
+  certification_calls(reset, "beta", "ok", "classify");
   const auto reset_passed = reset.add(kStore, certification("beta", true)).last_seq();
   require_one(check_certified_failover(reset.model()), "I6.certified_on_failed_call", reset_passed);
   // Heard: no violation.
@@ -271,7 +262,7 @@ BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_right_answer_nobody_heard_is_a_
 BOOST_AUTO_TEST_CASE(a_certification_passed_without_an_answer_is_a_violation) {
   HistoryBuilder h;
   h.add("beta", certification_call("ok", Instant(std::chrono::seconds(9))));  // answers later
-  answered_the_rest(h, "beta");
+  certification_calls(h, "beta", "ok", "classify");  // the rest, right and heard
   const auto passed = h.add(kStore, certification("beta", true)).last_seq();
   require_one(check_certified_failover(h.model()), "I6.certified_on_failed_call", passed);
   HistoryBuilder none;
@@ -297,16 +288,10 @@ BOOST_AUTO_TEST_CASE(a_plausible_output_can_win_an_initial_attempt) {
 }
 
 BOOST_AUTO_TEST_CASE(a_certification_passed_without_every_operation_called_is_a_violation) {
-  // Right, heard answers to classify and extract, and to summarize unless `skipped` is it.
+  // Right, heard answers to every operation but `skipped`.
   for (const std::string skipped : {"", "summarize", "extract"}) {
     HistoryBuilder h;
-    int number = 0;
-    for (const char* operation : {"classify", "summarize", "extract"}) {
-      const std::string key = "cert:" + std::to_string(++number);
-      if (skipped == operation) continue;
-      h.add("beta", certification_call("ok", h.now(), operation, key))
-          .add("certifier", certification_heard("beta", key));
-    }
+    certification_calls(h, "beta", "ok", skipped);
     const auto passed = h.add(kStore, certification("beta", true)).last_seq();
     const auto violations = check_certified_failover(h.model());
     if (skipped.empty()) {
