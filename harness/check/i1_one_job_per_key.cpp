@@ -5,13 +5,21 @@
 //   - the store commits jobs only for an (owner, key) that some client sent with a create: a key
 //     nobody sent (one a load balancer or a node made up) is a second job for one click;
 //   - every create an API node answered 200 or 201, and every such answer a client received,
-//     carries the id of the job the store had committed for that (owner, key) by then.
+//     carries the id of the job the store had committed for that (owner, key) by then;
+//   - 201 (Created) is the answer of the exchange that created the job, and of no other: the
+//     job's insert committed on that API node's connection while the exchange was under way,
+//     and no other exchange was answered 201 for it (`created_not_inserted`); when the node
+//     committed the insert while create exchanges of that (owner, key) were under way there, and
+//     each of them was answered with a status that is no 5xx (the insert's reply reached the
+//     node: a lost reply is a 503), one of them is 201 (`insert_not_created`).
 // Does not check:
 //   - whether the request matched the stored one (I2);
 //   - creates without an Idempotency-Key (refused with 400 before the store).
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
+#include <string>
 
 #include "harness/check/invariant.hpp"
 
@@ -37,6 +45,95 @@ bool check_answer(const HistoryModel& model, const std::string& owner, const std
                               ", but the store's job for that key is " + job_ref(stored->id()),
                           seq, {stored->inserted.seq}));
   return true;
+}
+
+// The creates under way on the node whose connection committed a job's insert, as the commit
+// log and the API nodes' records place them: only one of them made that insert. A request the
+// network duplicated reaches its node twice under one request id, and which of its answers
+// belongs to which arrival is unknown: such a request is judged as one, under way from its first
+// arrival to its last answer.
+void check_created_answers(const HistoryModel& model, std::vector<Violation>& out) {
+  struct Request {
+    std::uint64_t first_seq = 0;                      // its first arrival
+    std::vector<const ApiExchange*> exchanges;        // every arrival, in order
+    const std::vector<std::int64_t>* jobs = nullptr;  // the store's jobs for its (owner, key)
+  };
+  std::map<std::string, Request> requests;  // by node and request id
+  struct Answers {
+    std::vector<const Request*> spanning;     // on the inserting node, across the insert
+    std::vector<const ApiExchange*> created;  // answered 201 naming the job
+  };
+  std::map<std::int64_t, Answers> by_job;
+  for (const auto& exchange : model.exchanges) {
+    if (exchange.route != "create_job") continue;
+    const auto request = model.request_of(exchange);
+    auto& seen = requests[exchange.node.str() + "\n" + request->request_id];
+    if (seen.exchanges.empty()) {
+      seen.first_seq = exchange.request_seq;
+      const auto entry = model.jobs_by_key.find({request->owner, request->key});
+      if (entry != model.jobs_by_key.end()) seen.jobs = &entry->second;
+    }
+    seen.exchanges.push_back(&exchange);
+    if (exchange.status != 201) continue;
+    const auto response = model.response_of(exchange);
+    if (response->job_id && model.job(*response->job_id) != nullptr) {
+      by_job[*response->job_id].created.push_back(&exchange);
+    }
+  }
+  for (const auto& [name, request] : requests) {
+    if (request.jobs == nullptr) continue;
+    for (const auto id : *request.jobs) {
+      const auto& inserted = model.jobs.at(id).inserted;
+      const auto spans = [&](const ApiExchange* exchange) {
+        return !exchange->answered() || exchange->response_seq > inserted.seq;
+      };
+      if (inserted.what.by == request.exchanges.front()->node && request.first_seq < inserted.seq &&
+          std::ranges::any_of(request.exchanges, spans)) {
+        by_job[id].spanning.push_back(&request);
+      }
+    }
+  }
+  for (const auto& [id, answers] : by_job) {
+    const auto& inserted = model.jobs.at(id).inserted;
+    const ApiExchange* first_created = nullptr;
+    for (const auto* created : answers.created) {
+      // A 201 given before the store had the job is answered_key_has_no_job.
+      if (created->response_seq < inserted.seq) continue;
+      const bool spans =
+          std::ranges::any_of(answers.spanning, [created, &inserted](const Request* request) {
+            return std::ranges::find(request->exchanges, created) != request->exchanges.end() &&
+                   created->response_seq > inserted.seq;
+          });
+      if (spans && first_created == nullptr) {
+        first_created = created;
+        continue;
+      }
+      const std::string what = created->node + " answered 201 (Created) for " + job_ref(id);
+      out.push_back(
+          violation("I1.created_not_inserted",
+                    spans ? what + ", which another create of its key was already answered 201 for"
+                          : what + ", but its insert did not commit on " + created->node +
+                                "'s connection while that request was handled (" +
+                                inserted.what.by + " committed it)",
+                    created->response_seq,
+                    {inserted.seq, spans ? first_created->response_seq : created->request_seq}));
+    }
+    if (answers.spanning.empty() || !answers.created.empty()) continue;
+    const bool all_heard = std::ranges::all_of(answers.spanning, [](const Request* request) {
+      return std::ranges::all_of(request->exchanges, [](const ApiExchange* exchange) {
+        return exchange->answered() && exchange->status < 500;
+      });
+    });
+    if (!all_heard) continue;
+    const ApiExchange& last = *answers.spanning.back()->exchanges.back();
+    out.push_back(violation(
+        "I1.insert_not_created",
+        inserted.what.by + " committed the insert of " + job_ref(id) +
+            " while creates of its key were under way there, and answered each of them without "
+            "a 5xx, but none 201 (Created): " +
+            last.node + " answered " + std::to_string(last.status),
+        last.response_seq, {inserted.seq}));
+  }
 }
 
 }  // namespace
@@ -106,6 +203,7 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
                    received.what.job_id, received.seq, create.request->client.c_str(), out);
     }
   }
+  check_created_answers(model, out);
   return out;
 }
 

@@ -53,6 +53,8 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I1.job_nobody_sent",
       "I1.answered_key_has_no_job",
       "I1.answered_another_job",
+      "I1.created_not_inserted",
+      "I1.insert_not_created",
       "I2.reuse_accepted",
       "I2.conflict_names_a_job",
       "I2.conflict_for_a_free_key",

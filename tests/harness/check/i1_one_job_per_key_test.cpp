@@ -98,6 +98,92 @@ BOOST_AUTO_TEST_CASE(a_job_for_a_key_no_client_sent_is_a_violation) {
   require_one(check_one_job_per_key(h.model()), "I1.job_nobody_sent", made_up);
 }
 
+BOOST_AUTO_TEST_CASE(a_double_click_answered_201_and_200_around_the_insert_passes) {
+  HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
+  api_request(h, {.request = 1});
+  api_request(h, {.request = 2});
+  insert_job(h, {});
+  api_response(h, {.request = 2, .status = 201, .job_id = 1});
+  api_response(h, {.request = 1, .status = 200, .job_id = 1});
+  require_none(check_one_job_per_key(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(a_201_from_a_node_that_did_not_insert_the_job_is_a_violation) {
+  HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
+  api_request(h, {.request = 1, .node = "api-2"});
+  const auto insert = insert_job(h, {}).last_seq() - 1;  // api-1's insert
+  const auto answer = api_response(h, {.request = 1, .job_id = 1, .node = "api-2"}).last_seq();
+  const auto violations = check_one_job_per_key(h.model());
+  require_one(violations, "I1.created_not_inserted", answer);
+  BOOST_TEST(violations[0].evidence.front() == insert);
+}
+
+BOOST_AUTO_TEST_CASE(a_replay_answered_201_is_a_violation) {
+  // The create that inserted the job got its 201; a later one with the same key found it.
+  HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
+  api_request(h, {.request = 1});
+  insert_job(h, {});
+  api_response(h, {.request = 1, .job_id = 1});
+  const auto replay = api_exchange(h, {.request = 2, .job_id = 1}).last_seq();
+  require_one(check_one_job_per_key(h.model()), "I1.created_not_inserted", replay);
+}
+
+BOOST_AUTO_TEST_CASE(two_201s_around_one_insert_are_a_violation) {
+  HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
+  api_request(h, {.request = 1});
+  api_request(h, {.request = 2});
+  insert_job(h, {});
+  const auto first = api_response(h, {.request = 1, .job_id = 1}).last_seq();
+  const auto second = api_response(h, {.request = 2, .job_id = 1}).last_seq();
+  const auto violations = check_one_job_per_key(h.model());
+  require_one(violations, "I1.created_not_inserted", second);
+  BOOST_TEST(violations[0].evidence.back() == first);
+}
+
+BOOST_AUTO_TEST_CASE(an_insert_answered_200_by_the_create_that_made_it_is_a_violation) {
+  HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
+  api_request(h, {.request = 1});
+  const auto insert = insert_job(h, {}).last_seq() - 1;
+  const auto answer = api_response(h, {.request = 1, .status = 200, .job_id = 1}).last_seq();
+  const auto violations = check_one_job_per_key(h.model());
+  require_one(violations, "I1.insert_not_created", answer);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{insert});
+}
+
+BOOST_AUTO_TEST_CASE(an_insert_whose_reply_was_lost_or_whose_node_never_answered_passes) {
+  // The inserting create met a lost reply (503) or its node went down before answering: no 201
+  // is owed to the other create under way, which found the job.
+  for (const bool answered : {true, false}) {
+    HistoryBuilder h;
+    clients_sent(h, {{"alice", "k1"}});
+    api_request(h, {.request = 1});
+    api_request(h, {.request = 2});
+    insert_job(h, {});
+    api_response(h, {.request = 2, .status = 200, .job_id = 1});
+    if (answered) api_response(h, {.request = 1, .status = 503});
+    require_none(check_one_job_per_key(h.model()));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_duplicated_request_is_judged_as_one_under_way_from_its_first_arrival) {
+  // The network delivered request 1 twice under one id; its second arrival's insert was refused
+  // and that reply lost (503, answered first), the first arrival's insert committed (201, answered
+  // last): which answer is whose is unknown, and the pair is one create under way.
+  HistoryBuilder h;
+  clients_sent(h, {{"alice", "k1"}});
+  api_request(h, {.request = 1});
+  insert_job(h, {});
+  api_request(h, {.request = 1});
+  api_response(h, {.request = 1, .status = 503});
+  api_response(h, {.request = 1, .job_id = 1});
+  require_none(check_one_job_per_key(h.model()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
