@@ -13,6 +13,10 @@
 //   - an attempt failed before any provider call (an unconfigured provider, a prompt over the
 //     provider's limit) belongs to a job with no winner yet: an attempt of a job another attempt
 //     already won is CANCELLED, not FAILED (failed_not_cancelled).
+//   - a worker reads the job after it takes an attempt's lease and before it calls the provider:
+//     no worker calls a provider for an attempt under a lease it took (a claim or takeover it
+//     committed) after another attempt's win of the job had committed (called_won_job). A win
+//     that committed after the lease was taken may or may not have been read: not judged.
 //   - a call's end is recorded by its caller (unknown_not_recorded): once a worker's provider call
 //     for an attempt RUNNING under its lease has ended for it (the first reply the transport
 //     delivered to it by the call's deadline, else the deadline), that worker itself writes the
@@ -232,6 +236,31 @@ void check_status_queries(const HistoryModel& model, std::vector<Violation>& out
   }
 }
 
+void check_won_job_calls(const HistoryModel& model, std::vector<Violation>& out) {
+  for (const auto& span : model.call_spans) {
+    const AttemptRecord* attempt = model.attempt(span.call.what.attempt_id);
+    const JobRecord* job = attempt == nullptr ? nullptr : model.job(attempt->job_id());
+    const auto* won = job == nullptr ? nullptr : job->won();
+    if (won == nullptr || won->seq > span.call.seq) continue;
+    // The lease the caller called under: the last it took before the call.
+    const At<Transition>* lease = nullptr;
+    for (const auto& step : attempt->steps) {
+      if (step.seq > span.call.seq) break;
+      if ((step.what.claim || step.what.takeover) && step.what.lease_owner == span.node) {
+        lease = &step;
+      }
+    }
+    if (lease == nullptr || lease->seq < won->seq) continue;
+    out.push_back(violation("I4.called_won_job",
+                            span.node + " called the provider for " + attempt_ref(attempt->id()) +
+                                " of " + job_ref(attempt->job_id()) +
+                                " under the lease it took after " +
+                                attempt_ref(won->what.attempt_id) +
+                                " had won the job: the attempt is cancelled, never sent",
+                            span.call.seq, {won->seq, lease->seq}));
+  }
+}
+
 }  // namespace
 
 std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
@@ -240,6 +269,7 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
   check_redrives(model, out);
   check_status_queries(model, out);
   check_prompts(model, out);
+  check_won_job_calls(model, out);
   for (const auto& [id, attempt] : model.attempts) {
     const auto calls = model.calls.find(id);
     for (const auto& step : attempt.steps) {

@@ -73,6 +73,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I4.job_failed_after_win",
       "I4.job_failed_again",
       "I4.failed_not_cancelled",
+      "I4.called_won_job",
       "I4.unknown_not_recorded",
       "I4.failed_without_reason",
       "I4.prompt_over_limit",

@@ -154,6 +154,37 @@ BOOST_AUTO_TEST_CASE(a_job_won_or_already_failed_is_not_failed_again) {
   require_one(check_timeout_is_unknown(twice.model()), "I4.job_failed_again", again);
 }
 
+// Attempt 1 of job 1 (claimed by worker-1, called) is cancelled by an operator, attempt 2 is
+// inserted for a retry on beta; then attempt 1's late answer wins the job (returned: the CAS's
+// seq) after worker-2 claims attempt 2 when `claimed_before_win`, before it otherwise.
+std::uint64_t retry_races_a_late_win(HistoryBuilder& h, bool claimed_before_win) {
+  call_alpha(h, "ok", Instant(2s), R"({"label":"billing"})");
+  h.add(kStore, fenced_write(1, 1, S::running, S::cancelled, "api-1"))
+      .add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::explicit_retry, "api-1"));
+  if (claimed_before_win) h.add(kStore, claimed(1, 2, "worker-2", 2));
+  const auto win = h.at(2s).add(kStore, cas_won(1, 1, R"({"label":"billing"})")).last_seq();
+  if (!claimed_before_win) h.add(kStore, claimed(1, 2, "worker-2", 2));
+  return win;
+}
+
+BOOST_AUTO_TEST_CASE(a_call_under_a_lease_taken_before_the_win_passes) {
+  // The worker may have read the job before the win: its call is not judged.
+  HistoryBuilder h;
+  retry_races_a_late_win(h, /*claimed_before_win=*/true);
+  h.add("worker-2", provider_called(1, 2, 2, "beta"));
+  require_none(check_timeout_is_unknown(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(a_call_under_a_lease_taken_after_the_win_is_a_violation) {
+  HistoryBuilder h;
+  const auto win = retry_races_a_late_win(h, /*claimed_before_win=*/false);
+  const auto claim = h.last_seq();
+  const auto call = h.add("worker-2", provider_called(1, 2, 2, "beta")).last_seq();
+  const auto violations = check_timeout_is_unknown(h.model());
+  require_one(violations, "I4.called_won_job", call);
+  BOOST_TEST(violations[0].evidence == (std::vector<std::uint64_t>{win, claim}));
+}
+
 BOOST_AUTO_TEST_CASE(a_job_failed_once_its_unknown_attempt_resolved_failed_passes) {
   HistoryBuilder h;
   // alpha's error answers late, after the attempt went UNKNOWN; the reconciler learns it.
