@@ -15,6 +15,11 @@
 //     times (redrive_limit): past it the attempt waits for an operator;
 //   - a worker's provider call ends at attempt_deadline after it (call_deadline): the deadline
 //     its provider.call names is the call's instant plus attempt_deadline;
+//   - a claim's lease runs for `lease` from the instant its worker sent the claim (lease_length):
+//     its expiry is at most the claim's commit instant plus lease, and at least lease after the
+//     instant the claim loop was last seen moving: the worker incarnation's start, or its previous
+//     claim's commit (the loop sends one claim at a time, the next after the last one's round
+//     trip; a crashed incarnation's connection commits nothing more);
 //   - a store error's wait is the backoff README promises (backoff_out_of_bounds): after the n-th
 //     failure in a row of one loop, a draw from [d/2, d], d = min(cap, base * 2^(n-1)), for a
 //     worker base = worker_poll and cap = store_backoff_cap, for the reconciler both bounded by
@@ -158,6 +163,49 @@ void check_call_deadlines(const HistoryModel& model, const events::RunPolicy& po
                                 " us after the call, not the attempt_deadline of " +
                                 std::to_string(policy.attempt_deadline_us) + " us",
                             span.call.seq, {}));
+  }
+}
+
+void check_lease_lengths(const HistoryModel& model, const events::RunPolicy& policy,
+                         std::vector<Violation>& out) {
+  const Duration lease(policy.lease_us);
+  std::vector<const At<Transition>*> claims;  // in commit order
+  for (const auto& [id, attempt] : model.attempts) {
+    for (const auto& step : attempt.steps) {
+      if (step.what.claim && step.what.lease_expires_at) claims.push_back(&step);
+    }
+  }
+  std::ranges::sort(claims, {}, [](const At<Transition>* step) { return step->seq; });
+  std::map<std::string, const At<Transition>*> previous;  // each worker's last claim
+  for (const auto* claim : claims) {
+    const std::string& worker = claim->what.lease_owner;
+    // The instant the claim loop was last seen moving: it sent this claim no earlier.
+    std::optional<Instant> moved;
+    if (auto life = model.node_life.find(worker); life != model.node_life.end()) {
+      for (const auto& change : life->second) {
+        if (change.seq > claim->seq) break;
+        if (change.what) moved = change.at;
+      }
+    }
+    auto& last = previous[worker];
+    if (last != nullptr && !crashed_between(model, worker, last->seq, claim->seq)) {
+      moved = moved ? std::max(*moved, last->at) : last->at;
+    }
+    last = claim;
+    const Instant expires = *claim->what.lease_expires_at;
+    const bool too_long = expires > claim->at + lease;
+    const bool too_short = moved && expires < *moved + lease;
+    if (!too_long && !too_short) continue;
+    const auto us = [](Duration d) { return std::to_string(d.count()) + " us"; };
+    out.push_back(
+        violation("I12.lease_length",
+                  worker + "'s claim of " + attempt_ref(claim->what.attempt_id) +
+                      " leases it until " + us(expires.time_since_epoch()) +
+                      (too_long ? ", past its commit (" + us(claim->at.time_since_epoch()) + ")"
+                                : ", before its claim loop was last seen moving (" +
+                                      us(moved->time_since_epoch()) + ")") +
+                      " plus the lease of " + us(lease),
+                  claim->seq, {}));
   }
 }
 
@@ -345,6 +393,7 @@ std::vector<Violation> check_policy(const HistoryModel& model) {
   check_calls_in_flight(model, model.policy->what, out);
   check_redrive_limit(model, model.policy->what, out);
   check_call_deadlines(model, model.policy->what, out);
+  check_lease_lengths(model, model.policy->what, out);
   check_backoff(model, model.policy->what, out);
   return out;
 }

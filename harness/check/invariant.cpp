@@ -132,6 +132,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I12.over_capacity",
       "I12.redrive_limit",
       "I12.call_deadline",
+      "I12.lease_length",
       "I12.backoff_out_of_bounds",
       "I12.backoff_not_jittered",
       "I12.backoff_not_waited",
