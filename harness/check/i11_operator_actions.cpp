@@ -15,7 +15,9 @@
 //     client received (replay_differs), to requests with the same action, path and body
 //     (key_shared: a key reused with another request, job or action must be refused);
 //   - a success received by any client request other than the one whose exchange recorded the key
-//     carries `Idempotent-Replayed: true` (replay_unmarked);
+//     carries `Idempotent-Replayed: true` (replay_unmarked), and the answer to the one send whose
+//     one exchange can have recorded the key (the only one open on the committing node at the
+//     commit, and the send handled by no other) does not (first_marked_replayed);
 //   - the same request again under a recorded key is that success again: an API node that answers
 //     it with any 4xx after the key was recorded refused a replay (replay_refused: a double click
 //     on cancel whose twin lost the race must still get the 200, not 409 or 422). A refusal
@@ -184,6 +186,14 @@ std::set<std::pair<std::int64_t, std::int64_t>> committers(const HistoryModel& m
   return out;
 }
 
+// How many API exchanges handled the client's send `send` of request `request`.
+std::size_t exchanges_of(const HistoryModel& model, std::int64_t request, std::int64_t send) {
+  return static_cast<std::size_t>(
+      std::ranges::count_if(model.exchanges, [&](const ApiExchange& exchange) {
+        return exchange.client_request == request && exchange.client_send == send;
+      }));
+}
+
 // Whether a refusal told the truth when it was made: its grounds held at some moment between the
 // request reaching the node and the key being recorded, so the twin's success came after it (two
 // clicks at one instant, the first refused while a cancel had not yet freed the job, or while the
@@ -340,8 +350,20 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
         continue;
       }
     }
-    if (binding == nullptr || got.replayed.value_or(false)) continue;
+    if (binding == nullptr) continue;
     const auto made_by = committers(model, *key, *binding);
+    if (got.replayed.value_or(false)) {
+      // The one exchange of the one send that can have recorded the key: a first answer.
+      const bool recorder = made_by.size() == 1 && made_by.contains({success.request, got.send});
+      if (recorder && exchanges_of(model, success.request, got.send) == 1) {
+        out.push_back(violation("I11.first_marked_replayed",
+                                head + "to send " + std::to_string(got.send) +
+                                    ", whose own exchange recorded the key, marked "
+                                    "Idempotent-Replayed: true: it is no replay",
+                                success.received.seq, evidence));
+      }
+      continue;
+    }
     if (!made_by.empty() && !made_by.contains({success.request, got.send})) {
       const auto& [request, send] = *made_by.begin();
       out.push_back(violation("I11.replay_unmarked",

@@ -14,7 +14,9 @@
 //     whose failover list names one it has not, or one twice (the provider included); a body over 1
 //     MiB is 413 and one at or under it never is; an Idempotency-Key is 1-255 bytes of 0x20-0x7e: a
 //     create with a valid key is never refused for its key, one with an invalid or missing key (and
-//     a body within the limit) is refused 400; JSON nested deeper than 64 levels is refused as
+//     a body within the limit) is refused 400 naming that, idempotency_key_invalid or
+//     idempotency_key_missing (an action's key is optional: one without is never refused as
+//     missing it, nor a request with a key); JSON nested deeper than 64 levels is refused as
 //     invalid_json (400), and JSON at or under 64 levels that this checker's own parser reads (no
 //     duplicate key) is never refused as invalid JSON; a body that parser cannot read (a key
 //     repeated in one object, a number beyond a double, no JSON) is never accepted, and a create
@@ -137,13 +139,30 @@ std::string limit_breach(const events::ClientSent& sent, const Route& route,
   if (sent.key && key_ok && error == "idempotency_key_invalid") {
     return "a valid " + std::to_string(sent.key->size()) + "-byte Idempotency-Key was refused";
   }
+  if (sent.key && error == "idempotency_key_missing") {
+    return "a request with an Idempotency-Key (" + std::to_string(sent.key->size()) +
+           " bytes) was refused as missing one";
+  }
   if ((sent.key && !key_ok) || (create && !sent.key)) {
     if (got.status != 400) {
       return sent.key ? "an invalid Idempotency-Key (" + std::to_string(sent.key->size()) +
                             " bytes) was not refused 400"
                       : "a create without an Idempotency-Key was not refused 400";
     }
+    // The key is read first: its refusal names what is wrong with it.
+    const std::string word = sent.key ? "idempotency_key_invalid" : "idempotency_key_missing";
+    if (error != word) {
+      return (sent.key
+                  ? "an invalid Idempotency-Key (" + std::to_string(sent.key->size()) + " bytes)"
+                  : std::string("a create without an Idempotency-Key")) +
+             " was refused 400 " + (error.empty() ? "naming no error" : error) + ", not " + word;
+    }
     return {};
+  }
+  if (!sent.key && error == "idempotency_key_missing") {
+    return "a " + sent.action +
+           " without an Idempotency-Key (optional there) was refused as "
+           "missing one";
   }
   if (body.empty() || (!create && sent.action != "retry")) return {};
   if (!create && is_success(got.status) && !retry_body_ok(body)) {

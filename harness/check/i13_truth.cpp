@@ -227,9 +227,9 @@ std::string request_misstated(const HistoryModel& model, const JobRecord& job,
 
 }  // namespace
 
-// A job read shows the job its path names (its job_id), completed_by (an attempt_id or null), a
-// result exactly when it shows the job succeeded, and a failure reason (a non-empty text) exactly
-// when it shows it failed (as the client read the body).
+// A job read shows the job its path names (its job_id), completed_by (an attempt_id or null),
+// blocked (true or false), a result exactly when it shows the job succeeded, and a failure reason
+// (a non-empty text) exactly when it shows it failed (as the client read the body).
 std::string read_shape(const events::ClientSent& sent, const Route& route,
                        const events::ClientReceived& got) {
   if (sent.action != "get_job" || got.status != 200 || !got.shown_status) return {};
@@ -240,6 +240,7 @@ std::string read_shape(const events::ClientSent& sent, const Route& route,
   if (!got.shown_winner && !got.winner_null) {
     return "a read without completed_by (neither a winner's attempt_id nor null)";
   }
+  if (!got.shown_blocked) return "a read without blocked (true or false)";
   const bool succeeded = got.shown_status == "succeeded";
   const bool failed = got.shown_status == "failed";
   if (got.result_digest.has_value() != succeeded) {

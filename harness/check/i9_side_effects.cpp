@@ -7,6 +7,9 @@
 //   - no two attempts the store inserted carry one provider key (key_shared): the provider's
 //     dedup would run one of them and answer the other with its work, another attempt's (or
 //     another job's) result;
+//   - every attempt's provider key is its job id and attempt number, "job_id:attempt_no", as the
+//     providers' protocol says (key_format): a provider may read it so;
+//   - an attempt's work executes at the attempt's own provider (executed_elsewhere);
 //   - when an attempt's work executes, every earlier attempt of its job is, at that instant,
 //     SUCCEEDED, FAILED, DISCARDED, or CANCELLED by an operator (an API node handling a cancel
 //     request committed it), never STARTING, RUNNING, UNKNOWN, or cancelled by anyone else.
@@ -14,6 +17,7 @@
 //   - certification calls, which belong to no job;
 //   - executions of keys the store never gave an attempt (reported nowhere: nothing to judge).
 #include <map>
+#include <string>
 
 #include "harness/check/invariant.hpp"
 
@@ -24,7 +28,19 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
     // The model keeps each provider key's first attempt.
     const auto& key = attempt.inserted.what.provider_key;
     const std::int64_t first = model.attempt_by_provider_key.at(key);
-    if (first == id) continue;
+    if (first == id) {
+      const std::string expected_key =
+          std::to_string(attempt.job_id()) + ":" + std::to_string(attempt.inserted.what.attempt_no);
+      if (key == expected_key) continue;
+      out.push_back(violation("I9.key_format",
+                              "the store inserted " + attempt_ref(id) + " (attempt number " +
+                                  std::to_string(attempt.inserted.what.attempt_no) + " of " +
+                                  job_ref(attempt.job_id()) + ") under provider key \"" + key +
+                                  "\", not \"" + expected_key + "\"",
+                              attempt.inserted.seq, {}));
+      continue;
+    }
+    // A key shared is reported as such, whatever its form.
     const AttemptRecord& other = model.attempts.at(first);
     out.push_back(violation("I9.key_shared",
                             "the store inserted " + attempt_ref(id) + " of " +
@@ -49,6 +65,13 @@ std::vector<Violation> check_side_effects(const HistoryModel& model) {
     const auto owner = model.attempt_by_provider_key.find(key);
     if (owner == model.attempt_by_provider_key.end()) continue;
     const AttemptRecord& attempt = model.attempts.at(owner->second);
+    if (attempt.inserted.what.provider != execution.provider) {
+      out.push_back(violation("I9.executed_elsewhere",
+                              attempt_ref(attempt.id()) + " of " + job_ref(attempt.job_id()) +
+                                  " is " + attempt.inserted.what.provider + "'s, but " +
+                                  execution.provider + " executed its key " + key,
+                              seq, {attempt.inserted.seq}));
+    }
     const JobRecord* job = model.job(attempt.job_id());
     if (job == nullptr) continue;  // I3 reports an attempt of a job never inserted
     for (auto earlier_id : job->attempts) {

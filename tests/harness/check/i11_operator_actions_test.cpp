@@ -110,6 +110,42 @@ std::pair<std::vector<Violation>, std::uint64_t> refused_as_reused(const std::st
   return {check_operator_actions(h.model()), seq};
 }
 
+// Request 2 retries job 1 under op-1; api-1 handles its send (once, or twice when the balancer
+// retried it on api-1 too) and records the key; its 201 is marked replayed when `marked`.
+std::pair<std::vector<Violation>, std::uint64_t> first_retry(bool marked, bool handled_twice) {
+  HistoryBuilder h;
+  first_attempt_failed(h);
+  h.add("ops", retry_sent(2, 1, "op-1"));
+  const ApiCall call{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
+  api_request(h, call);
+  if (handled_twice) {
+    ApiCall again = call;
+    again.lb_try = 2;
+    api_exchange(h, again);
+  }
+  insert_keyed_retry(h, "op-1");
+  api_response(h, call);
+  events::ClientReceived got{.request = 2,
+                             .send = 1,
+                             .status = 201,
+                             .body_digest = "aa",
+                             .job_id = 1,
+                             .attempt_id = 2,
+                             .shown_state = "STARTING"};
+  if (marked) got.replayed = true;
+  const auto seq = h.add("ops", got).last_seq();
+  return {check_operator_actions(h.model()), seq};
+}
+
+BOOST_AUTO_TEST_CASE(the_answer_of_the_send_that_recorded_the_key_is_not_marked_replayed) {
+  require_none(first_retry(/*marked=*/false, /*handled_twice=*/false).first);
+  const auto [violations, seq] = first_retry(/*marked=*/true, /*handled_twice=*/false);
+  require_one(violations, "I11.first_marked_replayed", seq);
+  // Handled twice (the second exchange answered first, finding the key): either may be the answer.
+  require_no(first_retry(/*marked=*/true, /*handled_twice=*/true).first,
+             "I11.first_marked_replayed");
+}
+
 BOOST_AUTO_TEST_CASE(a_key_is_refused_as_reused_only_once_its_owner_recorded_it) {
   require_no(refused_as_reused("alice", true).first, "I11.free_key_refused");
   for (const auto& [owner, recorded_first] :

@@ -101,6 +101,33 @@ BOOST_AUTO_TEST_CASE(i13_every_refusal_names_a_word_its_status_has_on_its_route)
   require_one(answered_with("get_job", 503, "unavailable"), "I13.error_misnamed", 2);
 }
 
+// A key's refusal names what is wrong with it: a create's missing key idempotency_key_missing, a
+// key out of bounds idempotency_key_invalid; an action's key is optional.
+BOOST_AUTO_TEST_CASE(i13_a_keys_refusal_names_what_is_wrong_with_it) {
+  const auto refused = [](const std::string& action, std::optional<std::string> key,
+                          const std::string& error) {
+    HistoryBuilder h;
+    events::ClientSent sent = create_sent(1, "alice", "k1", kBody);
+    if (action == "retry") sent = operator_retry_sent(1, 1, "op-1");
+    sent.key = std::move(key);
+    auto got = received(1, 400, std::nullopt);
+    got.error = error;
+    h.add("browser", sent).add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_none(refused("create_job", std::nullopt, "idempotency_key_missing"));
+  require_none(refused("create_job", "", "idempotency_key_invalid"));
+  require_none(refused("retry", "k\x7f", "idempotency_key_invalid"));
+  require_one(refused("create_job", std::nullopt, "idempotency_key_invalid"), "I13.limit_misjudged",
+              2);
+  require_one(refused("create_job", "", "idempotency_key_missing"), "I13.limit_misjudged", 2);
+  require_one(refused("create_job", std::string(256, 'k'), "invalid_body"), "I13.limit_misjudged",
+              2);
+  require_one(refused("retry", "", "idempotency_key_missing"), "I13.limit_misjudged", 2);
+  require_one(refused("retry", std::nullopt, "idempotency_key_missing"), "I13.limit_misjudged", 2);
+  require_one(refused("create_job", "k1", "idempotency_key_missing"), "I13.limit_misjudged", 2);
+}
+
 // A create answered 201 naming job 1, with `location` as its Location header (or none); the
 // violations of I13.location_wrong only.
 std::vector<check::Violation> created_with_location(std::optional<std::string> location,

@@ -65,6 +65,20 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_completed_by_or_null) {
   require_one(read(std::nullopt, std::nullopt), "I13.read_misstates", 2);  // left out
 }
 
+// A read shows blocked, true or false, always (whether it is true is judged against the log).
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_blocked) {
+  const auto read = [](std::optional<bool> blocked) {
+    HistoryBuilder h;
+    auto got = read_received(1, 1, "pending", std::nullopt, std::nullopt);
+    got.shown_blocked = blocked;
+    h.add("browser", get_sent(1, "alice", 1)).add("browser", got);
+    return check_api_contract(h.model());
+  };
+  require_none(read(false));
+  require_none(read(true));
+  require_one(read(std::nullopt), "I13.read_misstates", 2);
+}
+
 // Job 1 (attempt 1) read by request 1; `claim_during`: worker-1 claims attempt 1 while the API
 // node handles the read, else before it. Returns the checker's findings and the receipt's seq.
 std::pair<std::vector<check::Violation>, std::uint64_t> read_with_attempts(

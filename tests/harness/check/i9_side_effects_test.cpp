@@ -101,6 +101,36 @@ BOOST_AUTO_TEST_CASE(two_attempts_under_one_provider_key_are_a_violation) {
   require_one(check_side_effects(again.model()), "I9.key_shared", retried);
 }
 
+BOOST_AUTO_TEST_CASE(a_provider_key_other_than_job_id_colon_attempt_no_is_a_violation) {
+  for (const std::string key : {"1-2", "12", "1:1:2", "2:1", "1:2 "}) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    auto odd = attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1");
+    odd.provider_key = key;
+    const auto seq = h.add(kStore, odd).last_seq();
+    require_one(check_side_effects(h.model()), "I9.key_format", seq);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_attempt_executed_at_another_provider_is_a_violation) {
+  // Job 1's attempt 2 is beta's; alpha executes its key.
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1)).add(kStore, fenced_write(1, 1, S::running, S::failed));
+  h.add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover));
+  const auto inserted = h.last_seq();
+  const auto seq = h.add("alpha", executed(1, 2, "ok", kBilling, kSoon)).last_seq();
+  const auto violations = check_side_effects(h.model());
+  require_one(violations, "I9.executed_elsewhere", seq);
+  BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{inserted});
+  HistoryBuilder right;
+  insert_job(right, {});
+  right.add(kStore, claimed(1, 1)).add(kStore, fenced_write(1, 1, S::running, S::failed));
+  right.add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover));
+  right.add("beta", executed(1, 2, "ok", kBilling, kSoon));
+  require_none(check_side_effects(right.model()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
