@@ -53,6 +53,84 @@ std::string correct_output(const std::string& operation, const json& input, std:
   return json{{"fields", fields}}.dump();
 }
 
+// An answer that breaks the operation's output contract in one way, chosen by `variant`: prose,
+// or JSON that breaks one rule of the contract (README "The contract gate") and keeps the others,
+// so that each of the contract's checks has an answer only it refuses.
+std::string malformed_output(const std::string& operation, const json& input,
+                             std::uint64_t variant) {
+  constexpr std::string_view kProse =
+      "Sure! Here is what I found: it looks like a billing question.";
+  const std::uint64_t pick = (variant >> 8) % 7;  // summarize's and extract's ways, prose first
+  if (operation == "classify") {
+    switch ((variant >> 8) % 9) {
+      case 1:
+        return json{{"label", "billing"}, {"confidence", 1.5}}.dump();  // above 1
+      case 2:
+        return json{{"label", "billing"}, {"confidence", -0.25}}.dump();  // below 0
+      case 3:
+        return json{{"label", "refund"}, {"confidence", 0.9}}.dump();  // no such label
+      case 4:
+        return json{{"label", 7}, {"confidence", 0.9}}.dump();  // not a text
+      case 5:
+        return json{{"label", "billing"}, {"confidence", "0.9"}}.dump();  // not a number
+      case 6:
+        return json{{"label", "billing"}}.dump();  // no confidence
+      case 7:
+        return R"({"label":"billing","label":"sales","confidence":0.9})";  // a key twice
+      case 8:
+        return R"(["billing",0.9])";  // not an object
+      default:
+        return std::string(kProse);
+    }
+  }
+  if (operation == "summarize") {
+    const auto& text = input["text"].get_ref<const std::string&>();
+    switch (pick) {
+      case 0:
+        return std::string(kProse);
+      case 1:
+        return json{{"summary", ""}}.dump();  // empty
+      case 2:
+        return json{{"summary", 42}}.dump();  // not a text
+      case 3:
+        return json{{"summary", text + " In short: " + text}}.dump();  // not shorter
+      case 4:
+        return json::object().dump();  // no summary
+      case 5:
+        return json{{"summary", "a"}, {"notes", json::array()}}.dump();  // a key besides
+      default:
+        return json::array({text}).dump();  // not an object
+    }
+  }
+  // extract: the asked-for fields, each found, then one rule broken.
+  if (pick == 0) return std::string(kProse);
+  json fields = json::object();
+  for (const auto& name : input["fields"]) fields[name.get<std::string>()] = "found";
+  const std::string first = input["fields"].front().get<std::string>();
+  switch (pick) {
+    case 1:
+      fields.erase(first);  // an asked-for field missing
+      break;
+    case 2: {
+      std::string extra = "not_asked";
+      while (fields.contains(extra)) extra += "_";
+      fields[extra] = "found";  // a field nobody asked for
+      break;
+    }
+    case 3:
+      fields[first] = 42;  // neither a text nor null
+      break;
+    case 4:
+      return json{{"fields", json::array({first})}}.dump();  // not an object
+    case 5:
+      return json{{"extracted", fields}}.dump();  // no "fields"
+    default:
+      fields[first] = json::object();  // neither a text nor null
+      break;
+  }
+  return json{{"fields", fields}}.dump();
+}
+
 // `input_json` parsed, kept per thread for the texts asked about lately: a run's providers are
 // asked about the same few inputs (a job's attempts, the certification samples) over and over.
 const json& parsed_input(const std::string& input_json) {
@@ -68,12 +146,7 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
   const std::uint64_t variant = fnv1a64(identity);
   switch (outcome) {
     case ProviderOutcome::malformed:
-      // Prose, or for a classification now and then the right shape with a confidence out of
-      // its range.
-      if (operation == "classify" && variant % 2 == 1) {
-        return json{{"label", "billing"}, {"confidence", 1.5}}.dump();
-      }
-      return "Sure! Here is what I found: it looks like a billing question.";
+      return malformed_output(operation, input, variant);
     case ProviderOutcome::hallucinated_key: {
       auto answer = json::parse(correct_output(operation, input, variant));
       answer["notes"] = "I also checked the customer's history.";

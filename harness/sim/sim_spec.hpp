@@ -41,7 +41,7 @@ constexpr Ppm kPpmOne = 1'000'000;
 enum class ProviderOutcome {
   ok,                // the contract-honouring answer
   error,             // a definitive error (HTTP 4xx/5xx from the provider)
-  malformed,         // prose instead of JSON
+  malformed,         // prose, or JSON breaking one rule of the operation's output contract
   hallucinated_key,  // the right answer plus an extra top-level key
   wrong_operation,   // valid JSON that does another operation
   hang,              // never answers
