@@ -229,9 +229,9 @@ void Loader::load_providers(const YAML::Node& node) {
 }
 
 ProviderSpec Loader::load_provider(const YAML::Node& node) {
-  YamlMap provider(
-      reader_, node, "provider",
-      {"name", "latency", "certify", "max_prompt_tokens", "prompt_template", "default", "script"});
+  YamlMap provider(reader_, node, "provider",
+                   {"name", "latency", "certify", "max_prompt_tokens", "prompt_template", "default",
+                    "script", "recertify"});
   const auto name = provider.require("name");
   ProviderSpec spec;
   spec.name = reader_.string(name, "provider name");
@@ -264,6 +264,22 @@ ProviderSpec Loader::load_provider(const YAML::Node& node) {
   if (auto script = provider.get("script")) {
     reader_.expect_sequence(*script, "script");
     for (const auto& call : *script) spec.script.push_back(load_provider_call(call, "script item"));
+  }
+  if (auto recertify = provider.get("recertify")) {
+    reader_.expect_sequence(*recertify, "recertify");
+    for (const auto& item : *recertify) {
+      YamlMap entry(reader_, item, "recertify item", {"at", "default"});
+      const auto at = entry.require("at");
+      sim::RecertificationSpec later{.at = reader_.duration(at, "recertify at"),
+                                     .default_call = {}};
+      if (!spec.recertify.empty() && later.at <= spec.recertify.back().at) {
+        reader_.fail(at, "recertify at: expected a later instant than the item before");
+      }
+      if (auto call = entry.get("default")) {
+        later.default_call = load_provider_call(*call, "recertify default");
+      }
+      spec.recertify.push_back(std::move(later));
+    }
   }
   return spec;
 }

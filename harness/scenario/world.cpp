@@ -221,11 +221,18 @@ void World::run(bool stop_when_quiescent) {
   }
   for (const auto& [name, node] : nodes_) start(*node, false);
   for (const auto& provider : spec_.providers) {
-    if (!provider.certify) continue;
-    boost::asio::co_spawn(
-        loop_.io(),
-        certify(this, &node("certifier").current(), *config_.find_provider(provider.name)),
-        rethrow_error);
+    const ProviderProfile& profile = *config_.find_provider(provider.name);
+    if (provider.certify) {
+      boost::asio::co_spawn(loop_.io(), certify(this, &node("certifier").current(), profile),
+                            rethrow_error);
+    }
+    for (const auto& later : provider.recertify) {
+      loop_.schedule_at(Instant(later.at), [this, &profile] {
+        Incarnation& certifier = node("certifier").current();
+        if (!certifier.up) return;  // a certifier that is down certifies nothing
+        boost::asio::co_spawn(loop_.io(), certify(this, &certifier, profile), rethrow_error);
+      });
+    }
   }
   for (std::size_t request = 1; request <= requests_.size(); ++request) {
     const int number = static_cast<int>(request);

@@ -96,6 +96,14 @@ void write_providers(std::string& out, const std::vector<ProviderSpec>& provider
       out += "    script:\n";
       for (const auto& c : p.script) out += "      - " + call(c) + "\n";
     }
+    if (!p.recertify.empty()) {
+      out += "    recertify:\n";
+      for (const auto& r : p.recertify) {
+        out += "      - {at: " + duration(r.at);
+        if (r.default_call) out += ", default: " + call(*r.default_call);
+        out += "}\n";
+      }
+    }
   }
 }
 

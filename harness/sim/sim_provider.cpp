@@ -197,7 +197,7 @@ void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
 
 void SimProvider::execute(const ProviderCall& call) {
   const bool certification = call.purpose == CallPurpose::certification;
-  ProviderCallSpec behaviour = spec_.default_call;
+  ProviderCallSpec behaviour = spec_.default_at(loop_.now().time_since_epoch());
   if (!certification && scripted_executions_ < spec_.script.size()) {
     behaviour = spec_.script[scripted_executions_];
   }

@@ -71,6 +71,14 @@ struct ProviderCallSpec {
   std::optional<LatencySpec> latency;  // overrides the provider's latency
 };
 
+// A later certification of a provider: at `at` the certifier checks it again, and from `at` on
+// the provider answers as `default_call` says, when one is given (calls past its script, and
+// certification calls), as a provider that changed its model would.
+struct RecertificationSpec {
+  Duration at{};
+  std::optional<ProviderCallSpec> default_call;
+};
+
 struct ProviderSpec {
   std::string name;
   LatencySpec latency{std::chrono::milliseconds(20), std::chrono::milliseconds(20)};
@@ -78,7 +86,18 @@ struct ProviderSpec {
   std::size_t max_prompt_tokens = 4096;
   std::optional<std::string> prompt_template;
   ProviderCallSpec default_call;
-  std::vector<ProviderCallSpec> script;  // executions 1, 2, ... in order; then default_call
+  std::vector<ProviderCallSpec> script;        // executions 1, 2, ... in order; then default_call
+  std::vector<RecertificationSpec> recertify;  // in time order
+
+  // The default in force at `now`: default_call, or the latest recertification's by then.
+  const ProviderCallSpec& default_at(Duration now) const {
+    const ProviderCallSpec* in_force = &default_call;
+    for (const auto& later : recertify) {
+      if (later.at > now) break;
+      if (later.default_call) in_force = &*later.default_call;
+    }
+    return *in_force;
+  }
 };
 
 // ---- links ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/yaml_reader.hpp"
+#include "harness/scenario/yaml_writer.hpp"
 
 #include "tests/support/scenario_text.hpp"
 
@@ -257,6 +258,33 @@ BOOST_AUTO_TEST_CASE(loads_topology_policy_and_duration) {
   BOOST_TEST(policy.client_retries == 2);
   BOOST_TEST(policy.lb_timeout.count() == 3'000'000);
   BOOST_TEST(policy.lb_retries == 1);
+}
+
+BOOST_AUTO_TEST_CASE(
+    recertifications_load_in_time_order_and_change_the_default_from_their_instant) {
+  const std::string with =
+      full_variant("    latency: 20ms\n    default: ok\n",
+                   "    latency: 20ms\n    default: ok\n"
+                   "    recertify: [{at: 30s, default: malformed}, {at: 1m}]\n");
+  const auto spec = parse_scenario(with, "s.yaml");
+  const auto& beta = spec.providers.at(1);
+  BOOST_REQUIRE(beta.recertify.size() == 2u);
+  BOOST_TEST(beta.recertify[0].at.count() == 30'000'000);
+  BOOST_TEST((beta.recertify[0].default_call->outcome == ProviderOutcome::malformed));
+  BOOST_TEST(beta.recertify[1].at.count() == 60'000'000);
+  BOOST_TEST(!beta.recertify[1].default_call.has_value());
+  BOOST_TEST((beta.default_at(std::chrono::seconds(29)).outcome == ProviderOutcome::ok));
+  BOOST_TEST((beta.default_at(std::chrono::seconds(30)).outcome == ProviderOutcome::malformed));
+  BOOST_TEST((beta.default_at(std::chrono::hours(1)).outcome == ProviderOutcome::malformed));
+  // Written back (a repro file), it loads as the same scenario.
+  BOOST_TEST(to_yaml(parse_scenario(to_yaml(spec), "again.yaml")) == to_yaml(spec));
+  BOOST_TEST(to_yaml(spec).find("recertify:") != std::string::npos);
+  check_error(
+      full_variant("    default: ok\n", "    default: ok\n    recertify: [{at: 2s}, {at: 2s}]\n"),
+      "41:32", "recertify at: expected a later instant than the item before");
+  check_error(
+      full_variant("    default: ok\n", "    default: ok\n    recertify: [{at: 2s, when: 1s}]\n"),
+      "41:26", "unknown key \"when\" in recertify item");
 }
 
 BOOST_AUTO_TEST_CASE(loads_providers_with_scripts_and_outcomes) {
