@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 
 #include "harness/check/invariant.hpp"
@@ -52,46 +54,61 @@ bool check_answer(const HistoryModel& model, const std::string& owner, const std
 // network duplicated reaches its node twice under one request id, and which of its answers
 // belongs to which arrival is unknown: such a request is judged as one, under way from its first
 // arrival to its last answer.
-void check_created_answers(const HistoryModel& model, std::vector<Violation>& out) {
+// One create exchange as check_created_answers reads it.
+struct CreateSeen {
+  const ApiExchange* exchange = nullptr;
+  std::string request_id;
+  const std::vector<std::int64_t>* jobs = nullptr;  // the store's jobs for its (owner, key)
+  std::optional<std::int64_t> created{};            // the job a 201 names
+};
+
+// `seen` holds every create exchange, in the model's order.
+void check_created_answers(const HistoryModel& model, std::vector<CreateSeen>& seen,
+                           std::vector<Violation>& out) {
+  // One request, its every arrival on one node (in order), from the first.
   struct Request {
-    std::uint64_t first_seq = 0;                      // its first arrival
-    std::vector<const ApiExchange*> exchanges;        // every arrival, in order
-    const std::vector<std::int64_t>* jobs = nullptr;  // the store's jobs for its (owner, key)
+    std::span<const CreateSeen> arrivals;
+    const ApiExchange& first() const { return *arrivals.front().exchange; }
   };
-  std::map<std::string, Request> requests;  // by node and request id
+  std::ranges::stable_sort(seen, [](const CreateSeen& a, const CreateSeen& b) {
+    const int node = a.exchange->node.str().compare(b.exchange->node.str());
+    return node != 0 ? node < 0 : a.request_id < b.request_id;
+  });
+  std::vector<Request> requests;
+  for (std::size_t i = 0; i < seen.size();) {
+    std::size_t end = i + 1;
+    while (end < seen.size() && seen[end].exchange->node == seen[i].exchange->node &&
+           seen[end].request_id == seen[i].request_id) {
+      ++end;
+    }
+    requests.push_back({std::span<const CreateSeen>(seen).subspan(i, end - i)});
+    i = end;
+  }
   struct Answers {
     std::vector<const Request*> spanning;     // on the inserting node, across the insert
     std::vector<const ApiExchange*> created;  // answered 201 naming the job
   };
   std::map<std::int64_t, Answers> by_job;
-  for (const auto& exchange : model.exchanges) {
-    if (exchange.route != "create_job") continue;
-    const auto request = model.request_of(exchange);
-    auto& seen = requests[exchange.node.str() + "\n" + request->request_id];
-    if (seen.exchanges.empty()) {
-      seen.first_seq = exchange.request_seq;
-      const auto entry = model.jobs_by_key.find({request->owner, request->key});
-      if (entry != model.jobs_by_key.end()) seen.jobs = &entry->second;
+  for (const auto& request : requests) {
+    for (const auto& arrival : request.arrivals) {
+      if (arrival.created) by_job[*arrival.created].created.push_back(arrival.exchange);
     }
-    seen.exchanges.push_back(&exchange);
-    if (exchange.status != 201) continue;
-    const auto response = model.response_of(exchange);
-    if (response->job_id && model.job(*response->job_id) != nullptr) {
-      by_job[*response->job_id].created.push_back(&exchange);
-    }
-  }
-  for (const auto& [name, request] : requests) {
-    if (request.jobs == nullptr) continue;
-    for (const auto id : *request.jobs) {
+    const auto* jobs = request.arrivals.front().jobs;
+    if (jobs == nullptr) continue;
+    for (const auto id : *jobs) {
       const auto& inserted = model.jobs.at(id).inserted;
-      const auto spans = [&](const ApiExchange* exchange) {
-        return !exchange->answered() || exchange->response_seq > inserted.seq;
+      const auto spans = [&](const CreateSeen& arrival) {
+        return !arrival.exchange->answered() || arrival.exchange->response_seq > inserted.seq;
       };
-      if (inserted.what.by == request.exchanges.front()->node && request.first_seq < inserted.seq &&
-          std::ranges::any_of(request.exchanges, spans)) {
+      if (inserted.what.by == request.first().node && request.first().request_seq < inserted.seq &&
+          std::ranges::any_of(request.arrivals, spans)) {
         by_job[id].spanning.push_back(&request);
       }
     }
+  }
+  // A 201's exchanges in the order they were answered.
+  for (auto& [id, answers] : by_job) {
+    std::ranges::sort(answers.created, {}, &ApiExchange::response_seq);
   }
   for (const auto& [id, answers] : by_job) {
     const auto& inserted = model.jobs.at(id).inserted;
@@ -101,7 +118,8 @@ void check_created_answers(const HistoryModel& model, std::vector<Violation>& ou
       if (created->response_seq < inserted.seq) continue;
       const bool spans =
           std::ranges::any_of(answers.spanning, [created, &inserted](const Request* request) {
-            return std::ranges::find(request->exchanges, created) != request->exchanges.end() &&
+            return std::ranges::find(request->arrivals, created, &CreateSeen::exchange) !=
+                       request->arrivals.end() &&
                    created->response_seq > inserted.seq;
           });
       if (spans && first_created == nullptr) {
@@ -120,12 +138,12 @@ void check_created_answers(const HistoryModel& model, std::vector<Violation>& ou
     }
     if (answers.spanning.empty() || !answers.created.empty()) continue;
     const bool all_heard = std::ranges::all_of(answers.spanning, [](const Request* request) {
-      return std::ranges::all_of(request->exchanges, [](const ApiExchange* exchange) {
-        return exchange->answered() && exchange->status < 500;
+      return std::ranges::all_of(request->arrivals, [](const CreateSeen& arrival) {
+        return arrival.exchange->answered() && arrival.exchange->status < 500;
       });
     });
     if (!all_heard) continue;
-    const ApiExchange& last = *answers.spanning.back()->exchanges.back();
+    const ApiExchange& last = *answers.spanning.back()->arrivals.back().exchange;
     out.push_back(violation(
         "I1.insert_not_created",
         inserted.what.by + " committed the insert of " + job_ref(id) +
@@ -188,9 +206,27 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   // One anomaly, one violation: a wrong answer is reported where the API node gave it, and at
   // the client only when no API answer explains it.
   std::set<std::int64_t> reported;
+  std::vector<CreateSeen> seen;  // every create exchange, for check_created_answers
   for (const auto& exchange : model.exchanges) {
-    if (exchange.route != "create_job" || !exchange.answered()) continue;
+    if (exchange.route != "create_job") continue;
+    CreateSeen& one = seen.emplace_back();
+    one.exchange = &exchange;
+    const auto found = [&](const std::string& owner, const std::string& key) {
+      const auto entry = model.jobs_by_key.find({owner, key});
+      return entry == model.jobs_by_key.end() ? nullptr : &entry->second;
+    };
+    if (!exchange.answered()) {
+      const auto request = model.request_of(exchange);
+      one.request_id = request->request_id;
+      one.jobs = found(request->owner, request->key);
+      continue;
+    }
     const auto response = model.response_of(exchange);
+    one.request_id = response->request_id;
+    one.jobs = found(response->owner, response->key);
+    if (response->status == 201 && response->job_id && model.job(*response->job_id) != nullptr) {
+      one.created = response->job_id;
+    }
     if (check_answer(model, response->owner, response->key, response->status, response->job_id,
                      exchange.response_seq, exchange.node.c_str(), out)) {
       reported.insert(exchange.client_request);
@@ -203,7 +239,7 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
                    received.what.job_id, received.seq, create.request->client.c_str(), out);
     }
   }
-  check_created_answers(model, out);
+  check_created_answers(model, seen, out);
   return out;
 }
 
