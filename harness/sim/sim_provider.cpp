@@ -141,12 +141,13 @@ const json& parsed_input(const std::string& input_json) {
 }  // namespace
 
 std::string provider_output(ProviderOutcome outcome, const std::string& operation,
-                            const std::string& input_json, std::string_view identity) {
+                            const std::string& input_json, std::string_view identity,
+                            std::uint64_t salt) {
   const json& input = parsed_input(input_json);
   const std::uint64_t variant = fnv1a64(identity);
   switch (outcome) {
     case ProviderOutcome::malformed:
-      return malformed_output(operation, input, variant);
+      return malformed_output(operation, input, variant ^ salt);
     case ProviderOutcome::hallucinated_key: {
       auto answer = json::parse(correct_output(operation, input, variant));
       answer["notes"] = "I also checked the customer's history.";
@@ -175,7 +176,8 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
 }
 
 SimProvider::SimProvider(const ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace)
-    : spec_(spec), rng_(rng), loop_(loop), trace_(trace) {}
+    // The salt is drawn from a copy: the provider's own draws stay what they were.
+    : spec_(spec), rng_(rng), salt_(Rng(rng).next()), loop_(loop), trace_(trace) {}
 
 void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
   auto [it, first] = executions_.try_emplace(call.provider_key);
@@ -212,7 +214,7 @@ void SimProvider::execute(const ProviderCall& call) {
   } else if (behaviour.outcome != ProviderOutcome::hang) {
     reply = {ProviderReply::Kind::answered,
              provider_output(behaviour.outcome, call.operation, call.input_json,
-                             spec_.name + "/" + call.provider_key),
+                             spec_.name + "/" + call.provider_key, salt_),
              {}};
   }
   const bool hangs = behaviour.outcome == ProviderOutcome::hang;

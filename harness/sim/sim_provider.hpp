@@ -18,8 +18,11 @@ namespace onejob::sim {
 // The answer a provider gives for `outcome` (ok = the contract-honouring answer). `identity`
 // (provider and key) varies the details of a valid answer (a confidence, a length, an amount), so
 // answers of different providers and attempts differ and a wrong result is visible.
+// A malformed answer breaks one rule of the contract, chosen by the identity mixed with `salt`
+// (a run's provider passes one drawn from its seed, so runs of other seeds break other rules).
 std::string provider_output(ProviderOutcome outcome, const std::string& operation,
-                            const std::string& input_json, std::string_view identity);
+                            const std::string& input_json, std::string_view identity,
+                            std::uint64_t salt = 0);
 
 // A scripted model provider. It deduplicates on the derived key, as a well-behaved provider
 // does: the first request with a key executes (an execution is a side effect: compute, money);
@@ -55,6 +58,7 @@ class SimProvider {
 
   ProviderSpec spec_;
   Rng rng_;
+  std::uint64_t salt_;  // mixed into which rule a malformed answer breaks
   SimLoop& loop_;
   Trace& trace_;
   std::size_t scripted_executions_ = 0;
