@@ -49,11 +49,6 @@ bool check_answer(const HistoryModel& model, const std::string& owner, const std
   return true;
 }
 
-// The creates under way on the node whose connection committed a job's insert, as the commit
-// log and the API nodes' records place them: only one of them made that insert. A request the
-// network duplicated reaches its node twice under one request id, and which of its answers
-// belongs to which arrival is unknown: such a request is judged as one, under way from its first
-// arrival to its last answer.
 // One create exchange as check_created_answers reads it.
 struct CreateSeen {
   const ApiExchange* exchange = nullptr;
@@ -62,7 +57,11 @@ struct CreateSeen {
   std::optional<std::int64_t> created{};            // the job a 201 names
 };
 
-// `seen` holds every create exchange, in the model's order.
+// The creates under way on the node whose connection committed a job's insert, as the commit
+// log and the API nodes' records place them: only one of them made that insert. A request the
+// network duplicated reaches its node twice under one request id, and which of its answers
+// belongs to which arrival is unknown: such a request is judged as one, under way from its first
+// arrival to its last answer. `seen` holds every create exchange, in the model's order.
 void check_created_answers(const HistoryModel& model, std::vector<CreateSeen>& seen,
                            std::vector<Violation>& out) {
   // One request, its every arrival on one node (in order), from the first.
