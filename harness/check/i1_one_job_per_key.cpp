@@ -17,11 +17,12 @@
 //   - creates without an Idempotency-Key (refused with 400 before the store).
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/check/invariant.hpp"
 
@@ -52,45 +53,74 @@ bool check_answer(const HistoryModel& model, const std::string& owner, const std
 // One create exchange as check_created_answers reads it.
 struct CreateSeen {
   const ApiExchange* exchange = nullptr;
-  std::string request_id;
   const std::vector<std::int64_t>* jobs = nullptr;  // the store's jobs for its (owner, key)
   std::optional<std::int64_t> created{};            // the job a 201 names
 };
+
+// One request, its every arrival on one node (in order), from the first.
+struct CreateRequest {
+  std::span<const CreateSeen> arrivals;
+  const ApiExchange& first() const { return *arrivals.front().exchange; }
+};
+
+// `seen` (every create exchange, in the model's order) as requests: the arrivals on one node under
+// one request id. Arrivals of one request id were forwarded for one client send, so only the
+// arrivals one node had of one send (rare: a duplicate, or the balancer's retry landing on the
+// same node) are read for their request ids.
+std::vector<CreateRequest> create_requests(const HistoryModel& model,
+                                           std::vector<CreateSeen>& seen) {
+  const auto same_send = [](const CreateSeen& a, const CreateSeen& b) {
+    return a.exchange->node == b.exchange->node &&
+           a.exchange->client_request == b.exchange->client_request &&
+           a.exchange->client_send == b.exchange->client_send;
+  };
+  std::ranges::stable_sort(seen, [](const CreateSeen& a, const CreateSeen& b) {
+    const int node = a.exchange->node.str().compare(b.exchange->node.str());
+    if (node != 0) return node < 0;
+    return std::pair(a.exchange->client_request, a.exchange->client_send) <
+           std::pair(b.exchange->client_request, b.exchange->client_send);
+  });
+  std::vector<CreateRequest> requests;
+  for (std::size_t i = 0; i < seen.size();) {
+    std::size_t end = i + 1;
+    while (end < seen.size() && same_send(seen[end], seen[i])) ++end;
+    if (end - i > 1) {
+      // Sorted by request id within the send, in model order among equals.
+      std::vector<std::pair<std::string, CreateSeen>> named;
+      for (std::size_t k = i; k < end; ++k) {
+        named.emplace_back(model.request_of(*seen[k].exchange)->request_id, seen[k]);
+      }
+      std::ranges::stable_sort(named, {}, &std::pair<std::string, CreateSeen>::first);
+      for (std::size_t k = i; k < end; ++k) seen[k] = named[k - i].second;
+      for (std::size_t k = i; k < end;) {
+        std::size_t same = k + 1;
+        while (same < end && named[same - i].first == named[k - i].first) ++same;
+        requests.push_back({std::span<const CreateSeen>(seen).subspan(k, same - k)});
+        k = same;
+      }
+    } else {
+      requests.push_back({std::span<const CreateSeen>(seen).subspan(i, 1)});
+    }
+    i = end;
+  }
+  return requests;
+}
 
 // The creates under way on the node whose connection committed a job's insert, as the commit
 // log and the API nodes' records place them: only one of them made that insert. A request the
 // network duplicated reaches its node twice under one request id, and which of its answers
 // belongs to which arrival is unknown: such a request is judged as one, under way from its first
-// arrival to its last answer. `seen` holds every create exchange, in the model's order.
+// arrival to its last answer.
 void check_created_answers(const HistoryModel& model, std::vector<CreateSeen>& seen,
                            std::vector<Violation>& out) {
-  // One request, its every arrival on one node (in order), from the first.
-  struct Request {
-    std::span<const CreateSeen> arrivals;
-    const ApiExchange& first() const { return *arrivals.front().exchange; }
-  };
-  std::ranges::stable_sort(seen, [](const CreateSeen& a, const CreateSeen& b) {
-    const int node = a.exchange->node.str().compare(b.exchange->node.str());
-    return node != 0 ? node < 0 : a.request_id < b.request_id;
-  });
-  std::vector<Request> requests;
-  for (std::size_t i = 0; i < seen.size();) {
-    std::size_t end = i + 1;
-    while (end < seen.size() && seen[end].exchange->node == seen[i].exchange->node &&
-           seen[end].request_id == seen[i].request_id) {
-      ++end;
-    }
-    requests.push_back({std::span<const CreateSeen>(seen).subspan(i, end - i)});
-    i = end;
-  }
-  struct Answers {
-    std::vector<const Request*> spanning;     // on the inserting node, across the insert
-    std::vector<const ApiExchange*> created;  // answered 201 naming the job
-  };
-  std::map<std::int64_t, Answers> by_job;
+  const auto requests = create_requests(model, seen);
+  // By job: the requests under way on the inserting node across the insert, and the exchanges
+  // answered 201 naming the job (in the order answered).
+  std::vector<std::pair<std::int64_t, const CreateRequest*>> spanning;
+  std::vector<std::pair<std::int64_t, const ApiExchange*>> created;
   for (const auto& request : requests) {
     for (const auto& arrival : request.arrivals) {
-      if (arrival.created) by_job[*arrival.created].created.push_back(arrival.exchange);
+      if (arrival.created) created.emplace_back(*arrival.created, arrival.exchange);
     }
     const auto* jobs = request.arrivals.front().jobs;
     if (jobs == nullptr) continue;
@@ -101,48 +131,60 @@ void check_created_answers(const HistoryModel& model, std::vector<CreateSeen>& s
       };
       if (inserted.what.by == request.first().node && request.first().request_seq < inserted.seq &&
           std::ranges::any_of(request.arrivals, spans)) {
-        by_job[id].spanning.push_back(&request);
+        spanning.emplace_back(id, &request);
       }
     }
   }
-  // A 201's exchanges in the order they were answered.
-  for (auto& [id, answers] : by_job) {
-    std::ranges::sort(answers.created, {}, &ApiExchange::response_seq);
-  }
-  for (const auto& [id, answers] : by_job) {
+  std::ranges::stable_sort(spanning, {}, &std::pair<std::int64_t, const CreateRequest*>::first);
+  std::ranges::sort(created, [](const auto& a, const auto& b) {
+    return std::pair(a.first, a.second->response_seq) < std::pair(b.first, b.second->response_seq);
+  });
+  auto span_at = spanning.begin();
+  auto created_at = created.begin();
+  while (span_at != spanning.end() || created_at != created.end()) {
+    const std::int64_t id = span_at == spanning.end() ? created_at->first
+                            : created_at == created.end()
+                                ? span_at->first
+                                : std::min(span_at->first, created_at->first);
+    std::vector<const CreateRequest*> spans_job;
+    for (; span_at != spanning.end() && span_at->first == id; ++span_at) {
+      spans_job.push_back(span_at->second);
+    }
+    std::vector<const ApiExchange*> created_job;
+    for (; created_at != created.end() && created_at->first == id; ++created_at) {
+      created_job.push_back(created_at->second);
+    }
     const auto& inserted = model.jobs.at(id).inserted;
     const ApiExchange* first_created = nullptr;
-    for (const auto* created : answers.created) {
+    for (const auto* answer : created_job) {
       // A 201 given before the store had the job is answered_key_has_no_job.
-      if (created->response_seq < inserted.seq) continue;
-      const bool spans =
-          std::ranges::any_of(answers.spanning, [created, &inserted](const Request* request) {
-            return std::ranges::find(request->arrivals, created, &CreateSeen::exchange) !=
-                       request->arrivals.end() &&
-                   created->response_seq > inserted.seq;
-          });
+      if (answer->response_seq < inserted.seq) continue;
+      const bool spans = std::ranges::any_of(spans_job, [answer](const CreateRequest* request) {
+        return std::ranges::find(request->arrivals, answer, &CreateSeen::exchange) !=
+               request->arrivals.end();
+      });
       if (spans && first_created == nullptr) {
-        first_created = created;
+        first_created = answer;
         continue;
       }
-      const std::string what = created->node + " answered 201 (Created) for " + job_ref(id);
+      const std::string what = answer->node + " answered 201 (Created) for " + job_ref(id);
       out.push_back(
           violation("I1.created_not_inserted",
                     spans ? what + ", which another create of its key was already answered 201 for"
-                          : what + ", but its insert did not commit on " + created->node +
+                          : what + ", but its insert did not commit on " + answer->node +
                                 "'s connection while that request was handled (" +
                                 inserted.what.by + " committed it)",
-                    created->response_seq,
-                    {inserted.seq, spans ? first_created->response_seq : created->request_seq}));
+                    answer->response_seq,
+                    {inserted.seq, spans ? first_created->response_seq : answer->request_seq}));
     }
-    if (answers.spanning.empty() || !answers.created.empty()) continue;
-    const bool all_heard = std::ranges::all_of(answers.spanning, [](const Request* request) {
+    if (spans_job.empty() || !created_job.empty()) continue;
+    const bool all_heard = std::ranges::all_of(spans_job, [](const CreateRequest* request) {
       return std::ranges::all_of(request->arrivals, [](const CreateSeen& arrival) {
         return arrival.exchange->answered() && arrival.exchange->status < 500;
       });
     });
     if (!all_heard) continue;
-    const ApiExchange& last = *answers.spanning.back()->arrivals.back().exchange;
+    const ApiExchange& last = *spans_job.back()->arrivals.back().exchange;
     out.push_back(violation(
         "I1.insert_not_created",
         inserted.what.by + " committed the insert of " + job_ref(id) +
@@ -216,12 +258,10 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
     };
     if (!exchange.answered()) {
       const auto request = model.request_of(exchange);
-      one.request_id = request->request_id;
       one.jobs = found(request->owner, request->key);
       continue;
     }
     const auto response = model.response_of(exchange);
-    one.request_id = response->request_id;
     one.jobs = found(response->owner, response->key);
     if (response->status == 201 && response->job_id && model.job(*response->job_id) != nullptr) {
       one.created = response->job_id;
