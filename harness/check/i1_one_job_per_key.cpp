@@ -15,13 +15,14 @@
 // Does not check:
 //   - whether the request matched the stored one (I2);
 //   - creates without an Idempotency-Key (refused with 400 before the store).
+#include <utility>
+
 #include <algorithm>
 #include <deque>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "harness/check/invariant.hpp"
