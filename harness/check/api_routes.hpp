@@ -21,6 +21,9 @@ struct Route {
 // The route `method` and `path` name.
 Route route_of(std::string_view method, std::string_view path);
 
+// The operations the API offers (README "The contract gate"), as the rules state them.
+inline constexpr std::string_view kOperations[] = {"classify", "summarize", "extract"};
+
 // The name the API records for a route (api.request's `route`): retry is create_attempt, cancel
 // cancel_attempt, the others their own; "" for none.
 std::string_view recorded_name(std::string_view route);

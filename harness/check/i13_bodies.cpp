@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/json_text.hpp"
 #include "harness/check/json_value.hpp"
 
@@ -91,7 +93,7 @@ bool create_names_ok(const std::string& body, const std::set<std::string, std::l
   const auto operation = parsed.find("operation");
   if (operation == parsed.end() || !operation->is_string()) return false;
   const auto& op = operation->get_ref<const std::string&>();
-  if (op != "classify" && op != "summarize" && op != "extract") return false;
+  if (std::ranges::find(kOperations, op) == std::end(kOperations)) return false;
   const auto provider = parsed.find("provider");
   if (provider == parsed.end() || !named(*provider)) return false;
   const auto failover = parsed.find("failover");

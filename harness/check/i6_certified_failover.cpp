@@ -33,14 +33,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
-
-// The operations the API offers (README, "The contract gate"): a certification vouches for all.
-constexpr std::string_view kOperations[] = {"classify", "summarize", "extract"};
 
 // The providers the job's create allowed, in order: its provider, then its failover list, read
 // from the stored request body.
