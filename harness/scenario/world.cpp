@@ -222,17 +222,13 @@ void World::run(bool stop_when_quiescent) {
   for (const auto& [name, node] : nodes_) start(*node, false);
   for (const auto& provider : spec_.providers) {
     const ProviderProfile& profile = *config_.find_provider(provider.name);
-    if (provider.certify) {
-      boost::asio::co_spawn(loop_.io(), certify(this, &node("certifier").current(), profile),
-                            rethrow_error);
-    }
-    for (const auto& later : provider.recertify) {
-      loop_.schedule_at(Instant(later.at), [this, &profile] {
-        Incarnation& certifier = node("certifier").current();
-        if (!certifier.up) return;  // a certifier that is down certifies nothing
-        boost::asio::co_spawn(loop_.io(), certify(this, &certifier, profile), rethrow_error);
-      });
-    }
+    const auto certify_now = [this, &profile] {
+      Incarnation& certifier = node("certifier").current();
+      if (!certifier.up) return;  // a certifier that is down certifies nothing
+      boost::asio::co_spawn(loop_.io(), certify(this, &certifier, profile), rethrow_error);
+    };
+    if (provider.certify) certify_now();
+    for (const auto& later : provider.recertify) loop_.schedule_at(Instant(later.at), certify_now);
   }
   for (std::size_t request = 1; request <= requests_.size(); ++request) {
     const int number = static_cast<int>(request);
