@@ -144,18 +144,15 @@ std::string limit_breach(const events::ClientSent& sent, const Route& route,
            " bytes) was refused as missing one";
   }
   if ((sent.key && !key_ok) || (create && !sent.key)) {
-    if (got.status != 400) {
-      return sent.key ? "an invalid Idempotency-Key (" + std::to_string(sent.key->size()) +
-                            " bytes) was not refused 400"
-                      : "a create without an Idempotency-Key was not refused 400";
-    }
+    const std::string what =
+        sent.key ? "an invalid Idempotency-Key (" + std::to_string(sent.key->size()) + " bytes)"
+                 : std::string("a create without an Idempotency-Key");
+    if (got.status != 400) return what + " was not refused 400";
     // The key is read first: its refusal names what is wrong with it.
     const std::string word = sent.key ? "idempotency_key_invalid" : "idempotency_key_missing";
     if (error != word) {
-      return (sent.key
-                  ? "an invalid Idempotency-Key (" + std::to_string(sent.key->size()) + " bytes)"
-                  : std::string("a create without an Idempotency-Key")) +
-             " was refused 400 " + (error.empty() ? "naming no error" : error) + ", not " + word;
+      return what + " was refused 400 " + (error.empty() ? "naming no error" : error) + ", not " +
+             word;
     }
     return {};
   }

@@ -249,14 +249,14 @@ std::vector<Violation> check_one_job_per_key(const HistoryModel& model) {
   // the client only when no API answer explains it.
   std::set<std::int64_t> reported;
   std::vector<CreateSeen> seen;  // every create exchange, for check_created_answers
+  const auto found = [&model](const std::string& owner, const std::string& key) {
+    const auto entry = model.jobs_by_key.find({owner, key});
+    return entry == model.jobs_by_key.end() ? nullptr : &entry->second;
+  };
   for (const auto& exchange : model.exchanges) {
     if (exchange.route != "create_job") continue;
     CreateSeen& one = seen.emplace_back();
     one.exchange = &exchange;
-    const auto found = [&](const std::string& owner, const std::string& key) {
-      const auto entry = model.jobs_by_key.find({owner, key});
-      return entry == model.jobs_by_key.end() ? nullptr : &entry->second;
-    };
     if (!exchange.answered()) {
       const auto request = model.request_of(exchange);
       one.jobs = found(request->owner, request->key);
