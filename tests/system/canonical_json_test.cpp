@@ -293,6 +293,15 @@ BOOST_AUTO_TEST_CASE(numbers_as_people_write_them_are_plain) {
   }
 }
 
+// Empty objects and arrays, alone or nested, are plain too.
+BOOST_AUTO_TEST_CASE(empty_containers_are_plain) {
+  for (const std::string text : {"{}", "[]", "[[],{}]", "{\"a\":[],\"b\":{}}", " { } ", "[ ]"}) {
+    nlohmann::json document;
+    BOOST_TEST(read_plain_json(text, document), text);
+    BOOST_TEST(test::same_json_document(document, nlohmann::json::parse(text)), text);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(other_texts_are_left_to_nlohmanns_parser) {
   for (const std::string& text : std::vector<std::string>{
            "\"\\u0041\"", "\"\xC3\xA9\"", "\"a\x01\"", "1234567890123456789", "1e400", "01", "[1,]",
