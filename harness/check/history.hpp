@@ -322,8 +322,11 @@ struct HistoryModel {
   Decoded<events::ApiResponse> response_of(const ApiExchange& exchange) const;
   // A compare-and-swap as the store logged it, with the bytes it wrote.
   events::CommitCas cas_event(const At<Cas>& cas) const;
-  // The output the provider produced in `execution`.
-  std::string output_of(const Execution& execution) const;
+  // The provider.execute event of `execution`, and the output the provider produced in it.
+  events::ProviderExecuted executed_event(const Execution& execution) const;
+  std::string output_of(const Execution& execution) const {
+    return executed_event(execution).output;
+  }
   // The operator action (owner, key) a transition or an attempt insert carries; REQUIRES:
   // what.has_action.
   std::pair<std::string, std::string> action_of(const At<Transition>& step) const;

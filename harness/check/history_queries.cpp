@@ -194,9 +194,9 @@ events::CommitCas HistoryModel::cas_event(const At<Cas>& cas) const {
   return typed_at<events::CommitCas>(*history, cas.seq);
 }
 
-std::string HistoryModel::output_of(const Execution& execution) const {
+events::ProviderExecuted HistoryModel::executed_event(const Execution& execution) const {
   ONEJOB_ASSERT(history != nullptr, "an execution outside a history");
-  return typed_at<events::ProviderExecuted>(*history, execution.executed.seq).output;
+  return typed_at<events::ProviderExecuted>(*history, execution.executed.seq);
 }
 
 std::string HistoryModel::payload_of(const JobRecord& job) const {

@@ -26,11 +26,10 @@
 //     the attempt out of RUNNING by then, the worker crashed or was paused after the call, or the
 //     run ended within the settle horizon of the call's end and of the faults. A timeout left
 //     RUNNING until the lease runs out shows clients a live attempt the system knows is unknown.
-//   - prompts, sized by this checker from the run's provider profiles (run.provider) and the job's
-//     stored input: an attempt moved to FAILED before any provider call had a reason to be (its
-//     provider is not configured, its template has no {{input}}, or the prompt is over the
-//     provider's token limit; failed_without_reason), and no call is made with a prompt over the
-//     limit (prompt_over_limit). A prompt of B bytes is ceil(B / bytes_per_token) tokens.
+//   - prompts (i4_prompts.cpp): an attempt failed before any call had a reason to
+//     (failed_without_reason), no prompt over the provider's limit is sent (prompt_over_limit),
+//     and every call carries the prompt its provider's template renders (prompt_misrendered) at
+//     temperature 0 (temperature_not_zero).
 //   - an UNKNOWN attempt goes back to STARTING (a re-drive) only through a node that learned,
 //     after the attempt became UNKNOWN, that its provider has no record of its key: a status
 //     answer "not_found" the transport delivered to that node (redriven_without_not_found). A
@@ -45,10 +44,8 @@
 #include <algorithm>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
+#include "harness/check/i4_prompts.hpp"
 #include "harness/check/invariant.hpp"
-#include "harness/check/json_value.hpp"
 
 namespace onejob::check {
 namespace {
@@ -56,82 +53,6 @@ namespace {
 bool definitive_failure(const std::string& outcome) {
   return outcome == "error" || outcome == "malformed" || outcome == "hallucinated_key" ||
          outcome == "wrong_operation";
-}
-
-// The tokens of the prompt `provider` is sent for `job`, or nothing when the checker cannot size it
-// (the provider is not configured, or the stored payload has no input).
-struct PromptSize {
-  std::size_t tokens = 0;
-  std::size_t limit = 0;
-  bool has_input = false;  // the template has the {{input}} placeholder
-};
-
-std::optional<PromptSize> prompt_size(const HistoryModel& model, const JobRecord& job,
-                                      const std::string& provider) {
-  const auto profile = model.providers.find(provider);
-  if (profile == model.providers.end()) return std::nullopt;
-  const JsonValue held = json_value(model.payload_of(job));
-  const nlohmann::json& payload = *held;
-  if (!payload.is_object() || !payload.contains("input")) return std::nullopt;
-  const std::string input = payload["input"].dump();
-  const std::string& operation = job.inserted.what.operation;
-  const std::string& text = profile->second.prompt_template;
-  constexpr std::string_view kOperation = "{{operation}}";
-  constexpr std::string_view kInput = "{{input}}";
-  PromptSize size{0, static_cast<std::size_t>(profile->second.max_prompt_tokens), false};
-  std::size_t bytes = 0;
-  for (std::size_t at = 0; at < text.size();) {
-    const std::string_view rest = std::string_view(text).substr(at);
-    if (rest.starts_with(kOperation)) {
-      bytes += operation.size();
-      at += kOperation.size();
-    } else if (rest.starts_with(kInput)) {
-      bytes += input.size();
-      at += kInput.size();
-      size.has_input = true;
-    } else {
-      ++bytes;
-      ++at;
-    }
-  }
-  const auto per_token =
-      static_cast<std::size_t>(std::max<std::int64_t>(profile->second.bytes_per_token, 1));
-  size.tokens = bytes / per_token + (bytes % per_token == 0 ? 0 : 1);
-  return size;
-}
-
-void check_prompts(const HistoryModel& model, std::vector<Violation>& out) {
-  if (model.providers.empty()) return;  // a history that recorded no provider profiles
-  for (const auto& [id, attempt] : model.attempts) {
-    const JobRecord* job = model.job(attempt.job_id());
-    if (job == nullptr) continue;
-    const std::string& provider = attempt.inserted.what.provider;
-    const auto size = prompt_size(model, *job, provider);
-    const auto calls = model.calls.find(id);
-    const bool called = calls != model.calls.end() && !calls->second.empty();
-    if (called && size && size->tokens > size->limit) {
-      out.push_back(violation("I4.prompt_over_limit",
-                              provider + " was called for " + attempt_ref(id) +
-                                  " with a prompt of " + std::to_string(size->tokens) +
-                                  " tokens, over its limit of " + std::to_string(size->limit),
-                              calls->second.front(), {}));
-    }
-    if (!size || !size->has_input || size->tokens > size->limit) continue;  // a reason to fail
-    const auto first_call = called ? calls->second.front() : ~std::uint64_t{0};
-    for (const auto& step : attempt.steps) {
-      if (step.what.to != AttemptState::failed || step.seq > first_call) continue;
-      const auto* won = job->won();
-      if (won != nullptr && won->seq < step.seq) break;  // failed_not_cancelled says it
-      out.push_back(violation(
-          "I4.failed_without_reason",
-          "the store moved " + attempt_ref(id) + " to FAILED before any call to " + provider +
-              ", but nothing stood in the way of one: the provider is configured and the prompt (" +
-              std::to_string(size->tokens) + " tokens, limit " + std::to_string(size->limit) +
-              ") fits",
-          step.seq, {}));
-      break;
-    }
-  }
 }
 
 void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>& out) {

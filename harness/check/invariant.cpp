@@ -77,6 +77,8 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I4.unknown_not_recorded",
       "I4.failed_without_reason",
       "I4.prompt_over_limit",
+      "I4.prompt_misrendered",
+      "I4.temperature_not_zero",
       "I4.redriven_without_not_found",
       "I4.asked_before_unknown",
       "I5.two_winners",

@@ -17,12 +17,19 @@ inline constexpr std::string_view kPurposeCertification = "certification";
 // A provider started executing a call (its side effect happens here). `purpose`: attempt or
 // certification. `outcome` is the scripted behaviour (ok, error, malformed, hallucinated_key,
 // wrong_operation, hang); `output` what it will answer (empty for error and hang), at
-// `answers_at` (absent for hang).
+// `answers_at` (absent for hang). What the call carried: its `temperature` (the shortest decimal
+// text that reads back as the double sent), its prompt's length in bytes and FNV-1a 64 digest (16
+// hex digits), and a certification call's `input` (an attempt's input is the job's stored one).
+// The three are absent in histories that did not record them (hand-made ones).
 struct ProviderExecuted {
   static constexpr std::string_view kind = "provider.execute";
   std::string purpose;
   std::string provider_key;
   std::string operation;
+  std::optional<std::string> temperature{};
+  std::optional<std::int64_t> prompt_bytes{};
+  std::optional<std::string> prompt_fnv{};
+  std::optional<std::string> input{};
   std::string outcome;
   std::string output;
   std::optional<Instant> answers_at{};
@@ -31,6 +38,10 @@ struct ProviderExecuted {
     field("purpose", self.purpose);
     field("provider_key", self.provider_key);
     field("operation", self.operation);
+    field("temperature", self.temperature);
+    field("prompt_bytes", self.prompt_bytes);
+    field("prompt_fnv", self.prompt_fnv);
+    field("input", self.input);
     field("outcome", self.outcome);
     field("output", self.output);
     field("answers_at_us", self.answers_at);

@@ -495,6 +495,9 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
       provider.max_prompt_tokens = (input + 3) / 4;
     } else {
       provider.max_prompt_tokens = pick(kPromptLimits, p.prompt_limit);
+      // Each provider after the first reads prompts in a format of its own, so that a call
+      // rendered with another provider's template (after a failover, say) shows.
+      if (i > 0) provider.prompt_template = provider.name + " {{operation}}> {{input}}";
     }
     if (p.behaviour % 2 == 1) provider.default_call.outcome = ProviderOutcome::plausible;
     for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {

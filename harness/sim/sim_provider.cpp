@@ -1,6 +1,8 @@
 #include "harness/sim/sim_provider.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 
 #include <nlohmann/json.hpp>
 
@@ -218,12 +220,20 @@ void SimProvider::execute(const ProviderCall& call) {
              {}};
   }
   const bool hangs = behaviour.outcome == ProviderOutcome::hang;
+  std::array<char, 32> temperature{};
+  const auto written =
+      std::to_chars(temperature.data(), temperature.data() + temperature.size(), call.temperature);
+  ONEJOB_ASSERT(written.ec == std::errc(), "a double's shortest text fits 32 bytes");
   trace_.record(spec_.name,
                 events::to_event(events::ProviderExecuted{
                     .purpose = std::string(certification ? events::kPurposeCertification
                                                          : events::kPurposeAttempt),
                     .provider_key = call.provider_key,
                     .operation = call.operation,
+                    .temperature = std::string(temperature.data(), written.ptr),
+                    .prompt_bytes = static_cast<std::int64_t>(call.prompt.size()),
+                    .prompt_fnv = hex64(fnv1a64(call.prompt)),
+                    .input = certification ? std::optional(call.input_json) : std::nullopt,
                     .outcome = std::string(to_string(behaviour.outcome)),
                     .output = reply.output,
                     .answers_at = hangs ? std::nullopt : std::optional(loop_.now() + latency),
