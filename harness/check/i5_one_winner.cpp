@@ -5,6 +5,8 @@
 //   - at most one compare-and-swap wins per job; the winning one moves the version from 1 to 2
 //     and writes the offered result; a losing one finds the job already won, leaves its
 //     completed_by and result as the winner's, and names the winner;
+//   - a losing CAS records as the attempt's result the output its own provider produced for it
+//     (compared as JSON; discarded_not_own): a discarded result is kept as the loser's own bytes;
 //   - the attempt of a winning CAS becomes SUCCEEDED and of a losing one DISCARDED, and no
 //     attempt reaches either state without such a CAS;
 // and against what readers saw:
@@ -29,6 +31,23 @@
 
 namespace onejob::check {
 namespace {
+
+// A losing compare-and-swap records, as the attempt's discarded result, the output its own
+// provider produced for it (compared as JSON): not the winner's, not another attempt's, not bytes
+// no provider produced.
+void check_discarded_bytes(const HistoryModel& model, const At<Cas>& cas, const std::string& what,
+                           std::vector<Violation>& out) {
+  const Execution* execution = model.execution_of(cas.what.attempt_id);
+  if (execution == nullptr) {
+    out.push_back(violation("I5.discarded_not_own",
+                            what + ", offering a result its provider never produced", cas.seq, {}));
+  } else if (differs_as_json(model.cas_event(cas).result, model.output_of(*execution))) {
+    out.push_back(violation("I5.discarded_not_own",
+                            what + ", and the result recorded for it is not the output its "
+                                   "provider produced for it",
+                            cas.seq, {execution->executed.seq}));
+  }
+}
 
 void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Violation>& out) {
   const At<Cas>* winner = nullptr;
@@ -61,6 +80,7 @@ void check_cas(const HistoryModel& model, const JobRecord& job, std::vector<Viol
                                   "'s: a loser reached the job",
                               cas.seq, {winner->seq}));
     }
+    if (!c.won) check_discarded_bytes(model, cas, what, out);
     if (c.won && winner == nullptr) winner = &cas;
     // The CAS's own attempt transition follows it in the log.
     const AttemptRecord* attempt = model.attempt(c.attempt_id);

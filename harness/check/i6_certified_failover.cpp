@@ -50,13 +50,6 @@ std::vector<std::string> provider_order(const HistoryModel& model, const JobReco
   return order;
 }
 
-// Whether a result is another JSON value than the provider's output. Equal bytes are an equal value
-// (or, neither being JSON, there is no value to compare), so only results whose bytes differ, which
-// is rare, are parsed.
-bool differs_as_json(const std::string& result, const std::string& output) {
-  return result != output && *json_value(result) != *json_value(output);
-}
-
 // The job's attempts that were FAILED before trace event `seq`, each with its move to FAILED:
 // the failures an automatic failover, or the job's failure, at `seq` may have followed.
 std::vector<std::pair<const AttemptRecord*, std::uint64_t>> failed_before(const HistoryModel& model,

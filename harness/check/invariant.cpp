@@ -85,6 +85,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I5.version_not_bumped_once",
       "I5.result_not_offered",
       "I5.loser_reached_job",
+      "I5.discarded_not_own",
       "I5.lost_without_winner",
       "I5.settled_without_cas",
       "I5.state_after_cas",

@@ -31,6 +31,12 @@ using JsonValue = std::shared_ptr<const nlohmann::json>;
 // them, then forgotten all at once) and a text seen before is not parsed again. Per thread; the
 // value is what parsing the text gives, whether it was kept or not.
 JsonValue json_value(std::string_view text);
+// Whether a result is another JSON value than a provider's output. Equal bytes are an equal value
+// (or, neither being JSON, there is no value to compare), so only results whose bytes differ, which
+// is rare, are parsed.
+inline bool differs_as_json(const std::string& result, const std::string& output) {
+  return result != output && *json_value(result) != *json_value(output);
+}
 // Whether `text` holds a JSON value as json_value reads it (scan_json_text, which reads what
 // nlohmann's parser reads, building nothing).
 bool holds_json_value(std::string_view text);

@@ -98,6 +98,37 @@ BOOST_AUTO_TEST_CASE(a_loser_that_took_over_the_job_is_a_violation) {
   BOOST_TEST(violations[0].evidence == std::vector<std::uint64_t>{won});
 }
 
+// Attempt 1's provider produced kOther for it; attempt 2 wins with kBilling; the store records
+// `recorded` as attempt 1's discarded result. Returns the violations and the losing CAS's seq.
+std::pair<std::vector<Violation>, std::uint64_t> loser_recorded_as(const std::string& recorded) {
+  HistoryBuilder h;
+  cancel_and_retry(h);
+  win(h, {.attempt_id = 2, .by = "worker-2"});
+  const auto lost =
+      lose(h, {.attempt_id = 1, .result = recorded, .from = S::cancelled}, 2, kBilling).last_seq();
+  return {check_one_winner(h.model()), lost - 1};
+}
+
+BOOST_AUTO_TEST_CASE(a_loser_recorded_with_bytes_not_its_own_is_a_violation) {
+  // Its own output with the keys in another order is the same JSON value.
+  require_none(loser_recorded_as(R"({"label": "other", "confidence": 0.8})").first);
+  for (const std::string& recorded :
+       {kBilling, std::string(R"({"confidence":0.4,"label":"other"})")}) {
+    const auto [violations, lost] = loser_recorded_as(recorded);
+    require_one(violations, "I5.discarded_not_own", lost);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_loser_whose_provider_never_executed_it_is_a_violation) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"));
+  h.add("alpha", executed(1, 2, "ok", kBilling, kSoon));
+  win(h, {.attempt_id = 2, .by = "worker-2"});
+  const auto lost = lose(h, {.attempt_id = 1, .result = kOther}, 2, kBilling).last_seq() - 1;
+  require_one(check_one_winner(h.model()), "I5.discarded_not_own", lost);
+}
+
 BOOST_AUTO_TEST_CASE(a_winner_that_does_not_become_succeeded_is_a_violation) {
   HistoryBuilder h;
   run_attempt_1(h);
