@@ -9,8 +9,8 @@
 //     whose body names no provider retries the provider of the job's latest attempt. A refused
 //     action that recorded its key anyway shows the moment it is replayed as a success;
 //   - a success says what the action did, not what happened since: a retry's shows the attempt it
-//     created, STARTING; a cancel's shows CANCELLED; both name the attempt's job
-//     (answer_misstates);
+//     created, STARTING, with the attempt_no and provider the store inserted it with; a cancel's
+//     shows CANCELLED; both name the attempt's job (answer_misstates);
 //   - every success under one key is one answer: the status and body bytes of the first one a
 //     client received (replay_differs), to requests with the same action, path and body
 //     (key_shared: a key reused with another request, job or action must be refused);
@@ -316,6 +316,21 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
     const bool retry = success.sent.action == "retry";
     const AttemptRecord& attempt = *model.attempt(*got.attempt_id);
     const std::string state(to_string(retry ? AttemptState::starting : AttemptState::cancelled));
+    // A retry's answer also names the attempt's number and provider, as the store inserted it.
+    const auto& made = attempt.inserted.what;
+    const bool names_wrong = retry && (got.shown_attempt_no != made.attempt_no ||
+                                       got.shown_provider != made.provider.str());
+    if (names_wrong) {
+      out.push_back(
+          violation("I11.answer_misstates",
+                    head + "showing " + attempt_ref(attempt.id()) + " as attempt_no " +
+                        (got.shown_attempt_no ? std::to_string(*got.shown_attempt_no) : "(none)") +
+                        " on provider " + got.shown_provider.value_or("(none)") +
+                        "; the store inserted it as attempt_no " + std::to_string(made.attempt_no) +
+                        " on " + made.provider.str(),
+                    success.received.seq, evidence));
+      continue;
+    }
     if (got.shown_state != state || got.job_id != attempt.job_id()) {
       out.push_back(violation("I11.answer_misstates",
                               head + "showing " + attempt_ref(attempt.id()) + " as " +

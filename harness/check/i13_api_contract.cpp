@@ -35,10 +35,12 @@
 //     (read_misstates);
 //   - a job read lists the job's attempts as they stood (read_misstates): every attempt of the job
 //     inserted before the API node received the read, no attempt of another job or inserted after
-//     its answer, each once, each in a state it was in at some point of the exchange;
+//     its answer, each once, each in a state it was in at some point of the exchange, and each
+//     with the attempt_no, origin and provider the store inserted it with;
 //   - a job read's status is one the job had at some point of the exchange that answered it
 //     (read_misstates), by the commit log: pending from its insert and from any attempt insert,
-//     failed from a job failure, succeeded from its winning compare-and-swap;
+//     failed from a job failure, succeeded from its winning compare-and-swap; so is the status a
+//     create's 200 or 201 shows (create_misstates: a replay of a finished job is not pending);
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
@@ -80,6 +82,7 @@ constexpr std::string_view kStoreRetryAfter = "1";
 
 using i13::AnswerCounts;
 using i13::BodyFacts;
+using i13::check_create_answer;
 using i13::check_read;
 using i13::read_shape;
 using i13::retry_body_ok;
@@ -339,6 +342,9 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                               {exchange.request_seq}));
     } else if (answer.status == 200 && exchange.route == "get_job" && answer.job_id) {
       check_read(model, exchange, answer, answers, out);
+    } else if ((answer.status == 200 || answer.status == 201) && exchange.route == "create_job" &&
+               answer.job_id) {
+      check_create_answer(model, exchange, answer, answers, out);
     }
     if (answers[{exchange.client_request, exchange.client_send}] == 1) {
       check_recorded_answer(model, exchange, answer, out);

@@ -92,12 +92,26 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
     if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size()) {
       return "lists an attempt without an attempt id and a state (" + entry + ")";
     }
-    const std::string state = entry.substr(colon + 1);
+    // STATE, then (as the client records them) attempt_no:origin:provider.
+    const std::string rest = entry.substr(colon + 1);
+    const auto state_end = rest.find(':');
+    const std::string state = rest.substr(0, state_end);
     if (!listed.insert(id).second) return "lists " + attempt_ref(id) + " twice";
     const AttemptRecord* attempt = model.attempt(id);
     if (attempt == nullptr || attempt->inserted.what.job_id != job_id ||
         attempt->inserted.seq > to) {
       return "lists " + attempt_ref(id) + ", which is not one of its attempts";
+    }
+    if (state_end != std::string::npos) {  // a history that recorded the entry's other fields
+      const auto& inserted = attempt->inserted.what;
+      const std::string truth = std::to_string(inserted.attempt_no) + ':' +
+                                std::string(to_string(inserted.origin)) + ':' +
+                                inserted.provider.str();
+      const std::string fields = rest.substr(state_end + 1);
+      if (fields != truth) {
+        return "shows " + attempt_ref(id) + " as attempt_no:origin:provider " + fields +
+               ", but the store inserted it as " + truth;
+      }
     }
     // Its state when the read arrived (STARTING if inserted since), or any it moved to during it.
     const bool before = attempt->inserted.seq < from;
@@ -254,6 +268,34 @@ std::string read_shape(const events::ClientSent& sent, const Route& route,
     return "a failed job read whose failure_reason is empty or not a text: it does not say why";
   }
   return {};
+}
+
+void check_create_answer(const HistoryModel& model, const ApiExchange& exchange,
+                         const events::ApiResponse& answer, const AnswerCounts& answers,
+                         std::vector<Violation>& out) {
+  const auto request = model.requests.find(exchange.client_request);
+  if (request == model.requests.end()) return;
+  if (answers.at({exchange.client_request, exchange.client_send}) != 1) return;
+  const JobRecord* job = model.job(*answer.job_id);
+  if (job == nullptr) return;  // I1 judges an answer naming a job the store does not hold
+  std::optional<std::set<std::string>> statuses;
+  for (const auto& received : model.receipts(request->second)) {
+    const auto& got = received.what;
+    if (got.send != exchange.client_send || got.status != answer.status) continue;
+    if (!statuses)
+      statuses = statuses_during(model, *job, exchange.request_seq, exchange.response_seq);
+    if (got.shown_status && statuses->contains(*got.shown_status)) continue;
+    std::string held;
+    for (const auto& status : *statuses) held += (held.empty() ? "" : ", ") + status;
+    out.push_back(
+        violation("I13.create_misstates",
+                  "request " + std::to_string(exchange.client_request) + " created " +
+                      job_ref(job->id()) + " and was answered " + std::to_string(got.status) +
+                      " showing it " + got.shown_status.value_or("(no status)") +
+                      ", a status it did not have while the create was handled (" + held + ")",
+                  received.seq, {exchange.response_seq}));
+    return;
+  }
 }
 
 // A 200 job read (one API node answered the send) against the commit log over its exchange: its

@@ -31,5 +31,10 @@ std::string read_shape(const events::ClientSent& sent, const Route& route,
 void check_read(const HistoryModel& model, const ApiExchange& exchange,
                 const events::ApiResponse& answer, const AnswerCounts& answers,
                 std::vector<Violation>& out);
+// A create's 200 or 201 shows a status its job had while the create was handled
+// (I13.create_misstates), judged for a send only one API node answered.
+void check_create_answer(const HistoryModel& model, const ApiExchange& exchange,
+                         const events::ApiResponse& answer, const AnswerCounts& answers,
+                         std::vector<Violation>& out);
 
 }  // namespace onejob::check::i13

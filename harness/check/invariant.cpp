@@ -151,6 +151,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I13.answer_misrecorded",
       "I13.refusal_untrue",
       "I13.read_misstates",
+      "I13.create_misstates",
       "I13.error_misnamed",
       "I13.location_wrong",
       "I14.report_untrue",

@@ -95,9 +95,11 @@ struct ClientReceived {
   std::optional<bool> replayed{};
   std::optional<std::string> retry_after{};
   std::optional<bool> shown_blocked{};  // a job read's "blocked"
-  // A job read's "attempts" as "id:STATE" entries joined by ',' ("?" for an entry without an
-  // integer attempt_id and a text state); absent when the body has no "attempts" array.
+  // A job read's "attempts" as "id:STATE:attempt_no:origin:provider" entries joined by ',' ("?"
+  // for an entry without an integer attempt_id and a text state; "?" for an attempt_no that is no
+  // integer, an origin or provider that is no text); absent when the body has no "attempts" array.
   std::optional<std::string> shown_attempts{};
+  std::optional<std::int64_t> shown_attempt_no{};  // a retry's answer's "attempt_no"
   // A body's "operation" and "provider" when they are texts, and its "failover" list as its names
   // joined by ',' ("?" for an entry that is not a text; absent when the body has no such list):
   // what a job read shows of the request the job was created with.
@@ -133,6 +135,7 @@ struct ClientReceived {
     field("retry_after", self.retry_after);
     field("shown_blocked", self.shown_blocked);
     field("shown_attempts", self.shown_attempts);
+    field("shown_attempt_no", self.shown_attempt_no);
     field("shown_operation", self.shown_operation);
     field("shown_provider", self.shown_provider);
     field("shown_failover", self.shown_failover);

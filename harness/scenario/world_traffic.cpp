@@ -305,13 +305,26 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (body.contains("blocked") && body["blocked"].is_boolean()) {
     received.shown_blocked = body["blocked"].get<bool>();
   }
+  if (body.contains("attempt_no") && body["attempt_no"].is_number_integer()) {
+    received.shown_attempt_no = body["attempt_no"].get<std::int64_t>();
+  }
   received.shown_attempts = joined(body, "attempts", [](const nlohmann::json& attempt) {
     const bool readable = attempt.is_object() && attempt.contains("attempt_id") &&
                           attempt["attempt_id"].is_number_integer() && attempt.contains("state") &&
                           attempt["state"].is_string();
-    return readable ? std::to_string(attempt["attempt_id"].get<std::int64_t>()) + ':' +
-                          attempt["state"].get<std::string>()
-                    : std::string("?");
+    if (!readable) return std::string("?");
+    const auto named = [&attempt](const char* name) {
+      const auto found = attempt.find(name);
+      return found != attempt.end() && found->is_string() ? found->get<std::string>()
+                                                          : std::string("?");
+    };
+    const auto number = attempt.find("attempt_no");
+    return std::to_string(attempt["attempt_id"].get<std::int64_t>()) + ':' +
+           attempt["state"].get<std::string>() + ':' +
+           (number != attempt.end() && number->is_number_integer()
+                ? std::to_string(number->get<std::int64_t>())
+                : std::string("?")) +
+           ':' + named("origin") + ':' + named("provider");
   });
   if (body.contains("operation") && body["operation"].is_string()) {
     received.shown_operation = body["operation"].get<std::string>();

@@ -75,7 +75,9 @@ std::pair<std::vector<Violation>, std::uint64_t> bodiless_retry(const std::strin
                                                        .body_digest = "aa",
                                                        .job_id = 1,
                                                        .attempt_id = next,
-                                                       .shown_state = "STARTING"})
+                                                       .shown_state = "STARTING",
+                                                       .shown_attempt_no = next,
+                                                       .shown_provider = retried_on})
                        .last_seq();
   return {check_operator_actions(h.model()), seq};
 }
@@ -131,7 +133,9 @@ std::pair<std::vector<Violation>, std::uint64_t> first_retry(bool marked, bool h
                              .body_digest = "aa",
                              .job_id = 1,
                              .attempt_id = 2,
-                             .shown_state = "STARTING"};
+                             .shown_state = "STARTING",
+                             .shown_attempt_no = 2,
+                             .shown_provider = "alpha"};
   if (marked) got.replayed = true;
   const auto seq = h.add("ops", got).last_seq();
   return {check_operator_actions(h.model()), seq};

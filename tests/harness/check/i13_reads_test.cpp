@@ -116,6 +116,49 @@ BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_jobs_attempts_in_states_they_were_in) 
   }
 }
 
+// Each attempt a read lists shows the attempt_no, origin and provider the store inserted it with
+// (attempt 1: 1, initial, alpha).
+BOOST_AUTO_TEST_CASE(i13_a_read_lists_each_attempt_as_it_was_inserted) {
+  require_none(read_with_attempts("1:RUNNING:1:initial:alpha").first);
+  for (const std::string wrong :
+       {"1:RUNNING:1:initial:beta", "1:RUNNING:2:initial:alpha", "1:RUNNING:1:failover:alpha",
+        "1:RUNNING:?:initial:alpha", "1:RUNNING:1:?:?", "1:RUNNING:"}) {
+    BOOST_TEST_CONTEXT("shown attempts: " << wrong) {
+      const auto [violations, seq] = read_with_attempts(wrong);
+      require_one(violations, "I13.read_misstates", seq);
+    }
+  }
+}
+
+// Job 1 won by attempt 1; request 2 sends its create again and is answered 200 showing `shown`.
+std::pair<std::vector<check::Violation>, std::uint64_t> replay_showing(
+    std::optional<std::string> shown) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1)).add("alpha", executed(1, 1, "ok", kBilling, kSoon));
+  win(h, {});
+  h.add("browser", create_sent(2, "alice", "k1", kBody));
+  api_exchange(h, {.request = 2, .route = "create_job", .status = 200, .job_id = 1});
+  auto got = received(2, 200, 1);
+  got.shown_status = std::move(shown);
+  const auto seq = h.add("browser", got).last_seq();
+  return {check_api_contract(h.model()), seq};
+}
+
+// A create's answer shows the job's status as it stood while the create was handled: a replay of a
+// won job shows it succeeded.
+BOOST_AUTO_TEST_CASE(i13_a_replay_shows_the_status_its_job_had) {
+  require_none(replay_showing("succeeded").first);
+  for (const std::optional<std::string>& wrong :
+       {std::optional<std::string>{"pending"}, std::optional<std::string>{"failed"},
+        std::optional<std::string>{}}) {
+    BOOST_TEST_CONTEXT("shown status: " << wrong.value_or("(none)")) {
+      const auto [violations, seq] = replay_showing(wrong);
+      require_one(violations, "I13.create_misstates", seq);
+    }
+  }
+}
+
 // A read shows the request the job was created with: the operation and provider columns the commit
 // log inserted, and the failover list of the body it stored.
 BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_request_its_job_was_created_with) {

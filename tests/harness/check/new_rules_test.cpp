@@ -23,7 +23,8 @@ void retried(HistoryBuilder& h, const std::string& key = "op-1") {
   insert_keyed_retry(h, key);
 }
 
-// The 201 a retry's client reads: attempt 2 of job 1, STARTING, with `digest` as the body's.
+// The 201 a retry's client reads: attempt 2 (attempt_no 2, alpha) of job 1, STARTING, with
+// `digest` as the body's.
 events::ClientReceived retry_answer(std::int64_t request, std::int64_t send, std::string digest,
                                     bool replayed) {
   events::ClientReceived got{.request = request,
@@ -32,7 +33,9 @@ events::ClientReceived retry_answer(std::int64_t request, std::int64_t send, std
                              .body_digest = std::move(digest),
                              .job_id = 1,
                              .attempt_id = 2,
-                             .shown_state = "STARTING"};
+                             .shown_state = "STARTING",
+                             .shown_attempt_no = 2,
+                             .shown_provider = "alpha"};
   if (replayed) got.replayed = true;
   return got;
 }
@@ -57,6 +60,21 @@ BOOST_AUTO_TEST_CASE(i11_a_replay_repeating_the_first_answer_passes) {
   h.add("ops", retry_sent(2, 1, "op-1")).add("ops", retry_answer(2, 1, "aa", false));
   h.add("ops", retry_sent(2, 2, "op-1")).add("ops", retry_answer(2, 2, "aa", true));
   require_none(check_operator_actions(h.model()));
+}
+
+BOOST_AUTO_TEST_CASE(i11_a_retry_answer_names_the_attempt_no_and_provider_inserted) {
+  // The store inserted attempt 2 as attempt_no 2 on alpha.
+  for (const auto& [attempt_no, provider] :
+       std::vector<std::pair<std::optional<std::int64_t>, std::optional<std::string>>>{
+           {2, "beta"}, {1, "alpha"}, {std::nullopt, "alpha"}, {2, std::nullopt}}) {
+    HistoryBuilder h;
+    retried(h);
+    auto got = retry_answer(2, 1, "aa", false);
+    got.shown_attempt_no = attempt_no;
+    got.shown_provider = provider;
+    const auto seq = h.add("ops", retry_sent(2, 1, "op-1")).add("ops", got).last_seq();
+    require_one(check_operator_actions(h.model()), "I11.answer_misstates", seq);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(i11_a_replay_with_other_bytes_is_a_violation) {
