@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/spec.hpp"
 
@@ -499,7 +500,14 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
       // rendered with another provider's template (after a failover, say) shows.
       if (i > 0) provider.prompt_template = provider.name + " {{operation}}> {{input}}";
     }
-    if (p.behaviour % 2 == 1) provider.default_call.outcome = ProviderOutcome::plausible;
+    if (p.behaviour % 2 == 1 && p.latency_ms % 2 == 0) {
+      provider.default_call.outcome = ProviderOutcome::plausible;
+    } else if (p.behaviour % 2 == 1) {
+      // Wrong on one operation only: its certification must judge each operation's meaning.
+      const auto& operations = check::kOperations;
+      provider.plausible_on = {std::string(
+          operations[static_cast<std::size_t>(p.latency_ms / 2) % std::size(operations)])};
+    }
     for (std::size_t k = 0; k < std::min(p.script.size(), kMaxScript); ++k) {
       scenario::ProviderCallSpec call{pick(kOutcomes, p.script[k].outcome), std::nullopt};
       if (p.script[k].latency_ms > 0) {

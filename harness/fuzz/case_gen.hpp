@@ -68,7 +68,9 @@ struct RawCall {
 struct RawProvider {
   int latency_ms = 0;
   bool certify = false;
-  int behaviour = 0;  // beyond its script: 0 ok, 1 "plausible" (right shape, wrong content)
+  // Beyond its script: 0 ok, 1 "plausible" (right shape, wrong content): on every operation with
+  // an even latency_ms, else on one operation only (which, by latency_ms / 2).
+  int behaviour = 0;
   std::vector<RawCall> script;
   // Its own latency makes answers reach the worker at the very instant the attempt's deadline
   // fires (the deadline and the answer race).

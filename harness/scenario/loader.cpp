@@ -11,6 +11,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/scenario/loader_sections.hpp"
 #include "harness/scenario/parse_budget.hpp"
@@ -231,7 +232,7 @@ void Loader::load_providers(const YAML::Node& node) {
 ProviderSpec Loader::load_provider(const YAML::Node& node) {
   YamlMap provider(reader_, node, "provider",
                    {"name", "latency", "certify", "max_prompt_tokens", "prompt_template", "default",
-                    "script", "recertify"});
+                    "plausible_on", "script", "recertify"});
   const auto name = provider.require("name");
   ProviderSpec spec;
   spec.name = reader_.string(name, "provider name");
@@ -261,6 +262,22 @@ ProviderSpec Loader::load_provider(const YAML::Node& node) {
     }
   }
   if (auto call = provider.get("default")) spec.default_call = load_provider_call(*call, "default");
+  if (auto wrong = provider.get("plausible_on")) {
+    reader_.expect_sequence(*wrong, "plausible_on");
+    for (const auto& item : *wrong) {
+      auto operation = reader_.string(item, "plausible_on item");
+      if (std::ranges::find(check::kOperations, operation) == std::end(check::kOperations)) {
+        reader_.fail(item,
+                     "plausible_on item: expected an operation the API offers (classify, "
+                     "summarize, extract), got \"" +
+                         operation + "\"");
+      }
+      if (std::ranges::find(spec.plausible_on, operation) != spec.plausible_on.end()) {
+        reader_.fail(item, "plausible_on item: \"" + operation + "\" is listed twice");
+      }
+      spec.plausible_on.push_back(std::move(operation));
+    }
+  }
   if (auto script = provider.get("script")) {
     reader_.expect_sequence(*script, "script");
     for (const auto& call : *script) spec.script.push_back(load_provider_call(call, "script item"));

@@ -92,6 +92,11 @@ void write_providers(std::string& out, const std::vector<ProviderSpec>& provider
     out += "    max_prompt_tokens: " + std::to_string(p.max_prompt_tokens) + "\n";
     if (p.prompt_template) out += "    prompt_template: " + yaml_quoted(*p.prompt_template) + "\n";
     out += "    default: " + call(p.default_call) + "\n";
+    if (!p.plausible_on.empty()) {
+      std::string list;
+      for (const auto& operation : p.plausible_on) list += (list.empty() ? "" : ", ") + operation;
+      out += "    plausible_on: [" + list + "]\n";
+    }
     if (!p.script.empty()) {
       out += "    script:\n";
       for (const auto& c : p.script) out += "      - " + call(c) + "\n";

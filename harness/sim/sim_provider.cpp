@@ -165,9 +165,14 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
         while (from > 0 && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) --from;
         return json{{"summary", text.substr(from)}}.dump();
       }
-      json fields = json::object();
-      for (const auto& name : input["fields"]) fields[name.get<std::string>()] = "unknown";
-      return json{{"fields", fields}}.dump();
+      // Every field "unknown" but, by variant, one found right (or none): so that a check of each
+      // field alone has an answer only it refuses.
+      auto answer = json::parse(correct_output(operation, input, variant));
+      std::size_t index = 0;
+      for (auto& [name, value] : answer["fields"].items()) {
+        if ((variant + index++) % 3 != 0) value = "unknown";
+      }
+      return answer.dump();
     }
     case ProviderOutcome::wrong_operation:
       // The prompt template made it do something else: echo the text back as a "summary".
@@ -201,11 +206,14 @@ void SimProvider::receive(const ProviderCall& call, ReplyFn reply) {
 
 void SimProvider::execute(const ProviderCall& call) {
   const bool certification = call.purpose == CallPurpose::certification;
-  ProviderCallSpec behaviour = spec_.default_at(loop_.now().time_since_epoch());
-  if (!certification && scripted_executions_ < spec_.script.size()) {
-    behaviour = spec_.script[scripted_executions_];
-  }
+  const bool scripted = !certification && scripted_executions_ < spec_.script.size();
+  ProviderCallSpec behaviour = scripted ? spec_.script[scripted_executions_]
+                                        : spec_.default_at(loop_.now().time_since_epoch());
   if (!certification) ++scripted_executions_;
+  if (!scripted && behaviour.outcome == ProviderOutcome::ok &&
+      std::ranges::find(spec_.plausible_on, call.operation) != spec_.plausible_on.end()) {
+    behaviour.outcome = ProviderOutcome::plausible;
+  }
   const auto latency_range = behaviour.latency.value_or(spec_.latency);
   ONEJOB_ASSERT(Duration(0) <= latency_range.min && latency_range.min <= latency_range.max,
                 spec_.name + ": a latency range from 0 up (the loader checks it)");

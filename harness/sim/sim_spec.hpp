@@ -86,6 +86,9 @@ struct ProviderSpec {
   std::size_t max_prompt_tokens = 4096;
   std::optional<std::string> prompt_template;
   ProviderCallSpec default_call;
+  // Operations it gets wrong: a call for one of them past the script (a certification call too)
+  // whose default answer is ok answers "plausible" instead (the right shape, the wrong content).
+  std::vector<std::string> plausible_on;
   std::vector<ProviderCallSpec> script;        // executions 1, 2, ... in order; then default_call
   std::vector<RecertificationSpec> recertify;  // in time order
 

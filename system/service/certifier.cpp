@@ -1,5 +1,8 @@
 #include "system/service/certifier.hpp"
 
+#include <cctype>
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "system/events/certification_events.hpp"
@@ -33,6 +36,17 @@ std::optional<std::string> expect_contains(const json& output, const char* field
          value.dump();
 }
 
+// A summary must carry the text's point: it names `subject` (ASCII letters, any case).
+std::optional<std::string> expect_mention(const json& output, std::string_view subject) {
+  const auto& summary = output["summary"];
+  if (summary.is_string()) {
+    std::string lower = summary.get<std::string>();
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find(subject) != std::string::npos) return std::nullopt;
+  }
+  return "expected the summary to mention \"" + std::string(subject) + "\", got " + summary.dump();
+}
+
 // Real-shaped samples with unambiguous answers; canonical JSON inputs.
 const ContractCase kSuite[] = {
     {"classify", R"({"text":"I was charged twice for my March subscription"})",
@@ -41,7 +55,7 @@ const ContractCase kSuite[] = {
      [](const json& out) { return expect_label(out, "support"); }},
     {"summarize",
      R"({"text":"The quarterly report shows revenue grew 12 percent while costs stayed flat, driven mostly by the new enterprise plan; churn fell slightly and hiring will resume in the spring."})",
-     [](const json&) -> std::optional<std::string> { return std::nullopt; }},
+     [](const json& out) { return expect_mention(out, "revenue"); }},
     {"extract",
      R"({"fields":["total","due_date"],"text":"Invoice 2291: total 310.00 EUR, due 2026-12-01."})",
      [](const json& out) -> std::optional<std::string> {

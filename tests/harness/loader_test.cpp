@@ -287,6 +287,24 @@ BOOST_AUTO_TEST_CASE(
       "41:26", "unknown key \"when\" in recertify item");
 }
 
+BOOST_AUTO_TEST_CASE(plausible_on_lists_operations_once_each_and_is_written_back) {
+  const auto spec = parse_scenario(
+      full_variant("    default: ok\n", "    default: ok\n    plausible_on: [extract, classify]\n"),
+      "s.yaml");
+  BOOST_TEST(
+      (spec.providers.at(1).plausible_on == std::vector<std::string>{"extract", "classify"}));
+  BOOST_TEST(spec.providers.at(0).plausible_on.empty());
+  BOOST_TEST(to_yaml(parse_scenario(to_yaml(spec), "again.yaml")) == to_yaml(spec));
+  BOOST_TEST(to_yaml(spec).find("plausible_on: [extract, classify]") != std::string::npos);
+  check_error(full_variant("    default: ok\n", "    default: ok\n    plausible_on: [translate]\n"),
+              "41:20", "plausible_on item: expected an operation the API offers");
+  check_error(
+      full_variant("    default: ok\n", "    default: ok\n    plausible_on: [extract, extract]\n"),
+      "41:29", "plausible_on item: \"extract\" is listed twice");
+  check_error(full_variant("    default: ok\n", "    default: ok\n    plausible_on: extract\n"),
+              "41:19", "plausible_on: expected a list");
+}
+
 BOOST_AUTO_TEST_CASE(loads_providers_with_scripts_and_outcomes) {
   const auto spec = parse_scenario(kFull, "s.yaml");
   BOOST_REQUIRE(spec.providers.size() == 2u);
