@@ -377,6 +377,8 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     if (s.action_key == 1 || s.action_key == 2) {
       entry.action_key = pick(kActionKeys, s.action_key - 1);
     }
+    // Now and then with no key at all: an action's key is optional.
+    entry.keyless = s.action_key == 0 && spec.timeline.size() % 4 == 3;
     if (kind == retry && s.deep > 0) {
       entry.retry_body = s.deep == 1 ? R"({"provider":")" + providers[0] + R"(","note":1})"
                                      : std::string(R"({"provider":7})");

@@ -72,7 +72,13 @@ void read_job_action(const YamlReader& reader, const YAML::Node& node, TimelineE
     }
   }
   if (cancel || retry) {
-    if (auto key = action.get("key")) entry.action_key = reader.string(*key, "key");
+    if (auto key = action.get("key")) {
+      if (key->IsNull()) {
+        entry.keyless = true;  // key: null, sent with no Idempotency-Key
+      } else {
+        entry.action_key = reader.string(*key, "key");
+      }
+    }
   }
   if (auto method = action.get("method"))
     entry.method = one_of(reader, *method, "method", kMethods);

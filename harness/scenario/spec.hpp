@@ -181,8 +181,9 @@ struct TimelineEntry {
   OptionalText method;         // for get_job: another method than GET
   OptionalText path;           // for get_job: another path, `{job}` for the job's id
   // For retry and cancel: the action's Idempotency-Key (default "op-r<request>"); several actions
-  // may share one on purpose.
+  // may share one on purpose. `keyless` (key: null in a file): sent with no Idempotency-Key.
   OptionalText action_key;
+  bool keyless = false;
   int request = 0;  // 1-based number of the request this entry sends, in file order
   SourcePos pos;
 };

@@ -82,6 +82,12 @@ void write_policy(std::string& out, const ScenarioPolicy& p) {
   out += "  lb_retries: " + std::to_string(p.lb_retries) + "\n";
 }
 
+// An action's key as a flow mapping's entry: its text, null for none, nothing for the default.
+std::string action_key(const TimelineEntry& e) {
+  if (e.keyless) return ", key: null";
+  return e.action_key ? ", key: " + yaml_quoted(*e.action_key) : std::string();
+}
+
 void write_providers(std::string& out, const std::vector<ProviderSpec>& providers) {
   if (providers.empty()) return;
   out += "providers:\n";
@@ -169,13 +175,12 @@ void write_timeline(std::string& out, const ScenarioSpec& spec) {
                ", request: " + std::to_string(e.target_request) +
                (e.provider ? ", provider: " + *e.provider : std::string()) +
                (e.retry_body ? ", raw_body: " + yaml_quoted(*e.retry_body) : std::string()) +
-               (e.action_key ? ", key: " + yaml_quoted(*e.action_key) : std::string()) + "}\n";
+               action_key(e) + "}\n";
         break;
       case TimelineEntry::Kind::cancel:
         out += "    cancel: {client: " + e.client +
                ", request: " + std::to_string(e.target_request) +
-               ", attempt: " + std::to_string(e.attempt_no) +
-               (e.action_key ? ", key: " + yaml_quoted(*e.action_key) : std::string()) + "}\n";
+               ", attempt: " + std::to_string(e.attempt_no) + action_key(e) + "}\n";
         break;
     }
   }

@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness/scenario/loader.hpp"
+#include "harness/scenario/yaml_writer.hpp"
 
 #include "tests/support/scenario_text.hpp"
 
@@ -63,6 +64,31 @@ BOOST_AUTO_TEST_CASE(special_files_and_oversized_files_are_refused) {
   const std::string big(2 << 20, '#');
   const auto error = error_of(big);
   BOOST_TEST(error.find("larger than 1048576 bytes") != std::string::npos, error);
+}
+
+BOOST_AUTO_TEST_CASE(an_action_with_key_null_is_sent_keyless_and_written_back) {
+  const std::string text = R"(name: keyless
+seed: 1
+providers: [{name: alpha}]
+clients: [{name: ops, owner: alice}]
+timeline:
+  - {at: 0s, create_job: {client: ops, key: k, body: {operation: classify, provider: alpha, input: {text: x}}}}
+  - {at: 1s, cancel: {client: ops, request: 1, attempt: 1, key: null}}
+  - {at: 2s, retry: {client: ops, request: 1, key: null}}
+  - {at: 3s, retry: {client: ops, request: 1, key: "op-3"}}
+  - {at: 4s, retry: {client: ops, request: 1}}
+)";
+  const auto spec = parse_scenario(text, "s.yaml");
+  BOOST_REQUIRE(spec.timeline.size() == 5u);
+  BOOST_TEST(spec.timeline[1].keyless);
+  BOOST_TEST(spec.timeline[2].keyless);
+  BOOST_TEST(!spec.timeline[3].keyless);
+  BOOST_TEST(spec.timeline[3].action_key.value_or("") == "op-3");
+  BOOST_TEST(!spec.timeline[4].keyless);
+  BOOST_TEST(!spec.timeline[4].action_key);
+  const auto written = to_yaml(spec);
+  BOOST_TEST(to_yaml(parse_scenario(written, "again.yaml")) == written);
+  BOOST_TEST(written.find("attempt: 1, key: null}") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
