@@ -1,6 +1,7 @@
 // World's client and load-balancer traffic: clients sending and retrying timeline requests, the
 // balancer forwarding them to API nodes and relaying answers, API nodes serving them.
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include <boost/asio/co_spawn.hpp>
@@ -216,6 +217,15 @@ void World::lb_receive(int number, int send, const SharedRequest& request, int l
               if (lb_try > 0 && config_.defects.has(Defect::lb_new_key)) {
                 for (auto& [name, value] : forwarded.headers) {
                   if (name == "Idempotency-Key") value += "~lb" + std::to_string(lb_try + 1);
+                }
+              }
+              // Header names are case-insensitive: every second forward writes them in lower
+              // case, as an HTTP/2 hop does ("idempotency-key").
+              if ((number + lb_try) % 2 == 1) {
+                for (auto& header : forwarded.headers) {
+                  for (auto& c : header.first) {
+                    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                  }
                 }
               }
               api_receive(api, number, send, lb_try, std::move(forwarded));
