@@ -270,30 +270,47 @@ std::string read_shape(const events::ClientSent& sent, const Route& route,
   return {};
 }
 
+namespace {
+
+// The client request of `exchange` when one API node alone answered its send (with two, the client
+// may hold the other's answer), else null.
+const ClientRequest* sole_answered(const HistoryModel& model, const ApiExchange& exchange,
+                                   const AnswerCounts& answers) {
+  const auto request = model.requests.find(exchange.client_request);
+  if (request == model.requests.end()) return nullptr;
+  if (answers.at({exchange.client_request, exchange.client_send}) != 1) return nullptr;
+  return &request->second;
+}
+
+// "a status it did not have while the <what> was handled (<statuses>)".
+std::string status_not_held(const std::set<std::string>& statuses, std::string_view what) {
+  std::string held;
+  for (const auto& status : statuses) held += (held.empty() ? "" : ", ") + status;
+  return "a status it did not have while the " + std::string(what) + " was handled (" + held + ")";
+}
+
+}  // namespace
+
 void check_create_answer(const HistoryModel& model, const ApiExchange& exchange,
                          const events::ApiResponse& answer, const AnswerCounts& answers,
                          std::vector<Violation>& out) {
-  const auto request = model.requests.find(exchange.client_request);
-  if (request == model.requests.end()) return;
-  if (answers.at({exchange.client_request, exchange.client_send}) != 1) return;
+  const ClientRequest* request = sole_answered(model, exchange, answers);
+  if (request == nullptr) return;
   const JobRecord* job = model.job(*answer.job_id);
   if (job == nullptr) return;  // I1 judges an answer naming a job the store does not hold
   std::optional<std::set<std::string>> statuses;
-  for (const auto& received : model.receipts(request->second)) {
+  for (const auto& received : model.receipts(*request)) {
     const auto& got = received.what;
     if (got.send != exchange.client_send || got.status != answer.status) continue;
     if (!statuses)
       statuses = statuses_during(model, *job, exchange.request_seq, exchange.response_seq);
     if (got.shown_status && statuses->contains(*got.shown_status)) continue;
-    std::string held;
-    for (const auto& status : *statuses) held += (held.empty() ? "" : ", ") + status;
-    out.push_back(
-        violation("I13.create_misstates",
-                  "request " + std::to_string(exchange.client_request) + " created " +
-                      job_ref(job->id()) + " and was answered " + std::to_string(got.status) +
-                      " showing it " + got.shown_status.value_or("(no status)") +
-                      ", a status it did not have while the create was handled (" + held + ")",
-                  received.seq, {exchange.response_seq}));
+    out.push_back(violation(
+        "I13.create_misstates",
+        "request " + std::to_string(exchange.client_request) + " created " + job_ref(job->id()) +
+            " and was answered " + std::to_string(got.status) + " showing it " +
+            got.shown_status.value_or("(no status)") + ", " + status_not_held(*statuses, "create"),
+        received.seq, {exchange.response_seq}));
     return;
   }
 }
@@ -303,10 +320,8 @@ void check_create_answer(const HistoryModel& model, const ApiExchange& exchange,
 void check_read(const HistoryModel& model, const ApiExchange& exchange,
                 const events::ApiResponse& answer, const AnswerCounts& answers,
                 std::vector<Violation>& out) {
-  const auto request = model.requests.find(exchange.client_request);
-  if (request == model.requests.end()) return;
-  // Only a send that one API node answered: with two, the client may hold the other's answer.
-  if (answers.at({exchange.client_request, exchange.client_send}) != 1) return;
+  const ClientRequest* request = sole_answered(model, exchange, answers);
+  if (request == nullptr) return;
   const auto job_id = *answer.job_id;
   const auto from = exchange.request_seq;
   const auto to = exchange.response_seq;
@@ -314,15 +329,12 @@ void check_read(const HistoryModel& model, const ApiExchange& exchange,
   const JobRecord* job = model.job(job_id);
   const auto statuses =
       job != nullptr ? statuses_during(model, *job, from, to) : std::set<std::string>{};
-  for (const auto& received : model.receipts(request->second)) {
+  for (const auto& received : model.receipts(*request)) {
     const auto& got = received.what;
     if (got.send != exchange.client_send || got.status != 200) continue;
     std::string wrong;
     if (job != nullptr && got.shown_status && !statuses.contains(*got.shown_status)) {
-      std::string held;
-      for (const auto& status : statuses) held += (held.empty() ? "" : ", ") + status;
-      wrong = "as " + *got.shown_status + ", a status it did not have while the read was " +
-              "handled (" + held + ")";
+      wrong = "as " + *got.shown_status + ", " + status_not_held(statuses, "read");
     } else if (due && got.shown_blocked && *got.shown_blocked != *due) {
       wrong = *due ? "as not blocked while an attempt was UNKNOWN"
                    : "as blocked with no UNKNOWN attempt";
