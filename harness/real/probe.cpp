@@ -16,7 +16,7 @@ namespace onejob::real {
 namespace probe_detail {
 
 // A scenario's idempotency keys, each as written: creates' and operator actions' (an action
-// without one of its own is sent under "op-r<request>").
+// without one of its own is sent under "op-r<request>", one with key: null under none).
 std::vector<std::string> scenario_keys(const ScenarioSpec& spec) {
   std::vector<std::string> keys;
   TimelineEntry room;
@@ -24,7 +24,7 @@ std::vector<std::string> scenario_keys(const ScenarioSpec& spec) {
     const TimelineEntry& entry = request_entry(spec, request, room);
     if (entry.kind == TimelineEntry::Kind::create_job) {
       if (entry.create_job.key) keys.push_back(*entry.create_job.key);
-    } else {
+    } else if (!entry.keyless) {
       keys.push_back(entry.action_key.value_or("op-r" + std::to_string(entry.request)));
     }
   }
@@ -58,7 +58,7 @@ void Run::start_stubs() {
     const auto port = options_.profile.stub_ports.find(provider.name);
     stubs_.push_back(std::make_unique<ProviderStub>(
         provider.name, std::move(script), call(provider.default_call),
-        port == options_.profile.stub_ports.end() ? 0 : port->second));
+        port == options_.profile.stub_ports.end() ? 0 : port->second, provider.plausible_on));
     // A fixed port is the stub's: a target configured in advance calls it directly.
     if (port != options_.profile.stub_ports.end() && has_provider_faults()) {
       notes_.push_back("provider " + provider.name +

@@ -69,8 +69,9 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
     }
     return reply;
   };
-  // An operator action's key (none for a create or a read).
+  // An operator action's key (none for a create or a read, or an action with key: null).
   const auto key_of_action = [&] {
+    if (entry.keyless) return std::string();
     return keys_.at(entry.action_key.value_or("op-r" + std::to_string(entry.request)));
   };
   // Every action but a create acts on the job an earlier create learned.

@@ -26,10 +26,11 @@ Response answer(int status, const json& body) { return Response{status, {}, body
 
 struct ProviderStub::Impl {
   Impl(std::string name_in, std::vector<StubCall> script_in, StubCall otherwise_in,
-       unsigned short port)
+       unsigned short port, std::vector<std::string> plausible_on_in)
       : name(std::move(name_in)),
         script(std::move(script_in)),
         otherwise(otherwise_in),
+        plausible_on(std::move(plausible_on_in)),
         server(accept_io, "127.0.0.1", port, HttpLimits{}) {}
 
   // What the stub knows of one key.
@@ -43,6 +44,7 @@ struct ProviderStub::Impl {
   std::string name;
   std::vector<StubCall> script;
   StubCall otherwise;
+  std::vector<std::string> plausible_on;  // operations answered plausible past the script
   // `io` first: destroyed last, after accept_io's pending accept, whose socket is io's.
   asio::io_context io{1};
   asio::io_context accept_io{1};
@@ -75,8 +77,12 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
     // As the simulated provider: a certification call gets the provider's default behaviour
     // (a provider that answers plausibly but wrongly does so to certification too) and does not
     // use up the script.
-    StubCall behaviour = otherwise;
-    if (!certification && scripted < script.size()) behaviour = script[scripted++];
+    const bool scripted_call = !certification && scripted < script.size();
+    StubCall behaviour = scripted_call ? script[scripted++] : otherwise;
+    if (!scripted_call) {
+      behaviour.outcome = sim::outcome_past_script(behaviour.outcome, plausible_on,
+                                                   body["operation"].get<std::string>());
+    }
     StubExecution execution{.key = *key,
                             .purpose = certification ? "certification" : "attempt",
                             .operation = body["operation"].get<std::string>(),
@@ -138,8 +144,9 @@ Async<Response> ProviderStub::Impl::handle(Request request) {
 }
 
 ProviderStub::ProviderStub(std::string name, std::vector<StubCall> script, StubCall otherwise,
-                           unsigned short port)
-    : impl_(std::make_unique<Impl>(std::move(name), std::move(script), otherwise, port)) {
+                           unsigned short port, std::vector<std::string> plausible_on)
+    : impl_(std::make_unique<Impl>(std::move(name), std::move(script), otherwise, port,
+                                   std::move(plausible_on))) {
   impl_->server.add_node(impl_->io, impl_->name, [impl = impl_.get()](Request request) {
     return impl->handle(std::move(request));
   });

@@ -38,9 +38,10 @@ struct StubExecution {
 // default. Outputs are the simulated provider's (provider_output).
 class ProviderStub {
  public:
-  // On loopback port `port` (0: any free port).
+  // On loopback port `port` (0: any free port). Calls for an operation in `plausible_on` past the
+  // script that `otherwise` answers ok answer plausible (sim::outcome_past_script).
   ProviderStub(std::string name, std::vector<StubCall> script, StubCall otherwise = {},
-               unsigned short port = 0);
+               unsigned short port = 0, std::vector<std::string> plausible_on = {});
   ~ProviderStub();
   ProviderStub(const ProviderStub&) = delete;
   ProviderStub& operator=(const ProviderStub&) = delete;

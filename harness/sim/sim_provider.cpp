@@ -210,9 +210,8 @@ void SimProvider::execute(const ProviderCall& call) {
   ProviderCallSpec behaviour = scripted ? spec_.script[scripted_executions_]
                                         : spec_.default_at(loop_.now().time_since_epoch());
   if (!certification) ++scripted_executions_;
-  if (!scripted && behaviour.outcome == ProviderOutcome::ok &&
-      std::ranges::find(spec_.plausible_on, call.operation) != spec_.plausible_on.end()) {
-    behaviour.outcome = ProviderOutcome::plausible;
+  if (!scripted) {
+    behaviour.outcome = outcome_past_script(behaviour.outcome, spec_.plausible_on, call.operation);
   }
   const auto latency_range = behaviour.latency.value_or(spec_.latency);
   ONEJOB_ASSERT(Duration(0) <= latency_range.min && latency_range.min <= latency_range.max,

@@ -8,6 +8,7 @@
 // rates), kProviderOutcomes. A new link or fault rate is added to its table, and heal, swarm,
 // the loader, the writer, the generator and case sizes follow, since they all iterate it.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -78,6 +79,16 @@ struct RecertificationSpec {
   Duration at{};
   std::optional<ProviderCallSpec> default_call;
 };
+
+// The outcome of a call for `operation` past a provider's script: `outcome` (its default in
+// force), made plausible when it is ok and the provider gets that operation wrong (`plausible_on`).
+// The simulated provider and the real mode's stub both answer so.
+inline ProviderOutcome outcome_past_script(ProviderOutcome outcome,
+                                           const std::vector<std::string>& plausible_on,
+                                           std::string_view operation) {
+  const bool wrong = std::ranges::find(plausible_on, operation) != plausible_on.end();
+  return outcome == ProviderOutcome::ok && wrong ? ProviderOutcome::plausible : outcome;
+}
 
 struct ProviderSpec {
   std::string name;
