@@ -24,8 +24,8 @@ std::vector<std::string> scenario_keys(const ScenarioSpec& spec) {
     const TimelineEntry& entry = request_entry(spec, request, room);
     if (entry.kind == TimelineEntry::Kind::create_job) {
       if (entry.create_job.key) keys.push_back(*entry.create_job.key);
-    } else if (!entry.keyless) {
-      keys.push_back(entry.action_key.value_or("op-r" + std::to_string(entry.request)));
+    } else if (const auto key = action_key_sent(entry)) {
+      keys.push_back(*key);
     }
   }
   return keys;

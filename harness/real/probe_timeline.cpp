@@ -71,8 +71,8 @@ void Run::perform(const TimelineEntry& entry, HttpConnection& connection) {
   };
   // An operator action's key (none for a create or a read, or an action with key: null).
   const auto key_of_action = [&] {
-    if (entry.keyless) return std::string();
-    return keys_.at(entry.action_key.value_or("op-r" + std::to_string(entry.request)));
+    const auto key = action_key_sent(entry);
+    return key ? keys_.at(*key) : std::string();
   };
   // Every action but a create acts on the job an earlier create learned.
   std::string job;

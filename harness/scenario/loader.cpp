@@ -267,10 +267,12 @@ ProviderSpec Loader::load_provider(const YAML::Node& node) {
     for (const auto& item : *wrong) {
       auto operation = reader_.string(item, "plausible_on item");
       if (std::ranges::find(check::kOperations, operation) == std::end(check::kOperations)) {
-        reader_.fail(item,
-                     "plausible_on item: expected an operation the API offers (classify, "
-                     "summarize, extract), got \"" +
-                         operation + "\"");
+        std::string offered;
+        for (const auto offer : check::kOperations) {
+          offered += (offered.empty() ? "" : ", ") + std::string(offer);
+        }
+        reader_.fail(item, "plausible_on item: expected an operation the API offers (" + offered +
+                               "), got \"" + operation + "\"");
       }
       if (std::ranges::find(spec.plausible_on, operation) != spec.plausible_on.end()) {
         reader_.fail(item, "plausible_on item: \"" + operation + "\" is listed twice");

@@ -47,6 +47,11 @@ std::size_t request_count(const ScenarioSpec& spec) {
   return spec.timeline.size() + spec.load.arrivals.size();
 }
 
+std::optional<std::string> action_key_sent(const TimelineEntry& entry) {
+  if (entry.keyless) return std::nullopt;
+  return entry.action_key.value_or("op-r" + std::to_string(entry.request));
+}
+
 const TimelineEntry& request_entry(const ScenarioSpec& spec, std::size_t number,
                                    TimelineEntry& room) {
   if (number >= 1 && number <= spec.timeline.size()) return spec.timeline[number - 1];

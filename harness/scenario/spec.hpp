@@ -294,6 +294,10 @@ struct ScenarioSpec {
 
 // ---- the requests a scenario sends ------------------------------------------------------------
 
+// The Idempotency-Key an operator action (retry, cancel) is sent under: its own `action_key`, else
+// "op-r<request>" (the same on every resend); none when it is keyless (key: null).
+std::optional<std::string> action_key_sent(const TimelineEntry& entry);
+
 // Every request the scenario sends: its written timeline's, then its load's.
 std::size_t request_count(const ScenarioSpec& spec);
 // Request `number` (1-based) as a timeline entry: the written one, or the load's made in `room`.

@@ -96,10 +96,9 @@ void World::client_send(int number, int send) {
   // An operator's action carries an Idempotency-Key, the same on every resend: a resend whose
   // first reply was lost gets the first outcome again. A scenario may give several actions one key,
   // or send one with none (the key is optional).
-  if (!entry.keyless) {
-    const std::string key = entry.action_key.value_or("op-r" + std::to_string(number));
-    request.headers.emplace_back("Idempotency-Key", key);
-    sent.key = key;
+  if (const auto key = action_key_sent(entry)) {
+    request.headers.emplace_back("Idempotency-Key", *key);
+    sent.key = *key;
   }
   if (entry.kind == TimelineEntry::Kind::retry) {
     request.path = "/jobs/" + job + "/attempts";
