@@ -271,8 +271,8 @@ struct HistoryModel {
   std::map<std::string, std::vector<At<bool>>> node_life;
   // Every node's pauses (true) and resumes (false), in order.
   std::map<std::string, std::vector<At<bool>>> node_pauses;
-  std::optional<At<events::RunPolicy>> policy;           // run.policy: what the run used
-  std::map<std::string, events::RunProvider> providers;  // run.provider, by name
+  std::optional<At<events::RunPolicy>> policy;  // run.policy: what the run used
+  std::map<std::string, events::RunProvider, std::less<>> providers;  // run.provider, by name
 
   std::optional<std::uint64_t> quiet_seq;  // world.quiet
   std::optional<std::uint64_t> end_seq;    // run.end

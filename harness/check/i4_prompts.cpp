@@ -50,9 +50,15 @@ Prompt render(const events::RunProvider& profile, std::string_view operation,
   constexpr std::string_view kInput = "{{input}}";
   Prompt prompt{
       {}, 0, static_cast<std::size_t>(std::max<std::int64_t>(profile.max_prompt_tokens, 0)), false};
-  const std::string& text = profile.prompt_template;
+  const std::string_view text = profile.prompt_template;
+  prompt.text.reserve(text.size() + input.size());
   for (std::size_t at = 0; at < text.size();) {
-    const std::string_view rest = std::string_view(text).substr(at);
+    // Literal text up to the next "{{", copied as it stands.
+    const std::size_t open = std::min(text.find("{{", at), text.size());
+    prompt.text.append(text.substr(at, open - at));
+    at = open;
+    if (at == text.size()) break;
+    const std::string_view rest = text.substr(at);
     if (rest.starts_with(kOperation)) {
       prompt.text += operation;
       at += kOperation.size();
@@ -61,7 +67,7 @@ Prompt render(const events::RunProvider& profile, std::string_view operation,
       at += kInput.size();
       prompt.has_input = true;
     } else {
-      prompt.text += text[at];
+      prompt.text += text[at];  // a "{" that opens no placeholder
       ++at;
     }
   }
@@ -76,7 +82,7 @@ Prompt render(const events::RunProvider& profile, std::string_view operation,
 // provider is not configured, or the stored body has no input).
 std::optional<Prompt> job_prompt(const HistoryModel& model, const JobRecord& job,
                                  std::string_view provider) {
-  const auto profile = model.providers.find(std::string(provider));
+  const auto profile = model.providers.find(provider);
   if (profile == model.providers.end()) return std::nullopt;
   const JsonValue held = json_value(model.payload_of(job));
   const nlohmann::json& payload = *held;

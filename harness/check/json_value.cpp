@@ -200,24 +200,37 @@ nlohmann::json parse_json(std::string_view text) {
 }
 
 JsonValue json_value(std::string_view text) {
-  constexpr std::size_t kTexts = 4096;
+  // A text's slot is chosen by a digest of its length, its first 256 bytes and its last 64 (cheap
+  // for a body padded to a megabyte); a slot holds one text, compared whole before its value is
+  // used, so texts that share a slot only push each other out.
+  constexpr std::size_t kSlots = 4096;
   constexpr std::size_t kBytes = std::size_t{16} << 20;
+  constexpr std::size_t kHead = 256;
+  constexpr std::size_t kTail = 64;
+  struct Slot {
+    std::string text;
+    JsonValue value;
+  };
   struct Kept {
-    std::map<std::string, JsonValue, std::less<>> values;
+    std::vector<Slot> slots = std::vector<Slot>(kSlots);
     std::size_t bytes = 0;
   };
   thread_local Kept kept;
   text = without_trailing_whitespace(text);
-  if (const auto found = kept.values.find(text); found != kept.values.end()) return found->second;
+  std::uint64_t digest = sim::fnv1a64(text.substr(0, kHead), text.size());
+  if (text.size() > kHead) digest = sim::fnv1a64(text.substr(text.size() - kTail), digest);
+  Slot& slot = kept.slots[digest % kSlots];
+  if (slot.value && slot.text == text) return slot.value;
   auto value = std::make_shared<const nlohmann::json>(parse_json(text));
-  if (kept.values.size() >= kTexts || kept.bytes + text.size() > kBytes) {
-    kept.values.clear();
+  if (text.size() > kBytes) return value;
+  kept.bytes -= slot.text.size();
+  if (kept.bytes + text.size() > kBytes) {
+    for (Slot& each : kept.slots) each = Slot{};
     kept.bytes = 0;
   }
-  if (text.size() <= kBytes) {
-    kept.values.emplace(std::string(text), value);
-    kept.bytes += text.size();
-  }
+  slot.text.assign(text);
+  slot.value = value;
+  kept.bytes += text.size();
   return value;
 }
 

@@ -27,9 +27,9 @@ using JsonValue = std::shared_ptr<const nlohmann::json>;
 // The JSON value `text` holds, as the checkers' own parser (nlohmann's, with its defaults) reads
 // it, or a discarded value when it holds none. The rules ask about the same few bodies many times
 // over (each job's payload by several rules, a double click's twice, a load's variants by every
-// job), so the values of the texts asked for lately are kept (up to 4,096 texts or 16 MiB of
-// them, then forgotten all at once) and a text seen before is not parsed again. Per thread; the
-// value is what parsing the text gives, whether it was kept or not.
+// job), so the values of the texts asked for lately are kept (in 4,096 slots, one text each, up to
+// 16 MiB of them, then forgotten all at once) and a text seen before is not parsed again. Per
+// thread; the value is what parsing the text gives, whether it was kept or not.
 JsonValue json_value(std::string_view text);
 // Whether a result is another JSON value than a provider's output. Equal bytes are an equal value
 // (or, neither being JSON, there is no value to compare), so only results whose bytes differ, which

@@ -293,70 +293,75 @@ std::optional<std::string> joined(const nlohmann::json& body, const char* name, 
   return shown;
 }
 
+// `body`'s member `name` when it holds a value of the kind `is` asks for, else nothing.
+template <typename Is>
+const nlohmann::json* member(const nlohmann::json& body, const char* name, Is is) {
+  const auto found = body.find(name);
+  return found != body.end() && (found.value().*is)() ? &found.value() : nullptr;
+}
+
 // What the client itself reads in a response body: its own JSON parser, not the system's.
 void read_body(const std::string& text, events::ClientReceived& received) {
+  using json = nlohmann::json;
   const auto body = check::parse_json(text);
   if (!body.is_object()) return;
-  if (body.contains("job_id") && body["job_id"].is_number_integer()) {
-    received.job_id = body["job_id"].get<std::int64_t>();
+  if (const auto* id = member(body, "job_id", &json::is_number_integer)) {
+    received.job_id = id->get<std::int64_t>();
   }
-  if (body.contains("status") && body["status"].is_string()) {
-    received.shown_status = body["status"].get<std::string>();
+  if (const auto* status = member(body, "status", &json::is_string)) {
+    received.shown_status = status->get<std::string>();
   }
   if (const auto winner = body.find("completed_by"); winner != body.end()) {
     if (winner->is_number_integer()) received.shown_winner = winner->get<std::int64_t>();
     if (winner->is_null()) received.winner_null = true;
   }
-  if (body.contains("result")) received.result_digest = check::digest_of(body["result"]);
-  if (body.contains("attempt_id") && body["attempt_id"].is_number_integer()) {
-    received.attempt_id = body["attempt_id"].get<std::int64_t>();
+  if (const auto result = body.find("result"); result != body.end()) {
+    received.result_digest = check::digest_of(*result);
   }
-  if (body.contains("state") && body["state"].is_string()) {
-    received.shown_state = body["state"].get<std::string>();
+  if (const auto* id = member(body, "attempt_id", &json::is_number_integer)) {
+    received.attempt_id = id->get<std::int64_t>();
   }
-  if (body.contains("blocked") && body["blocked"].is_boolean()) {
-    received.shown_blocked = body["blocked"].get<bool>();
+  if (const auto* state = member(body, "state", &json::is_string)) {
+    received.shown_state = state->get<std::string>();
   }
-  if (body.contains("attempt_no") && body["attempt_no"].is_number_integer()) {
-    received.shown_attempt_no = body["attempt_no"].get<std::int64_t>();
+  if (const auto* blocked = member(body, "blocked", &json::is_boolean)) {
+    received.shown_blocked = blocked->get<bool>();
+  }
+  if (const auto* number = member(body, "attempt_no", &json::is_number_integer)) {
+    received.shown_attempt_no = number->get<std::int64_t>();
   }
   received.shown_attempts = joined(body, "attempts", [](const nlohmann::json& attempt) {
-    const bool readable = attempt.is_object() && attempt.contains("attempt_id") &&
-                          attempt["attempt_id"].is_number_integer() && attempt.contains("state") &&
-                          attempt["state"].is_string();
-    if (!readable) return std::string("?");
+    if (!attempt.is_object()) return std::string("?");
+    const auto* id = member(attempt, "attempt_id", &json::is_number_integer);
+    const auto* state = member(attempt, "state", &json::is_string);
+    if (id == nullptr || state == nullptr) return std::string("?");
     const auto named = [&attempt](const char* name) {
-      const auto found = attempt.find(name);
-      return found != attempt.end() && found->is_string() ? found->get<std::string>()
-                                                          : std::string("?");
+      const auto* found = member(attempt, name, &json::is_string);
+      return found != nullptr ? found->get<std::string>() : std::string("?");
     };
-    const auto number = attempt.find("attempt_no");
-    return std::to_string(attempt["attempt_id"].get<std::int64_t>()) + ':' +
-           attempt["state"].get<std::string>() + ':' +
-           (number != attempt.end() && number->is_number_integer()
-                ? std::to_string(number->get<std::int64_t>())
-                : std::string("?")) +
+    const auto* number = member(attempt, "attempt_no", &json::is_number_integer);
+    return std::to_string(id->get<std::int64_t>()) + ':' + state->get<std::string>() + ':' +
+           (number != nullptr ? std::to_string(number->get<std::int64_t>()) : std::string("?")) +
            ':' + named("origin") + ':' + named("provider");
   });
-  if (body.contains("operation") && body["operation"].is_string()) {
-    received.shown_operation = body["operation"].get<std::string>();
+  if (const auto* operation = member(body, "operation", &json::is_string)) {
+    received.shown_operation = operation->get<std::string>();
   }
-  if (body.contains("provider") && body["provider"].is_string()) {
-    received.shown_provider = body["provider"].get<std::string>();
+  if (const auto* provider = member(body, "provider", &json::is_string)) {
+    received.shown_provider = provider->get<std::string>();
   }
   received.shown_failover = joined(body, "failover", [](const nlohmann::json& name) {
     return name.is_string() ? name.get<std::string>() : std::string("?");
   });
-  if (body.contains("failure_reason")) {
-    const auto& reason = body["failure_reason"];
+  if (const auto reason = body.find("failure_reason"); reason != body.end()) {
     received.shows_failure_reason =
-        reason.is_string() && !reason.get_ref<const std::string&>().empty();
+        reason->is_string() && !reason->get_ref<const std::string&>().empty();
   }
-  if (body.contains("error") && body["error"].is_string()) {
-    received.error = body["error"].get<std::string>();
+  if (const auto* error = member(body, "error", &json::is_string)) {
+    received.error = error->get<std::string>();
   }
-  if (body.contains("request_id") && body["request_id"].is_string()) {
-    received.request_id = body["request_id"].get<std::string>();
+  if (const auto* id = member(body, "request_id", &json::is_string)) {
+    received.request_id = id->get<std::string>();
   }
   std::set<std::string> nested;
   for (const auto& [name, value] : body.items()) {
