@@ -158,16 +158,20 @@ void availability(const History& history, const Index& index, std::vector<Findin
 // it shows what the action did: a retry's attempt starting, a cancel's attempt cancelled (a
 // replay too: it repeats the first answer, not the attempt's state now). Among retries and cancels
 // of one owner under one key: once one is acknowledged, another request (another action, job,
-// attempt or body) is refused, never acknowledged; the same request acknowledged again repeats
-// the first acknowledgement (its status, the attempt it named, and its whole body where both
-// bodies were recorded); where the target marks replays, at most one acknowledgement goes
-// unmarked (one request did the action, every other answer replays it); and a cancel refused
-// with 409 (its attempt was not live, and an attempt that stopped being live never is again) is
-// not acknowledged later when sent again.
+// attempt or body) is refused, never acknowledged; the same request (bodies compared as JSON
+// values) acknowledged again repeats the first acknowledgement (its status, the attempt it named,
+// and its whole body where both bodies were recorded), and sent after that acknowledgement
+// arrived is not refused (replay_refused: a 4xx other than 401, 403 and 429); where the target
+// marks replays, at most one acknowledgement goes unmarked (one request did the action, every other
+// answer replays it); and a cancel refused with 409 (its attempt was not live, and an attempt that
+// stopped being live never is again) is not acknowledged later when sent again.
 void action_keys_stand_for_one_request(const History& history, const Index& index,
                                        std::vector<Finding>& out) {
   const auto same_request = [](const Request& a, const Request& b) {
     return a.action == b.action && a.job == b.job && a.attempt == b.attempt && a.body == b.body;
+  };
+  const auto refused_after_the_key = [](int status) {
+    return status >= 400 && status < 500 && status != 401 && status != 403 && status != 429;
   };
   std::map<std::string, std::pair<const Request*, const Response*>> first_acknowledged;
   std::map<std::string, const Response*> unmarked;  // the acknowledgement that did the action
@@ -189,6 +193,19 @@ void action_keys_stand_for_one_request(const History& history, const Index& inde
     }
     if (!request->key) continue;
     const std::string identity = identity_of(request->owner, *request->key);
+    // The same request sent after its key's first acknowledgement arrived is that
+    // acknowledgement again, never a refusal (credentials and rate limits are judged before the
+    // key).
+    if (const auto acknowledged = first_acknowledged.find(identity);
+        acknowledged != first_acknowledged.end() && refused_after_the_key(*response->status) &&
+        acknowledged->second.second->t_us < request->t_us &&
+        same_request(*acknowledged->second.first, *request)) {
+      out.push_back(finding("B9.replay_refused",
+                            describe_identity(identity) + ": the " + request->action +
+                                " it acknowledged was sent again and refused " +
+                                std::to_string(*response->status) + " instead of its first answer",
+                            {response->line, request->line, acknowledged->second.second->line}));
+    }
     if (request->action == "cancel" && *response->status == 409) {
       refused_cancels[identity].emplace_back(request, response);
       continue;

@@ -12,8 +12,9 @@
 //     created, STARTING, with the attempt_no and provider the store inserted it with; a cancel's
 //     shows CANCELLED; both name the attempt's job (answer_misstates);
 //   - every success under one key is one answer: the status and body bytes of the first one a
-//     client received (replay_differs), to requests with the same action, path and body
-//     (key_shared: a key reused with another request, job or action must be refused);
+//     client received (replay_differs), to requests with the same action, path and body, bodies
+//     compared as JSON values: key order and spacing do not make another request (key_shared: a
+//     key reused with another request, job or action must be refused);
 //   - a success received by any client request other than the one whose exchange recorded the key
 //     carries `Idempotent-Replayed: true` (replay_unmarked), and the answer to the one send whose
 //     one exchange can have recorded the key (the only one open on the committing node at the
@@ -72,9 +73,16 @@ struct Success {
   At<events::ClientReceived> received;
 };
 
-// The request as the client sent it: what one key must never be shared across.
-std::string signature(const events::ClientSent& sent) {
-  return sent.action + " " + sent.path.value_or("") + "\n" + sent.body.value_or("");
+// Whether two sends are one request, what one key must never be shared across: the same action
+// on the same path, with bodies equal as JSON values (this checker's own parser: key order and
+// spacing do not matter), or byte for byte when either is no JSON.
+bool same_request(const events::ClientSent& a, const events::ClientSent& b) {
+  if (a.action != b.action || a.path != b.path) return false;
+  const std::string& one = a.body ? *a.body : std::string();
+  const std::string& other = b.body ? *b.body : std::string();
+  if (one == other) return true;
+  if (!holds_json_value(one) || !holds_json_value(other)) return false;
+  return *json_value(one) == *json_value(other);
 }
 
 // The provider a retry's body names, read by this checker's own parser.
@@ -242,7 +250,7 @@ void check_refused_replays(const HistoryModel& model,
     if (!sent || recorders.empty()) continue;
     const bool identical = std::ranges::all_of(recorders, [&](const auto& recorder) {
       const auto first = model.client_send(recorder.first, recorder.second);
-      return first && signature(*first) == signature(*sent);
+      return first && same_request(*first, *sent);
     });
     if (!identical) continue;
     const auto number = recorders.begin()->first;
@@ -345,7 +353,7 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
     auto [first, inserted] = first_success.try_emplace(*key, &success);
     if (!inserted) {
       const Success& earlier = *first->second;
-      if (signature(earlier.sent) != signature(success.sent)) {
+      if (!same_request(earlier.sent, success.sent)) {
         out.push_back(violation("I11.key_shared",
                                 head + "under key \"" + key->second + "\", which request " +
                                     std::to_string(earlier.request) + " used for " +

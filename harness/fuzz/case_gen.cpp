@@ -379,11 +379,19 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     }
     // Now and then with no key at all: an action's key is optional.
     entry.keyless = s.action_key == 0 && spec.timeline.size() % 4 == 3;
+    const bool respelled = kind == retry && s.deep == 0 && s.provider % 4 != 0 &&
+                           s.action_key != 4 && s.gap_ms % 3 == 1;
     if (kind == retry && s.deep > 0) {
       entry.retry_body = s.deep == 1 ? R"({"provider":")" + providers[0] + R"(","note":1})"
                                      : std::string(R"({"provider":7})");
     } else if (kind == retry && s.provider % 4 != 0) {
       entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
+      // Now and then spelled with spaces, as another tool writes it: the same request, so a key
+      // used again with it is a replay.
+      if (respelled) {
+        entry.retry_body = R"({ "provider" : ")" + *entry.provider + R"(" })";
+        entry.provider.reset();
+      }
     }
     entry.request = static_cast<int>(spec.timeline.size()) + 1;
     if (doubled) entry.action_key = "op-d" + std::to_string(entry.request);
@@ -393,6 +401,15 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     spec.timeline.push_back(entry);
     if (doubled) {
       entry.request = static_cast<int>(spec.timeline.size()) + 1;
+      // A respelled retry's twin comes two seconds later (the console again), spelled the plain
+      // way: one request, so it is the first one's replay, whatever the bytes.
+      if (s.action_key == 3 && respelled) {
+        entry.retry_body.reset();
+        entry.provider =
+            providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
+        entry.at += grid(raw, std::chrono::seconds(2));
+        at = entry.at;
+      }
       if (s.action_key == 4 && kind == retry) {
         entry.retry_body.reset();
         const std::string named = entry.provider.value_or("");

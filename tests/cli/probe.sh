@@ -49,7 +49,7 @@ catalogue=(a_replay_shows_the_job_as_it_stands answer_at_the_deadline attempt_li
   fallback_not_certified fallback_plausible_but_wrong fallback_wrong_operation json_repeated_key
   key_reused_with_escapes late_answer_no_reconciler missing_key operator_double_click_cancel
   operator_keys_reused
-  operator_retry_replayed
+  operator_retry_replayed operator_retry_respelled
   prompt_limit_boundary provider_timeout_cancel_fallback route_probes same_key_other_provider
   store_lost_before_the_call transport_reset_after_delivery zombie_worker_fenced)
 catalogue_files=()

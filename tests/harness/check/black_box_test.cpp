@@ -216,6 +216,28 @@ BOOST_AUTO_TEST_CASE(b9_a_replay_that_differs_from_the_first_answer) {
   BOOST_TEST(found.empty(), joined(found));
 }
 
+BOOST_AUTO_TEST_CASE(b9_an_acknowledged_action_refused_when_sent_again) {
+  auto s = clean();
+  s.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  s.keyed("r11", 220, "retry", "op-1").acted("r11", 230, 422, std::nullopt);
+  auto found = clauses(s.history());
+  BOOST_TEST(only(found, "B9.replay_refused"), joined(found));
+  auto cancel = clean();
+  cancel.keyed("r10", 200, "cancel", "op-1", "1").acted("r10", 210, 200, "1");
+  cancel.keyed("r11", 220, "cancel", "op-1", "1").acted("r11", 230, 409, std::nullopt);
+  found = clauses(cancel.history());
+  BOOST_TEST(only(found, "B9.replay_refused"), joined(found));
+  // Sent before the acknowledgement arrived (a double click whose twin may have met the action
+  // in flight), refused for its credentials or its rate, or another request: no finding.
+  auto allowed = clean();
+  allowed.keyed("r10", 200, "retry", "op-1").acted("r10", 210, 201, "2");
+  allowed.keyed("r11", 205, "retry", "op-1").acted("r11", 230, 409, std::nullopt);
+  allowed.keyed("r12", 240, "retry", "op-1").acted("r12", 250, 429, std::nullopt);
+  allowed.keyed("r13", 260, "cancel", "op-1", "2").acted("r13", 270, 422, std::nullopt);
+  found = clauses(allowed.history());
+  BOOST_TEST(found.empty(), joined(found));
+}
+
 BOOST_AUTO_TEST_CASE(b9_a_replay_whose_body_differs) {
   const json starting = {{"attempt_id", "2"}, {"state", "starting"}};
   const json running = {{"attempt_id", "2"}, {"state", "running"}};

@@ -108,18 +108,37 @@ BOOST_AUTO_TEST_CASE(i11_one_key_answered_to_two_requests_is_a_violation) {
   require_one(check_operator_actions(h.model()), "I11.key_shared", seq);
 }
 
+// The same request with its body spelled another way (spacing, member order) is no other request.
+BOOST_AUTO_TEST_CASE(i11_one_key_answered_to_one_request_spelled_two_ways_is_no_violation) {
+  HistoryBuilder h;
+  retried(h);
+  auto plain = retry_sent(2, 1, "op-1");
+  plain.body = R"({"provider":"alpha"})";
+  h.add("ops", plain).add("ops", retry_answer(2, 1, "aa", false));
+  auto spaced = retry_sent(3, 1, "op-1");
+  spaced.body = R"({ "provider" : "alpha" })";
+  h.add("ops", spaced).add("ops", retry_answer(3, 1, "aa", true));
+  require_no(check_operator_actions(h.model()), "I11.key_shared");
+}
+
 // Request 2 retried job 1 under key op-1 through api-1, which inserted attempt 2 and recorded
-// the key; request 3 sends the same retry again and api-1 answers it `status`.
+// the key; request 3 sends the same retry again (its body spelled `again`) and api-1 answers it
+// `status`.
 std::uint64_t identical_retry_answered(HistoryBuilder& h, std::int64_t status,
-                                       std::optional<std::string> error) {
+                                       std::optional<std::string> error,
+                                       std::optional<std::string> again = {}) {
   first_attempt_failed(h);
   const ApiCall first{.request = 2, .route = "create_attempt", .key = "op-1", .job_id = 1};
-  h.add("ops", retry_sent(2, 1, "op-1"));
+  auto sent = retry_sent(2, 1, "op-1");
+  if (again) sent.body = R"({"provider":"alpha"})";
+  h.add("ops", sent);
   api_request(h, first);
   insert_keyed_retry(h, "op-1");
   api_response(h, first);
   h.add("ops", retry_answer(2, 1, "aa", false));
-  h.add("ops", retry_sent(3, 1, "op-1"));
+  sent = retry_sent(3, 1, "op-1");
+  sent.body = std::move(again);
+  h.add("ops", sent);
   return api_exchange(h, {.request = 3,
                           .route = "create_attempt",
                           .key = "op-1",
@@ -144,6 +163,11 @@ BOOST_AUTO_TEST_CASE(i11_an_identical_request_refused_after_its_key_was_recorded
     identical_retry_answered(h, status, std::nullopt);
     require_no(check_operator_actions(h.model()), "I11.replay_refused");
   }
+  // Its body spelled with spaces is still the same request: refused, it is a refused replay.
+  HistoryBuilder spaced;
+  const auto refused = identical_retry_answered(spaced, 422, "idempotency_key_reused",
+                                                R"({ "provider" : "alpha" })");
+  require_one(check_operator_actions(spaced.model()), "I11.replay_refused", refused);
 }
 
 // Two retries under one key in flight together, with other bodies: the one that recorded the key
