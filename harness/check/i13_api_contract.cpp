@@ -8,7 +8,10 @@
 //     API node gave, delivered or not); every 503 a client receives carries Retry-After
 //     (no_retry_after), of 1 second, as the contract says (README "API contract");
 //   - limits, judged from the bytes the client sent (limit_misjudged): a retry's body other than
-//     exactly {"provider": a string} is never accepted, nor a create whose input has an empty or
+//     exactly {"provider": a string} is never accepted, and one naming a provider the run has not
+//     (run.provider) is refused 400 invalid_body unless refused for its job (404, 409
+//     job_completed), its key (422 idempotency_key_reused), its credentials (401, 403) or a 5xx
+//     first; nor is a create whose input has an empty or
 //     missing "text" or a member besides "text" and "fields", nor one whose operation is not
 //     classify, summarize or extract, whose provider is not one the run has (run.provider), or
 //     whose failover list names one it has not, or one twice (the provider included); a body over 1
@@ -86,6 +89,7 @@ using i13::check_create_answer;
 using i13::check_read;
 using i13::read_shape;
 using i13::retry_body_ok;
+using i13::retry_body_provider;
 using i13::untrue_refusal;
 
 constexpr std::size_t kBodyLimit = 1024 * 1024;
@@ -167,6 +171,20 @@ std::string limit_breach(const events::ClientSent& sent, const Route& route,
   if (body.empty() || (!create && sent.action != "retry")) return {};
   if (!create && is_success(got.status) && !retry_body_ok(body)) {
     return "a retry body the contract refuses (" + body + ") was accepted";
+  }
+  if (const auto named = create || providers.empty() ? std::nullopt : retry_body_provider(body);
+      named && !providers.contains(*named)) {
+    // Refused for its job, its key, its credentials or a server failure first, or as an invalid
+    // body: nothing else may be said of a provider the server does not have.
+    const bool judged_before = got.status >= 500 || got.status == 401 || got.status == 403 ||
+                               got.status == 404 || error == "job_completed" ||
+                               error == "idempotency_key_reused" ||
+                               (got.status == 400 && error == "invalid_body");
+    if (!judged_before) {
+      return "a retry naming a provider the server does not have (\"" + *named +
+             "\") was answered " + std::to_string(got.status) + (error.empty() ? "" : " " + error) +
+             ", not refused 400 invalid_body";
+    }
   }
   if (create && is_success(got.status) && !facts.create_input_ok()) {
     return "a create whose input the contract refuses (" + body + ") was accepted";

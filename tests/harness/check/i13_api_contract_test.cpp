@@ -60,6 +60,42 @@ BOOST_AUTO_TEST_CASE(i13_a_create_names_only_operations_and_providers_the_server
   }
 }
 
+// The run has alpha and beta; an operator's retry with `body` is answered `status` `error`; the
+// violations of I13.limit_misjudged only.
+std::vector<check::Violation> retry_naming(const std::string& body, std::int64_t status,
+                                           std::optional<std::string> error) {
+  HistoryBuilder h;
+  for (const char* name : {"alpha", "beta"}) {
+    h.add("world", events::RunProvider{.name = name,
+                                       .prompt_template = "{{input}}",
+                                       .max_prompt_tokens = 1000,
+                                       .bytes_per_token = 4});
+  }
+  auto sent = operator_retry_sent(1, 1, "op-1");
+  sent.body = body;
+  auto got = received(1, status, std::nullopt);
+  got.error = std::move(error);
+  h.add("ops", sent).add("ops", got);
+  auto violations = check_api_contract(h.model());
+  std::erase_if(violations, [](const auto& v) { return v.clause != "I13.limit_misjudged"; });
+  return violations;
+}
+
+// A retry naming a provider the server does not have is an invalid body: 400 invalid_body, unless
+// refused first for its job, its key, its credentials or a server failure.
+BOOST_AUTO_TEST_CASE(i13_a_retry_naming_a_provider_the_server_has_not_is_an_invalid_body) {
+  const std::string gamma = R"({"provider":"gamma"})";
+  require_none(retry_naming(gamma, 400, "invalid_body"));
+  require_none(retry_naming(gamma, 404, "not_found"));
+  require_none(retry_naming(gamma, 409, "job_completed"));
+  require_none(retry_naming(gamma, 422, "idempotency_key_reused"));
+  require_none(retry_naming(gamma, 503, "store_unavailable"));
+  require_none(retry_naming(R"({"provider":"beta"})", 422, "provider_not_certified"));
+  require_one(retry_naming(gamma, 422, "provider_not_certified"), "I13.limit_misjudged", 4);
+  require_one(retry_naming(gamma, 409, "attempt_in_flight"), "I13.limit_misjudged", 4);
+  require_one(retry_naming(gamma, 201, std::nullopt), "I13.limit_misjudged", 4);
+}
+
 // A client request of `action` (its own method and path) answered `status` naming `error`.
 std::vector<check::Violation> answered_with(const std::string& action, std::int64_t status,
                                             std::optional<std::string> error) {
