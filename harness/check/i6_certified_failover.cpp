@@ -10,7 +10,12 @@
 //   - an automatic failover follows the job's previous attempt FAILED, onto a provider after the
 //     failed one in the order the create asked for (its provider, then its failover list), the
 //     first there that was certified: every provider it skipped lacked a passing certification
-//     at some point between the failure and the insert (failover_skipped_certified);
+//     at some point between the failure and the insert (failover_skipped_certified); and every
+//     provider a node reports skipping (failover.skipped) is one a failover after one of the job's
+//     failures could pass over: later in its order than the failed provider, and without a
+//     passing certification at some point between that failure and the report
+//     (skip_misreported); every failover the reconciler reports resuming names an attempt of that
+//     job the store had moved to FAILED (resume_misreported);
 //   - a job fails only when its attempts reached attempt_limit (run.policy) or no provider after
 //     the failed one in its order was certified throughout the span from the failure to the
 //     job's failure (job_failed_with_provider_left);
@@ -32,6 +37,8 @@
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "system/events/reconciler_events.hpp"
 
 #include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
@@ -113,6 +120,57 @@ void check_failover_skips(const HistoryModel& model, const JobRecord& job,
                               job_ref(job.id()) + " on \"" + provider + "\", skipping \"" +
                               *skipped + "\", earlier in the job's order and certified throughout",
                           attempt.inserted.seq, {evidence}));
+}
+
+// The failover reports nodes make, judged by the commit log: every failover the reconciler reports
+// resuming (reconciler.failover_resumed) names an attempt of that job which the store had moved to
+// FAILED before the report; every provider a node reports skipping (failover.skipped) is one a
+// failover of its job could pass over at that moment: later in the job's order than the provider of
+// one of its attempts that had FAILED by then, and without a passing certification at some point
+// between that failure and the report.
+void check_failover_reports(const HistoryModel& model, std::vector<Violation>& out) {
+  if (model.history == nullptr) return;
+  model.history->visit_kinds(
+      {&events::kind_name<events::FailoverSkipped>(),
+       &events::kind_name<events::FailoverResumed>()},
+      [&](const sim::TraceEvent& recorded) {
+        if (const auto resumed = events::from_event<events::FailoverResumed>(recorded.event)) {
+          const AttemptRecord* attempt = model.attempt(resumed->attempt_id);
+          const bool failed =
+              attempt != nullptr && attempt->job_id() == resumed->job_id &&
+              std::ranges::any_of(attempt->steps, [&](const At<Transition>& step) {
+                return step.what.to == AttemptState::failed && step.seq < recorded.seq;
+              });
+          if (!failed) {
+            out.push_back(violation("I6.resume_misreported",
+                                    recorded.node.str() + " reported resuming the failover of " +
+                                        job_ref(resumed->job_id) + " after " +
+                                        attempt_ref(resumed->attempt_id) +
+                                        ", which the store had not moved to FAILED as that job's",
+                                    recorded.seq, {}));
+          }
+          return;
+        }
+        const auto skip = events::from_event<events::FailoverSkipped>(recorded.event);
+        if (!skip) return;
+        const JobRecord* job = model.job(skip->job_id);
+        if (job == nullptr) return;
+        const auto order = provider_order(model, *job);
+        for (const auto& [failed, failed_seq] : failed_before(model, *job, recorded.seq)) {
+          const auto start = scan_start(order, failed->inserted.what.provider.str());
+          const bool later = std::find(order.begin() + static_cast<std::ptrdiff_t>(start),
+                                       order.end(), skip->provider) != order.end();
+          if (later && !model.certified_throughout(skip->provider, failed_seq, recorded.seq)) {
+            return;
+          }
+        }
+        out.push_back(violation(
+            "I6.skip_misreported",
+            recorded.node.str() + " reported skipping \"" + skip->provider +
+                "\" in a failover of " + job_ref(skip->job_id) +
+                ", but no failure of the job had it later in the job's order while uncertified",
+            recorded.seq, {}));
+      });
 }
 
 // A job fails only once its attempts reached attempt_limit or no certified provider was left
@@ -258,6 +316,7 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
 std::vector<Violation> check_certified_failover(const HistoryModel& model) {
   std::vector<Violation> out;
   check_certifications(model, out);
+  check_failover_reports(model, out);
   for (const auto& [id, attempt] : model.attempts) {
     const auto& a = attempt.inserted.what;
     if (a.origin == AttemptOrigin::initial) continue;

@@ -101,6 +101,8 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I6.failover_before_failure",
       "I6.failover_out_of_order",
       "I6.failover_skipped_certified",
+      "I6.skip_misreported",
+      "I6.resume_misreported",
       "I6.job_failed_with_provider_left",
       "I6.invalid_output_won",
       "I6.result_never_produced",

@@ -3,6 +3,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "system/events/attempt_events.hpp"
+#include "system/events/reconciler_events.hpp"
+
 #include "harness/check/invariant.hpp"
 
 #include "tests/support/histories.hpp"
@@ -196,6 +199,52 @@ BOOST_AUTO_TEST_CASE(a_failover_that_skips_a_certified_provider_is_a_violation) 
         .add(kStore, certification("beta", false))
         .add(kStore, attempt_inserted(1, 2, 2, "gamma", AttemptOrigin::failover));
     require_none(check_certified_failover(h.model()));
+  }
+}
+
+// What a node reports of a failover: the provider it skipped (uncertified, later in the order than
+// the failed one) and the failed attempt after which the reconciler resumed one.
+BOOST_AUTO_TEST_CASE(a_failover_report_naming_what_it_did_not_do_is_a_violation) {
+  for (const std::string& named :
+       {std::string("beta"), std::string("alpha"), std::string("gamma")}) {
+    HistoryBuilder h;
+    certify(h, "gamma", true);  // beta never certified
+    insert_job(h, {.body = kFailoverBody});
+    h.add(kStore, claimed(1, 1))
+        .add("alpha", executed(1, 1, "error", "", kSoon))
+        .add(kStore, fenced_write(1, 1, S::running, S::failed));
+    const auto report =
+        h.add("worker-1",
+              events::FailoverSkipped{.job_id = 1, .provider = named, .reason = "uncertified"})
+            .last_seq();
+    h.add(kStore, attempt_inserted(1, 2, 2, "gamma", AttemptOrigin::failover));
+    BOOST_TEST_CONTEXT(named) {
+      // beta: the skip a failover after alpha's failure made; alpha is the failed provider itself,
+      // gamma was certified throughout.
+      if (named == "beta") {
+        require_none(check_certified_failover(h.model()));
+      } else {
+        require_one(check_certified_failover(h.model()), "I6.skip_misreported", report);
+      }
+    }
+  }
+  for (const std::int64_t attempt : {1, 2}) {
+    HistoryBuilder h;
+    certify(h, "beta", true);
+    insert_job(h, {.body = kFailoverBody});
+    h.add(kStore, claimed(1, 1))
+        .add("alpha", executed(1, 1, "error", "", kSoon))
+        .add(kStore, fenced_write(1, 1, S::running, S::failed));
+    const auto report =
+        h.add("reconciler", events::FailoverResumed{.job_id = 1, .attempt_id = attempt}).last_seq();
+    h.add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::failover));
+    BOOST_TEST_CONTEXT(attempt) {
+      if (attempt == 1) {
+        require_none(check_certified_failover(h.model()));
+      } else {  // attempt 2 was not even inserted, let alone FAILED
+        require_one(check_certified_failover(h.model()), "I6.resume_misreported", report);
+      }
+    }
   }
 }
 
