@@ -18,7 +18,9 @@
 //   - job.failed: the job's failure;
 //   - certification.recorded: a recorded certification of that provider with the same verdict;
 //   - attempt.write_refused: a refusal the store recorded for that node's write of that attempt,
-//     fenced or for its state as the report says, of the state the write wanted;
+//     fenced or for its state as the report says, of the state the write wanted, carrying the
+//     lease token the report names, while the attempt was in the state the report says it found
+//     (by the commit log);
 //   - worker.store_error naming an injected fault ("store <fault> during <operation>", the text the
 //     simulated connection gives): such a fault on that node's connection before it, with the same
 //     maybe_committed (only a write's lost reply may have committed);
@@ -171,10 +173,15 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
     return ok ? "" : "result.discarded of " + attempt_ref(discarded->attempt_id);
   }
   if (auto refused = from_packed<events::AttemptWriteRefused>(recorded)) {
-    const bool ok = any_before(model.refusals, seq, [&](const events::StoreRefused& write) {
-      return write.by == node && write.attempt_id == refused->attempt_id &&
+    // The refusal as the store made it: the write's lease token, and the state the attempt was in
+    // when it was refused (by the commit log), are the ones reported.
+    const AttemptRecord* attempt = model.attempt(refused->attempt_id);
+    const bool ok = std::ranges::any_of(model.refusals, [&](const At<events::StoreRefused>& at) {
+      const events::StoreRefused& write = at.what;
+      return at.seq < seq && write.by == node && write.attempt_id == refused->attempt_id &&
              write.refusal == (refused->fenced ? events::kRefusedFenced : events::kRefusedState) &&
-             write.wanted == refused->wanted;
+             write.wanted == refused->wanted && write.fence.value_or(0) == refused->token &&
+             (attempt == nullptr || attempt->state_before(at.seq) == refused->found);
     });
     return ok ? "" : named(key_of(Kind::write_refused, refused->attempt_id));
   }

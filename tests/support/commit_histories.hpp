@@ -409,13 +409,15 @@ inline events::StoreRefused live_refused(std::int64_t job_id, std::int64_t block
 // The store refused a write whose lease token was stale (nothing committed).
 inline events::StoreRefused fenced_out(std::int64_t job_id, std::int64_t attempt_id,
                                        std::string by = "worker-1",
-                                       AttemptState wanted = AttemptState::failed) {
+                                       AttemptState wanted = AttemptState::failed,
+                                       std::int64_t fence = 1) {
   return events::StoreRefused{.operation = "update_attempt",
                               .refusal = std::string(events::kRefusedFenced),
                               .job_id = job_id,
                               .attempt_id = attempt_id,
                               .wanted = wanted,
-                              .by = std::move(by)};
+                              .by = std::move(by),
+                              .fence = fence};
 }
 
 }  // namespace onejob::test

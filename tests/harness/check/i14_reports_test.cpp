@@ -171,6 +171,35 @@ BOOST_AUTO_TEST_CASE(i14_a_refused_write_is_reported_by_its_writer) {
   require_one(missing, "I14.report_missing", refused);
 }
 
+// The report says what the store refused: the lease token the write carried and the state the
+// attempt was in, by the commit log (RUNNING here, the write carrying token 1).
+BOOST_AUTO_TEST_CASE(i14_a_refused_write_reported_with_another_state_or_token_is_untrue) {
+  for (const auto& [found, token] :
+       std::vector<std::pair<S, std::int64_t>>{{S::running, 1}, {S::failed, 1}, {S::running, 2}}) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    h.add(kStore, fenced_out(1, 1));
+    const auto report = h.add("worker-1", events::AttemptWriteRefused{.job_id = 1,
+                                                                      .attempt_id = 1,
+                                                                      .fenced = true,
+                                                                      .found = found,
+                                                                      .wanted = S::failed,
+                                                                      .by = "worker-1",
+                                                                      .token = token})
+                            .last_seq();
+    end_quiescent(h);
+    BOOST_TEST_CONTEXT(to_string(found) << " " << token) {
+      if (found == S::running && token == 1) {
+        require_none(judged(h.model()));
+      } else {
+        auto violations = judged(h.model());
+        std::erase_if(violations, [](const auto& v) { return v.clause == "I14.report_missing"; });
+        require_one(violations, "I14.report_untrue", report);
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(i14_a_write_whose_reply_was_lost_need_not_be_reported) {
   HistoryBuilder h;
   claimed_and_called(h);
