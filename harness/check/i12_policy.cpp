@@ -33,6 +33,11 @@
 //     for a base of 2 ms or more, where three in a row by chance is below 3e-8;
 //   - the wait is taken (backoff_not_waited): a worker's claim loop, or the reconciler's sweep,
 //     meets its next store error no sooner than the wait it reported after the last one.
+//   - a status query is answered within status_timeout or given up at it: the reconciler reports
+//     an attempt's status no later than status_timeout after its query left it (status_overdue),
+//     and not as "unreachable" when another status reached it before then, nor before then with
+//     nothing delivered (status_dropped);
+//     not judged across a pause of the node;
 // Does not check: that capacity is used (an idle worker beside waiting work is I8's
 // `unclaimed`).
 #include <algorithm>
@@ -41,6 +46,7 @@
 
 #include "harness/check/event_switch.hpp"
 #include "harness/check/invariant.hpp"
+#include "harness/events/provider_events.hpp"
 
 namespace onejob::check {
 namespace {
@@ -385,6 +391,97 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
 
 }  // namespace
 
+// Whether `node` was paused at any point of [from, to].
+bool paused_during(const HistoryModel& model, const std::string& node, std::uint64_t from,
+                   std::uint64_t to) {
+  const auto pauses = model.node_pauses.find(node);
+  if (pauses == model.node_pauses.end()) return false;
+  bool paused = false;
+  for (const auto& change : pauses->second) {
+    if (change.seq > to) break;
+    if (change.seq >= from && change.what) return true;
+    paused = change.what;
+  }
+  return paused;
+}
+
+// A status query is answered within status_timeout or given up at it: the reconciler reports an
+// attempt's status (reconciler.status) no later than status_timeout after its query for that
+// attempt's provider key left it (status_overdue), and does not report "unreachable" when a status
+// other than that reached it before then, nor before then with nothing delivered (status_dropped).
+// Not judged across a pause of the node.
+void check_status_waits(const HistoryModel& model, const events::RunPolicy& policy,
+                        std::vector<Violation>& out) {
+  if (model.history == nullptr) return;
+  const Duration timeout(policy.status_timeout_us);
+  std::map<std::pair<std::string, std::string>, At<events::ProviderStatusAsked>> asked;
+  model.history->visit_kinds(
+      {&events::kind_name<events::ProviderStatusAsked>(),
+       &events::kind_name<events::ReconcilerStatus>()},
+      [&](const sim::TraceEvent& recorded) {
+        const std::string& node = recorded.node.str();
+        if (auto ask = events::from_event<events::ProviderStatusAsked>(recorded.event)) {
+          const std::string key = ask->provider_key;
+          asked.insert_or_assign({node, key}, At<events::ProviderStatusAsked>{
+                                                  std::move(*ask), recorded.seq, recorded.at});
+          return;
+        }
+        const auto status = events::from_event<events::ReconcilerStatus>(recorded.event);
+        const AttemptRecord* attempt = status ? model.attempt(status->attempt_id) : nullptr;
+        if (attempt == nullptr) return;
+        const auto found = asked.find({node, attempt->inserted.what.provider_key});
+        if (found == asked.end()) return;
+        const auto ask = found->second;
+        asked.erase(found);
+        if (paused_during(model, node, ask.seq, recorded.seq)) return;
+        const Instant due = ask.at + timeout;
+        if (recorded.at > due) {
+          out.push_back(violation("I12.status_overdue",
+                                  node + " reported " + attempt_ref(status->attempt_id) + " " +
+                                      status->status + " " +
+                                      std::to_string((recorded.at - ask.at).count()) +
+                                      " us after asking, past the status_timeout of " +
+                                      std::to_string(timeout.count()) + " us",
+                                  recorded.seq, {ask.seq}));
+          return;
+        }
+        if (status->status != "unreachable") return;
+        // The statuses the transport delivered to it for this query before the report.
+        const Delivery* answered = nullptr;
+        bool unreachable = false;  // the transport itself said so (a reset connection)
+        if (const auto deliveries = model.deliveries.find(ask.what.provider_key);
+            deliveries != model.deliveries.end()) {
+          for (const Delivery& delivery : deliveries->second) {
+            if (delivery.node.str() != node || delivery.seq < ask.seq ||
+                delivery.seq > recorded.seq || delivery.call.str() != events::kDeliveredStatus) {
+              continue;
+            }
+            if (delivery.outcome.str() == "unreachable") {
+              unreachable = true;
+            } else if (delivery.at < due && answered == nullptr) {
+              answered = &delivery;
+            }
+          }
+        }
+        if (answered != nullptr) {
+          out.push_back(violation("I12.status_dropped",
+                                  node + " reported " + attempt_ref(status->attempt_id) +
+                                      " unreachable, but its provider's status (" +
+                                      answered->outcome.str() +
+                                      ") reached it within the status_timeout",
+                                  recorded.seq, {ask.seq, answered->seq}));
+        } else if (!unreachable && recorded.at < due) {
+          out.push_back(violation(
+              "I12.status_dropped",
+              node + " reported " + attempt_ref(status->attempt_id) + " unreachable " +
+                  std::to_string((recorded.at - ask.at).count()) +
+                  " us after asking, before the status_timeout of " +
+                  std::to_string(timeout.count()) + " us was over, with nothing delivered",
+              recorded.seq, {ask.seq}));
+        }
+      });
+}
+
 std::vector<Violation> check_policy(const HistoryModel& model) {
   std::vector<Violation> out;
   if (!model.policy) return out;  // a history without run.policy has no policy to judge
@@ -395,6 +492,7 @@ std::vector<Violation> check_policy(const HistoryModel& model) {
   check_call_deadlines(model, model.policy->what, out);
   check_lease_lengths(model, model.policy->what, out);
   check_backoff(model, model.policy->what, out);
+  check_status_waits(model, model.policy->what, out);
   return out;
 }
 

@@ -144,6 +144,8 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I12.backoff_out_of_bounds",
       "I12.backoff_not_jittered",
       "I12.backoff_not_waited",
+      "I12.status_overdue",
+      "I12.status_dropped",
       "I13.internal_error",
       "I13.no_retry_after",
       "I13.answer_leaks_internals",

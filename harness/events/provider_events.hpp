@@ -60,6 +60,19 @@ struct ProviderDeduped {
   }
 };
 
+// A node asked a provider for a call's status (recorded by the simulated transport as the query
+// leaves the node's process, not by the node): when the wait for its answer began.
+struct ProviderStatusAsked {
+  static constexpr std::string_view kind = "provider.status_asked";
+  std::string provider;
+  std::string provider_key;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("provider", self.provider);
+    field("provider_key", self.provider_key);
+  }
+};
+
 // What a node's connection to a provider delivered to it (recorded by the simulated transport,
 // not by the node): the first answer to a call or a status query, as it reached the node's
 // process. A crashed node's connection delivers nothing. `call`: reply or status; `outcome`:

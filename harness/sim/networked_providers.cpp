@@ -83,6 +83,10 @@ Async<ProviderStatus> NetworkedProviders::status(std::string provider_name,
   auto found = providers_.find(provider_name);
   if (found == providers_.end()) co_return ProviderStatus{ProviderStatus::Kind::not_found, {}, {}};
   SimProvider* provider = found->second.get();
+  if (!closed_) {
+    trace_.record(node_, events::to_event(events::ProviderStatusAsked{
+                             .provider = provider_name, .provider_key = provider_key}));
+  }
   auto pending = std::make_shared<PendingStatus>();
   pending_statuses_.push_back(pending);
   link_.send(Direction::request, node_, provider_name, "status " + provider_key,

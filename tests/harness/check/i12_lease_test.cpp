@@ -2,10 +2,14 @@
 // recorded, from the claim's commit (the latest the worker can have sent it) and from the instant
 // its claim loop was last seen moving (the earliest).
 #include <chrono>
+#include <tuple>
 
 #include <boost/test/unit_test.hpp>
 
+#include "system/events/reconciler_events.hpp"
+
 #include "harness/check/invariant.hpp"
+#include "harness/events/provider_events.hpp"
 
 #include "tests/support/histories.hpp"
 
@@ -33,7 +37,51 @@ std::pair<std::vector<Violation>, std::uint64_t> two_claims(Duration first_expir
   return {check_policy(h.model()), h.last_seq()};
 }
 
+// The reconciler asks alpha for job 1's attempt 1 at 10 s (status_timeout 1 s); the transport
+// delivers `delivered` (nothing when empty) at `delivered_at`, and the reconciler reports `status`
+// at `reported_at`. Returns the violations of I12's status clauses and the report's seq.
+std::pair<std::vector<Violation>, std::uint64_t> status_asked(Duration reported_at,
+                                                              std::string status,
+                                                              std::string delivered = "",
+                                                              Duration delivered_at = 0s) {
+  HistoryBuilder h;
+  h.add("world", short_policy());
+  insert_job(h, {});
+  h.at(10s).add("reconciler", events::ProviderStatusAsked{.provider = "alpha",
+                                                          .provider_key = provider_key(1, 1)});
+  if (!delivered.empty()) {
+    h.at(delivered_at)
+        .add("reconciler", events::ProviderDelivered{.call = std::string(events::kDeliveredStatus),
+                                                     .provider = "alpha",
+                                                     .provider_key = provider_key(1, 1),
+                                                     .outcome = std::move(delivered)});
+  }
+  const auto report =
+      h.at(reported_at)
+          .add("reconciler",
+               events::ReconcilerStatus{
+                   .job_id = 1, .attempt_id = 1, .provider = "alpha", .status = std::move(status)})
+          .last_seq();
+  auto violations = check_policy(h.model());
+  std::erase_if(violations, [](const Violation& v) { return !v.clause.starts_with("I12.status"); });
+  return {violations, report};
+}
+
 BOOST_AUTO_TEST_SUITE(i12_lease)
+
+BOOST_AUTO_TEST_CASE(i12_a_status_query_waits_status_timeout_no_more_and_no_less) {
+  require_none(status_asked(11s, "unreachable").first);  // given up at the timeout
+  require_none(status_asked(10500ms, "completed", "completed", 10500ms).first);
+  require_none(status_asked(10200ms, "unreachable", "unreachable", 10200ms).first);  // a reset
+  auto [late, report] = status_asked(11s + 1ms, "unreachable");
+  require_one(late, "I12.status_overdue", report);
+  std::tie(late, report) = status_asked(12s, "completed", "completed", 12s);
+  require_one(late, "I12.status_overdue", report);
+  auto [early, given_up] = status_asked(10500ms, "unreachable");
+  require_one(early, "I12.status_dropped", given_up);
+  std::tie(early, given_up) = status_asked(11s, "unreachable", "failed", 10500ms);
+  require_one(early, "I12.status_dropped", given_up);
+}
 
 BOOST_AUTO_TEST_CASE(i12_a_lease_from_between_the_loops_last_move_and_the_commit_passes) {
   // Sent at the commit, or as early as the previous claim's commit.
