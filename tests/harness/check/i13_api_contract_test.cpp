@@ -28,15 +28,20 @@ events::ClientSent operator_retry_sent(std::int64_t request, std::int64_t send, 
 
 BOOST_AUTO_TEST_SUITE(i13_api_contract)
 
-// The run has alpha and beta; a create with `body` is accepted (201).
-std::vector<check::Violation> accepted_naming(const std::string& body) {
-  HistoryBuilder h;
+// The run's providers: alpha and beta.
+void run_alpha_and_beta(HistoryBuilder& h) {
   for (const char* name : {"alpha", "beta"}) {
     h.add("world", events::RunProvider{.name = name,
                                        .prompt_template = "{{input}}",
                                        .max_prompt_tokens = 1000,
                                        .bytes_per_token = 4});
   }
+}
+
+// The run has alpha and beta; a create with `body` is accepted (201).
+std::vector<check::Violation> accepted_naming(const std::string& body) {
+  HistoryBuilder h;
+  run_alpha_and_beta(h);
   h.add("browser", create_sent(1, "alice", "k1", body));
   h.add("browser", received(1, 201, 1));
   return check_api_contract(h.model());
@@ -65,12 +70,7 @@ BOOST_AUTO_TEST_CASE(i13_a_create_names_only_operations_and_providers_the_server
 std::vector<check::Violation> retry_naming(const std::string& body, std::int64_t status,
                                            std::optional<std::string> error) {
   HistoryBuilder h;
-  for (const char* name : {"alpha", "beta"}) {
-    h.add("world", events::RunProvider{.name = name,
-                                       .prompt_template = "{{input}}",
-                                       .max_prompt_tokens = 1000,
-                                       .bytes_per_token = 4});
-  }
+  run_alpha_and_beta(h);
   auto sent = operator_retry_sent(1, 1, "op-1");
   sent.body = body;
   auto got = received(1, status, std::nullopt);
