@@ -330,6 +330,9 @@ struct HistoryModel {
   // The operator action (owner, key) a transition or an attempt insert carries; REQUIRES:
   // what.has_action.
   std::pair<std::string, std::string> action_of(const At<Transition>& step) const;
+  // The attempt's outcome_reason after the step's write, read from the history ("" when empty or
+  // not recorded).
+  std::string reason_of(const At<Transition>& step) const;
   std::pair<std::string, std::string> action_of(const At<AttemptInserted>& inserted) const;
   // Send `send` (1-based) of timeline request `request`, as its client recorded it; null when
   // there is none.

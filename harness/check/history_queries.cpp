@@ -252,6 +252,11 @@ std::pair<std::string, std::string> HistoryModel::action_of(const At<Transition>
   return action_at<events::CommitAttemptTransition>(history, step);
 }
 
+std::string HistoryModel::reason_of(const At<Transition>& step) const {
+  if (history == nullptr) return {};
+  return typed_at<events::CommitAttemptTransition>(*history, step.seq).reason.value_or("");
+}
+
 HistoryModel::Decoded<events::ClientSent> HistoryModel::client_send(std::int64_t request,
                                                                     std::int64_t send) const {
   const auto found = requests.find(request);

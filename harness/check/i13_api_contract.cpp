@@ -38,8 +38,10 @@
 //     (read_misstates);
 //   - a job read lists the job's attempts as they stood (read_misstates): every attempt of the job
 //     inserted before the API node received the read, no attempt of another job or inserted after
-//     its answer, each once, each in a state it was in at some point of the exchange, and each
-//     with the attempt_no, origin and provider the store inserted it with;
+//     its answer, each once, each in a state it was in at some point of the exchange, each
+//     with the attempt_no, origin and provider the store inserted it with, and each with a reason
+//     the store's row held at some point of the exchange (the commit log's outcome_reason); a
+//     failed job's failure_reason is one the store wrote for it by the answer;
 //   - a job read's status is one the job had at some point of the exchange that answered it
 //     (read_misstates), by the commit log: pending from its insert and from any attempt insert,
 //     failed from a job failure, succeeded from its winning compare-and-swap; so is the status a

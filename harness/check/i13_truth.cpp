@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/check/i13_bodies.hpp"
+#include "harness/sim/rng.hpp"
 
 namespace onejob::check::i13 {
 namespace {
@@ -72,6 +73,37 @@ std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_i
   return std::nullopt;
 }
 
+// Whether `digest` (hex FNV-1a) is the digest of the outcome_reason `attempt` held at some point
+// of the exchange [from, to], by the commit log: none ("") from its insert, then each write's.
+bool reason_held(const HistoryModel& model, const AttemptRecord& attempt, const std::string& digest,
+                 std::uint64_t from, std::uint64_t to) {
+  const auto matches = [&digest](const std::string& reason) {
+    return sim::hex64(sim::fnv1a64(reason)) == digest;
+  };
+  std::string before;  // the reason held when the read arrived
+  for (const auto& step : attempt.steps) {
+    if (step.seq > to) break;
+    if (step.seq < from) {
+      before = model.reason_of(step);
+    } else if (matches(model.reason_of(step))) {
+      return true;
+    }
+  }
+  return matches(before);
+}
+
+// Whether `digest` (hex FNV-1a) is that of a failure_reason the store wrote for `job` by trace
+// event `to` (by the commit log); true when no failure by then recorded its reason.
+bool failure_reason_written(const JobRecord& job, const std::string& digest, std::uint64_t to) {
+  bool recorded = false;
+  for (const auto& failure : job.failures) {
+    if (failure.seq > to || !failure.what.reason) continue;
+    if (sim::hex64(sim::fnv1a64(*failure.what.reason)) == digest) return true;
+    recorded = true;
+  }
+  return !recorded;
+}
+
 // What a job read's attempts list gets wrong, judged over the exchange [from, to] ("" when
 // nothing): it lists every attempt of the job inserted before the API node received the read,
 // and no other attempt than the job's inserted by its answer, each once, each in a state the
@@ -107,10 +139,20 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
       const std::string truth = std::to_string(inserted.attempt_no) + ':' +
                                 std::string(to_string(inserted.origin)) + ':' +
                                 inserted.provider.str();
-      const std::string fields = rest.substr(state_end + 1);
+      std::string fields = rest.substr(state_end + 1);
+      // attempt_no:origin:provider, then (as the client records it) the reason's digest.
+      std::optional<std::string> reason;
+      if (std::ranges::count(fields, ':') == 3) {
+        reason = fields.substr(fields.rfind(':') + 1);
+        fields.resize(fields.rfind(':'));
+      }
       if (fields != truth) {
         return "shows " + attempt_ref(id) + " as attempt_no:origin:provider " + fields +
                ", but the store inserted it as " + truth;
+      }
+      if (reason && !reason_held(model, *attempt, *reason, from, to)) {
+        return "shows " + attempt_ref(id) + " with a reason (digest " + *reason +
+               ") it did not have during the read";
       }
     }
     // Its state when the read arrived (STARTING if inserted since), or any it moved to during it.
@@ -343,6 +385,10 @@ void check_read(const HistoryModel& model, const ApiExchange& exchange,
     } else if (auto misstated = attempts_misstated(model, job_id, *got.shown_attempts, from, to);
                !misstated.empty()) {
       wrong = "and " + misstated;
+    } else if (job != nullptr && got.failure_reason_digest &&
+               !failure_reason_written(*job, *got.failure_reason_digest, to)) {
+      wrong = "with a failure_reason (digest " + *got.failure_reason_digest +
+              ") the store never wrote for it";
     } else if (job != nullptr) {
       wrong = request_misstated(model, *job, got);
     }

@@ -95,9 +95,10 @@ struct ClientReceived {
   std::optional<bool> replayed{};
   std::optional<std::string> retry_after{};
   std::optional<bool> shown_blocked{};  // a job read's "blocked"
-  // A job read's "attempts" as "id:STATE:attempt_no:origin:provider" entries joined by ',' ("?"
-  // for an entry without an integer attempt_id and a text state; "?" for an attempt_no that is no
-  // integer, an origin or provider that is no text); absent when the body has no "attempts" array.
+  // A job read's "attempts" as "id:STATE:attempt_no:origin:provider:reason" entries joined by ','
+  // ("?" for an entry without an integer attempt_id and a text state; "?" for an attempt_no that
+  // is no integer, an origin, provider or reason that is no text; the reason as the FNV-1a digest
+  // of its text, in hex); absent when the body has no "attempts" array.
   std::optional<std::string> shown_attempts{};
   std::optional<std::int64_t> shown_attempt_no{};  // a retry's answer's "attempt_no"
   // A body's "operation" and "provider" when they are texts, and its "failover" list as its names
@@ -108,6 +109,7 @@ struct ClientReceived {
   std::optional<std::string> shown_failover{};
   // A body with "failure_reason": true when it is a non-empty text (a reason), false otherwise.
   std::optional<bool> shows_failure_reason{};
+  std::optional<std::string> failure_reason_digest{};  // its FNV-1a digest, in hex, when a text
   std::optional<bool> quotes_store{};       // true when the body quotes a store failure's own words
   std::optional<std::string> request_id{};  // a failure body's "request_id"
   // The digests of the JSON objects nested in the body below its top level, outside a top-level
@@ -140,6 +142,7 @@ struct ClientReceived {
     field("shown_provider", self.shown_provider);
     field("shown_failover", self.shown_failover);
     field("shows_failure_reason", self.shows_failure_reason);
+    field("failure_reason_digest", self.failure_reason_digest);
     field("quotes_store", self.quotes_store);
     field("request_id", self.request_id);
     field("nested_digests", self.nested_digests);

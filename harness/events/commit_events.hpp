@@ -71,6 +71,8 @@ struct CommitAttemptTransition {
   bool takeover = false;
   std::optional<std::string> action_owner{};
   std::optional<std::string> action_key{};
+  // The row's outcome_reason after the write (why it ended, or became unknown), when not empty.
+  std::optional<std::string> reason{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("job_id", self.job_id);
@@ -86,6 +88,7 @@ struct CommitAttemptTransition {
     field("takeover", self.takeover);
     field("action_owner", self.action_owner);
     field("action_key", self.action_key);
+    field("reason", self.reason);
   }
 };
 
@@ -122,10 +125,12 @@ struct CommitJobFailed {
   static constexpr std::string_view kind = "commit.job_failed";
   std::int64_t job_id = 0;
   std::string by;
+  std::optional<std::string> reason{};  // the failure_reason written
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("job_id", self.job_id);
     field("by", self.by);
+    field("reason", self.reason);
   }
 };
 

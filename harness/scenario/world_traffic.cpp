@@ -340,9 +340,12 @@ void read_body(const std::string& text, events::ClientReceived& received) {
       return found != nullptr ? found->get<std::string>() : std::string("?");
     };
     const auto* number = member(attempt, "attempt_no", &json::is_number_integer);
+    const auto* reason = member(attempt, "reason", &json::is_string);
     return std::to_string(id->get<std::int64_t>()) + ':' + state->get<std::string>() + ':' +
            (number != nullptr ? std::to_string(number->get<std::int64_t>()) : std::string("?")) +
-           ':' + named("origin") + ':' + named("provider");
+           ':' + named("origin") + ':' + named("provider") + ':' +
+           (reason != nullptr ? sim::hex64(sim::fnv1a64(reason->get_ref<const std::string&>()))
+                              : std::string("?"));
   });
   if (const auto* operation = member(body, "operation", &json::is_string)) {
     received.shown_operation = operation->get<std::string>();
@@ -356,6 +359,10 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (const auto reason = body.find("failure_reason"); reason != body.end()) {
     received.shows_failure_reason =
         reason->is_string() && !reason->get_ref<const std::string&>().empty();
+    if (reason->is_string()) {
+      received.failure_reason_digest =
+          sim::hex64(sim::fnv1a64(reason->get_ref<const std::string&>()));
+    }
   }
   if (const auto* error = member(body, "error", &json::is_string)) {
     received.error = error->get<std::string>();

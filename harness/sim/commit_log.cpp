@@ -49,6 +49,7 @@ void CommitLogStore::transition(const Attempt& row, AttemptState before,
       .takeover = takeover,
       .action_owner = key ? std::optional(key->owner_id) : std::nullopt,
       .action_key = key ? std::optional(key->idempotency_key) : std::nullopt,
+      .reason = row.outcome_reason.empty() ? std::nullopt : std::optional(row.outcome_reason),
   }));
 }
 
@@ -99,9 +100,10 @@ Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
 }
 
 Async<bool> CommitLogStore::fail_job(JobId id, std::string reason, Instant at) {
-  const bool failed = co_await target().fail_job(id, std::move(reason), at);
+  const bool failed = co_await target().fail_job(id, reason, at);
   if (failed) {
-    log_.append(events::to_event(events::CommitJobFailed{.job_id = id, .by = node_}));
+    log_.append(events::to_event(
+        events::CommitJobFailed{.job_id = id, .by = node_, .reason = std::move(reason)}));
   }
   co_return failed;
 }

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/sim/rng.hpp"
 
 #include "tests/support/histories.hpp"
 
@@ -227,6 +228,44 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_status_the_job_had_while_it_was_answered
       BOOST_TEST_REQUIRE(!violations.empty());
       BOOST_TEST(violations[0].clause == "I13.read_misstates", describe(violations));
       BOOST_TEST(violations[0].event_seq.value_or(0) == seq);
+    }
+  }
+}
+
+// Job 1's attempt 1 failed with reason "provider refused", then the job with "no provider left";
+// a read answered after that shows `attempt_reason` for the attempt and `failure_reason` for the
+// job (as texts, recorded as their digests).
+std::pair<std::vector<check::Violation>, std::uint64_t> read_reasons(
+    const std::string& attempt_reason, const std::string& failure_reason) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  auto failed = fenced_write(1, 1, S::running, S::failed);
+  failed.reason = "provider refused";
+  auto job = job_failed(1);
+  job.reason = "no provider left";
+  h.add(kStore, claimed(1, 1)).add(kStore, failed).add(kStore, job);
+  h.add("browser", get_sent(1, "alice", 1));
+  api_exchange(h, {.request = 1, .route = "get_job", .status = 200, .job_id = 1});
+  auto got = read_received(1, 1, "failed", std::nullopt, std::nullopt);
+  got.shown_attempts = "1:FAILED:1:initial:alpha:" + sim::hex64(sim::fnv1a64(attempt_reason));
+  got.shows_failure_reason = true;
+  got.failure_reason_digest = sim::hex64(sim::fnv1a64(failure_reason));
+  const auto seq = h.add("browser", got).last_seq();
+  return {check_api_contract(h.model()), seq};
+}
+
+// A read shows the reasons the store holds: each attempt's outcome_reason as its row held it
+// during the exchange, and a failed job's failure_reason as the store wrote it.
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_reasons_the_store_wrote) {
+  require_none(read_reasons("provider refused", "no provider left").first);
+  for (const auto& [attempt, job] :
+       std::vector<std::pair<std::string, std::string>>{{"", "no provider left"},
+                                                        {"alpha", "no provider left"},
+                                                        {"provider refused", "provider refused"},
+                                                        {"provider refused", ""}}) {
+    BOOST_TEST_CONTEXT("reasons \"" << attempt << "\", \"" << job << "\"") {
+      const auto [violations, seq] = read_reasons(attempt, job);
+      require_one(violations, "I13.read_misstates", seq);
     }
   }
 }
