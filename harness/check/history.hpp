@@ -344,6 +344,8 @@ struct HistoryModel {
   // Whether `node` was paused after trace event `seq`; whether it was paused when the run ended.
   bool paused_after(const std::string& node, std::uint64_t seq) const;
   bool paused_at_end(const std::string& node) const;
+  // Whether `node` was paused at any point of trace events [from, to].
+  bool paused_during(const std::string& node, std::uint64_t from, std::uint64_t to) const;
   // When the run ended (run.end), or nothing.
   std::optional<Instant> end_at() const;
   // Whether `provider`'s latest certification in the commit log passed throughout trace events

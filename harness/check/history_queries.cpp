@@ -288,6 +288,19 @@ bool HistoryModel::paused_after(const std::string& node, std::uint64_t seq) cons
          });
 }
 
+bool HistoryModel::paused_during(const std::string& node, std::uint64_t from,
+                                 std::uint64_t to) const {
+  const auto pauses = node_pauses.find(node);
+  if (pauses == node_pauses.end()) return false;
+  bool paused = false;  // as it stood when `from` came
+  for (const auto& change : pauses->second) {
+    if (change.seq > to) break;
+    if (change.seq >= from && change.what) return true;
+    paused = change.what;
+  }
+  return paused;
+}
+
 bool HistoryModel::paused_at_end(const std::string& node) const {
   auto pauses = node_pauses.find(node);
   return pauses != node_pauses.end() && !pauses->second.empty() && pauses->second.back().what;

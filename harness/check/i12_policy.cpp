@@ -391,20 +391,6 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
 
 }  // namespace
 
-// Whether `node` was paused at any point of [from, to].
-bool paused_during(const HistoryModel& model, const std::string& node, std::uint64_t from,
-                   std::uint64_t to) {
-  const auto pauses = model.node_pauses.find(node);
-  if (pauses == model.node_pauses.end()) return false;
-  bool paused = false;
-  for (const auto& change : pauses->second) {
-    if (change.seq > to) break;
-    if (change.seq >= from && change.what) return true;
-    paused = change.what;
-  }
-  return paused;
-}
-
 // A status query is answered within status_timeout or given up at it: the reconciler reports an
 // attempt's status (reconciler.status) no later than status_timeout after its query for that
 // attempt's provider key left it (status_overdue), and does not report "unreachable" when a status
@@ -433,7 +419,7 @@ void check_status_waits(const HistoryModel& model, const events::RunPolicy& poli
         if (found == asked.end()) return;
         const auto ask = found->second;
         asked.erase(found);
-        if (paused_during(model, node, ask.seq, recorded.seq)) return;
+        if (model.paused_during(node, ask.seq, recorded.seq)) return;
         const Instant due = ask.at + timeout;
         if (recorded.at > due) {
           out.push_back(violation("I12.status_overdue",

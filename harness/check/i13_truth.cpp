@@ -9,7 +9,7 @@
 #include <string>
 
 #include "harness/check/i13_bodies.hpp"
-#include "harness/sim/rng.hpp"
+#include "harness/sim/trace.hpp"
 
 namespace onejob::check::i13 {
 namespace {
@@ -78,18 +78,18 @@ std::optional<bool> blocked_during(const HistoryModel& model, std::int64_t job_i
 bool reason_held(const HistoryModel& model, const AttemptRecord& attempt, const std::string& digest,
                  std::uint64_t from, std::uint64_t to) {
   const auto matches = [&digest](const std::string& reason) {
-    return sim::hex64(sim::fnv1a64(reason)) == digest;
+    return sim::fnv1a64_hex(reason) == digest;
   };
-  std::string before;  // the reason held when the read arrived
+  const At<Transition>* before = nullptr;  // the write whose reason the read arrived to
   for (const auto& step : attempt.steps) {
     if (step.seq > to) break;
     if (step.seq < from) {
-      before = model.reason_of(step);
+      before = &step;
     } else if (matches(model.reason_of(step))) {
       return true;
     }
   }
-  return matches(before);
+  return matches(before != nullptr ? model.reason_of(*before) : std::string());
 }
 
 // Whether `digest` (hex FNV-1a) is that of a failure_reason the store wrote for `job` by trace
@@ -98,7 +98,7 @@ bool failure_reason_written(const JobRecord& job, const std::string& digest, std
   bool recorded = false;
   for (const auto& failure : job.failures) {
     if (failure.seq > to || !failure.what.reason) continue;
-    if (sim::hex64(sim::fnv1a64(*failure.what.reason)) == digest) return true;
+    if (sim::fnv1a64_hex(*failure.what.reason) == digest) return true;
     recorded = true;
   }
   return !recorded;

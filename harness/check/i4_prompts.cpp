@@ -104,7 +104,7 @@ void judge_call(const events::ProviderExecuted& executed, const Execution& execu
   }
   if (!expected || !executed.prompt_bytes || !executed.prompt_fnv) return;
   const auto bytes = static_cast<std::int64_t>(expected->text.size());
-  const std::string digest = sim::hex64(sim::fnv1a64(expected->text));
+  const std::string digest = sim::fnv1a64_hex(expected->text);
   if (*executed.prompt_bytes == bytes && *executed.prompt_fnv == digest) return;
   out.push_back(violation("I4.prompt_misrendered",
                           execution.provider.str() + " was sent " + what + " with a prompt of " +

@@ -379,6 +379,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     }
     // Now and then with no key at all: an action's key is optional.
     entry.keyless = s.action_key == 0 && spec.timeline.size() % 4 == 3;
+    scenario::OptionalText plain_provider;  // a respelled retry's provider, as named
     const bool respelled = kind == retry && s.deep == 0 && s.provider % 4 != 0 &&
                            s.action_key != 4 && s.gap_ms % 3 == 1;
     if (kind == retry && s.deep > 0) {
@@ -392,7 +393,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       // used again with it is a replay.
       if (respelled) {
         entry.retry_body = R"({ "provider" : ")" + *entry.provider + R"(" })";
-        entry.provider.reset();
+        plain_provider = std::exchange(entry.provider, std::nullopt);
       }
     }
     entry.request = static_cast<int>(spec.timeline.size()) + 1;
@@ -407,8 +408,7 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
       // way: one request, so it is the first one's replay, whatever the bytes.
       if (s.action_key == 3 && respelled) {
         entry.retry_body.reset();
-        entry.provider =
-            providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];
+        entry.provider = plain_provider;
         entry.at += grid(raw, std::chrono::seconds(2));
         at = entry.at;
       }

@@ -344,7 +344,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
     return std::to_string(id->get<std::int64_t>()) + ':' + state->get<std::string>() + ':' +
            (number != nullptr ? std::to_string(number->get<std::int64_t>()) : std::string("?")) +
            ':' + named("origin") + ':' + named("provider") + ':' +
-           (reason != nullptr ? sim::hex64(sim::fnv1a64(reason->get_ref<const std::string&>()))
+           (reason != nullptr ? sim::fnv1a64_hex(reason->get_ref<const std::string&>())
                               : std::string("?"));
   });
   if (const auto* operation = member(body, "operation", &json::is_string)) {
@@ -360,8 +360,7 @@ void read_body(const std::string& text, events::ClientReceived& received) {
     received.shows_failure_reason =
         reason->is_string() && !reason->get_ref<const std::string&>().empty();
     if (reason->is_string()) {
-      received.failure_reason_digest =
-          sim::hex64(sim::fnv1a64(reason->get_ref<const std::string&>()));
+      received.failure_reason_digest = sim::fnv1a64_hex(reason->get_ref<const std::string&>());
     }
   }
   if (const auto* error = member(body, "error", &json::is_string)) {

@@ -239,7 +239,7 @@ void SimProvider::execute(const ProviderCall& call) {
                     .operation = call.operation,
                     .temperature = std::string(temperature.data(), written.ptr),
                     .prompt_bytes = static_cast<std::int64_t>(call.prompt.size()),
-                    .prompt_fnv = hex64(fnv1a64(call.prompt)),
+                    .prompt_fnv = fnv1a64_hex(call.prompt),
                     .input = certification ? std::optional(call.input_json) : std::nullopt,
                     .outcome = std::string(to_string(behaviour.outcome)),
                     .output = reply.output,

@@ -337,6 +337,8 @@ std::string hex64(std::uint64_t value) {
   return out;
 }
 
+std::string fnv1a64_hex(std::string_view bytes) { return hex64(fnv1a64(bytes)); }
+
 std::string Trace::hash() const { return hash_jsonl(events_); }
 
 History Trace::take() { return std::move(events_); }

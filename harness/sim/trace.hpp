@@ -51,6 +51,8 @@ void render_jsonl_pieces(const History& history, const std::function<void(std::s
                          std::size_t piece_bytes = std::size_t{1} << 20);
 std::string hash_jsonl(const History& history);
 std::string hex64(std::uint64_t value);
+// The FNV-1a digest of `bytes` as hex64 writes it: how a trace field digests a text.
+std::string fnv1a64_hex(std::string_view bytes);
 
 // The EventSink of one simulated node: stamps each event with the node and the simulated time.
 class NodeEventSink final : public EventSink {
