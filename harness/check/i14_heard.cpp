@@ -7,6 +7,7 @@
 #include "system/events/worker_events.hpp"
 
 #include "harness/check/event_switch.hpp"
+#include "harness/sim/sim_spec.hpp"
 
 namespace onejob::check::i14 {
 namespace {
@@ -31,7 +32,48 @@ bool either_first(const HistoryModel& model, const CallSpan& span, Instant repli
   return paused;
 }
 
+bool system_node(std::string_view node) {
+  return node.starts_with(sim::kApiNodePrefix) || node.starts_with(sim::kWorkerNodePrefix) ||
+         node == sim::kReconcilerNode;
+}
+
 }  // namespace
+
+std::string misnamed(const HistoryModel& model, const sim::PackedEvent& recorded) {
+  using Type = Event::Field::Type;
+  if (!system_node(recorded.node.str())) return {};
+  static const std::uint32_t attempt_name = intern_id("attempt_id");
+  static const std::uint32_t job_name = intern_id("job_id");
+  static const std::uint32_t provider_name = intern_id("provider");
+  const auto* named = recorded.find_id(attempt_name);
+  if (named == nullptr || named->type() != Type::integer) return {};
+  const AttemptRecord* attempt = model.attempt(named->number);
+  if (attempt == nullptr || attempt->inserted.seq >= recorded.seq) return {};
+  const AttemptInserted& row = attempt->inserted.what;
+  std::string wrong;
+  const auto add = [&wrong](std::string what) {
+    wrong += (wrong.empty() ? "" : ", ") + std::move(what);
+  };
+  if (const auto* job = recorded.find_id(job_name);
+      job != nullptr && job->type() == Type::integer && job->number != row.job_id) {
+    add(job_ref(job->number) + " (its attempt belongs to " + job_ref(row.job_id) + ")");
+  }
+  if (const auto* provider = recorded.find_id(provider_name);
+      provider != nullptr && provider->type() == Type::string &&
+      recorded.text(*provider) != row.provider.str()) {
+    add("provider \"" + std::string(recorded.text(*provider)) + "\" (its attempt's is \"" +
+        row.provider.str() + "\")");
+  }
+  if (auto adopted = from_packed<events::WorkerAdopted>(recorded)) {
+    const bool given = std::ranges::any_of(attempt->steps, [&](const At<Transition>& step) {
+      return step.seq < recorded.seq && step.what.lease_owner == recorded.node &&
+             step.what.token == adopted->token;
+    });
+    if (!given) add("lease token " + std::to_string(adopted->token) + ", never given to it");
+  }
+  if (wrong.empty()) return {};
+  return std::string(*recorded.kind) + " of " + attempt_ref(row.attempt_id) + " names " + wrong;
+}
 
 void HeardReports::see(const sim::PackedEvent& recorded, std::vector<Violation>& out) {
   if (is_kind<events::ProviderCalled>(recorded)) {

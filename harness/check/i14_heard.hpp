@@ -37,6 +37,12 @@ class HeardReports {
   std::set<std::pair<std::string, std::int64_t>> rejected_;
 };
 
+// What `recorded` gets wrong about the attempt it names, or "" when nothing (report_misnamed): a
+// report by a node of the system that names an attempt the commit log had inserted names that
+// attempt's job and provider, as inserted, and a worker.adopted names a lease token the store had
+// given that worker for it. Reports of attempts never inserted are judged by report_untrue.
+std::string misnamed(const HistoryModel& model, const sim::PackedEvent& recorded);
+
 // check_reports as it would judge reading every event, not only the kinds I14 reads: the same
 // verdicts, for the tests that keep the list of kinds I14 reads whole.
 std::vector<Violation> check_reports_reading_every_event(const HistoryModel& model);

@@ -32,6 +32,11 @@
 //     status answer saying so for that attempt's key that the transport delivered to that node
 //     since its previous reconciler.status for the attempt. "unreachable" needs none: a query
 //     that timed out, or whose connection failed, heard nothing.
+// report_misnamed — a report by an API node, a worker or the reconciler that names an attempt the
+// store had inserted (provider.call, provider.reply, output.rejected, reconciler.status,
+// attempt.state, worker.adopted, ...) names that attempt's job and provider as inserted; a
+// worker.adopted names a lease token the store had given that worker for the attempt. Judged on
+// the reports report_untrue finds true.
 // And a node that reports a compare-and-swap reports its consequence: job.cas won is followed by
 // its job.completed, job.cas lost by its result.discarded (report_incomplete).
 // report_missing — a node reports what reached it, joined from the truth to the report:
@@ -508,6 +513,9 @@ std::vector<Violation> judge_reports(const HistoryModel& model, const std::vecto
                     recorded.node.str() + " reported " + wrong +
                         ", but the store has no such write (or refusal) on its connection",
                     recorded.seq, {}));
+    } else if (auto misnamed = i14::misnamed(model, recorded); !misnamed.empty()) {
+      out.push_back(violation("I14.report_misnamed", recorded.node.str() + " reported " + misnamed,
+                              recorded.seq, {}));
     }
     if (auto fault = from_packed<events::StoreFault>(recorded)) {
       faults.insert({fault->node, sim::store_fault_message(fault->fault, fault->operation),

@@ -160,6 +160,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I13.location_wrong",
       "I14.report_untrue",
       "I14.report_incomplete",
+      "I14.report_misnamed",
       "I14.report_missing",
       "I14.acted_while_down",
       "log.job_row_missing",

@@ -434,6 +434,42 @@ BOOST_AUTO_TEST_CASE(i14_a_call_without_a_reported_claim_or_adoption_is_a_violat
   require_one(judged(h.model()), "I14.report_missing", seq);
 }
 
+// A report naming an attempt names the attempt's own job and provider, and an adoption a lease
+// token the store gave that worker: each report below is true but for the one name it gets wrong.
+BOOST_AUTO_TEST_CASE(i14_a_report_naming_an_attempt_names_its_job_provider_and_lease) {
+  const auto replied = [](std::int64_t job, std::string provider) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    h.add("worker-1", reply_delivered("answered"));
+    const auto seq = h.add("worker-1", events::ProviderReplied{.job_id = job,
+                                                               .attempt_id = 1,
+                                                               .provider = std::move(provider),
+                                                               .reply = "answered"})
+                         .last_seq();
+    end_quiescent(h);
+    return std::pair{judged(h.model()), seq};
+  };
+  require_none(replied(1, "alpha").first);
+  const auto [other_job, job_seq] = replied(2, "alpha");
+  require_one(other_job, "I14.report_misnamed", job_seq);
+  const auto [other_provider, provider_seq] = replied(1, "beta");
+  require_one(other_provider, "I14.report_misnamed", provider_seq);
+
+  const auto adopted = [](std::int64_t token) {
+    HistoryBuilder h;
+    claimed_and_called(h);
+    const auto seq = h.add("worker-1",
+                           events::WorkerAdopted{
+                               .worker = "worker-1", .job_id = 1, .attempt_id = 1, .token = token})
+                         .last_seq();
+    end_quiescent(h);
+    return std::pair{judged(h.model()), seq};
+  };
+  require_none(adopted(1).first);
+  const auto [other_token, token_seq] = adopted(7);
+  require_one(other_token, "I14.report_misnamed", token_seq);
+}
+
 BOOST_AUTO_TEST_CASE(i14_a_store_error_report_must_name_a_fault_with_its_maybe_committed) {
   HistoryBuilder h;
   claimed_and_called(h);
