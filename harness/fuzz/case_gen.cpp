@@ -99,6 +99,7 @@ constexpr std::string_view kBodies[] = {
     // one character more
     R"({"operation":"classify","provider":"@P","input":{"text":"I was charged twice!"}@F})",
     R"({"operation":"summarize","provider":"@P","input":{"text":"The app crashes every time I upload a photo"}@F})",
+    R"({"operation":"classify","provider":"@P","input":{"text":"Can I get a pricing quote for 40 seats?"}@F})",
     R"({"operation":"extract","provider":"@P","input":{"fields":["total","due_date"],"text":"Invoice 77: total 310.00 EUR, due 2026-12-01."}@F})",
     // texts with every kind of string content: escaped quotes and backslashes in plain ASCII;
     // control characters only; all of it with UTF-8 written as itself and as escapes (a

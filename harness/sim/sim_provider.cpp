@@ -25,8 +25,15 @@ std::string correct_output(const std::string& operation, const json& input, std:
       label = "billing";
     } else if (text.find("crash") != std::string::npos) {
       label = "support";
+    } else if (text.find("pricing") != std::string::npos ||
+               text.find("quote") != std::string::npos) {
+      label = "sales";
     }
-    // Now and then exactly at the contract's bounds (0 and 1 are valid confidences).
+    // Now and then exactly at the contract's bounds (0 and 1 are valid confidences), written
+    // as a JSON integer half of those times: a number, whichever way it is spelled.
+    if (variant % 16 == 0 || variant % 16 == 1) {
+      return json{{"label", label}, {"confidence", 1 - static_cast<int>(variant % 16)}}.dump();
+    }
     const double confidence = variant % 8 == 0 ? 1.0
                               : variant % 8 == 1
                                   ? 0.0

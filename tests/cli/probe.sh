@@ -44,7 +44,7 @@ probe() {  # REPORT_DIR TARGET_CMD ARGS...
 # target, no load balancer of the simulator's), beyond the conformance suite.
 catalogue=(a_replay_shows_the_job_as_it_stands answer_at_the_deadline attempt_limit body_size_limits
   cancelled_late_result_wins certification_judges_every_operations_meaning
-  every_call_carries_its_providers_prompt
+  every_call_carries_its_providers_prompt every_label_accepted
   claim_reply_lost create_bodies_not_json failover_after_a_lost_failed_reply fallback_hallucinated_key
   fallback_not_certified fallback_plausible_but_wrong fallback_wrong_operation json_repeated_key
   key_reused_with_escapes late_answer_no_reconciler missing_key operator_double_click_cancel
