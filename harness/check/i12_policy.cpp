@@ -31,6 +31,11 @@
 //     values that end a possible range (base * 2^i capped, or half of one) with probability at
 //     most 3 / (base/2 + 1); three such waits in a row in one loop mean no draw was made. Judged
 //     for a base of 2 ms or more, where three in a row by chance is below 3e-8;
+//   - the wait grows while the store is cut off (backoff_not_grown): while a node_store partition
+//     (run.partition, until the quiet phase heals it) cuts a node off, every store call it makes
+//     fails, so the j-th store error of its claim loop (or the reconciler's sweep) inside one such
+//     window is at least its j-th failure in a row: its wait is at least half of
+//     min(cap, base * 2^(j-1));
 //   - the wait is taken (backoff_not_waited): a worker's claim loop, or the reconciler's sweep,
 //     meets its next store error no sooner than the wait it reported after the last one.
 //   - a status query is answered within status_timeout or given up at it: the reconciler reports
@@ -47,6 +52,7 @@
 #include "harness/check/event_switch.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/events/provider_events.hpp"
+#include "harness/events/world_events.hpp"
 
 namespace onejob::check {
 namespace {
@@ -271,6 +277,39 @@ struct FailureRun {
   std::optional<Instant> waited_from{};
   std::uint64_t last_error = 0;
   std::int64_t last_wait_us = 0;
+  // The claim loop and the sweep only: the cut-off window (CutWindows) its last error was met in,
+  // and its errors inside it so far.
+  const void* window = nullptr;
+  std::int64_t cut_in_a_row = 0;
+};
+
+// The windows in which a node's every store call fails, by node: its node_store partitions, each
+// ended early by the quiet phase (which heals every link).
+class CutWindows {
+ public:
+  explicit CutWindows(const HistoryModel& model) {
+    std::optional<Instant> healed;
+    if (model.quiet_seq) healed = model.history->instant(*model.quiet_seq - 1);
+    model.history->visit_kinds(
+        {&events::kind_name<events::RunPartition>()}, [&](const sim::TraceEvent& recorded) {
+          auto cut = events::from_event<events::RunPartition>(recorded.event);
+          if (!cut || cut->link != "node_store") return;
+          const Instant until = healed ? std::min(cut->until, *healed) : cut->until;
+          if (cut->from < until) windows_[cut->node].push_back({cut->from, until});
+        });
+  }
+  // The window cutting `node` off at `at` (the first, when several overlap), or null.
+  const void* at(const std::string& node, Instant at) const {
+    const auto found = windows_.find(node);
+    if (found == windows_.end()) return nullptr;
+    for (const auto& window : found->second) {
+      if (window.first <= at && at < window.second) return &window;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::pair<Instant, Instant>>, std::less<>> windows_;
 };
 
 void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
@@ -304,6 +343,7 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
     }
     return run;
   };
+  const CutWindows cut_off(model);
   const auto judge = [&](const std::string& node, std::int64_t loop, std::int64_t retry_us,
                          std::int64_t base, std::int64_t cap, const sim::PackedEvent& recorded) {
     const std::uint64_t seq = recorded.seq;
@@ -345,7 +385,26 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
                                   std::to_string(std::max(base, cap)) + " us): no jitter",
                               seq, {}));
     }
-    if (retry_us >= low && retry_us <= high) return;
+    if (retry_us >= low && retry_us <= high) {
+      if (loop != 0 && loop != -1) return;
+      const void* window = cut_off.at(node, recorded.at);
+      if (window != run.window) run.cut_in_a_row = 0;
+      run.window = window;
+      if (window == nullptr) return;
+      ++run.cut_in_a_row;
+      const std::int64_t floor = backoff_ceiling(base, cap, run.cut_in_a_row) / 2;
+      if (retry_us >= floor) return;
+      out.push_back(violation(
+          "I12.backoff_not_grown",
+          node + " waits " + std::to_string(retry_us) + " us after a store error in " + loop_name +
+              ", error " + std::to_string(run.cut_in_a_row) +
+              " in a row while the store was cut off from it (every call in between failed): "
+              "the backoff draws at least " +
+              std::to_string(floor) + " us by then (base " + std::to_string(base) +
+              ", doubling, cap " + std::to_string(std::max(base, cap)) + ")",
+          seq, {}));
+      return;
+    }
     out.push_back(violation(
         "I12.backoff_out_of_bounds",
         node + " waits " + std::to_string(retry_us) + " us after a store error in " + loop_name +

@@ -143,6 +143,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I12.lease_length",
       "I12.backoff_out_of_bounds",
       "I12.backoff_not_jittered",
+      "I12.backoff_not_grown",
       "I12.backoff_not_waited",
       "I12.status_overdue",
       "I12.status_dropped",

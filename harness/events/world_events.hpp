@@ -174,6 +174,27 @@ struct RunProvider {
   }
 };
 
+// A partition window as the run scheduled it, recorded when the run starts (after run.provider),
+// one for each node it cuts off: while [from, until) (and before the quiet phase heals every
+// link), messages to or from `node` on `link` (a kLinks name) are cut in `direction` (both,
+// requests or responses). On node_store every store call of the node then fails.
+struct RunPartition {
+  static constexpr std::string_view kind = "run.partition";
+  std::string link;
+  std::string node;
+  std::string direction;
+  Instant from{};
+  Instant until{};
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("link", self.link);
+    field("node", self.node);
+    field("direction", self.direction);
+    field("from_us", self.from);
+    field("until_us", self.until);
+  }
+};
+
 // The run ended: at its scheduled end, or earlier, once quiescent (nothing left that would
 // move: no request unanswered, no provider working, no work any node would take up).
 struct RunEnded {

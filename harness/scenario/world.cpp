@@ -219,6 +219,18 @@ void World::run(bool stop_when_quiescent) {
                       .max_prompt_tokens = static_cast<std::int64_t>(provider.max_prompt_tokens),
                       .bytes_per_token = static_cast<std::int64_t>(provider.bytes_per_token)}));
   }
+  for (const auto& partition : spec_.partitions) {
+    for (const auto& cut : partition.nodes) {
+      trace_.record(
+          "world",
+          events::to_event(events::RunPartition{
+              .link = std::string(link_info(partition.link).name),
+              .node = cut,
+              .direction = std::string(name_of(sim::kPartitionDirections, partition.direction)),
+              .from = Instant(partition.from),
+              .until = Instant(partition.until)}));
+    }
+  }
   for (const auto& [name, node] : nodes_) start(*node, false);
   for (const auto& provider : spec_.providers) {
     const ProviderProfile& profile = *config_.find_provider(provider.name);

@@ -8,6 +8,7 @@
 #include "system/events/reconciler_events.hpp"
 
 #include "harness/check/invariant.hpp"
+#include "harness/events/world_events.hpp"
 
 #include "tests/support/histories.hpp"
 
@@ -119,6 +120,34 @@ BOOST_AUTO_TEST_CASE(i12_three_waits_at_the_ends_of_their_ranges_are_not_jittere
   require_none(backoff_run("worker-1", 0, {1, 1, 1}, {}, 1'000).first);
   auto run = backoff_run("worker-1", 0, {2, 2, 2}, {}, 2'000);
   require_one(run.first, "I12.backoff_not_jittered", run.second);
+}
+
+BOOST_AUTO_TEST_CASE(i12_waits_while_the_store_is_cut_off_grow) {
+  // Every store call fails while a node_store partition cuts the node off, so its errors there are
+  // failures in a row: base 1 s, cap 4 s, the j-th waits at least 0.5, 1, 2, 2 s. The errors
+  // come at 0, 0.5 and 1.5 s.
+  const auto cut = [](std::string node, Duration until) {
+    return [node, until](HistoryBuilder& h) {
+      h.add("world", events::RunPartition{.link = "node_store",
+                                          .node = node,
+                                          .direction = "requests",
+                                          .from = Instant{},
+                                          .until = Instant(until)});
+    };
+  };
+  const Duration minute = std::chrono::minutes(1);
+  for (const std::string node : {"worker-1", "reconciler"}) {
+    require_none(backoff_run(node, 0, {500, 1000, 2100, 2000}, cut(node, minute)).first);
+    auto run = backoff_run(node, 0, {500, 1000, 1999}, cut(node, minute));
+    require_one(run.first, "I12.backoff_not_grown", run.second);
+    // Without the window, once it is over, or on another node: no proof of failures in a row.
+    require_none(backoff_run(node, 0, {500, 1000, 1999}).first);
+    require_none(
+        backoff_run(node, 0, {500, 1000, 1999}, cut(node, std::chrono::milliseconds(1400))).first);
+    require_none(backoff_run(node, 0, {500, 1000, 1999}, cut("worker-2", minute)).first);
+  }
+  // An attempt's loops are not judged: two may retry at once.
+  require_none(backoff_run("worker-1", 7, {500, 1000, 1999}, cut("worker-1", minute)).first);
 }
 
 BOOST_AUTO_TEST_CASE(i12_a_store_error_before_the_wait_reported_is_a_violation) {
