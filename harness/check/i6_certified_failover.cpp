@@ -24,7 +24,9 @@
 //     certification's known answers can tell), and its result equals that output as JSON;
 //   - every certification that passed was earned: the provider answered its certification
 //     calls since its previous certification, and every answer was right (behaviour "ok") and
-//     reached the caller (delivered as an answer, not lost to a reset transport); and its suite
+//     reached the caller (delivered as an answer, not lost to a reset transport) within
+//     attempt_deadline of the call's execution, all a caller waits (unless a pause of the
+//     certifier held the answer and the deadline until it resumed); and its suite
 //     covered the contract: a call for each operation the API offers, each judged as above
 //     (certified_untested_operation).
 // Does not check:
@@ -243,15 +245,22 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
   check_failover_skips(model, *job, attempt, order, out);
 }
 
-// Whether the transport delivered an answer to the call under `provider_key` before event
-// `before` (a reply, not a reset or a status).
-bool heard_answer(const HistoryModel& model, const std::string& provider_key,
-                  std::uint64_t before) {
-  const auto found = model.deliveries.find(provider_key);
+// Whether the transport delivered an answer to the call `execution` executed before event
+// `before` (a reply, not a reset or a status), and in time: a call waits attempt_deadline from
+// when it was sent, which is no later than the execution, so an answer delivered later than
+// attempt_deadline after the execution came after the call had given up. Across a pause of the
+// receiver the two may have been taken in either order, so any delivery then counts.
+bool heard_answer(const HistoryModel& model, const At<Executed>& execution, std::uint64_t before) {
+  const auto found = model.deliveries.find(execution.what.provider_key);
   if (found == model.deliveries.end()) return false;
-  return std::ranges::any_of(found->second, [before](const Delivery& delivery) {
+  // No policy recorded (a hand-made history): no deadline to hold the answer to.
+  const bool timed = model.policy.has_value();
+  const Duration deadline(timed ? model.policy->what.attempt_deadline_us : 0);
+  return std::ranges::any_of(found->second, [&](const Delivery& delivery) {
     return delivery.seq < before && delivery.call == events::kDeliveredReply &&
-           delivery.outcome == "answered";
+           delivery.outcome == "answered" &&
+           (!timed || delivery.at <= execution.at + deadline ||
+            model.paused_during(delivery.node.str(), execution.seq, delivery.seq));
   });
 }
 
@@ -279,11 +288,12 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
       if (executed.what.outcome == "ok" && in_time) {
         // A right answer counts only once it reached the caller: one lost to a reset transport
         // (maybe_delivered) or never delivered tells the certifier nothing.
-        if (heard_answer(model, executed.what.provider_key, certification.seq)) continue;
+        if (heard_answer(model, executed, certification.seq)) continue;
         out.push_back(violation("I6.certified_on_failed_call",
                                 "the store recorded a passing certification of \"" + provider +
                                     "\", but the answer to its certification call " +
-                                    executed.what.provider_key + " never reached the caller",
+                                    executed.what.provider_key +
+                                    " never reached the caller within attempt_deadline of the call",
                                 certification.seq, {executed.seq}));
         continue;
       }

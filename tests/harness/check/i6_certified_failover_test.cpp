@@ -308,6 +308,28 @@ BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_right_answer_nobody_heard_is_a_
   require_none(check_certified_failover(heard.model()));
 }
 
+BOOST_AUTO_TEST_CASE(a_certification_passed_on_an_answer_heard_past_the_deadline_is_a_violation) {
+  // attempt_deadline 1 s: the call was sent no later than it executed, so an answer heard more
+  // than 1 s after the execution came after the call gave up (unless a pause of the certifier
+  // held both until it resumed).
+  const auto heard_after = [](Duration after, bool paused) {
+    HistoryBuilder h;
+    h.add("world", short_policy());
+    const auto call = h.add("beta", certification_call("ok", h.now() + after)).last_seq();
+    if (paused) h.add("certifier", events::NodePaused{});
+    h.at(after).add("certifier", certification_heard("beta"));
+    if (paused) h.add("certifier", events::NodeResumed{});
+    certification_calls(h, "beta", "ok", "classify");  // the rest, right and heard in time
+    const auto passed = h.add(kStore, certification("beta", true)).last_seq();
+    return std::tuple{check_certified_failover(h.model()), call, passed};
+  };
+  const auto [late, call, passed] = heard_after(std::chrono::milliseconds(1001), false);
+  require_one(late, "I6.certified_on_failed_call", passed);
+  BOOST_TEST(late[0].evidence == std::vector<std::uint64_t>{call});
+  require_none(std::get<0>(heard_after(std::chrono::milliseconds(1000), false)));
+  require_none(std::get<0>(heard_after(std::chrono::milliseconds(1001), true)));
+}
+
 BOOST_AUTO_TEST_CASE(a_certification_passed_without_an_answer_is_a_violation) {
   HistoryBuilder h;
   h.add("beta", certification_call("ok", Instant(std::chrono::seconds(9))));  // answers later
