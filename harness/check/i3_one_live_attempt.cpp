@@ -11,6 +11,10 @@
 //     job for nothing: a cancel that does not unblock);
 //   - no attempt is inserted for a job after the compare-and-swap that won it (attempt_after_win):
 //     a won job is done, and a new attempt's work would run, and be paid for, for nothing;
+//   - a claim takes the oldest STARTING attempt (claim_not_oldest): no attempt with a smaller id
+//     is STARTING at that point of the log, as the Store port promises (a simulated store runs one
+//     operation at a time; PgStore's SKIP LOCKED may pass over a row another claim is taking,
+//     which only concurrent real workers can see);
 //   - every committed transition is one the attempt's life allows (illegal_step), by this rule's
 //     own table, written from the design rather than taken from the domain's: a store whose
 //     guard lets FAILED become SUCCEEDED, or a cancel undo a win, is caught here even when no
@@ -54,6 +58,7 @@ struct Replay {
   std::map<std::int64_t, AttemptState> states;
   std::map<std::int64_t, std::int64_t> job_of;
   std::map<std::int64_t, std::map<std::int64_t, std::uint64_t>> live_by_job;  // -> since
+  std::map<std::int64_t, std::uint64_t> starting;  // STARTING attempts -> since
 };
 
 void became_live(Replay& replay, std::int64_t job, std::int64_t attempt, std::uint64_t seq,
@@ -119,6 +124,7 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
                                 recorded.seq, {won->seq}));
       }
       replay.states[inserted->attempt_id] = AttemptState::starting;
+      replay.starting.emplace(inserted->attempt_id, recorded.seq);
       replay.job_of[inserted->attempt_id] = inserted->job_id;
       became_live(replay, inserted->job_id, inserted->attempt_id, recorded.seq, out);
       continue;
@@ -148,6 +154,17 @@ std::vector<Violation> check_one_live_attempt(const HistoryModel& model) {
                                   ", a step an attempt's life does not have",
                               recorded.seq, {}));
     }
+    if (step->claim && !replay.starting.empty() &&
+        replay.starting.begin()->first < step->attempt_id) {
+      const auto& [older, since] = *replay.starting.begin();
+      out.push_back(violation("I3.claim_not_oldest",
+                              "the store gave " + step->lease_owner + " " +
+                                  attempt_ref(step->attempt_id) + " while the older " +
+                                  attempt_ref(older) + " was STARTING: a claim takes the oldest",
+                              recorded.seq, {since}));
+    }
+    if (state->second == AttemptState::starting) replay.starting.erase(step->attempt_id);
+    if (step->to == AttemptState::starting) replay.starting.emplace(step->attempt_id, recorded.seq);
     const bool was_live = is_live_state(state->second);
     state->second = step->to;
     const auto job = replay.job_of.at(step->attempt_id);

@@ -60,6 +60,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I2.conflict_for_a_free_key",
       "I2.replay_refused",
       "I2.reuse_misanswered",
+      "I3.claim_not_oldest",
       "I3.two_live",
       "I3.attempt_of_unknown_job",
       "I3.moved_never_inserted",

@@ -148,6 +148,33 @@ BOOST_AUTO_TEST_CASE(every_step_the_design_names_passes) {
   }
 }
 
+// Jobs 1 and 2, each with its first attempt STARTING; worker-1 claims them in `order`.
+std::pair<std::vector<Violation>, std::uint64_t> claims_in_order(std::vector<std::int64_t> order) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
+  std::uint64_t first = 0;
+  for (const auto attempt : order) {
+    h.add(kStore, claimed(attempt, attempt));
+    if (first == 0) first = h.last_seq();
+  }
+  return {check_one_live_attempt(h.model()), first};
+}
+
+BOOST_AUTO_TEST_CASE(a_claim_passing_over_an_older_starting_attempt_is_a_violation) {
+  require_none(claims_in_order({1, 2}).first);
+  const auto [violations, seq] = claims_in_order({2, 1});
+  require_one(violations, "I3.claim_not_oldest", seq);
+  // An attempt re-driven to STARTING is waiting again, and older than a newer job's.
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1)).add(kStore, taken_over(1, 1));
+  h.add(kStore, unfenced_write(1, 1, S::unknown, S::starting, "reconciler", 2, ""));
+  insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
+  const auto passed_over = h.add(kStore, claimed(2, 2)).last_seq();
+  require_one(check_one_live_attempt(h.model()), "I3.claim_not_oldest", passed_over);
+}
+
 BOOST_AUTO_TEST_CASE(a_transition_whose_from_contradicts_the_log_is_a_violation) {
   HistoryBuilder h;
   insert_job(h, {});
