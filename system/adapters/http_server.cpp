@@ -143,7 +143,7 @@ Async<void> HttpServer::Impl::serve(Node& node, tcp::socket socket) {
       break;
     }
     if (ec == http::error::body_limit) {
-      co_await answer(session, node, 413, error_body("body_too_large", "request body too large"),
+      co_await answer(session, node, 413, error_body("payload_too_large", "request body too large"),
                       version);
       break;
     }
