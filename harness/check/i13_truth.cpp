@@ -106,13 +106,14 @@ bool failure_reason_written(const JobRecord& job, const std::string& digest, std
 
 // What a job read's attempts list gets wrong, judged over the exchange [from, to] ("" when
 // nothing): it lists every attempt of the job inserted before the API node received the read,
-// and no other attempt than the job's inserted by its answer, each once, each in a state the
-// attempt was in at some point of the exchange.
+// and no other attempt than the job's inserted by its answer, each once, in the order they were
+// made (attempt_no ascending), each in a state the attempt was in at some point of the exchange.
 std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
                                const std::string& shown, std::uint64_t from, std::uint64_t to) {
   const JobRecord* job = model.job(job_id);
   if (job == nullptr) return {};
   std::set<std::int64_t> listed;
+  const AttemptRecord* previous = nullptr;  // the entry before, in the list
   for (std::size_t at = 0; at < shown.size();) {
     const auto comma = std::min(shown.find(',', at), shown.size());
     const std::string entry = shown.substr(at, comma - at);
@@ -134,6 +135,12 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
         attempt->inserted.seq > to) {
       return "lists " + attempt_ref(id) + ", which is not one of its attempts";
     }
+    if (previous != nullptr &&
+        previous->inserted.what.attempt_no > attempt->inserted.what.attempt_no) {
+      return "lists " + attempt_ref(id) + " after " + attempt_ref(previous->id()) +
+             ", which was made after it";
+    }
+    previous = attempt;
     if (state_end != std::string::npos) {  // a history that recorded the entry's other fields
       const auto& inserted = attempt->inserted.what;
       const std::string truth = std::to_string(inserted.attempt_no) + ':' +

@@ -202,15 +202,15 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_the_request_its_job_was_created_with) {
 
 // Job 1 failed (attempt 1 FAILED, then the job); with `retried`, an operator's retry then inserted
 // attempt 2, which makes the job pending again. A read answered after that shows `shown`.
-std::pair<std::vector<check::Violation>, std::uint64_t> read_failed_job(bool retried,
-                                                                        const std::string& shown) {
+std::pair<std::vector<check::Violation>, std::uint64_t> read_failed_job(
+    bool retried, const std::string& shown, std::optional<std::string> attempts = std::nullopt) {
   HistoryBuilder h;
   first_attempt_failed(h).add(kStore, job_failed(1));
   if (retried) insert_keyed_retry(h, "op-1");
   h.add("browser", get_sent(1, "alice", 1));
   api_exchange(h, {.request = 1, .route = "get_job", .status = 200, .job_id = 1});
   auto got = read_received(1, 1, shown, std::nullopt, std::nullopt);
-  got.shown_attempts = retried ? "1:FAILED,2:STARTING" : "1:FAILED";
+  got.shown_attempts = attempts.value_or(retried ? "1:FAILED,2:STARTING" : "1:FAILED");
   if (shown == "failed") got.shows_failure_reason = true;
   const auto seq = h.add("browser", got).last_seq();
   return {check_api_contract(h.model()), seq};
@@ -230,6 +230,13 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_status_the_job_had_while_it_was_answered
       BOOST_TEST(violations[0].event_seq.value_or(0) == seq);
     }
   }
+}
+
+// A read lists the job's attempts in the order they were made.
+BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_attempts_in_the_order_they_were_made) {
+  require_none(read_failed_job(true, "pending", "1:FAILED,2:STARTING").first);
+  const auto [violations, seq] = read_failed_job(true, "pending", "2:STARTING,1:FAILED");
+  require_one(violations, "I13.read_misstates", seq);
 }
 
 // Job 1's attempt 1 failed with reason "provider refused", then the job with "no provider left";
