@@ -8,7 +8,7 @@
 //   - attempt.created: an inserted attempt with the same id, number, provider, provider key and
 //     origin;
 //   - attempt.state: a transition of that attempt with the same from and to (and, for a claim,
-//     the same lease token);
+//     the same lease token and lease expiry);
 //   - job.cas: a compare-and-swap by that attempt with the same expected version, outcome and
 //     winner;
 //   - job.completed: the winning compare-and-swap of that attempt, with the job's new version and
@@ -133,11 +133,12 @@ std::string mismatch(const HistoryModel& model, const sim::PackedEvent& recorded
   }
   if (auto changed = from_packed<events::AttemptStateChanged>(recorded)) {
     const AttemptRecord* attempt = model.attempt(changed->attempt_id);
-    const bool ok = attempt != nullptr && any_before(attempt->steps, seq, [&](const auto& step) {
-                      return step.by == node && step.from == changed->from &&
-                             step.to == changed->to &&
-                             (!changed->token || *changed->token == step.token);
-                    });
+    const bool ok =
+        attempt != nullptr && any_before(attempt->steps, seq, [&](const auto& step) {
+          return step.by == node && step.from == changed->from && step.to == changed->to &&
+                 (!changed->token || *changed->token == step.token) &&
+                 (!changed->lease_expires || changed->lease_expires == step.lease_expires_at);
+        });
     return ok ? ""
               : named({.kind = Kind::transition,
                        .from = changed->from,

@@ -49,6 +49,38 @@ BOOST_AUTO_TEST_CASE(i14_a_report_of_a_write_the_store_never_committed_is_a_viol
   require_one(judged(h.model()), "I14.report_untrue", seq);
 }
 
+// A claim is reported with the lease expiry the store's row took, when the report gives one.
+BOOST_AUTO_TEST_CASE(i14_a_claim_reported_with_another_lease_expiry_is_untrue) {
+  const Instant expiry(std::chrono::seconds(30));
+  const auto reported = [&](std::optional<Instant> lease_expires) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    h.add("api-1", events::JobCreated{.job_id = 1, .owner = "alice", .key = "k1"});
+    h.add("api-1", events::AttemptCreated{.job_id = 1,
+                                          .attempt_id = 1,
+                                          .attempt_no = 1,
+                                          .provider = "alpha",
+                                          .provider_key = provider_key(1, 1)});
+    auto claim = claimed(1, 1);
+    claim.lease_expires_at = expiry;
+    h.add(kStore, claim);
+    const auto seq = h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
+                                                                   .attempt_id = 1,
+                                                                   .from = S::starting,
+                                                                   .to = S::running,
+                                                                   .reason = "claimed",
+                                                                   .by = "worker-1",
+                                                                   .token = 1,
+                                                                   .lease_expires = lease_expires})
+                         .last_seq();
+    return std::pair{judged(h.model()), seq};
+  };
+  require_none(reported(expiry).first);
+  require_none(reported(std::nullopt).first);
+  const auto [violations, seq] = reported(expiry + std::chrono::seconds(1));
+  require_one(violations, "I14.report_untrue", seq);
+}
+
 events::ProviderDelivered reply_delivered(std::string outcome) {
   return events::ProviderDelivered{.call = std::string(events::kDeliveredReply),
                                    .provider = "alpha",
