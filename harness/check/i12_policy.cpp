@@ -10,7 +10,8 @@
 //     and, whatever it got its attempts from (claims, or adoptions of attempts leased to its
 //     name), no incarnation has more provider calls under way at once than worker_capacity: a
 //     call is under way from its provider.call until it ended for the worker (a reply delivered,
-//     else its deadline);
+//     else its deadline); nor two calls under way at once for one attempt (call_doubled): a
+//     worker calls once per claim or adoption, and adopts only what it is not running;
 //   - one reconciler incarnation re-drives an attempt (UNKNOWN -> STARTING) at most redrive_limit
 //     times (redrive_limit): past it the attempt waits for an operator;
 //   - a worker's provider call ends at attempt_deadline after it (call_deadline): the deadline
@@ -145,6 +146,15 @@ void check_calls_in_flight(const HistoryModel& model, const events::RunPolicy& p
       previous = span;
       std::erase_if(under_way,
                     [&](const CallSpan* other) { return other->ended <= span->call.at; });
+      for (const CallSpan* other : under_way) {
+        if (other->call.what.attempt_id != span->call.what.attempt_id) continue;
+        out.push_back(violation("I12.call_doubled",
+                                node + " called a provider for " +
+                                    attempt_ref(span->call.what.attempt_id) +
+                                    " while its call for it was still under way",
+                                span->call.seq, {other->call.seq}));
+        break;
+      }
       under_way.push_back(span);
       if (static_cast<int>(under_way.size()) <= policy.worker_capacity) continue;
       std::vector<std::uint64_t> evidence;

@@ -139,6 +139,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I11.free_key_refused",
       "I12.attempt_limit",
       "I12.over_capacity",
+      "I12.call_doubled",
       "I12.redrive_limit",
       "I12.call_deadline",
       "I12.lease_length",

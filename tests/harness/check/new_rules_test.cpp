@@ -522,6 +522,27 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
   require_one(violations, "I12.over_capacity", seq);
 }
 
+BOOST_AUTO_TEST_CASE(i12_a_second_call_for_an_attempt_under_way_is_a_violation) {
+  // worker-1 (capacity 4) calls for attempt 1 (deadline 30 s), then for it again at `second`.
+  const auto run = [](Duration second, bool crash_between) {
+    HistoryBuilder h;
+    h.add("world", standard_policy());
+    insert_job(h, {});
+    h.add(kStore, claimed(1, 1)).add("worker-1", provider_called(1, 1));
+    if (crash_between)
+      h.add("worker-1", events::NodeCrashed{})
+          .add("worker-1", events::NodeStarted{.incarnation = 2});
+    auto again = provider_called(1, 1);
+    again.deadline = Instant(second) + std::chrono::seconds(30);
+    h.at(second).add("worker-1", again);
+    return std::pair{check_policy(h.model()), h.last_seq()};
+  };
+  require_none(run(std::chrono::seconds(30), false).first);  // the first call's deadline passed
+  require_none(run(std::chrono::seconds(1), true).first);    // a new incarnation's adoption
+  const auto [violations, seq] = run(std::chrono::seconds(1), false);
+  require_one(violations, "I12.call_doubled", seq);
+}
+
 BOOST_AUTO_TEST_CASE(i12_a_call_whose_deadline_is_not_attempt_deadline_after_it_is_a_violation) {
   // attempt_deadline 30 s; worker-1 calls at 2 s with a deadline `deadline_s` into the run.
   const auto run = [](std::int64_t deadline_s) {
