@@ -8,10 +8,11 @@
 //     API node gave, delivered or not); every 503 a client receives carries Retry-After
 //     (no_retry_after), of 1 second, as the contract says (README "API contract");
 //   - limits, judged from the bytes the client sent (limit_misjudged): a retry's body other than
-//     exactly {"provider": a string} is never accepted, and one naming a provider the run has not
-//     (run.provider) is refused 400 invalid_body unless refused for its job (404, 409
-//     job_completed), its key (422 idempotency_key_reused), its credentials (401, 403) or a 5xx
-//     first; nor is a create whose input has an empty or
+//     exactly {"provider": a string} is never accepted but refused 400 invalid_json or
+//     invalid_body, and one naming a provider the run has not (run.provider) is refused 400
+//     invalid_body, each unless refused for its job (404, 409 job_completed), its key (422
+//     idempotency_key_reused), its credentials (401, 403) or a 5xx first; nor is a create whose
+//     input has an empty or
 //     missing "text" or a member besides "text" and "fields", nor one whose operation is not
 //     classify, summarize or extract, whose provider is not one the run has (run.provider), or
 //     whose failover list names one it has not, or one twice (the provider included); a body over 1
@@ -174,15 +175,21 @@ std::string limit_breach(const events::ClientSent& sent, const Route& route,
   if (!create && is_success(got.status) && !retry_body_ok(body)) {
     return "a retry body the contract refuses (" + body + ") was accepted";
   }
+  // Refused for its job, its key, its credentials or a server failure first: a retry's body is
+  // read after those.
+  const bool judged_before = got.status >= 500 || got.status == 401 || got.status == 403 ||
+                             got.status == 404 || error == "job_completed" ||
+                             error == "idempotency_key_reused";
+  if (!create && !retry_body_ok(body) && !judged_before && !is_success(got.status) &&
+      !(got.status == 400 && (error == "invalid_json" || error == "invalid_body"))) {
+    return "a retry body the contract refuses (" + body + ") was answered " +
+           std::to_string(got.status) + (error.empty() ? "" : " " + error) +
+           ", not refused 400 invalid_json or invalid_body";
+  }
   if (const auto named = create || providers.empty() ? std::nullopt : retry_body_provider(body);
       named && !providers.contains(*named)) {
-    // Refused for its job, its key, its credentials or a server failure first, or as an invalid
-    // body: nothing else may be said of a provider the server does not have.
-    const bool judged_before = got.status >= 500 || got.status == 401 || got.status == 403 ||
-                               got.status == 404 || error == "job_completed" ||
-                               error == "idempotency_key_reused" ||
-                               (got.status == 400 && error == "invalid_body");
-    if (!judged_before) {
+    // Nothing but an invalid body may be said of a provider the server does not have.
+    if (!judged_before && !(got.status == 400 && error == "invalid_body")) {
       return "a retry naming a provider the server does not have (\"" + *named +
              "\") was answered " + std::to_string(got.status) + (error.empty() ? "" : " " + error) +
              ", not refused 400 invalid_body";

@@ -384,9 +384,11 @@ void build_timeline(const RawCase& raw, scenario::ScenarioSpec& spec,
     const bool respelled = kind == retry && s.deep == 0 && s.provider % 4 != 0 &&
                            s.action_key != 4 && s.gap_ms % 3 == 1;
     if (kind == retry && s.deep > 0) {
-      // An extra member, a provider the server does not have, a provider that is no text.
+      // An extra member, a provider the server does not have, no JSON (cut short), a provider
+      // that is no text.
       entry.retry_body = s.deep == 1   ? R"({"provider":")" + providers[0] + R"(","note":1})"
                          : s.deep == 2 ? std::string(R"({"provider":"nobody"})")
+                         : s.deep == 4 ? R"({"provider":")" + providers[0] + '"'
                                        : std::string(R"({"provider":7})");
     } else if (kind == retry && s.provider % 4 != 0) {
       entry.provider = providers[static_cast<std::size_t>(wrap(s.provider - 1, providers.size()))];

@@ -96,6 +96,25 @@ BOOST_AUTO_TEST_CASE(i13_a_retry_naming_a_provider_the_server_has_not_is_an_inva
   require_one(retry_naming(gamma, 201, std::nullopt), "I13.limit_misjudged", 4);
 }
 
+// A retry whose body breaks the retry contract (not JSON, or not exactly {"provider": name}) names
+// no provider: it is refused 400 invalid_json or invalid_body, unless refused first for its job,
+// its key, its credentials or a server failure.
+BOOST_AUTO_TEST_CASE(i13_a_retry_body_the_contract_refuses_is_refused_as_one) {
+  for (const auto& [body, word] :
+       std::vector<std::pair<std::string, std::string>>{{R"({"provider":"beta")", "invalid_json"},
+                                                        {R"({"provider":7})", "invalid_body"},
+                                                        {R"("beta")", "invalid_body"}}) {
+    BOOST_TEST_CONTEXT(body) {
+      require_none(retry_naming(body, 400, word));
+      require_none(retry_naming(body, 404, "not_found"));
+      require_none(retry_naming(body, 409, "job_completed"));
+      require_none(retry_naming(body, 503, "store_unavailable"));
+      require_one(retry_naming(body, 422, "provider_not_certified"), "I13.limit_misjudged", 4);
+      require_one(retry_naming(body, 409, "attempt_in_flight"), "I13.limit_misjudged", 4);
+    }
+  }
+}
+
 // A client request of `action` (its own method and path) answered `status` naming `error`.
 std::vector<check::Violation> answered_with(const std::string& action, std::int64_t status,
                                             std::optional<std::string> error) {
