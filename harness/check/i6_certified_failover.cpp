@@ -176,8 +176,10 @@ void check_failover_reports(const HistoryModel& model, std::vector<Violation>& o
 }
 
 // A job fails only once its attempts reached attempt_limit or no certified provider was left
-// after the failed one: judged when fewer attempts than the limit were inserted and, for every
-// failure of the job before it, a later provider in its order was certified throughout.
+// after the failed one: judged when fewer attempts than the limit were inserted and the job's
+// latest attempt had failed, against the providers after that attempt's in the job's order (all
+// of the order for one outside it, an operator's choice) certified throughout from its failure
+// to the job's.
 void check_job_failures(const HistoryModel& model, const JobRecord& job,
                         std::vector<Violation>& out) {
   if (job.failures.empty() || !model.policy) return;
@@ -189,21 +191,18 @@ void check_job_failures(const HistoryModel& model, const JobRecord& job,
       return attempt != nullptr && attempt->inserted.seq < failure.seq;
     });
     if (used >= limit) continue;
-    const std::string* left = nullptr;
-    std::uint64_t evidence = 0;
-    bool explained = false;
-    for (const auto& [failed, failed_seq] : failed_before(model, job, failure.seq)) {
-      const std::string* certified =
-          certified_in(model, order, scan_start(order, failed->inserted.what.provider.str()),
-                       order.size(), failed_seq, failure.seq);
-      if (certified == nullptr) {
-        explained = true;
-        break;
-      }
-      left = certified;
-      evidence = failed_seq;
+    const AttemptRecord* latest = nullptr;
+    for (const auto id : job.attempts) {
+      const AttemptRecord* attempt = model.attempt(id);
+      if (attempt != nullptr && attempt->inserted.seq < failure.seq) latest = attempt;
     }
-    if (explained || left == nullptr) continue;
+    const auto failed = failed_before(model, job, failure.seq);
+    if (latest == nullptr || failed.empty() || failed.back().first != latest) continue;
+    const std::uint64_t evidence = failed.back().second;
+    const std::string* left =
+        certified_in(model, order, scan_start(order, latest->inserted.what.provider.str()),
+                     order.size(), evidence, failure.seq);
+    if (left == nullptr) continue;
     out.push_back(violation("I6.job_failed_with_provider_left",
                             "the store failed " + job_ref(job.id()) + " after " +
                                 std::to_string(used) + " of its attempt_limit of " +

@@ -272,6 +272,32 @@ BOOST_AUTO_TEST_CASE(a_job_failed_with_a_certified_provider_left_is_a_violation)
   require_none(std::get<0>(alpha_failed_then_job(5, false)));  // nobody certified was left
 }
 
+// The job's failure is judged after its latest attempt, not any earlier one: alpha failed with
+// nothing certified after it, and the job failed; an operator's retry on delta (outside the order)
+// failed once beta was certified, and the job failed again with beta left.
+BOOST_AUTO_TEST_CASE(a_job_failure_is_judged_after_its_latest_failed_attempt) {
+  const auto retried_then_failed = [](bool beta_certified) {
+    HistoryBuilder h;
+    h.add("world", short_policy());
+    insert_job(h, {.body = kFailoverBody});
+    h.add(kStore, claimed(1, 1))
+        .add("alpha", executed(1, 1, "error", "", kSoon))
+        .add(kStore, fenced_write(1, 1, S::running, S::failed))
+        .add(kStore, job_failed(1));
+    certify(h, "delta", true);
+    h.add(kStore, attempt_inserted(1, 2, 2, "delta", AttemptOrigin::explicit_retry, "api-1"));
+    certify(h, "beta", beta_certified);
+    h.add(kStore, claimed(1, 2))
+        .add("delta", executed(1, 2, "error", "", kSoon))
+        .add(kStore, fenced_write(1, 2, S::running, S::failed));
+    const auto job = h.add(kStore, job_failed(1)).last_seq();
+    return std::pair{check_certified_failover(h.model()), job};
+  };
+  require_none(retried_then_failed(false).first);
+  const auto [violations, job] = retried_then_failed(true);
+  require_one(violations, "I6.job_failed_with_provider_left", job);
+}
+
 BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_plausible_but_wrong_answer_is_a_violation) {
   HistoryBuilder h;
   h.add("beta", certification_call("ok", h.now())).add("certifier", certification_heard("beta"));
