@@ -174,9 +174,8 @@ inline HistoryBuilder& api_exchange(HistoryBuilder& h, const ApiCall& call) {
   return api_response(h, call);
 }
 
-// Job 1 inserted by api-1 and reported; worker-1's claim of attempt 1, committed and reported; its
-// call to alpha under key 1:1.
-inline void claimed_and_called(HistoryBuilder& h) {
+// Job 1 and its attempt 1 (on alpha) inserted by api-1, and reported by it.
+inline void inserted_and_reported(HistoryBuilder& h) {
   insert_job(h, {});
   h.add("api-1", events::JobCreated{.job_id = 1, .owner = "alice", .key = "k1"});
   h.add("api-1", events::AttemptCreated{.job_id = 1,
@@ -184,6 +183,12 @@ inline void claimed_and_called(HistoryBuilder& h) {
                                         .attempt_no = 1,
                                         .provider = "alpha",
                                         .provider_key = provider_key(1, 1)});
+}
+
+// Job 1 inserted by api-1 and reported; worker-1's claim of attempt 1, committed and reported; its
+// call to alpha under key 1:1.
+inline void claimed_and_called(HistoryBuilder& h) {
+  inserted_and_reported(h);
   h.add(kStore, claimed(1, 1, "worker-1", 1));
   h.add("worker-1", events::AttemptStateChanged{.job_id = 1,
                                                 .attempt_id = 1,

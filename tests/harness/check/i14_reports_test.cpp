@@ -54,13 +54,7 @@ BOOST_AUTO_TEST_CASE(i14_a_claim_reported_with_another_lease_expiry_is_untrue) {
   const Instant expiry(std::chrono::seconds(30));
   const auto reported = [&](std::optional<Instant> lease_expires) {
     HistoryBuilder h;
-    insert_job(h, {});
-    h.add("api-1", events::JobCreated{.job_id = 1, .owner = "alice", .key = "k1"});
-    h.add("api-1", events::AttemptCreated{.job_id = 1,
-                                          .attempt_id = 1,
-                                          .attempt_no = 1,
-                                          .provider = "alpha",
-                                          .provider_key = provider_key(1, 1)});
+    inserted_and_reported(h);
     auto claim = claimed(1, 1);
     claim.lease_expires_at = expiry;
     h.add(kStore, claim);
