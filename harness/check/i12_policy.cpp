@@ -42,8 +42,7 @@
 //   - a status query is answered within status_timeout or given up at it: the reconciler reports
 //     an attempt's status no later than status_timeout after its query left it (status_overdue),
 //     and not as "unreachable" when another status reached it before then, nor before then with
-//     nothing delivered (status_dropped);
-//     not judged across a pause of the node;
+//     nothing delivered (status_dropped); neither is judged across a pause of the node;
 // Does not check: that capacity is used (an idle worker beside waiting work is I8's
 // `unclaimed`).
 #include <algorithm>
@@ -289,7 +288,7 @@ struct FailureRun {
   std::int64_t last_wait_us = 0;
   // The claim loop and the sweep only: the cut-off window (CutWindows) its last error was met in,
   // and its errors inside it so far.
-  const void* window = nullptr;
+  const std::pair<Instant, Instant>* window = nullptr;
   std::int64_t cut_in_a_row = 0;
 };
 
@@ -297,6 +296,7 @@ struct FailureRun {
 // ended early by the quiet phase (which heals every link).
 class CutWindows {
  public:
+  using Window = std::pair<Instant, Instant>;  // [from, until)
   explicit CutWindows(const HistoryModel& model) {
     std::optional<Instant> healed;
     if (model.quiet_seq) healed = model.history->instant(*model.quiet_seq - 1);
@@ -309,7 +309,7 @@ class CutWindows {
         });
   }
   // The window cutting `node` off at `at` (the first, when several overlap), or null.
-  const void* at(const std::string& node, Instant at) const {
+  const Window* at(const std::string& node, Instant at) const {
     const auto found = windows_.find(node);
     if (found == windows_.end()) return nullptr;
     for (const auto& window : found->second) {
@@ -319,7 +319,7 @@ class CutWindows {
   }
 
  private:
-  std::map<std::string, std::vector<std::pair<Instant, Instant>>, std::less<>> windows_;
+  std::map<std::string, std::vector<Window>, std::less<>> windows_;
 };
 
 void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
@@ -397,7 +397,7 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
     }
     if (retry_us >= low && retry_us <= high) {
       if (loop != 0 && loop != -1) return;
-      const void* window = cut_off.at(node, recorded.at);
+      const auto* window = cut_off.at(node, recorded.at);
       if (window != run.window) run.cut_in_a_row = 0;
       run.window = window;
       if (window == nullptr) return;

@@ -186,19 +186,20 @@ void check_job_failures(const HistoryModel& model, const JobRecord& job,
   const int limit = model.policy->what.attempt_limit;
   const auto order = provider_order(model, job);
   for (const auto& failure : job.failures) {
-    const auto used = std::ranges::count_if(job.attempts, [&](std::int64_t id) {
-      const AttemptRecord* attempt = model.attempt(id);
-      return attempt != nullptr && attempt->inserted.seq < failure.seq;
-    });
-    if (used >= limit) continue;
+    int used = 0;  // the attempts inserted before the failure, the latest of them
     const AttemptRecord* latest = nullptr;
     for (const auto id : job.attempts) {
       const AttemptRecord* attempt = model.attempt(id);
-      if (attempt != nullptr && attempt->inserted.seq < failure.seq) latest = attempt;
+      if (attempt == nullptr || attempt->inserted.seq > failure.seq) continue;
+      ++used;
+      latest = attempt;
     }
-    const auto failed = failed_before(model, job, failure.seq);
-    if (latest == nullptr || failed.empty() || failed.back().first != latest) continue;
-    const std::uint64_t evidence = failed.back().second;
+    if (used >= limit || latest == nullptr) continue;
+    const auto failed = std::ranges::find_if(latest->steps, [](const At<Transition>& step) {
+      return step.what.to == AttemptState::failed;
+    });
+    if (failed == latest->steps.end() || failed->seq > failure.seq) continue;
+    const std::uint64_t evidence = failed->seq;
     const std::string* left =
         certified_in(model, order, scan_start(order, latest->inserted.what.provider.str()),
                      order.size(), evidence, failure.seq);
