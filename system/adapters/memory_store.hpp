@@ -84,7 +84,7 @@ class MemoryStore final : public Store {
   Defects defects_;
   bool check_indexes_ = false;
   JobId next_job_id_ = 1;
-  AttemptId next_attempt_id_ = 1;
+  AttemptId next_attempt_id_ = kFirstAttemptId;
   SequenceTable<JobId, Job> jobs_;
   // UNIQUE (owner_id, idempotency_key)
   std::map<std::pair<std::string, std::string>, JobId> jobs_by_owner_key_;

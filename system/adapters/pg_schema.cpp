@@ -40,6 +40,7 @@ namespace onejob {
 // Migration 1 is written with IF NOT EXISTS throughout, so that it also adopts a database made
 // before migrations were recorded. Later ones may assume everything before them.
 const std::vector<PgMigration>& pg_migrations() {
+  static_assert(kFirstAttemptId == 1001, "migration 4 spells kFirstAttemptId out");
   static const std::vector<PgMigration> migrations = {
       {1, "jobs, attempts and certifications", R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
@@ -186,6 +187,12 @@ BEGIN
 END
 $fn$;
 )sql"},
+      // kFirstAttemptId (system/ports/store.hpp). A database that has attempts already keeps its
+      // sequence where it is: ids already handed out stay unique either way.
+      {4, "attempt ids start at 1001", R"sql(
+ALTER SEQUENCE attempts_id_seq START WITH 1001;
+SELECT setval('attempts_id_seq', 1001, false) WHERE NOT EXISTS (SELECT 1 FROM attempts);
+)sql"},
   };
   return migrations;
 }
@@ -242,7 +249,9 @@ void delete_all_rows(pqxx::connection& c) {
       "WITH k AS (DELETE FROM action_keys), a AS (DELETE FROM attempts), "
       "c AS (DELETE FROM certifications) DELETE FROM jobs; "
       "SELECT setval(pg_get_serial_sequence('jobs', 'id'), 1, false), "
-      "setval(pg_get_serial_sequence('attempts', 'id'), 1, false), "
+      "setval(pg_get_serial_sequence('attempts', 'id'), " +
+      std::to_string(kFirstAttemptId) +
+      ", false), "
       "setval(pg_get_serial_sequence('certifications', 'id'), 1, false)");
   tx.commit();
 }

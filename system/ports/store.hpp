@@ -33,6 +33,12 @@ struct NewJob {
   Instant created_at{};
 };
 
+// Where the attempts' id sequence starts (jobs' and certifications' start at 1). Apart, so that in
+// any deployment of fewer than a thousand jobs no attempt shares its id with a job: a response,
+// a log line or a report that puts a job's id where an attempt's belongs (or the other way
+// round) names no row of that kind, instead of one that happens to match.
+inline constexpr AttemptId kFirstAttemptId = 1001;
+
 // The rows a create commits, as the schema's defaults make them: the job (pending, version 1,
 // no winner) and its attempts (STARTING, unclaimed). Every store builds them here, so they
 // cannot disagree about a default.

@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(hostile_bodies_are_answered_never_thrown_and_store_nothing)
 BOOST_AUTO_TEST_CASE(an_operator_retry_with_a_key_is_idempotent) {
   BOOST_REQUIRE(certify("alpha"));
   create("k-job");
-  BOOST_TEST(request("POST", "/attempts/1/cancel", "", "alice", std::nullopt).status == 200);
+  BOOST_TEST(request("POST", "/attempts/1001/cancel", "", "alice", std::nullopt).status == 200);
   auto retry = [&](std::string body, std::string key) {
     return request("POST", "/jobs/1/attempts", std::move(body), "alice", std::move(key));
   };
@@ -92,16 +92,17 @@ BOOST_AUTO_TEST_CASE(an_operator_retry_with_a_key_is_idempotent) {
 
 BOOST_AUTO_TEST_CASE(an_operator_cancel_with_a_key_is_idempotent) {
   create("k-job");
-  const auto first = request("POST", "/attempts/1/cancel", "", "alice", std::string("c-1"));
+  const auto first = request("POST", "/attempts/1001/cancel", "", "alice", std::string("c-1"));
   BOOST_TEST(first.status == 200);
-  const auto again = request("POST", "/attempts/1/cancel", "", "alice", std::string("c-1"));
+  const auto again = request("POST", "/attempts/1001/cancel", "", "alice", std::string("c-1"));
   BOOST_TEST(again.status == 200);
   BOOST_TEST(json_string(again, "state") == "CANCELLED");
   BOOST_TEST(find_header(again.headers, "Idempotent-Replayed").value_or("") == "true");
   // Without the key, the same cancel now finds nothing live.
-  BOOST_TEST(request("POST", "/attempts/1/cancel", "", "alice", std::nullopt).status == 409);
+  BOOST_TEST(request("POST", "/attempts/1001/cancel", "", "alice", std::nullopt).status == 409);
   // The key belongs to that cancel: another attempt's cancel with it is another request.
-  BOOST_TEST(request("POST", "/attempts/2/cancel", "", "alice", std::string("c-1")).status == 404);
+  BOOST_TEST(request("POST", "/attempts/1002/cancel", "", "alice", std::string("c-1")).status ==
+             404);
 }
 
 BOOST_AUTO_TEST_CASE(replay_with_the_same_request_is_200_with_the_same_id) {
@@ -218,7 +219,7 @@ BOOST_AUTO_TEST_CASE(unauthenticated_unknown_paths_and_wrong_methods) {
   BOOST_TEST(request("GET", "/jobs/0").status == 404);
   BOOST_TEST(request("GET", "/jobs/+1").status == 404);
   BOOST_TEST(request("DELETE", "/jobs/1").status == 405);
-  BOOST_TEST(request("GET", "/attempts/1/cancel").status == 405);
+  BOOST_TEST(request("GET", "/attempts/1001/cancel").status == 405);
   BOOST_TEST(store.job_count() == 0u);
 }
 
@@ -307,7 +308,7 @@ BOOST_AUTO_TEST_CASE(explicit_attempt_while_one_is_live_is_409_attempt_in_flight
 BOOST_AUTO_TEST_CASE(cancel_unblocks_an_explicit_attempt_on_a_certified_provider) {
   BOOST_TEST(certify("beta"));
   post(test::classify_body("hi"));
-  auto cancel = request("POST", "/attempts/1/cancel");
+  auto cancel = request("POST", "/attempts/1001/cancel");
   BOOST_TEST(cancel.status == 200);
   BOOST_TEST(json_string(cancel, "state") == "CANCELLED");
   auto retry = request("POST", "/jobs/1/attempts", R"({"provider":"beta"})");
@@ -319,7 +320,7 @@ BOOST_AUTO_TEST_CASE(cancel_unblocks_an_explicit_attempt_on_a_certified_provider
 
 BOOST_AUTO_TEST_CASE(explicit_attempt_on_an_uncertified_provider_is_422) {
   post(test::classify_body("hi"));
-  request("POST", "/attempts/1/cancel");
+  request("POST", "/attempts/1001/cancel");
   auto response = request("POST", "/jobs/1/attempts", R"({"provider":"gamma"})");
   BOOST_TEST(response.status == 422);
   BOOST_TEST(json_string(response, "error") == "provider_not_certified");
@@ -353,10 +354,10 @@ BOOST_AUTO_TEST_CASE(explicit_attempt_after_a_winner_is_409_job_completed) {
 
 BOOST_AUTO_TEST_CASE(cancel_is_owner_scoped_and_only_for_live_attempts) {
   post(test::classify_body("hi"));
-  BOOST_TEST(request("POST", "/attempts/1/cancel", "", "bob").status == 404);
+  BOOST_TEST(request("POST", "/attempts/1001/cancel", "", "bob").status == 404);
   BOOST_TEST(request("POST", "/attempts/9/cancel").status == 404);
-  BOOST_TEST(request("POST", "/attempts/1/cancel").status == 200);
-  auto again = request("POST", "/attempts/1/cancel");
+  BOOST_TEST(request("POST", "/attempts/1001/cancel").status == 200);
+  auto again = request("POST", "/attempts/1001/cancel");
   BOOST_TEST(again.status == 409);
   BOOST_TEST(json_string(again, "error") == "attempt_not_live");
   BOOST_TEST(request("POST", "/jobs/1/attempts", "", "bob").status == 404);

@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(timeout_is_unknown_and_blocks_retries_until_an_operator_can
   BOOST_TEST(refused.status == 409);
   BOOST_TEST(json_string(refused, "error") == "attempt_in_flight");
 
-  BOOST_TEST(request("POST", "/attempts/1/cancel").status == 200);
+  BOOST_TEST(request("POST", "/attempts/1001/cancel").status == 200);
   BOOST_TEST(request("POST", "/jobs/1/attempts", R"({"provider":"beta"})").status == 201);
   run(worker.run_once());
   BOOST_TEST(this->job(job)->completed_by.value_or(0) == attempts(job)[1].id);
@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(reverse_order_completion_the_primary_returning_last_is_disc
   start_worker(worker);
   loop.advance(seconds(1));
   BOOST_TEST((state_of(job, 1) == S::running));
-  BOOST_TEST(request("POST", "/attempts/1/cancel").status == 200);
+  BOOST_TEST(request("POST", "/attempts/1001/cancel").status == 200);
   BOOST_TEST(request("POST", "/jobs/1/attempts", R"({"provider":"beta"})").status == 201);
   loop.advance(seconds(60));
   worker.stop();
@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_attempts_late_result_still_wins_when_it_is_firs
   const JobId job = create_job();
   start_worker(worker);
   loop.advance(seconds(1));
-  request("POST", "/attempts/1/cancel");
+  request("POST", "/attempts/1001/cancel");
   request("POST", "/jobs/1/attempts", R"({"provider":"beta"})");
   loop.advance(seconds(60));
   worker.stop();
