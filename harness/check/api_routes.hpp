@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "system/domain/attempt.hpp"
+
 namespace onejob::check {
 
 // The API's routes, as DESIGN.md states them: POST /jobs, GET /jobs/{id},
@@ -23,6 +25,12 @@ Route route_of(std::string_view method, std::string_view path);
 
 // The operations the API offers (README "The contract gate"), as the rules state them.
 inline constexpr std::string_view kOperations[] = {"classify", "summarize", "extract"};
+
+// The words an answer uses for an attempt's state and origin (README's answer table), spelled out
+// here rather than read from the system's own tables (system/domain/names.hpp): a word the system
+// misspells is then a difference the rules see, not one both sides share.
+std::string_view contract_word(AttemptState state);
+std::string_view contract_word(AttemptOrigin origin);
 
 // The name the API records for a route (api.request's `route`): retry is create_attempt, cancel
 // cancel_attempt, the others their own; "" for none.

@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/check/json_value.hpp"
 
@@ -323,7 +324,8 @@ std::vector<Violation> check_operator_actions(const HistoryModel& model) {
     }
     const bool retry = success.sent.action == "retry";
     const AttemptRecord& attempt = *model.attempt(*got.attempt_id);
-    const std::string state(to_string(retry ? AttemptState::starting : AttemptState::cancelled));
+    const std::string state(
+        contract_word(retry ? AttemptState::starting : AttemptState::cancelled));
     // A retry's answer also names the attempt's number and provider, as the store inserted it.
     const auto& made = attempt.inserted.what;
     const bool names_wrong = retry && (got.shown_attempt_no != made.attempt_no ||

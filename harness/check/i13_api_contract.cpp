@@ -49,6 +49,8 @@
 //     create's 200 or 201 shows (create_misstates: a replay of a finished job is not pending);
 //   - a job read's "blocked" tells the truth (read_misstates): true when one of the job's attempts
 //     was UNKNOWN throughout the exchange that answered, false when none was at any point of it;
+//   - a job read shows a "version" (an integer; read_misstates) the job had at some point of the
+//     exchange: 1 from its insert, 2 from its winning compare-and-swap (only the winner bumps it);
 //   - a refusal's reason was true while the API node handled the request (refusal_untrue): a
 //     cancel refused as attempt_not_live is for an attempt (the one its path names) that was not
 //     live at some point of the exchange; a retry refused as attempt_in_flight names an attempt

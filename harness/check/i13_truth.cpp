@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/i13_bodies.hpp"
 #include "harness/sim/trace.hpp"
 
@@ -144,7 +145,7 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
     if (state_end != std::string::npos) {  // a history that recorded the entry's other fields
       const auto& inserted = attempt->inserted.what;
       const std::string truth = std::to_string(inserted.attempt_no) + ':' +
-                                std::string(to_string(inserted.origin)) + ':' +
+                                std::string(contract_word(inserted.origin)) + ':' +
                                 inserted.provider.str();
       std::string fields = rest.substr(state_end + 1);
       // attempt_no:origin:provider, then (as the client records it) the reason's digest.
@@ -164,9 +165,10 @@ std::string attempts_misstated(const HistoryModel& model, std::int64_t job_id,
     }
     // Its state when the read arrived (STARTING if inserted since), or any it moved to during it.
     const bool before = attempt->inserted.seq < from;
-    bool held = state == to_string(before ? attempt->state_before(from) : AttemptState::starting);
+    bool held =
+        state == contract_word(before ? attempt->state_before(from) : AttemptState::starting);
     for (const auto& step : attempt->steps) {
-      if (step.seq >= from && step.seq <= to && state == to_string(step.what.to)) held = true;
+      if (step.seq >= from && step.seq <= to && state == contract_word(step.what.to)) held = true;
     }
     if (!held) return "shows " + attempt_ref(id) + " " + state + ", a state it was not in";
   }
@@ -202,6 +204,17 @@ std::set<std::string> statuses_during(const HistoryModel& model, const JobRecord
   }
   if (!before.empty()) out.emplace(before);
   return out;
+}
+
+// Whether the job was at `version` at some point of the exchange [from, to], from the commit log
+// alone: a job is created at version 1, and only its winning compare-and-swap raises it, by one
+// (DESIGN.md: compare-and-swap completion).
+bool version_held(const JobRecord& job, std::int64_t version, std::uint64_t from,
+                  std::uint64_t to) {
+  const auto* won = job.won();
+  const bool one = won == nullptr || won->seq > from;
+  const bool two = won != nullptr && won->seq <= to;
+  return (version == 1 && one) || (version == 2 && two);
 }
 
 }  // namespace
@@ -304,6 +317,7 @@ std::string read_shape(const events::ClientSent& sent, const Route& route,
     return "a read without completed_by (neither a winner's attempt_id nor null)";
   }
   if (!got.shown_blocked) return "a read without blocked (true or false)";
+  if (!got.shown_version) return "a read without version (an integer)";
   const bool succeeded = got.shown_status == "succeeded";
   const bool failed = got.shown_status == "failed";
   if (got.result_digest.has_value() != succeeded) {
@@ -384,6 +398,11 @@ void check_read(const HistoryModel& model, const ApiExchange& exchange,
     std::string wrong;
     if (job != nullptr && got.shown_status && !statuses.contains(*got.shown_status)) {
       wrong = "as " + *got.shown_status + ", " + status_not_held(statuses, "read");
+    } else if (job != nullptr && got.shown_version &&
+               !version_held(*job, *got.shown_version, from, to)) {
+      wrong = "with version " + std::to_string(*got.shown_version) +
+              ", one it did not have during the read (1 until its winning compare-and-swap, 2 "
+              "after)";
     } else if (due && got.shown_blocked && *got.shown_blocked != *due) {
       wrong = *due ? "as not blocked while an attempt was UNKNOWN"
                    : "as blocked with no UNKNOWN attempt";

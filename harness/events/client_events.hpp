@@ -94,7 +94,8 @@ struct ClientReceived {
   std::optional<std::string> error{};
   std::optional<bool> replayed{};
   std::optional<std::string> retry_after{};
-  std::optional<bool> shown_blocked{};  // a job read's "blocked"
+  std::optional<bool> shown_blocked{};          // a job read's "blocked"
+  std::optional<std::int64_t> shown_version{};  // a job read's "version", when an integer
   // A job read's "attempts" as "id:STATE:attempt_no:origin:provider:reason" entries joined by ','
   // ("?" for an entry without an integer attempt_id and a text state; "?" for an attempt_no that
   // is no integer, an origin, provider or reason that is no text; the reason as the FNV-1a digest
@@ -136,6 +137,7 @@ struct ClientReceived {
     field("replayed", self.replayed);
     field("retry_after", self.retry_after);
     field("shown_blocked", self.shown_blocked);
+    field("shown_version", self.shown_version);
     field("shown_attempts", self.shown_attempts);
     field("shown_attempt_no", self.shown_attempt_no);
     field("shown_operation", self.shown_operation);

@@ -327,6 +327,9 @@ void read_body(const std::string& text, events::ClientReceived& received) {
   if (const auto* blocked = member(body, "blocked", &json::is_boolean)) {
     received.shown_blocked = blocked->get<bool>();
   }
+  if (const auto* version = member(body, "version", &json::is_number_integer)) {
+    received.shown_version = version->get<std::int64_t>();
+  }
   if (const auto* number = member(body, "attempt_no", &json::is_number_integer)) {
     received.shown_attempt_no = number->get<std::int64_t>();
   }

@@ -90,6 +90,7 @@ inline events::ClientReceived read_received(std::int64_t request, std::int64_t j
                              .result_digest = std::move(result_digest)};
   if (!shown_winner) got.winner_null = true;
   got.shown_blocked = false;
+  got.shown_version = shown_winner ? 2 : 1;  // only the winner's compare-and-swap bumps it
   got.shown_operation = NewJob{}.operation;
   got.shown_provider = NewJob{}.provider;
   got.shown_failover = "";

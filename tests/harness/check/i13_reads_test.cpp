@@ -3,6 +3,7 @@
 // breaks it and passing on the one that keeps it.
 #include <boost/test/unit_test.hpp>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/sim/rng.hpp"
 
@@ -80,6 +81,44 @@ BOOST_AUTO_TEST_CASE(i13_a_read_shows_blocked) {
   require_one(read(std::nullopt), "I13.read_misstates", 2);
 }
 
+// Job 1 (attempt 1, claimed) read by request 1, showing `version`; attempt 1 wins before the read
+// is sent ("before"), while the API node handles it ("during"), or not at all ("").
+std::pair<std::vector<check::Violation>, std::uint64_t> read_version(
+    std::string_view won, std::optional<std::int64_t> version) {
+  HistoryBuilder h;
+  insert_job(h, {});
+  h.add(kStore, claimed(1, 1)).add("alpha", executed(1, 1, "ok", kBilling, kSoon));
+  if (won == "before") win(h, {});
+  h.add("browser", get_sent(1, "alice", 1));
+  const ApiCall call{.request = 1, .route = "get_job", .status = 200, .job_id = 1};
+  api_request(h, call);
+  if (won == "during") win(h, {});
+  api_response(h, call);
+  auto got = won == "before" ? read_received(1, 1, "succeeded", 1, json_digest(kBilling))
+                             : read_received(1, 1, "pending", std::nullopt, std::nullopt);
+  got.shown_attempts = won == "before" ? "1:SUCCEEDED" : "1:RUNNING";
+  got.shown_version = version;
+  const auto seq = h.add("browser", got).last_seq();
+  return {check_api_contract(h.model()), seq};
+}
+
+// A read shows the job's version: 1 from its insert, 2 from its winning compare-and-swap (the only
+// write that bumps it), as the commit log has them while the read was handled.
+BOOST_AUTO_TEST_CASE(i13_a_read_shows_a_version_the_job_had) {
+  require_none(read_version("", 1).first);
+  require_none(read_version("before", 2).first);
+  require_none(read_version("during", 1).first);
+  require_none(read_version("during", 2).first);
+  for (const auto& [won, version] :
+       std::vector<std::pair<std::string, std::optional<std::int64_t>>>{
+           {"", 2}, {"", 0}, {"", std::nullopt}, {"before", 1}, {"before", 3}, {"during", 3}}) {
+    BOOST_TEST_CONTEXT("won " << won << ", version " << version.value_or(-1)) {
+      const auto [violations, seq] = read_version(won, version);
+      require_one(violations, "I13.read_misstates", seq);
+    }
+  }
+}
+
 // Job 1 (attempt 1) read by request 1; `claim_during`: worker-1 claims attempt 1 while the API
 // node handles the read, else before it. Returns the checker's findings and the receipt's seq.
 std::pair<std::vector<check::Violation>, std::uint64_t> read_with_attempts(
@@ -109,7 +148,8 @@ BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_jobs_attempts_in_states_they_were_in) 
         std::optional<std::string>{"1:STARTING"}, std::optional<std::string>{"1:SUCCEEDED"},
         std::optional<std::string>{"1:RUNNING,2:STARTING"},
         std::optional<std::string>{"1:RUNNING,1:RUNNING"}, std::optional<std::string>{"?"},
-        std::optional<std::string>{"x:RUNNING"}}) {
+        std::optional<std::string>{"x:RUNNING"}, std::optional<std::string>{"1:running"},
+        std::optional<std::string>{"1:RUNING"}}) {
     BOOST_TEST_CONTEXT("shown attempts: " << wrong.value_or("(none)")) {
       const auto [violations, seq] = read_with_attempts(wrong);
       require_one(violations, "I13.read_misstates", seq);
@@ -121,13 +161,35 @@ BOOST_AUTO_TEST_CASE(i13_a_read_lists_the_jobs_attempts_in_states_they_were_in) 
 // (attempt 1: 1, initial, alpha).
 BOOST_AUTO_TEST_CASE(i13_a_read_lists_each_attempt_as_it_was_inserted) {
   require_none(read_with_attempts("1:RUNNING:1:initial:alpha").first);
-  for (const std::string wrong :
-       {"1:RUNNING:1:initial:beta", "1:RUNNING:2:initial:alpha", "1:RUNNING:1:failover:alpha",
-        "1:RUNNING:?:initial:alpha", "1:RUNNING:1:?:?", "1:RUNNING:"}) {
+  for (const std::string wrong : {"1:RUNNING:1:initial:beta", "1:RUNNING:2:initial:alpha",
+                                  "1:RUNNING:1:failover:alpha", "1:RUNNING:?:initial:alpha",
+                                  "1:RUNNING:1:?:?", "1:RUNNING:", "1:RUNNING:1:Initial:alpha"}) {
     BOOST_TEST_CONTEXT("shown attempts: " << wrong) {
       const auto [violations, seq] = read_with_attempts(wrong);
       require_one(violations, "I13.read_misstates", seq);
     }
+  }
+}
+
+// The rules' words for states and origins are the README's, spelled out in the rules; the system's
+// own tables speak them too (a word misspelled there fails here and in every read a rule judges).
+BOOST_AUTO_TEST_CASE(i13_states_and_origins_are_judged_in_the_contracts_words) {
+  using S = AttemptState;
+  const std::pair<S, std::string_view> states[] = {
+      {S::starting, "STARTING"},   {S::running, "RUNNING"}, {S::unknown, "UNKNOWN"},
+      {S::succeeded, "SUCCEEDED"}, {S::failed, "FAILED"},   {S::cancelled, "CANCELLED"},
+      {S::discarded, "DISCARDED"}};
+  for (const auto& [state, word] : states) {
+    BOOST_TEST(check::contract_word(state) == word);
+    BOOST_TEST(to_string(state) == word);
+  }
+  const std::pair<AttemptOrigin, std::string_view> origins[] = {
+      {AttemptOrigin::initial, "initial"},
+      {AttemptOrigin::failover, "failover"},
+      {AttemptOrigin::explicit_retry, "explicit"}};
+  for (const auto& [origin, word] : origins) {
+    BOOST_TEST(check::contract_word(origin) == word);
+    BOOST_TEST(to_string(origin) == word);
   }
 }
 
