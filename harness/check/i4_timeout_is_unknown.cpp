@@ -9,7 +9,10 @@
 //   - no job fails while one of its attempts is UNKNOWN (job_failed_while_unknown), or STARTING or
 //     RUNNING (job_failed_while_live): it may still answer;
 //   - a job fails only while pending: never after an attempt won it (job_failed_after_win), and
-//     not again unless a new attempt was inserted since its last failure (job_failed_again).
+//     not again unless a new attempt was inserted since its last failure (job_failed_again);
+//   - a job fails only after its latest attempt FAILED: one whose latest attempt an operator
+//     cancelled is parked with the operator, and nothing but the operator moves it on
+//     (job_failed_while_parked).
 //   - an attempt failed before any provider call (an unconfigured provider, a prompt over the
 //     provider's limit) belongs to a job with no winner yet: an attempt of a job another attempt
 //     already won is CANCELLED, not FAILED (failed_not_cancelled).
@@ -236,9 +239,11 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
     std::optional<std::uint64_t> previous_failure;
     for (const auto& failure : job.failures) {
       std::uint64_t latest_insert = 0;  // the job's latest attempt inserted before the failure
+      const AttemptRecord* latest = nullptr;
       for (auto attempt_id : job.attempts) {
         const auto& attempt = model.attempts.at(attempt_id);
         if (attempt.inserted.seq > failure.seq) continue;
+        if (attempt.inserted.seq >= latest_insert) latest = &attempt;
         latest_insert = std::max(latest_insert, attempt.inserted.seq);
         const AttemptState state = attempt.state_before(failure.seq);
         if (state == AttemptState::unknown) {
@@ -253,6 +258,14 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
                                       std::string(to_string(state)) + ": it may still answer",
                                   failure.seq, {attempt.inserted.seq}));
         }
+      }
+      if (latest != nullptr && latest->state_before(failure.seq) == AttemptState::cancelled) {
+        out.push_back(violation("I4.job_failed_while_parked",
+                                "the store failed " + job_ref(id) + " while its latest " +
+                                    attempt_ref(latest->id()) +
+                                    " was CANCELLED: an operator took the job over, and only the "
+                                    "operator moves it on",
+                                failure.seq, {latest->inserted.seq}));
       }
       if (const auto* won = job.won(); won != nullptr && won->seq < failure.seq) {
         out.push_back(violation("I4.job_failed_after_win",

@@ -7,6 +7,8 @@
 // commit log:
 //   - every attempt inserted by failover or by an operator's retry names a provider whose latest
 //     committed certification before the insert passed;
+//   - an automatic failover is never what reopens a failed job: once the store failed a job, only
+//     an operator's retry makes it pending again (failover_into_failed_job);
 //   - an automatic failover follows the job's previous attempt FAILED, onto a provider after the
 //     failed one in the order the create asked for (its provider, then its failover list), the
 //     first there that was certified: every provider it skipped lacked a passing certification
@@ -224,6 +226,18 @@ void check_failover_order(const HistoryModel& model, const AttemptRecord& attemp
   const std::string& provider = attempt.inserted.what.provider;
   const std::string what = "the store inserted failover " + attempt_ref(attempt.id()) + " of " +
                            job_ref(job->id()) + " on \"" + provider + "\"";
+  // The job's latest failure before the insert, and whether any attempt reopened it since.
+  const At<events::CommitJobFailed>* failure = nullptr;
+  for (const auto& f : job->failures) {
+    if (f.seq < attempt.inserted.seq) failure = &f;
+  }
+  if (failure != nullptr && previous.inserted.seq < failure->seq) {
+    out.push_back(violation("I6.failover_into_failed_job",
+                            what + " after the store had failed the job, with no operator's "
+                                   "retry since: only an operator reopens a failed job",
+                            attempt.inserted.seq, {failure->seq}));
+    return;
+  }
   const auto before = previous.state_before(attempt.inserted.seq);
   if (before != AttemptState::failed) {
     out.push_back(violation("I6.failover_before_failure",

@@ -152,6 +152,7 @@ inline constexpr std::string_view kRefusedFenced = "fenced";
 inline constexpr std::string_view kRefusedState = "state";
 inline constexpr std::string_view kRefusedLiveAttempt = "live_attempt";
 inline constexpr std::string_view kRefusedJobCompleted = "job_completed";
+inline constexpr std::string_view kRefusedJobFailed = "job_failed";
 inline constexpr std::string_view kRefusedDuplicateKey = "duplicate_key";
 
 struct StoreRefused {

@@ -120,6 +120,8 @@ Async<InsertAttemptResult> CommitLogStore::insert_attempt(NewAttempt attempt) {
     refused("insert_attempt", events::kRefusedLiveAttempt, job, result.blocking);
   } else if (result.outcome == Outcome::job_completed) {
     refused("insert_attempt", events::kRefusedJobCompleted, job, std::nullopt);
+  } else if (result.outcome == Outcome::job_failed) {
+    refused("insert_attempt", events::kRefusedJobFailed, job, std::nullopt);
   }
   co_return result;
 }

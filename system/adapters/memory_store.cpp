@@ -98,6 +98,9 @@ Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
   auto job = jobs_.find(new_attempt.job_id);
   if (job == jobs_.end()) co_return InsertAttemptResult{Outcome::job_not_found, {}, {}};
   if (job->second.completed_by) co_return InsertAttemptResult{Outcome::job_completed, {}, {}};
+  if (new_attempt.origin == AttemptOrigin::failover && job->second.status == JobStatus::failed) {
+    co_return InsertAttemptResult{Outcome::job_failed, {}, {}};
+  }
   auto live = live_attempt_by_job_.find(job->first);
   // Defect retry-while-unknown: the index leaves UNKNOWN out.
   if (live != live_attempt_by_job_.end() && defects_.has(Defect::retry_while_unknown) &&

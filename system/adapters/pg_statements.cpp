@@ -41,7 +41,7 @@ void prepare_job_and_certification_statements(pqxx::connection& c) {
                            " AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id"
                            " AND a.state IN " +
                            live_states + ") ORDER BY id");
-  c.prepare(kLockJob, "SELECT completed_by FROM jobs WHERE id = $1 FOR UPDATE");
+  c.prepare(kLockJob, "SELECT completed_by, status FROM jobs WHERE id = $1 FOR UPDATE");
   // failure_reason is left as it was, exactly as MemoryStore does.
   c.prepare(kReopenJob, "UPDATE jobs SET status = 'pending' WHERE id = $1");
   c.prepare(kFailJob,

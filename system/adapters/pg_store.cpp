@@ -381,6 +381,10 @@ class PgStore::Session {
           }
         }
         if (!job[0][0].is_null()) return InsertAttemptResult{Outcome::job_completed, {}, {}};
+        if (new_attempt.origin == AttemptOrigin::failover &&
+            job[0][1].as<std::string>() == to_string(JobStatus::failed)) {
+          return InsertAttemptResult{Outcome::job_failed, {}, {}};
+        }
         // Looked up before inserting, so a refused insert spends no attempt id (the sequence
         // stays where MemoryStore's does); the index below still refuses whatever slips past.
         const pqxx::result live = exec(tx, kLiveAttemptOfJob, new_attempt.job_id);

@@ -89,6 +89,10 @@ struct InsertAttemptResult {
     inserted,             // `attempt` is the new STARTING attempt, numbered max+1 in its job
     live_attempt_exists,  // the one-live-attempt-per-job index refused it; `blocking` names it
     job_completed,        // the job has a winner; nothing was written
+    // A failover (origin failover) onto a job the store has failed; nothing was written. Only an
+    // operator's retry reopens a failed job: a failover decided on a read from before the job
+    // failed (the reconciler's sweep beside the worker's own failover) must not.
+    job_failed,
     job_not_found,
     key_exists,  // the action key was already recorded; `recorded` says how; nothing written
   };

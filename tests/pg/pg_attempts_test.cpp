@@ -181,14 +181,23 @@ BOOST_AUTO_TEST_CASE(insert_attempt_on_a_missing_or_completed_job_writes_nothing
   BOOST_TEST(to_string(load(store(), created.job.id).status) == "succeeded");
 }
 
-// MemoryStore resets only the status; the failure reason stays until a winner clears it.
+// An operator's retry reopens a failed job (as MemoryStore, it resets only the status; the failure
+// reason stays until a winner clears it); a failover onto it is refused and writes nothing.
 BOOST_AUTO_TEST_CASE(insert_attempt_reopens_a_failed_job) {
   const Created created = create_job(store(), "key-1");
   update(store(), created.first.id, {S::starting}, S::failed, std::nullopt, "refused");
   BOOST_TEST(run(store().fail_job(created.job.id, "every provider refused", at_us(550))));
   BOOST_TEST(to_string(load(store(), created.job.id).status) == "failed");
 
-  BOOST_TEST(outcome_name(add_attempt(store(), created.job.id).outcome) == "inserted");
+  BOOST_TEST(outcome_name(add_attempt(store(), created.job.id).outcome) == "job_failed");
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 1);
+  BOOST_TEST(to_string(load(store(), created.job.id).status) == "failed");
+  const InsertAttemptResult retried =
+      run(store().insert_attempt(NewAttempt{.job_id = created.job.id,
+                                            .provider = "provider-b",
+                                            .origin = AttemptOrigin::explicit_retry,
+                                            .created_at = at_us(600)}));
+  BOOST_TEST(outcome_name(retried.outcome) == "inserted");
   const Job reopened = load(store(), created.job.id);
   BOOST_TEST(to_string(reopened.status) == "pending");
   BOOST_TEST(reopened.failure_reason == "every provider refused");

@@ -41,6 +41,8 @@ std::string_view outcome_name(InsertAttemptResult::Outcome outcome) {
       return "live_attempt_exists";
     case O::job_completed:
       return "job_completed";
+    case O::job_failed:
+      return "job_failed";
     case O::job_not_found:
       return "job_not_found";
     case O::key_exists:

@@ -152,6 +152,22 @@ BOOST_AUTO_TEST_CASE(no_attempt_after_a_winner_and_none_for_a_missing_job) {
   BOOST_TEST((missing.outcome == InsertAttemptResult::Outcome::job_not_found));
 }
 
+// Only an operator's retry reopens a failed job: a failover onto it is refused and writes nothing.
+BOOST_AUTO_TEST_CASE(a_failed_job_is_reopened_by_a_retry_never_by_a_failover) {
+  Attempt first = claim(job_with_attempt().lease_owner);
+  update(first.id, {S::running}, S::failed);
+  BOOST_TEST(run_sync(store.fail_job(first.job_id, "no provider left", at(5))));
+  auto refused =
+      run_sync(store.insert_attempt({first.job_id, "beta", AttemptOrigin::failover, at(6)}));
+  BOOST_TEST((refused.outcome == InsertAttemptResult::Outcome::job_failed));
+  BOOST_TEST(run_sync(store.list_attempts(first.job_id)).size() == 1u);
+  BOOST_TEST((run_sync(store.load_job(first.job_id))->status == JobStatus::failed));
+  auto retried =
+      run_sync(store.insert_attempt({first.job_id, "beta", AttemptOrigin::explicit_retry, at(7)}));
+  BOOST_TEST((retried.outcome == InsertAttemptResult::Outcome::inserted));
+  BOOST_TEST((run_sync(store.load_job(first.job_id))->status == JobStatus::pending));
+}
+
 BOOST_AUTO_TEST_CASE(claims_take_the_oldest_starting_attempt_once_with_a_fresh_token) {
   Attempt a = job_with_attempt("k1");
   Attempt b = job_with_attempt("k2");

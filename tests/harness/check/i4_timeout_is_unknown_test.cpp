@@ -154,6 +154,33 @@ BOOST_AUTO_TEST_CASE(a_job_won_or_already_failed_is_not_failed_again) {
   require_one(check_timeout_is_unknown(twice.model()), "I4.job_failed_again", again);
 }
 
+// Job 1's attempt 1 failed and so did the job; an operator's retry (attempt 2) is then cancelled
+// when `cancelled`, else fails: the job is failed once more. A cancel parks the job with the
+// operator, so only the second story may fail it.
+BOOST_AUTO_TEST_CASE(a_job_whose_latest_attempt_was_cancelled_is_not_failed) {
+  for (const bool cancelled : {false, true}) {
+    HistoryBuilder h;
+    insert_job(h, {});
+    h.at(1s).add(kStore, claimed(1, 1)).add(kStore, fenced_write(1, 1, S::running, S::failed));
+    h.add(kStore, job_failed(1))
+        .add(kStore, attempt_inserted(1, 2, 2, "beta", AttemptOrigin::explicit_retry, "api-1"))
+        .add(kStore, claimed(1, 2, "worker-1", 2));
+    if (cancelled) {
+      h.add(kStore, fenced_write(1, 2, S::running, S::cancelled, "api-1"));
+    } else {
+      h.add(kStore, fenced_write(1, 2, S::running, S::failed, "worker-1", 2));
+    }
+    const auto failed = h.add(kStore, job_failed(1)).last_seq();
+    BOOST_TEST_CONTEXT("cancelled " << cancelled) {
+      if (cancelled) {
+        require_one(check_timeout_is_unknown(h.model()), "I4.job_failed_while_parked", failed);
+      } else {
+        require_none(check_timeout_is_unknown(h.model()));
+      }
+    }
+  }
+}
+
 // Attempt 1 of job 1 (claimed by worker-1, called) is cancelled by an operator, attempt 2 is
 // inserted for a retry on beta; then attempt 1's late answer wins the job (returned: the CAS's
 // seq) after worker-2 claims attempt 2 when `claimed_before_win`, before it otherwise.

@@ -118,6 +118,34 @@ BOOST_AUTO_TEST_CASE(a_result_no_provider_produced_is_a_violation) {
   require_one(check_certified_failover(h.model()), "I6.result_never_produced", won);
 }
 
+// Attempt 1 failed on alpha; the job failed (beta was not certified yet), then beta passed. A
+// failover onto beta now reopens a failed job, which only an operator's retry may do; a retry on
+// beta and a failover after it are fine.
+BOOST_AUTO_TEST_CASE(a_failover_into_a_failed_job_is_a_violation) {
+  for (const bool retried : {false, true}) {
+    HistoryBuilder h;
+    insert_job(h, {.body = kFailoverBody});
+    h.add(kStore, claimed(1, 1)).add(kStore, fenced_write(1, 1, S::running, S::failed));
+    h.add(kStore, job_failed(1));
+    certify(h, "beta", true);
+    if (retried) {
+      h.add(kStore, attempt_inserted(1, 2, 2, "alpha", AttemptOrigin::explicit_retry, "api-1"))
+          .add(kStore, claimed(1, 2, "worker-1", 2))
+          .add(kStore, fenced_write(1, 2, S::running, S::failed, "worker-1", 2));
+    }
+    const auto failover = h.add(kStore, attempt_inserted(1, retried ? 3 : 2, retried ? 3 : 2,
+                                                         "beta", AttemptOrigin::failover))
+                              .last_seq();
+    BOOST_TEST_CONTEXT("retried " << retried) {
+      if (retried) {
+        require_no(check_certified_failover(h.model()), "I6.failover_into_failed_job");
+      } else {
+        require_one(check_certified_failover(h.model()), "I6.failover_into_failed_job", failover);
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_failover_while_the_previous_attempt_is_not_failed_is_a_violation) {
   HistoryBuilder h;
   certify(h, "beta", true);
