@@ -143,7 +143,9 @@ Async<Response> Service::Impl::handle(ServiceNode& node, Request request) {
     if (auto authorization = find_header(request.headers, "Authorization")) {
       principal = options.tokens.authenticate(*authorization);
     }
-    if (principal && route == "cancel_attempt" && !principal->is_operator) {
+    // Only a cancel itself needs an operator: another method on its path is the API's 405.
+    if (principal && route == "cancel_attempt" && request.method == "POST" &&
+        !principal->is_operator) {
       response = json_answer(
           403,
           R"({"error":"operator_only","message":"cancelling an attempt needs an operator token"})");

@@ -250,6 +250,8 @@ BOOST_AUTO_TEST_CASE(tokens_and_owners) {
   const auto by_owner = connection.send("POST", cancel, auth("alice-token", "c-1"), "");
   BOOST_TEST(by_owner.status == 403);
   BOOST_TEST(body_of(by_owner).value("error", "") == "operator_only");
+  // Another method on a cancel's path is the API's 405 for anyone, as in the simulation.
+  BOOST_TEST(connection.send("GET", cancel, auth("alice-token"), "").status == 405);
   BOOST_TEST(connection.send("POST", cancel, auth("bob-ops", "c-2"), "").status == 404);
   // Alice's token reads her job; bob's create with her key is his own job.
   BOOST_TEST(connection.send("GET", job, auth("alice-token"), "").status == 200);
