@@ -401,6 +401,14 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
                                        "node's own record",
                                 received.seq, {send_seq}));
       }
+      if (got.content_type) {
+        out.push_back(violation("I13.answer_not_json",
+                                head + "its Content-Type is " +
+                                    (got.content_type->empty() ? std::string("missing")
+                                                               : "\"" + *got.content_type + "\"") +
+                                    ": every answer is a JSON object, sent as application/json",
+                                received.seq, {send_seq}));
+      }
       const auto request_line = method_and_path(*sent);
       const Route route = route_of(request_line.first, request_line.second);
       if (auto misnamed = error_misnamed(route, got); !misnamed.empty()) {

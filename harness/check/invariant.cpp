@@ -163,6 +163,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I13.create_misstates",
       "I13.error_misnamed",
       "I13.location_wrong",
+      "I13.answer_not_json",
       "I14.report_untrue",
       "I14.report_incomplete",
       "I14.report_misnamed",

@@ -119,6 +119,8 @@ struct ClientReceived {
   // like to a reader.
   std::optional<std::string> nested_digests{};
   std::optional<std::string> location{};  // the answer's Location header, when it has one
+  // The answer's Content-Type when it is not exactly application/json ("" when it has none).
+  std::optional<std::string> content_type{};
   template <typename Self, typename F>
   static void fields(Self& self, F&& field) {
     field("request", self.request);
@@ -149,6 +151,7 @@ struct ClientReceived {
     field("request_id", self.request_id);
     field("nested_digests", self.nested_digests);
     field("location", self.location);
+    field("content_type", self.content_type);
   }
 };
 

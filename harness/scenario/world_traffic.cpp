@@ -176,8 +176,10 @@ void World::lb_retry(int number, int send, const SharedRequest& request, int lb_
   } else if (reset) {
     const std::string& client = requests_[number - 1].client;
     lb_respond(number, send, client,
-               std::make_shared<const Response>(Response{
-                   502, {}, R"({"error":"bad_gateway","message":"upstream connection reset"})"}));
+               std::make_shared<const Response>(
+                   Response{502,
+                            {{"Content-Type", "application/json"}},
+                            R"({"error":"bad_gateway","message":"upstream connection reset"})"}));
   }
 }
 
@@ -390,6 +392,9 @@ void read_headers(const Headers& headers, events::ClientReceived& received) {
   if (find_header(headers, "Idempotent-Replayed") == "true") received.replayed = true;
   received.retry_after = find_header(headers, "Retry-After");
   received.location = find_header(headers, "Location");
+  if (auto type = find_header(headers, "Content-Type"); type != "application/json") {
+    received.content_type = type.value_or("");
+  }
 }
 
 }  // namespace

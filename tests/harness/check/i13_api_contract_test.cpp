@@ -183,6 +183,32 @@ BOOST_AUTO_TEST_CASE(i13_a_keys_refusal_names_what_is_wrong_with_it) {
   require_one(refused("create_job", "k1", "idempotency_key_missing"), "I13.limit_misjudged", 2);
 }
 
+// Every answer is typed application/json: the client records the Content-Type of one that is not
+// ("" for none), and each such receipt is a violation, success or refusal.
+BOOST_AUTO_TEST_CASE(i13_every_answer_is_typed_json) {
+  for (const std::int64_t status : {201, 400}) {
+    for (const std::optional<std::string>& type :
+         {std::optional<std::string>{}, std::optional<std::string>{"text/plain"},
+          std::optional<std::string>{""}}) {
+      HistoryBuilder h;
+      auto got = received(1, status, 1);
+      got.location = "/jobs/1";
+      if (status == 400) got.error = "invalid_body";
+      got.content_type = type;
+      h.add("browser", create_sent(1, "alice", "k1", kBody)).add("browser", got);
+      auto violations = check_api_contract(h.model());
+      std::erase_if(violations, [](const auto& v) { return v.clause != "I13.answer_not_json"; });
+      BOOST_TEST_CONTEXT("status " << status << ", type " << type.value_or("(json)")) {
+        if (type) {
+          require_one(violations, "I13.answer_not_json", 2);
+        } else {
+          require_none(violations);
+        }
+      }
+    }
+  }
+}
+
 // A create answered 201 naming job 1, with `location` as its Location header (or none); the
 // violations of I13.location_wrong only.
 std::vector<check::Violation> created_with_location(std::optional<std::string> location,
