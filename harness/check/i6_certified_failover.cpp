@@ -24,6 +24,9 @@
 //   - every winning compare-and-swap is by an attempt whose provider produced an output in the
 //     contract's shape (ok, or "plausible": the right shape with the wrong content, which only
 //     certification's known answers can tell), and its result equals that output as JSON;
+//   - a certification that failed refused no right answer: a case the certifier reports refusing
+//     for its answer's content had a wrong answer from the provider, by the provider's own record
+//     (certification_refused_right_answer);
 //   - every certification that passed was earned: the provider answered its certification
 //     calls since its previous certification, and every answer was right (behaviour "ok") and
 //     reached the caller (delivered as an answer, not lost to a reset transport) within
@@ -33,8 +36,11 @@
 //     (certified_untested_operation).
 // Does not check:
 //   - initial attempts: the client chose that provider, certified or not;
-//   - that a certification which failed had to (a failing provider may still be a good one:
-//     a timeout, a dropped call).
+//   - that a certification which failed for a timeout, a refusal or a lost transport had to (a
+//     failing provider may still be a good one: a timeout, a dropped call); only the cases it
+//     refused for their content are judged (above).
+#include <utility>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -42,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/events/certification_events.hpp"
 #include "system/events/reconciler_events.hpp"
 
 #include "harness/check/api_routes.hpp"
@@ -337,9 +344,61 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
   }
 }
 
+// A certification that failed refused no right answer: every case the certifier reports refusing
+// for its content (its reason is not a timeout, a refusal or a lost transport) had an answer from
+// the provider that was wrong (behaviour other than "ok"). Judged per case, by the case numbers the
+// report gives and the provider's own record of the call it executed for that case (key
+// cert:<provider>:<start>:<case>) since the provider's previous certification.
+void check_refused_certifications(const HistoryModel& model, std::vector<Violation>& out) {
+  if (model.history == nullptr) return;
+  std::map<std::string, std::uint64_t, std::less<>> previous;  // provider -> its last report
+  model.history->visit_kinds(
+      {&events::kind_name<events::CertificationRecorded>()}, [&](const sim::TraceEvent& recorded) {
+        const auto report = events::from_event<events::CertificationRecorded>(recorded.event);
+        if (!report) return;
+        const std::uint64_t since = std::exchange(previous[report->provider], recorded.seq);
+        if (report->passed) return;
+        const std::string_view reasons = report->reasons;
+        for (std::size_t at = 0; at < reasons.size();) {
+          // "case N (operation): why", joined by "; " (a reason may hold "; " itself).
+          const std::size_t next = reasons.find("; case ", at);
+          const std::string_view entry = reasons.substr(
+              at, next == std::string_view::npos ? std::string_view::npos : next - at);
+          at = next == std::string_view::npos ? reasons.size() : next + 2;
+          const std::size_t colon = entry.find("): ");
+          if (!entry.starts_with("case ") || colon == std::string_view::npos) continue;
+          const std::string_view number = entry.substr(5, entry.find(' ', 5) - 5);
+          const std::string_view why = entry.substr(colon + 3);
+          if (why.starts_with("no answer within the deadline") ||
+              why.starts_with("provider refused") || why.starts_with("transport failed")) {
+            continue;  // not a judgement of an answer's content
+          }
+          const std::string suffix = ":" + std::string(number);
+          for (const auto& execution : model.certification_executions) {
+            const auto& executed = execution.executed;
+            if (executed.seq > recorded.seq) break;
+            if (executed.seq < since || execution.provider.str() != report->provider ||
+                !executed.what.provider_key.ends_with(suffix) ||
+                executed.what.outcome.str() != "ok") {
+              continue;
+            }
+            out.push_back(violation(
+                "I6.certification_refused_right_answer",
+                recorded.node.str() + " failed the certification of \"" + report->provider +
+                    "\" on " + std::string(entry.substr(0, colon + 1)) + " (\"" +
+                    std::string(why.substr(0, 120)) + "\"), but the provider's answer to " +
+                    executed.what.provider_key + " was a right one",
+                recorded.seq, {executed.seq}));
+            break;
+          }
+        }
+      });
+}
+
 std::vector<Violation> check_certified_failover(const HistoryModel& model) {
   std::vector<Violation> out;
   check_certifications(model, out);
+  check_refused_certifications(model, out);
   check_failover_reports(model, out);
   for (const auto& [id, attempt] : model.attempts) {
     const auto& a = attempt.inserted.what;

@@ -100,6 +100,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I6.certified_without_call",
       "I6.certified_untested_operation",
       "I6.certified_on_failed_call",
+      "I6.certification_refused_right_answer",
       "I6.failover_before_failure",
       "I6.failover_into_failed_job",
       "I6.failover_out_of_order",

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "system/events/attempt_events.hpp"
+#include "system/events/certification_events.hpp"
 #include "system/events/reconciler_events.hpp"
 
 #include "harness/check/invariant.hpp"
@@ -324,6 +325,33 @@ BOOST_AUTO_TEST_CASE(a_job_failure_is_judged_after_its_latest_failed_attempt) {
   require_none(retried_then_failed(false).first);
   const auto [violations, job] = retried_then_failed(true);
   require_one(violations, "I6.job_failed_with_provider_left", job);
+}
+
+// beta answers its certification's summarize case (key cert:beta:0:2) with `outcome`; the
+// certifier reports failing it with `why` for that case.
+std::vector<check::Violation> refused_on(const std::string& outcome, const std::string& why) {
+  HistoryBuilder h;
+  h.add("beta", certification_call(outcome, h.now(), "summarize", "cert:beta:0:2"))
+      .add("certifier", certification_heard("beta", "cert:beta:0:2"))
+      .add(kStore, certification("beta", false))
+      .add("certifier", events::CertificationRecorded{
+                            .provider = "beta",
+                            .passed = false,
+                            .reasons = "case 2 (summarize): " + why +
+                                       "; case 4 (extract): no answer within the deadline"});
+  return check_certified_failover(h.model());
+}
+
+// A failing certification refused no right answer for its content: a case refused for what its
+// answer said had a wrong answer (a timeout, a refusal or a lost transport is not judged).
+BOOST_AUTO_TEST_CASE(a_certification_that_refused_a_right_answer_is_a_violation) {
+  const std::string content = R"(expected the summary to mention "revenue", got "a; b")";
+  require_one(refused_on("ok", content), "I6.certification_refused_right_answer", 4);
+  require_none(refused_on("plausible", content));
+  require_none(refused_on("malformed", content));
+  require_none(refused_on("ok", "no answer within the deadline"));
+  require_none(refused_on("ok", "transport failed: connection reset"));
+  require_none(refused_on("ok", "provider refused: 503 model overloaded"));
 }
 
 BOOST_AUTO_TEST_CASE(a_certification_passed_on_a_plausible_but_wrong_answer_is_a_violation) {
