@@ -26,7 +26,8 @@
 //     worker base = worker_poll and cap = store_backoff_cap, for the reconciler both bounded by
 //     reconcile_period (a cap below base counts as base). A success is not always in the history,
 //     so n is bounded from above by the loop's failures since the last proof of one: a node start,
-//     or, for a worker's claim loop, a claim the commit log has whose reply was not lost. Every
+//     for a worker's claim loop a claim the commit log has whose reply was not lost, for the
+//     reconciler's sweep its report that a sweep went through (reconciler.store_recovered). Every
 //     wait is then at least base/2 and at most d for that bound;
 //   - the waits are drawn (backoff_not_jittered): a draw from [d/2, d] lands on one of the few
 //     values that end a possible range (base * 2^i capped, or half of one) with probability at
@@ -278,6 +279,8 @@ struct FailureRun {
   // The claim loop only: a reset was proven (a claim whose reply came back), and the latest claim
   // the commit log has for the worker whose fate is not known yet (a lost reply to it is a
   // store.fault of claim_next_attempt that may have committed, before the loop's next error).
+  // The sweep: a reconciler.store_recovered reported a sweep that went through since the last
+  // error.
   bool reset_seen = false;
   bool claim_unconfirmed = false;
   int range_ends_in_a_row = 0;  // waits that each end a possible range, since the last that did not
@@ -415,15 +418,17 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
           seq, {}));
       return;
     }
-    out.push_back(violation(
-        "I12.backoff_out_of_bounds",
-        node + " waits " + std::to_string(retry_us) + " us after a store error in " + loop_name +
-            ", failure " + std::to_string(run.failures) + " at most in a row (counted since " +
-            (loop == 0 ? "its start or its last claim that came back" : "its start") +
-            "): the backoff draws from [" + std::to_string(low) + ", " + std::to_string(high) +
-            "] us (base " + std::to_string(base) + ", cap " + std::to_string(std::max(base, cap)) +
-            ")",
-        seq, {}));
+    out.push_back(violation("I12.backoff_out_of_bounds",
+                            node + " waits " + std::to_string(retry_us) +
+                                " us after a store error in " + loop_name + ", failure " +
+                                std::to_string(run.failures) + " at most in a row (counted since " +
+                                (loop == 0    ? "its start or its last claim that came back"
+                                 : loop == -1 ? "its start or its last sweep that went through"
+                                              : "its start") +
+                                "): the backoff draws from [" + std::to_string(low) + ", " +
+                                std::to_string(high) + "] us (base " + std::to_string(base) +
+                                ", cap " + std::to_string(std::max(base, cap)) + ")",
+                            seq, {}));
   };
   const std::int64_t worker_base = policy.worker_poll_us;
   const std::int64_t worker_cap = policy.store_backoff_cap_us;
@@ -454,6 +459,11 @@ void check_backoff(const HistoryModel& model, const events::RunPolicy& policy,
       .on<events::ReconcilerStoreError>(
           [&](events::ReconcilerStoreError&& error, const sim::PackedEvent& recorded) {
             judge(recorded.node.str(), -1, error.retry_in_us, sweep_base, sweep_cap, recorded);
+          })
+      .on<events::ReconcilerStoreRecovered>(
+          [&](events::ReconcilerStoreRecovered&&, const sim::PackedEvent& recorded) {
+            // A sweep went through: the sweep's next store error is the first of a new run.
+            runs[{recorded.node.str(), -1}].reset_seen = true;
           });
   passes.run(*model.history);
 }

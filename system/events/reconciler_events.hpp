@@ -47,4 +47,15 @@ struct ReconcilerStoreError {
   }
 };
 
+// A sweep went through after `failures` store errors in a row: the store answers again, and the
+// backoff starts over from its base.
+struct ReconcilerStoreRecovered {
+  static constexpr std::string_view kind = "reconciler.store_recovered";
+  std::int64_t failures = 0;
+  template <typename Self, typename F>
+  static void fields(Self& self, F&& field) {
+    field("failures", self.failures);
+  }
+};
+
 }  // namespace onejob::events

@@ -1,5 +1,7 @@
 #include "system/service/reconciler.hpp"
 
+#include <utility>
+
 #include <algorithm>
 #include <map>
 
@@ -140,14 +142,20 @@ Async<void> run_loop(CorePtr core) {
   // on its period: the next sweep comes a period after the one that found nothing, as if it had
   // never stopped (nothing new needs it sooner: a STARTING attempt has no lease yet).
   const Duration idle_poll = std::max(policy.reconcile_period, policy.worker_idle_poll);
+  std::int64_t failures = 0;  // store errors in a row
   while (core->alive) {
     Duration wait = policy.reconcile_period;
     bool idle = false;
     try {
       idle = co_await sweep(core);
+      if (failures > 0 && core->alive) {
+        events::emit(core->context.events,
+                     events::ReconcilerStoreRecovered{.failures = std::exchange(failures, 0)});
+      }
       backoff.reset();
     } catch (const StoreError& error) {
       // Unreachable store: try again after a backoff; nothing here is lost, only delayed.
+      ++failures;
       wait = backoff.next(core->context.random);
       if (core->alive) {
         events::emit(core->context.events, events::ReconcilerStoreError{

@@ -98,6 +98,19 @@ BOOST_AUTO_TEST_CASE(i12_a_claim_that_came_back_starts_the_backoff_over) {
   require_none(backoff_run("worker-1", 7, {900, 1900, 1500}, claim).first);
 }
 
+// The reconciler's sweep starts its count over after it reports a sweep that went through; another
+// node's report proves nothing about it.
+BOOST_AUTO_TEST_CASE(i12_a_sweep_that_went_through_starts_the_backoff_over) {
+  const auto recovered = [](const std::string& node) {
+    return
+        [node](HistoryBuilder& h) { h.add(node, events::ReconcilerStoreRecovered{.failures = 2}); };
+  };
+  require_none(backoff_run("reconciler", 0, {900, 1900, 1500}).first);
+  require_backoff_broken(backoff_run("reconciler", 0, {900, 1900, 1500}, recovered("reconciler")));
+  require_none(backoff_run("reconciler", 0, {900, 1900, 900}, recovered("reconciler")).first);
+  require_none(backoff_run("reconciler", 0, {900, 1900, 1500}, recovered("worker-1")).first);
+}
+
 BOOST_AUTO_TEST_CASE(i12_three_waits_at_the_ends_of_their_ranges_are_not_jittered) {
   // Base 1 s, cap 4 s: the ranges end at 0.5, 1, 2 and 4 s.
   const auto undrawn = [](const std::vector<std::int64_t>& waits_ms) {
