@@ -4,8 +4,6 @@
 #include <optional>
 #include <vector>
 
-#include "system/domain/check.hpp"
-
 namespace onejob::check {
 namespace {
 
@@ -58,38 +56,6 @@ std::string_view recorded_name(std::string_view route) {
   if (route == "retry") return "create_attempt";
   if (route == "cancel") return "cancel_attempt";
   return route;
-}
-
-std::string_view contract_word(AttemptState state) {
-  switch (state) {
-    case AttemptState::starting:
-      return "STARTING";
-    case AttemptState::running:
-      return "RUNNING";
-    case AttemptState::unknown:
-      return "UNKNOWN";
-    case AttemptState::succeeded:
-      return "SUCCEEDED";
-    case AttemptState::failed:
-      return "FAILED";
-    case AttemptState::cancelled:
-      return "CANCELLED";
-    case AttemptState::discarded:
-      return "DISCARDED";
-  }
-  ONEJOB_ASSERT(false, "an attempt state outside the enum");
-}
-
-std::string_view contract_word(AttemptOrigin origin) {
-  switch (origin) {
-    case AttemptOrigin::initial:
-      return "initial";
-    case AttemptOrigin::failover:
-      return "failover";
-    case AttemptOrigin::explicit_retry:
-      return "explicit";
-  }
-  ONEJOB_ASSERT(false, "an attempt origin outside the enum");
 }
 
 }  // namespace onejob::check

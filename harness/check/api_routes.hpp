@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "system/domain/attempt.hpp"
+#include "system/domain/names.hpp"
 
 namespace onejob::check {
 
@@ -27,10 +28,28 @@ Route route_of(std::string_view method, std::string_view path);
 inline constexpr std::string_view kOperations[] = {"classify", "summarize", "extract"};
 
 // The words an answer uses for an attempt's state and origin (README's answer table), spelled out
-// here rather than read from the system's own tables (system/domain/names.hpp): a word the system
-// misspells is then a difference the rules see, not one both sides share.
-std::string_view contract_word(AttemptState state);
-std::string_view contract_word(AttemptOrigin origin);
+// here rather than read from the system's own tables (system/domain/attempt.cpp): a word the
+// system misspells is then a difference the rules see, not one both sides share. The scenario
+// language's expectations use the same state words.
+inline constexpr Named<AttemptState> kContractStates[] = {
+    {AttemptState::starting, "STARTING"},   {AttemptState::running, "RUNNING"},
+    {AttemptState::unknown, "UNKNOWN"},     {AttemptState::succeeded, "SUCCEEDED"},
+    {AttemptState::failed, "FAILED"},       {AttemptState::cancelled, "CANCELLED"},
+    {AttemptState::discarded, "DISCARDED"},
+};
+static_assert(names_cover(kContractStates));
+inline constexpr Named<AttemptOrigin> kContractOrigins[] = {
+    {AttemptOrigin::initial, "initial"},
+    {AttemptOrigin::failover, "failover"},
+    {AttemptOrigin::explicit_retry, "explicit"},
+};
+static_assert(names_cover(kContractOrigins));
+inline std::string_view contract_word(AttemptState state) {
+  return name_of(kContractStates, state);
+}
+inline std::string_view contract_word(AttemptOrigin origin) {
+  return name_of(kContractOrigins, origin);
+}
 
 // The name the API records for a route (api.request's `route`): retry is create_attempt, cancel
 // cancel_attempt, the others their own; "" for none.

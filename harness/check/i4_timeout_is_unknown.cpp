@@ -238,13 +238,11 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
   for (const auto& [id, job] : model.jobs) {
     std::optional<std::uint64_t> previous_failure;
     for (const auto& failure : job.failures) {
-      std::uint64_t latest_insert = 0;  // the job's latest attempt inserted before the failure
-      const AttemptRecord* latest = nullptr;
+      const AttemptRecord* latest = nullptr;  // the job's latest attempt inserted before it
       for (auto attempt_id : job.attempts) {
         const auto& attempt = model.attempts.at(attempt_id);
         if (attempt.inserted.seq > failure.seq) continue;
-        if (attempt.inserted.seq >= latest_insert) latest = &attempt;
-        latest_insert = std::max(latest_insert, attempt.inserted.seq);
+        if (latest == nullptr || attempt.inserted.seq >= latest->inserted.seq) latest = &attempt;
         const AttemptState state = attempt.state_before(failure.seq);
         if (state == AttemptState::unknown) {
           out.push_back(violation("I4.job_failed_while_unknown",
@@ -272,7 +270,8 @@ std::vector<Violation> check_timeout_is_unknown(const HistoryModel& model) {
                                 "the store failed " + job_ref(id) + " after " +
                                     attempt_ref(won->what.attempt_id) + " won it",
                                 failure.seq, {won->seq}));
-      } else if (previous_failure && latest_insert < *previous_failure) {
+      } else if (previous_failure &&
+                 (latest == nullptr || latest->inserted.seq < *previous_failure)) {
         out.push_back(violation("I4.job_failed_again",
                                 "the store failed " + job_ref(id) +
                                     " again with no new attempt since it failed: only a new "

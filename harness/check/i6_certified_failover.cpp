@@ -45,6 +45,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -344,6 +345,35 @@ void check_certifications(const HistoryModel& model, std::vector<Violation>& out
   }
 }
 
+// A case a failed certification's report refuses for its answer's content: "case N (operation)"
+// and why.
+struct ContentRefusal {
+  std::string_view number;  // N
+  std::string_view head;    // "case N (operation)"
+  std::string_view why;
+};
+
+// The cases `reasons` ("case N (operation): why", joined by "; ", and a why may hold "; " itself)
+// refuses for what the answer said: not for a timeout, a refusal or a lost transport.
+std::vector<ContentRefusal> content_refusals(std::string_view reasons) {
+  std::vector<ContentRefusal> out;
+  for (std::size_t at = 0; at < reasons.size();) {
+    const std::size_t next = reasons.find("; case ", at);
+    const std::string_view entry =
+        reasons.substr(at, next == std::string_view::npos ? std::string_view::npos : next - at);
+    at = next == std::string_view::npos ? reasons.size() : next + 2;
+    const std::size_t colon = entry.find("): ");
+    if (!entry.starts_with("case ") || colon == std::string_view::npos) continue;
+    const std::string_view why = entry.substr(colon + 3);
+    if (why.starts_with("no answer within the deadline") || why.starts_with("provider refused") ||
+        why.starts_with("transport failed")) {
+      continue;
+    }
+    out.push_back({entry.substr(5, entry.find(' ', 5) - 5), entry.substr(0, colon + 1), why});
+  }
+  return out;
+}
+
 // A certification that failed refused no right answer: every case the certifier reports refusing
 // for its content (its reason is not a timeout, a refusal or a lost transport) had an answer from
 // the provider that was wrong (behaviour other than "ok"). Judged per case, by the case numbers the
@@ -358,22 +388,8 @@ void check_refused_certifications(const HistoryModel& model, std::vector<Violati
         if (!report) return;
         const std::uint64_t since = std::exchange(previous[report->provider], recorded.seq);
         if (report->passed) return;
-        const std::string_view reasons = report->reasons;
-        for (std::size_t at = 0; at < reasons.size();) {
-          // "case N (operation): why", joined by "; " (a reason may hold "; " itself).
-          const std::size_t next = reasons.find("; case ", at);
-          const std::string_view entry = reasons.substr(
-              at, next == std::string_view::npos ? std::string_view::npos : next - at);
-          at = next == std::string_view::npos ? reasons.size() : next + 2;
-          const std::size_t colon = entry.find("): ");
-          if (!entry.starts_with("case ") || colon == std::string_view::npos) continue;
-          const std::string_view number = entry.substr(5, entry.find(' ', 5) - 5);
-          const std::string_view why = entry.substr(colon + 3);
-          if (why.starts_with("no answer within the deadline") ||
-              why.starts_with("provider refused") || why.starts_with("transport failed")) {
-            continue;  // not a judgement of an answer's content
-          }
-          const std::string suffix = ":" + std::string(number);
+        for (const auto& refused : content_refusals(report->reasons)) {
+          const std::string suffix = ":" + std::string(refused.number);
           for (const auto& execution : model.certification_executions) {
             const auto& executed = execution.executed;
             if (executed.seq > recorded.seq) break;
@@ -382,13 +398,13 @@ void check_refused_certifications(const HistoryModel& model, std::vector<Violati
                 executed.what.outcome.str() != "ok") {
               continue;
             }
-            out.push_back(violation(
-                "I6.certification_refused_right_answer",
-                recorded.node.str() + " failed the certification of \"" + report->provider +
-                    "\" on " + std::string(entry.substr(0, colon + 1)) + " (\"" +
-                    std::string(why.substr(0, 120)) + "\"), but the provider's answer to " +
-                    executed.what.provider_key + " was a right one",
-                recorded.seq, {executed.seq}));
+            out.push_back(violation("I6.certification_refused_right_answer",
+                                    recorded.node.str() + " failed the certification of \"" +
+                                        report->provider + "\" on " + std::string(refused.head) +
+                                        " (\"" + std::string(refused.why.substr(0, 120)) +
+                                        "\"), but the provider's answer to " +
+                                        executed.what.provider_key + " was a right one",
+                                    recorded.seq, {executed.seq}));
             break;
           }
         }

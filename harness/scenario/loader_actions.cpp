@@ -3,13 +3,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "harness/check/api_routes.hpp"
 #include "harness/scenario/loader_sections.hpp"
 
 namespace onejob::scenario::loading {
 namespace {
 
-constexpr const char* kAttemptStates[] = {"STARTING", "RUNNING",   "UNKNOWN",  "SUCCEEDED",
-                                          "FAILED",   "CANCELLED", "DISCARDED"};
 constexpr const char* kJobStatuses[] = {"pending", "succeeded", "failed", "blocked",
                                         "awaiting_operator"};
 
@@ -27,13 +26,22 @@ int create_request(const YamlReader& reader, const YAML::Node& node, const Scena
   return request;
 }
 
-template <std::size_t N>
+// A row's name: the text itself, or a Named table's name.
+std::string_view row_name(const char* name) { return name; }
+template <typename E>
+std::string_view row_name(const Named<E>& row) {
+  return row.name;
+}
+
+template <typename Row, std::size_t N>
 std::string one_of(const YamlReader& reader, const YAML::Node& node, std::string_view what,
-                   const char* const (&allowed)[N]) {
+                   const Row (&allowed)[N]) {
   auto value = reader.string(node, what);
-  if (std::ranges::find(allowed, value) == std::end(allowed)) {
+  if (std::ranges::none_of(allowed, [&](const Row& row) { return row_name(row) == value; })) {
     std::string expected;
-    for (const char* name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
+    for (const Row& row : allowed) {
+      expected += (expected.empty() ? "" : ", ") + std::string(row_name(row));
+    }
     reader.fail(node, std::string(what) + ": expected one of " + expected);
   }
   return value;
@@ -121,7 +129,7 @@ std::vector<FinalJobExpectation> read_final_jobs(const YamlReader& reader, const
       reader.expect_sequence(*attempts, "attempts");
       std::vector<std::string> states;
       for (const auto& state : *attempts)
-        states.push_back(one_of(reader, state, "attempt state", kAttemptStates));
+        states.push_back(one_of(reader, state, "attempt state", check::kContractStates));
       expectation.attempts = std::move(states);
     }
     found.push_back(std::move(expectation));

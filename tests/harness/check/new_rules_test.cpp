@@ -497,24 +497,30 @@ BOOST_AUTO_TEST_CASE(i13_a_server_failure_names_its_request_id_and_keeps_the_det
   }
 }
 
+// worker-1 (capacity `capacity`) calls for attempt 1 (deadline 30 s), then for attempt `next` (1
+// or 2) at `second`, with a restart in between when `crash_between`: an adoption, not a claim, so
+// only the calls show what it runs at once. Returns I12's findings and the second call's seq.
+std::pair<std::vector<Violation>, std::uint64_t> call_then_call(int capacity, std::int64_t next,
+                                                                Duration second,
+                                                                bool crash_between) {
+  HistoryBuilder h;
+  auto policy = standard_policy();
+  policy.worker_capacity = capacity;
+  h.add("world", policy);
+  insert_job(h, {});
+  if (next == 2) insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
+  h.add(kStore, claimed(1, 1)).add("worker-1", provider_called(1, 1));
+  if (crash_between)
+    h.add("worker-1", events::NodeCrashed{}).add("worker-1", events::NodeStarted{.incarnation = 2});
+  auto second_call = provider_called(next, next);
+  second_call.deadline = Instant(second) + std::chrono::seconds(30);
+  h.at(second).add("worker-1", second_call);
+  return {check_policy(h.model()), h.last_seq()};
+}
+
 BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
-  // worker-1 (capacity 1) calls for attempt 1 (deadline 30 s), then for attempt 2 at `second`:
-  // an adoption, not a claim, so only the calls show how many attempts it runs at once.
   const auto run = [](Duration second, bool crash_between) {
-    HistoryBuilder h;
-    auto policy = standard_policy();
-    policy.worker_capacity = 1;
-    h.add("world", policy);
-    insert_job(h, {});
-    insert_job(h, {.job_id = 2, .attempt_id = 2, .key = "k2"});
-    h.add(kStore, claimed(1, 1)).add("worker-1", provider_called(1, 1));
-    if (crash_between)
-      h.add("worker-1", events::NodeCrashed{})
-          .add("worker-1", events::NodeStarted{.incarnation = 2});
-    auto second_call = provider_called(2, 2);
-    second_call.deadline = Instant(second) + std::chrono::seconds(30);
-    h.at(second).add("worker-1", second_call);
-    return std::pair{check_policy(h.model()), h.last_seq()};
+    return call_then_call(1, 2, second, crash_between);
   };
   require_none(run(std::chrono::seconds(30), false).first);  // the first call's deadline passed
   require_none(run(std::chrono::seconds(1), true).first);    // a new incarnation
@@ -523,19 +529,8 @@ BOOST_AUTO_TEST_CASE(i12_more_calls_under_way_than_capacity_is_a_violation) {
 }
 
 BOOST_AUTO_TEST_CASE(i12_a_second_call_for_an_attempt_under_way_is_a_violation) {
-  // worker-1 (capacity 4) calls for attempt 1 (deadline 30 s), then for it again at `second`.
   const auto run = [](Duration second, bool crash_between) {
-    HistoryBuilder h;
-    h.add("world", standard_policy());
-    insert_job(h, {});
-    h.add(kStore, claimed(1, 1)).add("worker-1", provider_called(1, 1));
-    if (crash_between)
-      h.add("worker-1", events::NodeCrashed{})
-          .add("worker-1", events::NodeStarted{.incarnation = 2});
-    auto again = provider_called(1, 1);
-    again.deadline = Instant(second) + std::chrono::seconds(30);
-    h.at(second).add("worker-1", again);
-    return std::pair{check_policy(h.model()), h.last_seq()};
+    return call_then_call(4, 1, second, crash_between);
   };
   require_none(run(std::chrono::seconds(30), false).first);  // the first call's deadline passed
   require_none(run(std::chrono::seconds(1), true).first);    // a new incarnation's adoption
