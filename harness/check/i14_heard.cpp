@@ -7,6 +7,7 @@
 #include "system/events/worker_events.hpp"
 
 #include "harness/check/event_switch.hpp"
+#include "harness/check/provider_outcomes.hpp"
 #include "harness/sim/sim_spec.hpp"
 
 namespace onejob::check::i14 {
@@ -99,8 +100,7 @@ void HeardReports::see(const sim::PackedEvent& recorded, std::vector<Violation>&
              step && step->to == AttemptState::failed) {
     const Execution* execution = model_.execution_of(step->attempt_id);
     const std::string outcome = execution != nullptr ? execution->executed.what.outcome.str() : "";
-    const bool breach =
-        outcome == "malformed" || outcome == "hallucinated_key" || outcome == "wrong_operation";
+    const bool breach = outcome_gives(outcome) == OutcomeGives::refused_answer;
     if (breach && !rejected_.contains({step->by, step->attempt_id})) {
       out.push_back(violation("I14.report_missing",
                               step->by + " wrote " + attempt_ref(step->attempt_id) +

@@ -49,13 +49,14 @@
 
 #include "harness/check/i4_prompts.hpp"
 #include "harness/check/invariant.hpp"
+#include "harness/check/provider_outcomes.hpp"
 
 namespace onejob::check {
 namespace {
 
 bool definitive_failure(const std::string& outcome) {
-  return outcome == "error" || outcome == "malformed" || outcome == "hallucinated_key" ||
-         outcome == "wrong_operation";
+  const OutcomeGives gives = outcome_gives(outcome);
+  return gives == OutcomeGives::refusal || gives == OutcomeGives::refused_answer;
 }
 
 void check_call_ends_recorded(const HistoryModel& model, std::vector<Violation>& out) {

@@ -55,6 +55,7 @@
 #include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/check/json_value.hpp"
+#include "harness/check/provider_outcomes.hpp"
 
 namespace onejob::check {
 namespace {
@@ -444,8 +445,8 @@ std::vector<Violation> check_certified_failover(const HistoryModel& model) {
     if (execution == nullptr) {
       out.push_back(violation("I6.result_never_produced",
                               what + ", was never produced by its provider", won->seq, {}));
-    } else if (execution->executed.what.outcome != "ok" &&
-               execution->executed.what.outcome != "plausible") {
+    } else if (outcome_gives(execution->executed.what.outcome.str()) !=
+               OutcomeGives::accepted_answer) {
       out.push_back(violation("I6.invalid_output_won",
                               what + ", is an invalid output (provider behaviour \"" +
                                   execution->executed.what.outcome + "\")",

@@ -8,14 +8,46 @@
 //   - a job read answered 404 to the job's own owner asks for a job the store did not yet hold
 //     when the request reached the API node (a committed job must be found); the job is the one
 //     the read's method and path name (api_routes.hpp), whatever the API made of them.
+//   - no node but an API node asks the store to write a value it cannot hold (a NUL byte or
+//     invalid UTF-8: the commit log's "unstorable" refusal; write_unstorable): a worker, the
+//     reconciler or the certifier writes down its own words and what it says of a provider's (a
+//     refusal, an output it quotes) as text the store holds, or the write is refused on every
+//     try and what it carried (a provider's answer, a certification) is lost. An API node's
+//     request may carry such a value from its client: what it answered is I13's.
 // Does not check:
 //   - that the store's final rows still hold every committed job (the runner compares them with
 //     the log: violations of "log");
 //   - that a client got the id of its job (I1), or what a read showed (I5).
+#include <set>
+
 #include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
+#include "harness/events/commit_events.hpp"
 
 namespace onejob::check {
+
+namespace {
+
+void check_unstorable_writes(const HistoryModel& model, std::vector<Violation>& out) {
+  if (model.history == nullptr) return;
+  std::set<std::string> api_nodes;
+  for (const auto& exchange : model.exchanges) api_nodes.insert(exchange.node.str());
+  model.history->visit_kinds(
+      {&events::kind_name<events::StoreRefused>()}, [&](const sim::TraceEvent& recorded) {
+        const auto refused = events::from_event<events::StoreRefused>(recorded.event);
+        if (!refused || refused->refusal != events::kRefusedUnstorable ||
+            api_nodes.contains(refused->by)) {
+          return;
+        }
+        out.push_back(violation("I7.write_unstorable",
+                                refused->by + " asked the store to " + refused->operation +
+                                    " a value it cannot hold (a NUL byte or invalid UTF-8): "
+                                    "refused on every try, what it carried is lost",
+                                recorded.seq, {}));
+      });
+}
+
+}  // namespace
 
 std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
   std::vector<Violation> out;
@@ -64,6 +96,7 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
                               exchange.response_seq, {job->inserted.seq}));
     }
   }
+  check_unstorable_writes(model, out);
   return out;
 }
 

@@ -46,6 +46,7 @@
 #include <algorithm>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/provider_outcomes.hpp"
 
 namespace onejob::check {
 
@@ -225,7 +226,7 @@ void Judge::cancelled(const JobRecord& job, const AttemptRecord& record) {
   const Execution* execution = model.execution_of(record.id());
   if (execution == nullptr) return;
   const auto& outcome = execution->executed.what.outcome;
-  if (outcome != "ok" && outcome != "plausible") return;
+  if (outcome_gives(outcome.str()) != OutcomeGives::accepted_answer) return;
   const std::string& key = record.inserted.what.provider_key;
   const auto found = model.deliveries.find(key);
   if (found == model.deliveries.end()) return;

@@ -114,6 +114,7 @@ const std::vector<std::string_view>& all_safety_clauses() {
       "I7.job_without_attempt",
       "I7.read_across_owners",
       "I7.job_hidden_from_owner",
+      "I7.write_unstorable",
       "I8.answer_dropped",
       "I8.truth_not_learned",
       "I8.never_sent",

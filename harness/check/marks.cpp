@@ -10,6 +10,7 @@
 #include "system/domain/names.hpp"
 
 #include "harness/check/history.hpp"
+#include "harness/check/provider_outcomes.hpp"
 #include "harness/events/world_events.hpp"
 
 namespace onejob::check {
@@ -228,9 +229,7 @@ void reach_resolved_commits(const HistoryModel& model, Tally& tally) {
 void reach_rejected_outputs(const HistoryModel& model, Tally& tally) {
   for (const auto& execution : model.executions) {
     const auto& outcome = execution.executed.what.outcome;
-    if (outcome != "malformed" && outcome != "hallucinated_key" && outcome != "wrong_operation") {
-      continue;
-    }
+    if (outcome_gives(outcome.str()) != OutcomeGives::refused_answer) continue;
     auto id = model.attempt_by_provider_key.find(execution.executed.what.provider_key);
     if (id != model.attempt_by_provider_key.end() &&
         model.attempts.at(id->second).state == AttemptState::failed) {

@@ -154,6 +154,8 @@ inline constexpr std::string_view kRefusedLiveAttempt = "live_attempt";
 inline constexpr std::string_view kRefusedJobCompleted = "job_completed";
 inline constexpr std::string_view kRefusedJobFailed = "job_failed";
 inline constexpr std::string_view kRefusedDuplicateKey = "duplicate_key";
+// A value the store cannot hold (a NUL byte, invalid UTF-8: StoreError::Kind::rejected).
+inline constexpr std::string_view kRefusedUnstorable = "unstorable";
 
 struct StoreRefused {
   static constexpr std::string_view kind = "store.refused";

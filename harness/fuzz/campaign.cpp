@@ -37,7 +37,8 @@ rc::Gen<RawCase> raw_case() {
   link_draws[0] = in_range(0, 6);
   for (std::size_t i = 1; i < link_draws.size(); ++i) link_draws[i] = in_range(0, 4);
   const auto calls =
-      rc::gen::map(record<2>({one_of({0, 0, 0, 1, 2, 3, 4, 5}),     // mostly ok
+      // mostly ok; 7 and 8 garbled (a refusal, an answer): bytes a text column cannot hold
+      rc::gen::map(record<2>({one_of({0, 0, 0, 0, 1, 2, 3, 4, 5, 7, 8}),
                               one_of({0, 0, 0, 15'000, 40'000})}),  // 0: the provider's own
                    [](const std::array<int, 2>& v) {
                      return RawCall{v[0], v[1]};

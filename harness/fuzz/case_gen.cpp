@@ -52,6 +52,8 @@ constexpr ProviderOutcome kOutcomes[] = {
     ProviderOutcome::hallucinated_key,
     ProviderOutcome::wrong_operation,
     ProviderOutcome::plausible,
+    ProviderOutcome::garbled_refusal,
+    ProviderOutcome::garbled_answer,
 };
 
 template <typename T, std::size_t N>

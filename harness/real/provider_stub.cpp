@@ -94,6 +94,15 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
     if (behaviour.outcome == ProviderOutcome::error) {
       record.status = 503;
       record.body = {{"error", "model overloaded"}};
+    } else if (behaviour.outcome == ProviderOutcome::garbled_refusal) {
+      // As the simulated provider, in what JSON text can carry.
+      record.status = 503;
+      record.body = {{"error", sim::garbled_text(behaviour.outcome, execution.operation,
+                                                 sim::fnv1a64(name + "/" + *key), false)}};
+    } else if (behaviour.outcome == ProviderOutcome::garbled_answer) {
+      execution.output = sim::garbled_text(behaviour.outcome, execution.operation,
+                                           sim::fnv1a64(name + "/" + *key), false);
+      record.body = {{"output", execution.output}};
     } else if (behaviour.outcome == ProviderOutcome::hang) {
       record.hangs = true;
     } else {

@@ -41,6 +41,8 @@ constexpr ProviderOutcome kOutcomes[] = {
     ProviderOutcome::wrong_operation,
     ProviderOutcome::hang,
     ProviderOutcome::plausible,
+    ProviderOutcome::garbled_refusal,
+    ProviderOutcome::garbled_answer,
 };
 
 bool is_valid_name(std::string_view name) {

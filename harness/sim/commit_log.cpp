@@ -1,5 +1,8 @@
 #include "harness/sim/commit_log.hpp"
 
+#include <exception>
+#include <type_traits>
+
 #include "system/domain/check.hpp"
 
 #include "harness/events/commit_events.hpp"
@@ -74,10 +77,28 @@ void CommitLogStore::refused(const char* operation, std::string_view refusal,
                                                     .from = std::move(from)}));
 }
 
+template <typename T>
+Async<T> CommitLogStore::logging_unstorable(const char* operation, Async<T> write) {
+  std::exception_ptr unstorable;
+  try {
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(write);
+      co_return;
+    } else {
+      co_return co_await std::move(write);
+    }
+  } catch (const StoreError& error) {
+    if (error.kind() != StoreError::Kind::rejected) throw;
+    unstorable = std::current_exception();
+  }
+  refused(operation, events::kRefusedUnstorable, std::nullopt, std::nullopt);
+  std::rethrow_exception(unstorable);
+}
+
 Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
   const std::string owner = job.owner_id;
   const std::string key = job.idempotency_key;
-  auto result = co_await target().insert_job(std::move(job));
+  auto result = co_await logging_unstorable("insert_job", target().insert_job(std::move(job)));
   if (result.outcome == InsertJobResult::Outcome::inserted) {
     // The Store port's contract; a store that breaks it is reported, not dereferenced.
     ONEJOB_ASSERT(result.job && result.initial_attempt,
@@ -100,7 +121,7 @@ Async<InsertJobResult> CommitLogStore::insert_job(NewJob job) {
 }
 
 Async<bool> CommitLogStore::fail_job(JobId id, std::string reason, Instant at) {
-  const bool failed = co_await target().fail_job(id, reason, at);
+  const bool failed = co_await logging_unstorable("fail_job", target().fail_job(id, reason, at));
   if (failed) {
     log_.append(events::to_event(
         events::CommitJobFailed{.job_id = id, .by = node_, .reason = std::move(reason)}));
@@ -111,7 +132,8 @@ Async<bool> CommitLogStore::fail_job(JobId id, std::string reason, Instant at) {
 Async<InsertAttemptResult> CommitLogStore::insert_attempt(NewAttempt attempt) {
   const JobId job = attempt.job_id;
   const auto key = attempt.key;
-  auto result = co_await target().insert_attempt(std::move(attempt));
+  auto result =
+      co_await logging_unstorable("insert_attempt", target().insert_attempt(std::move(attempt)));
   using Outcome = InsertAttemptResult::Outcome;
   if (result.outcome == Outcome::inserted) {
     ONEJOB_ASSERT(result.attempt.has_value(), "an inserted attempt comes back with its row");
@@ -128,7 +150,8 @@ Async<InsertAttemptResult> CommitLogStore::insert_attempt(NewAttempt attempt) {
 
 Async<std::optional<Attempt>> CommitLogStore::claim_next_attempt(std::string worker, Instant now,
                                                                  Instant lease_expires_at) {
-  auto claimed = co_await target().claim_next_attempt(std::move(worker), now, lease_expires_at);
+  auto claimed = co_await logging_unstorable(
+      "claim_next_attempt", target().claim_next_attempt(std::move(worker), now, lease_expires_at));
   if (claimed) {
     transition(*claimed, AttemptState::starting, std::nullopt, /*claim=*/true, false);
   }
@@ -141,7 +164,8 @@ Async<UpdateAttemptResult> CommitLogStore::update_attempt(AttemptUpdate update) 
   const AttemptState wanted = update.to;
   const bool takeover = update.take_over_as.has_value();
   const auto key = update.key;
-  auto result = co_await target().update_attempt(std::move(update));
+  auto result =
+      co_await logging_unstorable("update_attempt", target().update_attempt(std::move(update)));
   using Outcome = UpdateAttemptResult::Outcome;
   if (result.outcome == Outcome::applied) {
     ONEJOB_ASSERT(result.attempt && result.before,
@@ -159,7 +183,8 @@ Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt co
   const auto fence = completion.fence;
   const AttemptWrite write{completion.fence, completion.from};
   const auto expected_version = completion.expected_version;
-  auto result = co_await target().complete_attempt(std::move(completion));
+  auto result = co_await logging_unstorable("complete_attempt",
+                                            target().complete_attempt(std::move(completion)));
   using Outcome = CompleteAttemptResult::Outcome;
   if (result.outcome == Outcome::won || result.outcome == Outcome::lost) {
     ONEJOB_ASSERT(result.attempt && result.job && result.before,
@@ -189,7 +214,8 @@ Async<CompleteAttemptResult> CommitLogStore::complete_attempt(CompleteAttempt co
 Async<void> CommitLogStore::record_certification(Certification certification) {
   const std::string provider = certification.provider;
   const bool passed = certification.passed;
-  co_await target().record_certification(std::move(certification));
+  co_await logging_unstorable("record_certification",
+                              target().record_certification(std::move(certification)));
   log_.append(events::to_event(
       events::CommitCertification{.provider = provider, .passed = passed, .by = node_}));
 }

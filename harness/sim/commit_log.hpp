@@ -57,6 +57,11 @@ class CommitLogStore final : public StoreWrapper {
                std::optional<AttemptId> attempt, std::optional<AttemptState> wanted = std::nullopt,
                const AttemptWrite& write = {});
 
+  // `write` (the same operation on the target), with a refusal of a value the store cannot hold
+  // (StoreError::Kind::rejected) logged as store.refused "unstorable" before it goes on up.
+  template <typename T>
+  Async<T> logging_unstorable(const char* operation, Async<T> write);
+
   CommitLog& log_;
   std::string node_;
 };

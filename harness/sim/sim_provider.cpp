@@ -196,6 +196,17 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
   }
 }
 
+std::string garbled_text(ProviderOutcome outcome, const std::string& operation,
+                         std::uint64_t variant, bool raw) {
+  using namespace std::string_literals;
+  const std::string broken = raw ? "\xE2\x82\xFF"s : ""s;  // a euro sign cut short, then 0xFF
+  if (outcome == ProviderOutcome::garbled_refusal) return "model overloaded \0"s + broken;
+  if (variant % 2 == 1) return "\0"s + broken + " garbled";
+  if (operation == "classify") return R"({"label":"billing\u0000","confidence":0.9})";
+  if (operation == "extract") return R"({"fields":{"na\u0000me":"x"}})";
+  return R"({"summary":"x","note\u0000":1})";
+}
+
 SimProvider::SimProvider(const ProviderSpec& spec, Rng rng, SimLoop& loop, Trace& trace)
     // The salt is drawn from a copy: the provider's own draws stay what they were.
     : spec_(spec), rng_(rng), salt_(Rng(rng).next()), loop_(loop), trace_(trace) {}
@@ -234,6 +245,13 @@ void SimProvider::execute(const ProviderCall& call) {
   ProviderReply reply;
   if (behaviour.outcome == ProviderOutcome::error) {
     reply = {ProviderReply::Kind::rejected, {}, "503 model overloaded"};
+  } else if (behaviour.outcome == ProviderOutcome::garbled_refusal ||
+             behaviour.outcome == ProviderOutcome::garbled_answer) {
+    auto text = garbled_text(behaviour.outcome, call.operation,
+                             fnv1a64(spec_.name + "/" + call.provider_key), /*raw=*/true);
+    reply = behaviour.outcome == ProviderOutcome::garbled_refusal
+                ? ProviderReply{ProviderReply::Kind::rejected, {}, std::move(text)}
+                : ProviderReply{ProviderReply::Kind::answered, std::move(text), {}};
   } else if (behaviour.outcome != ProviderOutcome::hang) {
     reply = {ProviderReply::Kind::answered,
              provider_output(behaviour.outcome, call.operation, call.input_json,

@@ -24,6 +24,17 @@ std::string provider_output(ProviderOutcome outcome, const std::string& operatio
                             const std::string& input_json, std::string_view identity,
                             std::uint64_t salt = 0);
 
+// What a provider whose outcome is garbled_refusal or garbled_answer sends: a refusal whose
+// reason holds a NUL byte; or, by `variant`, an answer the operation's contract refuses quoting a
+// NUL (a classify label, an extract field's name, a summarize answer's extra key), or one that is
+// no JSON at all. Where the transport carries bytes (`raw`, the simulation's) the reason and the
+// non-JSON answer also hold a multi-byte character cut short and a byte no UTF-8 text has; where
+// it carries JSON text (the real mode's stub) they cannot, and hold the NUL alone. PostgreSQL
+// text holds none of these: a system that writes such a text down as it came fails the write on
+// every try.
+std::string garbled_text(ProviderOutcome outcome, const std::string& operation,
+                         std::uint64_t variant, bool raw);
+
 // A scripted model provider. It deduplicates on the derived key, as a well-behaved provider
 // does: the first request with a key executes (an execution is a side effect: compute, money);
 // every later request with that key waits for, or gets, the same outcome. Executions follow the

@@ -47,6 +47,8 @@ enum class ProviderOutcome {
   wrong_operation,   // valid JSON that does another operation
   hang,              // never answers
   plausible,         // the right shape with the wrong content: passes the schema, not the meaning
+  garbled_refusal,   // a definitive error whose reason holds bytes text cannot hold
+  garbled_answer,    // an answer the contract refuses, holding or quoting such bytes
 };
 
 inline constexpr Named<ProviderOutcome> kProviderOutcomes[] = {
@@ -57,6 +59,8 @@ inline constexpr Named<ProviderOutcome> kProviderOutcomes[] = {
     {ProviderOutcome::wrong_operation, "wrong_operation"},
     {ProviderOutcome::hang, "hang"},
     {ProviderOutcome::plausible, "plausible"},
+    {ProviderOutcome::garbled_refusal, "garbled_refusal"},
+    {ProviderOutcome::garbled_answer, "garbled_answer"},
 };
 static_assert(names_cover(kProviderOutcomes));
 

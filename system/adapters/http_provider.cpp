@@ -42,9 +42,14 @@ std::string percent_encoded(std::string_view text) {
   return out;
 }
 
-// The first bytes of a text, for a reason: a provider's body is not ours to repeat whole.
+// The first bytes of a text, for a reason: a provider's body is not ours to repeat whole. Cut
+// before a UTF-8 continuation byte, never inside a character.
 std::string excerpt(std::string_view text) {
-  return std::string(text.substr(0, 200)) + (text.size() > 200 ? "..." : "");
+  constexpr std::size_t kLimit = 200;
+  if (text.size() <= kLimit) return std::string(text);
+  std::size_t cut = kLimit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0u) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
 }
 
 // What one exchange came to.

@@ -2,16 +2,37 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "system/domain/check.hpp"
+#include "system/domain/text.hpp"
 
 namespace onejob {
 namespace {
 
 bool contains(const std::vector<AttemptState>& states, AttemptState state) {
   return std::ranges::find(states, state) != states.end();
+}
+
+// PostgreSQL text holds UTF-8 without NUL bytes, and PgStore refuses any other value (rejected:
+// nothing sent, or a data exception; nothing written). So does this store, before it touches a
+// row or a sequence.
+void require_storable(std::string_view operation, std::initializer_list<std::string_view> values) {
+  for (const std::string_view value : values) {
+    if (!storable(value)) {
+      throw StoreError(StoreError::Kind::rejected,
+                       "memory store: " + std::string(operation) +
+                           ": a text value holds a NUL byte or invalid UTF-8, which PostgreSQL"
+                           " text cannot hold; nothing was written");
+    }
+  }
+}
+
+void require_storable(std::string_view operation, const std::vector<std::string>& values) {
+  for (const auto& value : values) require_storable(operation, {value});
 }
 
 }  // namespace
@@ -25,6 +46,11 @@ bool MemoryStore::fenced_out(std::optional<std::int64_t> fence, const Attempt& a
 // ---- jobs ------------------------------------------------------------------------------------
 
 Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
+  require_storable(
+      "insert_job",
+      {new_job.owner_id, new_job.idempotency_key, new_job.request_fingerprint, new_job.operation,
+       new_job.target_provider, new_job.input_json, new_job.payload_json});
+  require_storable("insert_job", new_job.failover);
   // nextval() runs before the constraint check, so a rejected insert still consumes an id.
   const JobId id = next_job_id_++;
   auto owner_key = std::make_pair(new_job.owner_id, new_job.idempotency_key);
@@ -44,12 +70,14 @@ Async<InsertJobResult> MemoryStore::insert_job(NewJob new_job) {
 
 Async<std::optional<Job>> MemoryStore::find_job_by_key(std::string owner_id,
                                                        std::string idempotency_key) {
+  require_storable("find_job_by_key", {owner_id, idempotency_key});
   auto key_it = jobs_by_owner_key_.find({owner_id, idempotency_key});
   if (key_it == jobs_by_owner_key_.end()) co_return std::nullopt;
   co_return jobs_.at(key_it->second);
 }
 
 Async<std::optional<Job>> MemoryStore::find_job(std::string owner_id, JobId id) {
+  require_storable("find_job", {owner_id});
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.owner_id != owner_id) co_return std::nullopt;
   co_return it->second;
@@ -63,7 +91,10 @@ Async<std::optional<Job>> MemoryStore::load_job(JobId id) {
 
 Async<bool> MemoryStore::fail_job(JobId id, std::string reason, Instant) {
   auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second.status != JobStatus::pending || it->second.completed_by ||
+  if (it == jobs_.end()) co_return false;
+  // As in PgStore: the job's row is locked first, then the reason sent with the conditional write.
+  require_storable("fail_job", {reason});
+  if (it->second.status != JobStatus::pending || it->second.completed_by ||
       live_attempt_by_job_.contains(id)) {
     co_return false;
   }
@@ -90,6 +121,8 @@ Attempt MemoryStore::insert_attempt_row(const Job& job, const std::string& provi
 Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
   using Outcome = InsertAttemptResult::Outcome;
   if (new_attempt.key) {
+    require_storable("insert_attempt", {new_attempt.key->owner_id, new_attempt.key->idempotency_key,
+                                        new_attempt.key->request_fingerprint});
     const auto found = actions_.find({new_attempt.key->owner_id, new_attempt.key->idempotency_key});
     if (found != actions_.end()) {
       co_return InsertAttemptResult{Outcome::key_exists, {}, {}, found->second};
@@ -112,6 +145,7 @@ Async<InsertAttemptResult> MemoryStore::insert_attempt(NewAttempt new_attempt) {
     // As in PgStore, which looks for the live attempt before it inserts: no id is spent.
     co_return InsertAttemptResult{Outcome::live_attempt_exists, {}, live->second};
   }
+  require_storable("insert_attempt", {new_attempt.provider});
   job->second.status = JobStatus::pending;
   Attempt attempt = insert_attempt_row(job->second, new_attempt.provider, new_attempt.origin,
                                        new_attempt.created_at);
@@ -131,6 +165,7 @@ Async<std::optional<Attempt>> MemoryStore::find_attempt(AttemptId id) {
 
 Async<std::optional<ActionRecord>> MemoryStore::find_action(std::string owner_id,
                                                             std::string idempotency_key) {
+  require_storable("find_action", {owner_id, idempotency_key});
   auto it = actions_.find({owner_id, idempotency_key});
   if (it == actions_.end()) co_return std::nullopt;
   co_return it->second;
@@ -217,6 +252,7 @@ Async<SweepWork> MemoryStore::find_sweep_work(Instant now) {
 
 Async<std::optional<Attempt>> MemoryStore::claim_next_attempt(std::string worker, Instant now,
                                                               Instant lease_expires_at) {
+  require_storable("claim_next_attempt", {worker});
   auto& starting = attempts_by_state_[AttemptState::starting];
   if (starting.empty()) co_return std::nullopt;
   Attempt& attempt = attempts_.at(*starting.begin());
@@ -257,6 +293,8 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
         "complete_attempt (the job's compare-and-swap)");
   }
   if (update.key) {
+    require_storable("update_attempt", {update.key->owner_id, update.key->idempotency_key,
+                                        update.key->request_fingerprint});
     const auto found = actions_.find({update.key->owner_id, update.key->idempotency_key});
     if (found != actions_.end()) {
       co_return UpdateAttemptResult{Outcome::key_exists, {}, {}, found->second};
@@ -276,6 +314,8 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
     }
     co_return UpdateAttemptResult{Outcome::state_mismatch, attempt, attempt.state};
   }
+  // As in PgStore, the new row's values are sent only once the checks above have passed.
+  require_storable("update_attempt", {update.reason, update.take_over_as.value_or("")});
   const AttemptState before = attempt.state;
   set_state(attempt, update.to, update.reason, update.at);
   if (update.take_over_as) {
@@ -294,6 +334,7 @@ Async<UpdateAttemptResult> MemoryStore::update_attempt(AttemptUpdate update) {
 
 Async<CompleteAttemptResult> MemoryStore::complete_attempt(CompleteAttempt completion) {
   using Outcome = CompleteAttemptResult::Outcome;
+  require_storable("complete_attempt", {completion.result});
   auto it = attempts_.find(completion.attempt_id);
   if (it == attempts_.end() || it->second.job_id != completion.job_id) {
     co_return CompleteAttemptResult{Outcome::not_found, {}, {}, {}};
@@ -438,11 +479,14 @@ void MemoryStore::check_all_indexes() const {
 // ---- certifications -------------------------------------------------------------------------
 
 Async<void> MemoryStore::record_certification(Certification certification) {
+  require_storable("record_certification", {certification.provider});
+  require_storable("record_certification", certification.reasons);
   certifications_.push_back(std::move(certification));
   co_return;
 }
 
 Async<std::optional<Certification>> MemoryStore::latest_certification(std::string provider) {
+  require_storable("latest_certification", {provider});
   for (auto it = certifications_.rbegin(); it != certifications_.rend(); ++it) {
     if (it->provider == provider) co_return *it;
   }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "system/domain/text.hpp"
 #include "system/events/certification_events.hpp"
 #include "system/service/deadline.hpp"
 #include "system/service/json_document.hpp"
@@ -129,6 +130,9 @@ Async<Certification> Certifier::certify(const ProviderProfile& profile) {
       }
     }
   }
+  // A reason may quote the provider (a refusal, a label): written down as storable text, so that
+  // no answer of theirs can make the record fail on every try.
+  for (auto& reason : reasons) reason = storable_text(reason);
   Certification certification{.provider = profile.name,
                               .passed = reasons.empty(),
                               .reasons = reasons,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "system/domain/check.hpp"
+#include "system/domain/text.hpp"
 #include "system/events/attempt_events.hpp"
 
 namespace onejob {
@@ -39,6 +40,9 @@ void emit_attempt_created(EventSink& events, const Attempt& attempt) {
 
 Async<UpdateAttemptResult> Settlement::transition(AttemptUpdate update, const Writer& writer) {
   update.fence = writer.fence;
+  // A reason may quote a provider (its refusal, an output it broke the contract with): written
+  // down as storable text, so that no answer of theirs can make the write fail on every try.
+  update.reason = storable_text(update.reason);
   const AttemptState to = update.to;
   const std::string reason = update.reason;
   const AttemptId id = update.attempt_id;
@@ -151,7 +155,7 @@ Async<void> Settlement::failed(const Attempt& attempt, const std::string& reason
     co_await fail_over(attempt.job_id, *result.attempt);
   } else if (result.outcome == UpdateAttemptResult::Outcome::state_mismatch &&
              result.attempt->state == AttemptState::failed &&
-             result.attempt->outcome_reason == reason &&
+             result.attempt->outcome_reason == storable_text(reason) &&  // as transition() wrote it
              result.attempt->lease_token == writer.fence.value_or(-1)) {
     // Already FAILED, for this reason and under this writer's lease: a retry of this very write
     // whose first try committed before its reply was lost, with the failover after it cut short.

@@ -425,7 +425,8 @@ BOOST_AUTO_TEST_CASE(unknown_key_inside_policy_is_refused) {
 BOOST_AUTO_TEST_CASE(unknown_outcome_name_is_refused) {
   check_error(full_variant("      - malformed", "      - explode"), "35:9",
               "script item: unknown outcome \"explode\" (expected one of: ok, error, malformed, "
-              "hallucinated_key, wrong_operation, hang, plausible)");
+              "hallucinated_key, wrong_operation, hang, plausible, garbled_refusal, "
+              "garbled_answer)");
   check_error(full_variant("default: ok", "default: fine"), "40:14",
               "default: unknown outcome \"fine\"");
   check_error(full_variant("{outcome: error,", "{outcome: errors,"), "31:24",

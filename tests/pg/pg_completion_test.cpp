@@ -263,6 +263,33 @@ BOOST_AUTO_TEST_CASE(database_refuses_a_winner_from_another_job_or_without_succe
   }
 }
 
+// A reason PostgreSQL text cannot hold (a NUL byte, invalid UTF-8) is refused and nothing is
+// written; a write refused for its state never sends it (the memory store's twin:
+// text_postgresql_cannot_hold_is_refused_as_there).
+BOOST_AUTO_TEST_CASE(an_unstorable_reason_is_refused_only_when_it_would_be_written) {
+  const auto rejected = [](const StoreError& e) { return e.kind() == StoreError::Kind::rejected; };
+  const Created created = create_job(store(), "key-1");
+  AttemptUpdate failure{.attempt_id = created.first.id,
+                        .from = {S::starting},
+                        .to = S::failed,
+                        .fence = {},
+                        .take_over_as = {},
+                        .reason = "refused: ",
+                        .at = Instant{}};
+  failure.reason += '\0';
+  BOOST_CHECK_EXCEPTION(run(store().update_attempt(failure)), StoreError, rejected);
+  failure.reason = "refused: \xe2\x82";
+  BOOST_CHECK_EXCEPTION(run(store().update_attempt(failure)), StoreError, rejected);
+  BOOST_TEST(to_string(run(store().find_attempt(created.first.id))->state) == "STARTING");
+  failure.from = {S::running};
+  BOOST_TEST(outcome_name(run(store().update_attempt(failure)).outcome) == "state_mismatch");
+  BOOST_CHECK_EXCEPTION(run(store().fail_job(created.job.id, "\xff", Instant{})), StoreError,
+                        rejected);
+  failure.from = {S::starting};
+  failure.reason = "refused: caf\xc3\xa9";
+  BOOST_TEST(outcome_name(run(store().update_attempt(failure)).outcome) == "applied");
+}
+
 BOOST_AUTO_TEST_CASE(an_action_key_is_recorded_with_its_effect_and_replays_it) {
   const Created created = create_job(store(), "key-1");
   const ActionKey cancel_key{"alice", "op-1", "POST /attempts/1/cancel\n"};

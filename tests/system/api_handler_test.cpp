@@ -385,8 +385,10 @@ class BrokenStore final : public StoreWrapper {
 // request id the body names; the body tells the client what to do, in words that fit the
 // method, and nothing of the store.
 BOOST_AUTO_TEST_CASE(store_failures_answer_without_internals_and_log_the_detail) {
+  // Every kind a store throws: a conflict (PostgreSQL gave up on concurrent transactions) is
+  // the store's trouble, retried as any, never the client's (400).
   for (const auto kind : {StoreError::Kind::unavailable, StoreError::Kind::maybe_committed,
-                          StoreError::Kind::rejected}) {
+                          StoreError::Kind::conflict, StoreError::Kind::rejected}) {
     BrokenStore broken{store, kind};
     SystemContext failing{broken, providers, loop, loop, events, config, random};
     ApiHandler handler{failing};

@@ -13,6 +13,7 @@
 #include <rapidcheck/boost_test.h>
 
 #include "system/domain/check.hpp"
+#include "system/domain/text.hpp"
 #include "system/service/json_document.hpp"
 
 #include "tests/support/repeated_keys.hpp"
@@ -477,6 +478,43 @@ BOOST_AUTO_TEST_CASE(an_object_writer_refuses_keys_out_of_order_or_twice) {
   bytes.integer("z", 1).integer("\xC3\xA9", 2);
   BOOST_TEST(bytes.done() == "{\"z\":1,\"\xC3\xA9\":2}");
   BOOST_TEST(JsonObjectText().done() == "{}");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- storable text (system/domain/text.hpp) ----
+
+const std::string kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
+using namespace std::string_literals;
+
+BOOST_AUTO_TEST_SUITE(storable_values)
+
+BOOST_AUTO_TEST_CASE(storable_is_utf8_without_nul) {
+  BOOST_TEST(storable(""));
+  BOOST_TEST(storable("plain ascii ~"));
+  BOOST_TEST(storable("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));  // 2, 3 and 4 bytes
+  BOOST_TEST(!storable("a\0b"s));
+  BOOST_TEST(!storable("caf\xE9"));           // Latin-1
+  BOOST_TEST(!storable("\xE2\x82"));          // cut short
+  BOOST_TEST(!storable("\xC0\xAF"));          // overlong '/'
+  BOOST_TEST(!storable("\xE0\x80\xAF"));      // overlong, three bytes
+  BOOST_TEST(!storable("\xED\xA0\x80"));      // a surrogate
+  BOOST_TEST(!storable("\xF4\x90\x80\x80"));  // past U+10FFFF
+  BOOST_TEST(!storable("\x80"));              // a lone continuation byte
+  BOOST_TEST(storable("\xF4\x8F\xBF\xBF"));   // U+10FFFF itself
+}
+
+BOOST_AUTO_TEST_CASE(storable_text_replaces_each_bad_byte_and_keeps_the_rest) {
+  BOOST_TEST(storable_text("caf\xC3\xA9") == "caf\xC3\xA9");
+  BOOST_TEST(storable_text("a\0b"s) == "a" + kReplacementCharacter + "b");
+  BOOST_TEST(storable_text("\xE2\x82\xFF!") ==
+             kReplacementCharacter + kReplacementCharacter + kReplacementCharacter + "!");
+  BOOST_TEST(storable_text("x\xE2\x82") == "x" + kReplacementCharacter + kReplacementCharacter);
+  for (const std::string& hostile : {"a\0b"s, "\xE2\x82\xFF"s, "\xED\xA0\x80"s, "\xC0\xAF"s}) {
+    const std::string made = storable_text(hostile);
+    BOOST_TEST(storable(made));
+    BOOST_TEST(storable_text(made) == made);  // already storable: unchanged
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -243,6 +243,18 @@ BOOST_AUTO_TEST_CASE(a_503_is_rejected_with_the_status_and_the_providers_error) 
   BOOST_TEST(reply.reason.find("model overloaded") != std::string::npos, reply.reason);
 }
 
+// A long error is cut, never inside a character: 199 bytes of 'x' and then euro signs (three
+// bytes each) put the 200-byte limit inside the first one.
+BOOST_AUTO_TEST_CASE(a_long_error_is_cut_between_characters) {
+  ProviderOverHttp net;
+  std::string error(199, 'x');
+  for (int i = 0; i < 10; ++i) error += "\xE2\x82\xAC";
+  net.provider.answer = {503, {}, nlohmann::json{{"error", error}}.dump()};
+  const ProviderReply reply = net.call(net.loop.clock.now() + seconds(2));
+  BOOST_TEST(to_string(reply.kind) == "rejected");
+  BOOST_TEST(reply.reason.ends_with(std::string(199, 'x') + "..."), reply.reason);
+}
+
 // ---- what it sends -----------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(a_call_posts_the_key_the_deadline_and_the_call_as_json_under_the_base_path) {

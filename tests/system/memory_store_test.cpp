@@ -111,6 +111,51 @@ BOOST_AUTO_TEST_CASE(a_rejected_insert_still_consumes_an_id_like_a_sequence) {
   BOOST_TEST(run_sync(store.insert_job(new_job("alice", "k2"))).job->id == 3);
 }
 
+// As PgStore (tests/pg, a_nul_byte_is_refused_not_truncated): PostgreSQL text holds neither a NUL
+// byte nor invalid UTF-8, so a value with one is refused and nothing is written. A write's new
+// values are sent only once its checks pass: a write refused for its state never sends them.
+BOOST_AUTO_TEST_CASE(text_postgresql_cannot_hold_is_refused_as_there) {
+  const auto rejected = [](const StoreError& e) { return e.kind() == StoreError::Kind::rejected; };
+  BOOST_CHECK_EXCEPTION(run_sync(store.insert_job(new_job("alice", std::string{"k\0a", 3}))),
+                        StoreError, rejected);
+  BOOST_CHECK_EXCEPTION(run_sync(store.insert_job(new_job("alice", "caf\xe9"))), StoreError,
+                        rejected);
+  BOOST_CHECK_EXCEPTION(run_sync(store.find_job_by_key("alice", std::string{"k\0b", 3})),
+                        StoreError, rejected);
+  BOOST_TEST(!run_sync(store.find_job_by_key("alice", "caf\xc3\xa9")).has_value());
+  const Attempt attempt = job_with_attempt();
+  claim();
+  AttemptUpdate failure{.attempt_id = attempt.id,
+                        .from = {S::running},
+                        .to = S::failed,
+                        .fence = {},
+                        .take_over_as = {},
+                        .reason = "refused: ",
+                        .at = at(2)};
+  failure.reason += '\0';
+  BOOST_CHECK_EXCEPTION(run_sync(store.update_attempt(failure)), StoreError, rejected);
+  BOOST_TEST((run_sync(store.find_attempt(attempt.id))->state == S::running));
+  failure.from = {S::starting};
+  BOOST_TEST((run_sync(store.update_attempt(failure)).outcome ==
+              UpdateAttemptResult::Outcome::state_mismatch));
+  BOOST_CHECK_EXCEPTION(run_sync(store.fail_job(attempt.job_id, "\xff", at(3))), StoreError,
+                        rejected);
+  BOOST_CHECK_EXCEPTION(
+      run_sync(store.complete_attempt(CompleteAttempt{.attempt_id = attempt.id,
+                                                      .job_id = attempt.job_id,
+                                                      .expected_version = 1,
+                                                      .from = {S::running},
+                                                      .fence = {},
+                                                      .result = std::string{"{\"a\":\"\0\"}", 9},
+                                                      .at = at(3)})),
+      StoreError, rejected);
+  BOOST_TEST(!run_sync(store.load_job(attempt.job_id))->completed_by.has_value());
+  failure.from = {S::running};
+  failure.reason = "refused: caf\xc3\xa9";
+  BOOST_TEST(
+      (run_sync(store.update_attempt(failure)).outcome == UpdateAttemptResult::Outcome::applied));
+}
+
 BOOST_AUTO_TEST_CASE(reads_are_owner_scoped) {
   auto a = run_sync(store.insert_job(new_job("alice", "k1")));
   auto b = run_sync(store.insert_job(new_job("bob", "k1")));

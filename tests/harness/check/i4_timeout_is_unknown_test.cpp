@@ -3,6 +3,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness/check/invariant.hpp"
+#include "harness/check/provider_outcomes.hpp"
+#include "harness/sim/sim_spec.hpp"
 
 #include "tests/support/histories.hpp"
 
@@ -296,6 +298,18 @@ BOOST_AUTO_TEST_CASE(a_status_asked_about_an_attempt_never_unknown_is_a_violatio
   const auto stray = check_timeout_is_unknown(h.model());
   BOOST_TEST_REQUIRE(stray.size() == 1u, describe(stray));
   BOOST_TEST(stray[0].clause == "I4.asked_before_unknown");
+}
+
+// The rules' own table says what each outcome word a provider can record gives: a word the
+// simulated providers learn is classed there too, or I4, I6, I8 and I14 would misjudge it.
+BOOST_AUTO_TEST_CASE(every_provider_outcome_word_is_classed_by_the_rules) {
+  for (const auto& [outcome, name] : sim::kProviderOutcomes) {
+    BOOST_TEST((outcome_gives(name) != OutcomeGives::unknown), name);
+  }
+  BOOST_TEST((outcome_gives("garbled_refusal") == OutcomeGives::refusal));
+  BOOST_TEST((outcome_gives("garbled_answer") == OutcomeGives::refused_answer));
+  BOOST_TEST((outcome_gives("plausible") == OutcomeGives::accepted_answer));
+  BOOST_TEST((outcome_gives("no such word") == OutcomeGives::unknown));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
