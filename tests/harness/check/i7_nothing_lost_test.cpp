@@ -44,6 +44,29 @@ BOOST_AUTO_TEST_CASE(a_queued_job_and_owner_scoped_reads_pass) {
   require_none(check_nothing_lost(h.model()));
 }
 
+// A value the store cannot hold, refused: from an API node, whose client may have sent it (I13
+// judges the answer); from a worker, the reconciler or the certifier, the system's own doing.
+BOOST_AUTO_TEST_CASE(an_unstorable_write_is_a_violation_except_an_api_nodes) {
+  const auto unstorable = [](std::string operation, std::string by) {
+    return events::StoreRefused{.operation = std::move(operation),
+                                .refusal = std::string(events::kRefusedUnstorable),
+                                .by = std::move(by)};
+  };
+  HistoryBuilder h;
+  read(h, read_job_1(1, "alice", 404));  // api-1 answers requests
+  h.add(kStore, unstorable("insert_job", "api-1"));
+  h.add(kStore, events::StoreRefused{.operation = "update_attempt",
+                                     .refusal = std::string(events::kRefusedState),
+                                     .by = "worker-1"});
+  require_none(check_nothing_lost(h.model()));
+  const auto worker = h.add(kStore, unstorable("update_attempt", "worker-1")).last_seq();
+  require_one(check_nothing_lost(h.model()), "I7.write_unstorable", worker);
+  HistoryBuilder certifier;
+  const auto recorded =
+      certifier.add(kStore, unstorable("record_certification", "certifier")).last_seq();
+  require_one(find_invariant("I7")->check(certifier.model()), "I7.write_unstorable", recorded);
+}
+
 BOOST_AUTO_TEST_CASE(a_job_committed_without_its_first_attempt_is_a_violation) {
   HistoryBuilder h;
   const auto job = h.add(kStore, job_inserted({})).last_seq();
