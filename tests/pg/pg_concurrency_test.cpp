@@ -2,7 +2,9 @@
 // one job's live-attempt slot, one job's compare-and-swap, one expired lease. Every race runs
 // twice: undisturbed, and with a killer thread terminating random backends while it runs.
 // Killed calls may fail, but only with StoreError, and the safety rules hold either way: one
-// job per key, at most one live attempt, at most one winner, one takeover per token.
+// job per key, at most one live attempt, at most one winner, one takeover per token. Then two
+// writes made to meet on one row, in a chosen order (a gate holds the row until both wait):
+// each decides on what the other committed.
 #include <utility>
 
 #include <atomic>
@@ -141,6 +143,84 @@ T until_answered(const std::function<T()>& call, int* store_errors) {
   }
 }
 
+// A transaction of its own holding one row (`lock_sql`: a SELECT ... FOR UPDATE of row `id`)
+// while the racing calls queue behind it, one by one, so each reaches the lock in the order the
+// test starts it; open() lets them through. Without it two calls meet at a lock only by chance.
+class RowGate {
+ public:
+  RowGate(const std::string& lock_sql, std::int64_t id) : connection_{pg_url()}, tx_{connection_} {
+    tx_.exec_params(lock_sql, id);
+  }
+  void open() { tx_.commit(); }
+
+ private:
+  pqxx::connection connection_;
+  pqxx::work tx_;
+};
+
+// Whether `n` backends of this database came to wait on a lock (the calls a gate holds back)
+// within 3 seconds.
+bool await_lock_waiters(int n) {
+  pqxx::connection watcher{pg_url()};
+  for (int polls = 0; polls < 300; ++polls) {
+    pqxx::nontransaction tx{watcher};
+    const auto waiting = tx.exec1(
+                               "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                               " current_database() AND wait_event_type = 'Lock'")[0]
+                             .as<int>();
+    if (waiting >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Runs `first` and, once it waits on the gate, `second`; then opens the gate and waits for both.
+// Each runs on a store (a connection) of its own. A call that never queued is a failure (the
+// gate opens all the same, so the other call ends).
+void gated_race(RowGate& gate, const std::function<void(PgStore&)>& first,
+                const std::function<void(PgStore&)>& second) {
+  auto first_store = own_store();
+  auto second_store = own_store();
+  std::mutex mutex;
+  std::string thrown;  // what a call threw, not to end the test binary from its thread
+  const auto guarded = [&](const std::function<void(PgStore&)>& call, PgStore& store) {
+    try {
+      call(store);
+    } catch (const std::exception& error) {
+      const std::lock_guard lock{mutex};
+      thrown += std::string(error.what()) + "; ";
+    } catch (const AssertionFailure& failure) {
+      const std::lock_guard lock{mutex};
+      thrown += failure.what() + "; ";
+    }
+  };
+  std::thread one{[&] { guarded(first, *first_store); }};
+  const bool first_queued = await_lock_waiters(1);
+  std::thread two{[&] { guarded(second, *second_store); }};
+  const bool both_queued = await_lock_waiters(2);
+  gate.open();
+  one.join();
+  two.join();
+  BOOST_TEST(first_queued, "the first call never waited on the gate's row");
+  BOOST_TEST(both_queued, "the second call never waited on a lock");
+  BOOST_TEST(thrown.empty(), thrown);
+}
+
+// The same call twice through the gate, each on a connection of its own: their results, in the
+// order they queued.
+template <typename Result>
+std::pair<std::optional<Result>, std::optional<Result>> twice(
+    RowGate& gate, const std::function<Result(PgStore&)>& call) {
+  std::optional<Result> first;
+  std::optional<Result> second;
+  gated_race(
+      gate, [&](PgStore& mine) { first = call(mine); },
+      [&](PgStore& mine) { second = call(mine); });
+  return {std::move(first), std::move(second)};
+}
+
+const std::string kLockJobRow = "SELECT id FROM jobs WHERE id = $1 FOR UPDATE";
+const std::string kLockAttemptRow = "SELECT id FROM attempts WHERE id = $1 FOR UPDATE";
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(pg_concurrency, PgFixture)
@@ -378,6 +458,97 @@ BOOST_DATA_TEST_CASE(lease_takeover_race_applies_once, bdata::make({false, true}
     BOOST_TEST(applied.load() <= 1);
     if (!with_kills) BOOST_TEST(applied.load() == 1);
   }
+}
+
+// ---- two writes that meet on one row (each holds the row while it decides) -------------------
+
+// An operator cancelled a job's attempt, and its late answer wins the job while a new attempt is
+// being inserted (a failover's here; an operator's retry takes the same path). The retry decides on
+// the job as the win left it: refused, job_completed. A retry that read the job without holding its
+// row would reopen the won job (status pending, with a winner) once the win let go, and the result
+// would be shown to nobody.
+BOOST_AUTO_TEST_CASE(a_retry_that_waits_on_a_win_sees_the_job_completed) {
+  const Created created = create_job(store(), "key-1");
+  update(store(), created.first.id, {S::starting}, S::cancelled, std::nullopt, "by alice");
+  RowGate gate{kLockJobRow, created.job.id};
+  std::optional<CompleteAttemptResult> win;
+  std::optional<InsertAttemptResult> retry;
+  gated_race(
+      gate,
+      [&](PgStore& mine) {
+        win = run(mine.complete_attempt(CompleteAttempt{.attempt_id = created.first.id,
+                                                        .job_id = created.job.id,
+                                                        .expected_version = created.job.version,
+                                                        .from = {S::cancelled},
+                                                        .fence = std::nullopt,
+                                                        .result = "late",
+                                                        .at = at_us(900)}));
+      },
+      [&](PgStore& mine) { retry = add_attempt(mine, created.job.id, "provider-b", 950); });
+  BOOST_REQUIRE(win && retry);
+  BOOST_TEST(outcome_name(win->outcome) == "won");
+  BOOST_TEST(outcome_name(retry->outcome) == "job_completed");
+  const Job job = load(store(), created.job.id);
+  BOOST_TEST(job.completed_by.value_or(0) == created.first.id);
+  BOOST_TEST(to_string(job.status) == "succeeded");
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 1);
+}
+
+// A job's only attempt failed; a new attempt is being inserted (a failover's, as an operator's
+// retry would be) while another failover gives up on the job. The failure decides on the job as the
+// retry left it, with a live attempt: no failure. One that did not hold the job's row would check
+// for live attempts in a snapshot from before the retry, and fail a job with a STARTING attempt.
+BOOST_AUTO_TEST_CASE(a_failure_that_waits_on_a_retry_sees_its_live_attempt) {
+  const Created created = create_job(store(), "key-1");
+  update(store(), created.first.id, {S::starting}, S::failed, std::nullopt, "refused");
+  RowGate gate{kLockJobRow, created.job.id};
+  std::optional<InsertAttemptResult> retry;
+  std::optional<bool> failed;
+  gated_race(
+      gate, [&](PgStore& mine) { retry = add_attempt(mine, created.job.id, "provider-b", 900); },
+      [&](PgStore& mine) { failed = run(mine.fail_job(created.job.id, "none left", at_us(950))); });
+  BOOST_REQUIRE(retry && failed);
+  BOOST_TEST(outcome_name(retry->outcome) == "inserted");
+  BOOST_TEST(!*failed);
+  BOOST_TEST(to_string(load(store(), created.job.id).status) == "pending");
+}
+
+// A double-clicked operator action: the same key twice at once. The second, queued behind the
+// first on the row, finds the key the first recorded: the first's effect, replayed (key_exists),
+// never a refusal of the state the first left (a cancel's 409 attempt_not_live, a retry's 409
+// attempt_in_flight).
+BOOST_AUTO_TEST_CASE(a_double_clicked_action_replays_the_first_click) {
+  const Created created = create_job(store(), "key-1");
+  RowGate attempt_row{kLockAttemptRow, created.first.id};
+  const auto [cancelled, cancel_again] =
+      twice<UpdateAttemptResult>(attempt_row, [&](PgStore& mine) {
+        return run(mine.update_attempt(
+            AttemptUpdate{.attempt_id = created.first.id,
+                          .from = {S::starting},
+                          .to = S::cancelled,
+                          .fence = {},
+                          .take_over_as = {},
+                          .reason = "cancelled by alice",
+                          .at = at_us(900),
+                          .key = ActionKey{"alice", "op-cancel", "POST /attempts/1/cancel\n"}}));
+      });
+  BOOST_REQUIRE(cancelled && cancel_again);
+  BOOST_TEST(outcome_name(cancelled->outcome) == "applied");
+  BOOST_TEST(outcome_name(cancel_again->outcome) == "key_exists");
+  BOOST_TEST(cancel_again->recorded.has_value());
+  RowGate job_row{kLockJobRow, created.job.id};
+  const auto [retried, retry_again] = twice<InsertAttemptResult>(job_row, [&](PgStore& mine) {
+    return run(mine.insert_attempt(
+        NewAttempt{.job_id = created.job.id,
+                   .provider = "provider-b",
+                   .origin = AttemptOrigin::explicit_retry,
+                   .created_at = at_us(950),
+                   .key = ActionKey{"alice", "op-retry", "POST /jobs/1/attempts\n"}}));
+  });
+  BOOST_REQUIRE(retried && retry_again);
+  BOOST_TEST(outcome_name(retried->outcome) == "inserted");
+  BOOST_TEST(outcome_name(retry_again->outcome) == "key_exists");
+  BOOST_TEST(count_attempts(raw(), created.job.id) == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
