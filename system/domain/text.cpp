@@ -1,6 +1,8 @@
 #include "system/domain/text.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 namespace onejob {
 namespace {
@@ -32,10 +34,25 @@ std::size_t sequence_at(std::string_view text, std::size_t at) {
   return length;
 }
 
+// Where the leading run of ASCII without NUL ends, found eight bytes at a time: most text is
+// only that.
+std::size_t plain_ascii_prefix(std::string_view text) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  std::size_t at = 0;
+  for (; at + sizeof(std::uint64_t) <= text.size(); at += sizeof(std::uint64_t)) {
+    std::uint64_t bytes = 0;
+    std::memcpy(&bytes, text.data() + at, sizeof bytes);
+    // A byte of 0x80 or more, or (the classic test) a zero byte, ends the run.
+    if ((bytes & kHighs) != 0 || ((bytes - kOnes) & ~bytes & kHighs) != 0) break;
+  }
+  return at;
+}
+
 }  // namespace
 
 bool storable(std::string_view text) {
-  for (std::size_t at = 0; at < text.size();) {
+  for (std::size_t at = plain_ascii_prefix(text); at < text.size();) {
     const std::size_t length = sequence_at(text, at);
     if (length == 0) return false;
     at += length;
@@ -45,6 +62,7 @@ bool storable(std::string_view text) {
 
 std::string storable_text(std::string_view text) {
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  if (storable(text)) return std::string(text);
   std::string out;
   out.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {

@@ -502,6 +502,16 @@ BOOST_AUTO_TEST_CASE(storable_is_utf8_without_nul) {
   BOOST_TEST(!storable("\xF4\x90\x80\x80"));  // past U+10FFFF
   BOOST_TEST(!storable("\x80"));              // a lone continuation byte
   BOOST_TEST(storable("\xF4\x8F\xBF\xBF"));   // U+10FFFF itself
+  // Long ASCII is read eight bytes at a time: a bad byte anywhere in a word, or after it.
+  const std::string ascii(40, 'a');
+  BOOST_TEST(storable(ascii));
+  for (const std::size_t at : {0u, 7u, 8u, 15u, 16u, 39u}) {
+    for (const char bad : {'\0', '\xFF'}) {
+      std::string text = ascii;
+      text[at] = bad;
+      BOOST_TEST(!storable(text), "a bad byte at " << at);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(storable_text_replaces_each_bad_byte_and_keeps_the_rest) {
