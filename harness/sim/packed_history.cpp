@@ -262,19 +262,52 @@ std::pair<std::size_t, std::size_t> History::read_header(std::size_t index, cons
 }
 
 void History::read(std::size_t index, PackedEvent& into) const {
-  thread_local std::vector<WordField> words;
   const char* in = nullptr;
   const std::size_t count = read_header(index, in, into.at, into.node, into.injected).first;
   into.seq = index + 1;
   into.kind = &kind(index);
   into.fields.resize(count);
-  const std::size_t own_bytes = decode_fields(in, count, into.fields.data(), words);
-  // Each string field's offset among the event's strings becomes its bytes' address.
-  const char* own =
-      each_string(into.fields.data(), count, words, in, [](Event::Field& field, const char* bytes) {
-        field.number = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(bytes));
-      });
-  ONEJOB_ASSERT(own == in + own_bytes, "a packed event's own strings end where its bytes do");
+  Event::Field* const out = into.fields.data();
+  const auto address = [](const char* bytes) {
+    return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(bytes));
+  };
+  // One pass as decode_fields, but a word's string gets its address at once, and each of the
+  // event's own strings (whose bytes follow the fields) its offset among them, negated (an
+  // address is positive) until the fields' end is known.
+  std::int64_t own = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t name = get(in);
+    const auto id = static_cast<std::uint32_t>(name >> 2);
+    switch (name & 3) {
+      case kInteger:
+        out[i] = {id, 0, kIntegerType, unzigzag(get(in))};
+        break;
+      case kFalse:
+        out[i] = {id, 0, kBooleanType, 0};
+        break;
+      case kTrue:
+        out[i] = {id, 0, kBooleanType, 1};
+        break;
+      default: {
+        const std::uint64_t value = get(in);
+        if ((value & 1) != 0) {
+          const std::string& word = words_[value >> 1];
+          out[i] = {id, static_cast<std::uint32_t>(word.size()), kStringType, address(word.data())};
+        } else {
+          const auto length = static_cast<std::uint32_t>(value >> 1);
+          out[i] = {id, length, kStringType, length == 0 ? 0 : -(own + 1)};
+          own += length;
+        }
+        break;
+      }
+    }
+  }
+  if (own == 0) return;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (out[i].number < 0 && out[i].type() == Event::Field::Type::string) {
+      out[i].number = address(in - out[i].number - 1);
+    }
+  }
 }
 
 void History::read(std::size_t index, TraceEvent& into) const {
