@@ -228,6 +228,7 @@ BOOST_AUTO_TEST_CASE(tokens_and_owners) {
         Headers{{"X-Owner", "alice"}, {"Authorization", "Bearer ALICE-TOKEN"}}}) {
     const auto reply = connection.send("GET", job, headers, "");
     BOOST_TEST(reply.status == 401);
+    BOOST_TEST(find_header(reply.headers, "WWW-Authenticate").value_or("") == "Bearer");
     BOOST_TEST(body_of(reply).value("error", "") == "unauthenticated");
     BOOST_TEST(!body_of(reply).contains("status"));
     const auto create = connection.send("POST", "/jobs", headers, kClassify);
@@ -257,9 +258,39 @@ BOOST_AUTO_TEST_CASE(tokens_and_owners) {
   BOOST_TEST(connection.send("GET", job, auth("alice-token"), "").status == 200);
 }
 
+// Connections are bounded: one past max_connections is closed at once, unanswered, until another
+// closes; one that never sends a byte is closed at the idle timeout.
+BOOST_AUTO_TEST_CASE(surplus_and_silent_connections_are_closed) {
+  ProviderStub alpha("alpha", {});
+  Serving serving("limits: {request_timeout: 1s, idle_timeout: 2s, max_connections: 4}", {&alpha});
+  const std::string host = "127.0.0.1";
+  const std::string port = serving.process->port_text();
+  const std::string healthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  {
+    std::vector<std::unique_ptr<HttpConnection>> held;
+    for (int i = 0; i < 4; ++i) {
+      held.push_back(std::make_unique<HttpConnection>(host, port));
+      BOOST_TEST(held.back()->send("GET", "/healthz", {}, "", 2s).status == 200);
+    }
+    BOOST_TEST(HttpConnection::raw(host, port, healthz, 1s).empty());
+    held.pop_back();
+    bool answered = false;
+    for (int tries = 0; tries < 10 && !answered; ++tries) {
+      answered = HttpConnection::raw(host, port, healthz, 1s).starts_with("HTTP/1.1 200");
+      if (!answered) std::this_thread::sleep_for(100ms);
+    }
+    BOOST_TEST(answered, "a connection was refused after one of the four closed");
+  }
+  const auto started = std::chrono::steady_clock::now();
+  BOOST_TEST(HttpConnection::raw(host, port, "", 8s).empty());
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 5s),
+             "a silent connection outlived the 2 s idle timeout");
+}
+
 BOOST_AUTO_TEST_CASE(hostile_requests_over_the_socket) {
   ProviderStub alpha("alpha", {});
-  Serving serving("limits: {request_timeout: 1s, idle_timeout: 2s, max_connections: 64}", {&alpha});
+  Serving serving("limits: {request_timeout: 1s, idle_timeout: 10s, max_connections: 64}",
+                  {&alpha});
   const std::string host = "127.0.0.1";
   const std::string port = serving.process->port_text();
   const long rss_before = serving.process->rss_kib();
@@ -278,6 +309,13 @@ BOOST_AUTO_TEST_CASE(hostile_requests_over_the_socket) {
   BOOST_TEST(status_line(too_large) == "HTTP/1.1 413 Payload Too Large");
   // Named with the contract's word for a 413, as the API names one it reads whole.
   BOOST_TEST(too_large.find(R"("error":"payload_too_large")") != std::string::npos, too_large);
+  // Answered from the header alone: the body is never awaited (its request timeout would cut
+  // the connection first, with no answer).
+  BOOST_TEST(status_line(HttpConnection::raw(
+                 host, port,
+                 "POST /jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer alice-token\r\n"
+                 "Idempotency-Key: big-2\r\nContent-Length: 2000000\r\n\r\n",
+                 5s)) == "HTTP/1.1 413 Payload Too Large");
   // Pipelined: a good request answered, then garbage answered 400 and the connection closed.
   const std::string pipelined =
       "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE \x01\x02 NOT HTTP\r\n\r\n"
@@ -291,11 +329,12 @@ BOOST_AUTO_TEST_CASE(hostile_requests_over_the_socket) {
   const auto deep = connection.send("POST", "/jobs", auth("alice-token", "deep"),
                                     std::string(100'000, '[') + std::string(100'000, ']'));
   BOOST_TEST(deep.status == 400);
-  // Slowloris: a header a byte at a time is cut off at the request timeout (1 s).
+  // Slowloris: a header a byte at a time is cut off at the request timeout (1 s), well before
+  // the idle timeout (10 s).
   {
     const auto started = std::chrono::steady_clock::now();
     std::thread slow([&] {
-      HttpConnection::raw(host, port, "POST /jobs HTTP/1.1\r\nHost: x\r\nX-Slow: a", 10s);
+      HttpConnection::raw(host, port, "POST /jobs HTTP/1.1\r\nHost: x\r\nX-Slow: a", 15s);
     });
     slow.join();
     BOOST_TEST((std::chrono::steady_clock::now() - started < 5s));

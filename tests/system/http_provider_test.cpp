@@ -243,6 +243,34 @@ BOOST_AUTO_TEST_CASE(a_503_is_rejected_with_the_status_and_the_providers_error) 
   BOOST_TEST(reply.reason.find("model overloaded") != std::string::npos, reply.reason);
 }
 
+// Any status but 200 is the provider's refusal, whatever its body says: never an answer (a 4xx
+// whose body held an "output" would otherwise be judged as one).
+BOOST_AUTO_TEST_CASE(every_status_but_200_is_rejected) {
+  ProviderOverHttp net;
+  for (const int status : {201, 400, 404, 429, 500}) {
+    net.provider.answer = {status, {}, R"({"output":"{\"label\":\"billing\"}"})"};
+    const ProviderReply reply = net.call(net.loop.clock.now() + seconds(2));
+    BOOST_TEST(to_string(reply.kind) == "rejected", status);
+    BOOST_TEST(reply.reason.find(std::to_string(status)) != std::string::npos, reply.reason);
+  }
+}
+
+// WallClock's instants are microseconds since the Unix epoch, as every process sharing a database
+// reads them (not since the machine's boot: a lease written before a reboot, or on another host,
+// would mean another instant).
+BOOST_AUTO_TEST_CASE(wall_clock_counts_from_the_epoch) {
+  const auto epoch_us = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const std::int64_t before = epoch_us();
+  const std::int64_t now = WallClock().now().time_since_epoch().count();
+  const std::int64_t after = epoch_us();
+  BOOST_TEST(now >= before);
+  BOOST_TEST(now <= after);
+}
+
 // A long error is cut, never inside a character: 199 bytes of 'x' and then euro signs (three
 // bytes each) put the 200-byte limit inside the first one.
 BOOST_AUTO_TEST_CASE(a_long_error_is_cut_between_characters) {
@@ -305,7 +333,8 @@ BOOST_AUTO_TEST_CASE(status_maps_each_protocol_answer) {
 BOOST_AUTO_TEST_CASE(status_outside_the_protocol_is_unreachable) {
   ProviderOverHttp net;
   for (const Response& answer :
-       {Response{500, {}, R"({"error":"boom"})"}, Response{200, {}, "not json"},
+       {Response{500, {}, R"({"error":"boom"})"}, Response{429, {}, R"({"error":"slow down"})"},
+        Response{400, {}, R"({"error":"bad"})"}, Response{200, {}, "not json"},
         Response{200, {}, R"({"status":"paused"})"},
         Response{200, {}, R"({"status":"completed"})"}}) {
     net.provider.answer = answer;
