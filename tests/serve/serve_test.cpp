@@ -15,6 +15,11 @@
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
+#include "system/adapters/locked_store.hpp"
+#include "system/adapters/memory_store.hpp"
+#include "system/app/service.hpp"
+#include "system/ports/store_wrapper.hpp"
+
 #include "harness/real/http_client.hpp"
 #include "harness/real/provider_stub.hpp"
 
@@ -285,6 +290,42 @@ BOOST_AUTO_TEST_CASE(surplus_and_silent_connections_are_closed) {
   BOOST_TEST(HttpConnection::raw(host, port, "", 8s).empty());
   BOOST_TEST((std::chrono::steady_clock::now() - started < 5s),
              "a silent connection outlived the 2 s idle timeout");
+}
+
+// /readyz asks the node's own store: 503 store_unavailable while it does not answer (a load
+// balancer then sends nothing there), 200 again once it does. In process, so that the store can
+// be cut off and given back.
+BOOST_AUTO_TEST_CASE(readiness_follows_the_store) {
+  MemoryStore memory;
+  LockedStore locked(memory);
+  std::atomic<bool> cut_off{false};
+  struct CutOff final : StoreWrapper {
+    CutOff(Store& target, std::atomic<bool>& cut) : StoreWrapper(target), cut_(cut) {}
+    Async<std::optional<Job>> find_job(std::string owner_id, JobId id) override {
+      if (cut_) throw StoreError(StoreError::Kind::unavailable, "the store is cut off");
+      return StoreWrapper::find_job(std::move(owner_id), id);
+    }
+    std::atomic<bool>& cut_;
+  };
+  ServiceOptions options;
+  options.port = 0;
+  options.api_threads = 1;
+  options.workers = 1;
+  options.connect = [&](EventSink&) -> std::unique_ptr<Store> {
+    return std::make_unique<CutOff>(locked, cut_off);
+  };
+  std::ostringstream log;
+  Service service(std::move(options), log);
+  service.start();
+  HttpConnection connection("127.0.0.1", std::to_string(service.port()));
+  BOOST_TEST(connection.send("GET", "/readyz", {}, "").status == 200);
+  cut_off = true;
+  const HttpReply unready = connection.send("GET", "/readyz", {}, "");
+  BOOST_TEST(unready.status == 503);
+  BOOST_TEST(body_of(unready).value("error", "") == "store_unavailable");
+  cut_off = false;
+  BOOST_TEST(connection.send("GET", "/readyz", {}, "").status == 200);
+  BOOST_TEST(service.stop());
 }
 
 BOOST_AUTO_TEST_CASE(hostile_requests_over_the_socket) {
