@@ -44,17 +44,15 @@ const std::string kOddKeys[] = {
     std::string(255, 'k'), " ~", std::string(256, 'k'), "", "k\x1f", "k\x7f"};
 constexpr std::size_t kPromptLimits[] = {4096, 8, 24};
 constexpr Ppm kRates[] = {0, 10'000, 50'000, 200'000};  // 0, 1%, 5%, 20%
-constexpr ProviderOutcome kOutcomes[] = {
-    ProviderOutcome::ok,
-    ProviderOutcome::error,
-    ProviderOutcome::hang,
-    ProviderOutcome::malformed,
-    ProviderOutcome::hallucinated_key,
-    ProviderOutcome::wrong_operation,
-    ProviderOutcome::plausible,
-    ProviderOutcome::garbled_refusal,
-    ProviderOutcome::garbled_answer,
-};
+constexpr ProviderOutcome kOutcomes[] = {ProviderOutcome::ok,
+                                         ProviderOutcome::error,
+                                         ProviderOutcome::hang,
+                                         ProviderOutcome::malformed,
+                                         ProviderOutcome::hallucinated_key,
+                                         ProviderOutcome::wrong_operation,
+                                         ProviderOutcome::plausible,
+                                         ProviderOutcome::garbled_refusal,
+                                         ProviderOutcome::garbled_answer};
 
 template <typename T, std::size_t N>
 const T& pick(const T (&options)[N], int index) {

@@ -91,6 +91,31 @@ inline std::uint64_t get(const char*& in) {
   }
 }
 
+// Decodes `count` fields from `in` into `out`, each integer and boolean here; a string field's
+// value (a word's number << 1 | 1, or its own bytes' length << 1) is left to
+// `string(out[i], i, name id, value)` to place.
+template <typename String>
+void decode_each(const char*& in, std::size_t count, Event::Field* out, String&& string) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t name = get(in);
+    const auto id = static_cast<std::uint32_t>(name >> 2);
+    switch (name & 3) {
+      case kInteger:
+        out[i] = {id, 0, kIntegerType, unzigzag(get(in))};
+        break;
+      case kFalse:
+        out[i] = {id, 0, kBooleanType, 0};
+        break;
+      case kTrue:
+        out[i] = {id, 0, kBooleanType, 1};
+        break;
+      default:
+        string(out[i], i, id, get(in));
+        break;
+    }
+  }
+}
+
 // Words: at most this many per field name, each at most this long.
 constexpr std::size_t kWordsPerField = 32;
 constexpr std::size_t kWordBytes = 64;
@@ -196,36 +221,20 @@ std::size_t History::decode_fields(const char*& in, std::size_t count, Event::Fi
   words.clear();
   std::int64_t offset = 0;  // among all the event's strings
   std::size_t own = 0;      // the event's own string bytes
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t name = get(in);
-    const auto id = static_cast<std::uint32_t>(name >> 2);
-    switch (name & 3) {
-      case kInteger:
-        out[i] = {id, 0, kIntegerType, unzigzag(get(in))};
-        break;
-      case kFalse:
-        out[i] = {id, 0, kBooleanType, 0};
-        break;
-      case kTrue:
-        out[i] = {id, 0, kBooleanType, 1};
-        break;
-      default: {
-        const std::uint64_t value = get(in);
-        std::uint32_t length = 0;
-        if ((value & 1) != 0) {
-          const auto word = static_cast<std::uint32_t>(value >> 1);
-          words.push_back({i, word});
-          length = static_cast<std::uint32_t>(words_[word].size());
-        } else {
-          length = static_cast<std::uint32_t>(value >> 1);
-          own += length;
-        }
-        out[i] = {id, length, kStringType, length == 0 ? 0 : offset};
-        offset += length;
-        break;
-      }
-    }
-  }
+  decode_each(in, count, out,
+              [&](Event::Field& field, std::size_t i, std::uint32_t id, std::uint64_t value) {
+                std::uint32_t length = 0;
+                if ((value & 1) != 0) {
+                  const auto word = static_cast<std::uint32_t>(value >> 1);
+                  words.push_back({i, word});
+                  length = static_cast<std::uint32_t>(words_[word].size());
+                } else {
+                  length = static_cast<std::uint32_t>(value >> 1);
+                  own += length;
+                }
+                field = {id, length, kStringType, length == 0 ? 0 : offset};
+                offset += length;
+              });
   return own;
 }
 
@@ -271,37 +280,21 @@ void History::read(std::size_t index, PackedEvent& into) const {
   const auto address = [](const char* bytes) {
     return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(bytes));
   };
-  // One pass as decode_fields, but a word's string gets its address at once, and each of the
-  // event's own strings (whose bytes follow the fields) its offset among them, negated (an
-  // address is positive) until the fields' end is known.
+  // As decode_fields, but a word's string gets its address at once, and each of the event's
+  // own strings (whose bytes follow the fields) its offset among them, negated (an address is
+  // positive) until the fields' end is known.
   std::int64_t own = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t name = get(in);
-    const auto id = static_cast<std::uint32_t>(name >> 2);
-    switch (name & 3) {
-      case kInteger:
-        out[i] = {id, 0, kIntegerType, unzigzag(get(in))};
-        break;
-      case kFalse:
-        out[i] = {id, 0, kBooleanType, 0};
-        break;
-      case kTrue:
-        out[i] = {id, 0, kBooleanType, 1};
-        break;
-      default: {
-        const std::uint64_t value = get(in);
+  decode_each(
+      in, count, out, [&](Event::Field& field, std::size_t, std::uint32_t id, std::uint64_t value) {
         if ((value & 1) != 0) {
           const std::string& word = words_[value >> 1];
-          out[i] = {id, static_cast<std::uint32_t>(word.size()), kStringType, address(word.data())};
+          field = {id, static_cast<std::uint32_t>(word.size()), kStringType, address(word.data())};
         } else {
           const auto length = static_cast<std::uint32_t>(value >> 1);
-          out[i] = {id, length, kStringType, length == 0 ? 0 : -(own + 1)};
+          field = {id, length, kStringType, length == 0 ? 0 : -(own + 1)};
           own += length;
         }
-        break;
-      }
-    }
-  }
+      });
   if (own == 0) return;
   for (std::size_t i = 0; i < count; ++i) {
     if (out[i].number < 0 && out[i].type() == Event::Field::Type::string) {
