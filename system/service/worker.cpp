@@ -149,7 +149,15 @@ Async<void> on_late_reply(CorePtr core, Attempt attempt, Job job, ProviderReply 
   if (!core->alive) co_return;
   emit_reply(*core, attempt, reply, /*late=*/true);
   if (core->context.config.defects.has(Defect::drop_late_reply)) co_return;  // the defect
-  co_await settle_reply_retrying(core, std::move(attempt), std::move(job), std::move(reply), true);
+  const AttemptId id = attempt.id;
+  // A value the store refuses (rejected) is not retried: reported, as run_attempt_guarded does,
+  // not thrown out of the worker.
+  try {
+    co_await settle_reply_retrying(core, std::move(attempt), std::move(job), std::move(reply),
+                                   true);
+  } catch (const StoreError& error) {
+    if (core->alive) report_store_error(*core, error, id);
+  }
 }
 
 Async<void> load_job_into(Store& store, JobId id, std::optional<Job>* job) {
