@@ -122,6 +122,9 @@ BOOST_AUTO_TEST_CASE(text_postgresql_cannot_hold_is_refused_as_there) {
                         rejected);
   BOOST_CHECK_EXCEPTION(run_sync(store.find_job_by_key("alice", std::string{"k\0b", 3})),
                         StoreError, rejected);
+  NewJob nul_in_failover = new_job("alice", "k2");
+  nul_in_failover.failover = {std::string{"be\0ta", 5}};
+  BOOST_CHECK_EXCEPTION(run_sync(store.insert_job(nul_in_failover)), StoreError, rejected);
   BOOST_TEST(!run_sync(store.find_job_by_key("alice", "caf\xc3\xa9")).has_value());
   const Attempt attempt = job_with_attempt();
   claim();
