@@ -94,15 +94,18 @@ Async<Response> ProviderStub::Impl::call(const Request& request) {
     if (behaviour.outcome == ProviderOutcome::error) {
       record.status = 503;
       record.body = {{"error", "model overloaded"}};
-    } else if (behaviour.outcome == ProviderOutcome::garbled_refusal) {
+    } else if (behaviour.outcome == ProviderOutcome::garbled_refusal ||
+               behaviour.outcome == ProviderOutcome::garbled_answer) {
       // As the simulated provider, in what JSON text can carry.
-      record.status = 503;
-      record.body = {{"error", sim::garbled_text(behaviour.outcome, execution.operation,
-                                                 sim::fnv1a64(name + "/" + *key), false)}};
-    } else if (behaviour.outcome == ProviderOutcome::garbled_answer) {
-      execution.output = sim::garbled_text(behaviour.outcome, execution.operation,
-                                           sim::fnv1a64(name + "/" + *key), false);
-      record.body = {{"output", execution.output}};
+      std::string text = sim::garbled_text(behaviour.outcome, execution.operation,
+                                           sim::fnv1a64(name + "/" + *key), /*raw=*/false);
+      if (behaviour.outcome == ProviderOutcome::garbled_refusal) {
+        record.status = 503;
+        record.body = {{"error", std::move(text)}};
+      } else {
+        execution.output = std::move(text);
+        record.body = {{"output", execution.output}};
+      }
     } else if (behaviour.outcome == ProviderOutcome::hang) {
       record.hangs = true;
     } else {
