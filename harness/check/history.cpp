@@ -61,8 +61,8 @@ class Folder {
   // Forwarded request id -> (client request, the client's attempt).
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> forwarded_;
   // (node + request id) -> the exchanges still unanswered, oldest first: a duplicated message
-  // delivers one request twice, under one id.
-  std::map<std::string, std::deque<std::size_t>> open_exchange_;
+  // delivers one request twice, under one id (nearly always one, so a vector).
+  std::map<std::string, std::vector<std::size_t>> open_exchange_;
   std::optional<Instant> last_at_;  // the instant of the event folded last
 };
 
@@ -165,7 +165,7 @@ void Folder::on_response(events::ApiResponse&& response, const sim::PackedEvent&
   ApiExchange& exchange = model_.exchanges[open->second.front()];
   exchange.response_seq = recorded.seq;
   exchange.status = response.status;
-  open->second.pop_front();
+  open->second.erase(open->second.begin());
   if (open->second.empty()) open_exchange_.erase(open);
   model_.keep_decoded(recorded.seq, std::move(response));
 }
