@@ -32,6 +32,9 @@
 //     status answer saying so for that attempt's key that the transport delivered to that node
 //     since its previous reconciler.status for the attempt. "unreachable" needs none: a query
 //     that timed out, or whose connection failed, heard nothing.
+//   - reconciler.store_recovered naming n failures: n reconciler.store_error reports by that node
+//     since it last started or last reported store_recovered, and n at least one (a sweep that
+//     went through with no error before it has nothing to recover from).
 // report_misnamed — a report by an API node, a worker or the reconciler that names an attempt the
 // store had inserted (provider.call, provider.reply, output.rejected, reconciler.status,
 // attempt.state, worker.adopted, ...) names that attempt's job and provider as inserted; a
@@ -67,6 +70,8 @@
 // again: its incarnation is gone, and anything it seemed to do would be a ghost's.
 // Does not check the providers' and API's own events (I5, I9, I13 judge those against their own
 // truths), nor which of several same-operation round trips a lost reply belonged to.
+#include <utility>
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -488,8 +493,8 @@ const std::vector<bool>& kinds_i14_reads() {
                   events::NodePaused, events::NodeResumed, events::NodeStarted,
                   events::OutputRejected, events::ProviderCalled, events::ProviderDelivered,
                   events::ProviderReplied, events::ReconcilerStatus, events::ReconcilerStoreError,
-                  events::ResultDiscarded, events::StoreFault, events::StoreRefused,
-                  events::WorkerAdopted, events::WorkerStoreError>();
+                  events::ReconcilerStoreRecovered, events::ResultDiscarded, events::StoreFault,
+                  events::StoreRefused, events::WorkerAdopted, events::WorkerStoreError>();
   return table;
 }
 
@@ -502,6 +507,8 @@ std::vector<Violation> judge_reports(const HistoryModel& model, const std::vecto
   std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, bool>> awaiting;
   // Store faults met so far: (node, the error text the faulty connection gives, maybe_committed).
   std::set<std::tuple<std::string, std::string, bool>> faults;
+  // The reconciler's store errors in a row, by node: since its start or its last recovery.
+  std::map<std::string, std::int64_t, std::less<>> sweep_errors;
   Texts texts;
   MissingReports missing(model);
   i14::HeardReports heard(model);
@@ -531,6 +538,20 @@ std::vector<Violation> judge_reports(const HistoryModel& model, const std::vecto
               ", but its connection had no such fault (a lost reply to a write is the only fault "
               "that may have committed)",
           recorded.seq, {}));
+    }
+    if (is_kind<events::NodeStarted>(recorded) || is_kind<events::ReconcilerStoreError>(recorded)) {
+      auto& errors = sweep_errors[recorded.node.str()];
+      errors = is_kind<events::NodeStarted>(recorded) ? 0 : errors + 1;
+    } else if (auto recovered = from_packed<events::ReconcilerStoreRecovered>(recorded)) {
+      const std::int64_t errors = std::exchange(sweep_errors[recorded.node.str()], 0);
+      if (recovered->failures != errors || errors == 0) {
+        out.push_back(violation("I14.report_untrue",
+                                recorded.node.str() + " reported its store recovered after " +
+                                    std::to_string(recovered->failures) +
+                                    " failures, but it had reported " + std::to_string(errors) +
+                                    " store errors since it started or last recovered",
+                                recorded.seq, {}));
+      }
     }
     if (auto cas = from_packed<events::JobCas>(recorded)) {
       awaiting[{recorded.node.str(), cas->attempt_id}] = {recorded.seq, cas->won};

@@ -1,6 +1,8 @@
 // I14 on hand-made histories: what a node reports about its own writes matches the commit log,
 // and it reports what reached it; each clause shown failing on the history that breaks it and
 // passing on the one that keeps it.
+#include <tuple>
+
 #include <boost/test/unit_test.hpp>
 
 #include "system/events/api_events.hpp"
@@ -445,6 +447,50 @@ BOOST_AUTO_TEST_CASE(i14_a_store_fault_a_worker_never_reports_is_a_violation) {
   require_none(faulted("api-1", false).first);  // an API node answers 503 instead (I13)
   const auto [violations, seq] = faulted("worker-1", false);
   require_one(violations, "I14.report_missing", seq);
+}
+
+// The reconciler's report that its store answers again names the store errors it reported in a
+// row: since it started, or since its last such report; none before it is no recovery.
+BOOST_AUTO_TEST_CASE(i14_a_store_recovery_names_the_errors_reported_before_it) {
+  const auto recovered = [](int errors, bool restarted, std::int64_t failures) {
+    HistoryBuilder h;
+    h.add("reconciler", events::NodeStarted{.incarnation = 1});
+    for (int i = 0; i < errors; ++i) {
+      h.add("net.node_store", events::StoreFault{.node = "reconciler",
+                                                 .operation = "list_live_attempts",
+                                                 .fault = "drop_request",
+                                                 .maybe_committed = false});
+      h.add("reconciler", events::ReconcilerStoreError{.message = "", .retry_in_us = 1000});
+      if (restarted && i == 0) {
+        h.add("reconciler", events::NodeCrashed{});
+        h.add("reconciler", events::NodeStarted{.incarnation = 2});
+      }
+    }
+    const auto seq =
+        h.add("reconciler", events::ReconcilerStoreRecovered{.failures = failures}).last_seq();
+    end_quiescent(h);
+    return std::pair{judged(h.model()), seq};
+  };
+  require_none(recovered(1, false, 1).first);
+  require_none(recovered(3, false, 3).first);
+  require_none(recovered(3, true, 2).first);  // the first error was the crashed incarnation's
+  for (const auto& [errors, restarted, failures] :
+       {std::tuple{0, false, std::int64_t{0}}, std::tuple{0, false, std::int64_t{1}},
+        std::tuple{2, false, std::int64_t{1}}, std::tuple{2, false, std::int64_t{3}},
+        std::tuple{3, true, std::int64_t{3}}}) {
+    const auto [violations, seq] = recovered(errors, restarted, failures);
+    require_one(violations, "I14.report_untrue", seq);
+  }
+  // Two recoveries: the second counts only the errors after the first.
+  HistoryBuilder h;
+  h.add("reconciler", events::NodeStarted{.incarnation = 1});
+  h.add("reconciler", events::ReconcilerStoreError{.message = "", .retry_in_us = 1000});
+  h.add("reconciler", events::ReconcilerStoreRecovered{.failures = 1});
+  h.add("reconciler", events::ReconcilerStoreError{.message = "", .retry_in_us = 1000});
+  h.add("reconciler", events::ReconcilerStoreRecovered{.failures = 1});
+  require_none(judged(h.model()));
+  const auto seq = h.add("reconciler", events::ReconcilerStoreRecovered{.failures = 1}).last_seq();
+  require_one(judged(h.model()), "I14.report_untrue", seq);
 }
 
 BOOST_AUTO_TEST_CASE(i14_a_call_without_a_reported_claim_or_adoption_is_a_violation) {
