@@ -60,20 +60,30 @@
 //     commit log failed, or was missing, at some point of the exchange;
 //   - every refusal a client reads names, in its body's "error", a word the contract gives its
 //     status on its route, and a success names none (error_misnamed). The words, from the
-//     contract's table (README "API contract") and stated here in kErrorWords: any route 401
-//     unauthenticated, 404 not_found, 405 method_not_allowed, 413 payload_too_large, 500
-//     internal, 502 bad_gateway (the load balancer's), 503 store_unavailable; a create 400
-//     idempotency_key_missing, idempotency_key_invalid, invalid_json, invalid_body or
-//     unstorable_value and 422 idempotency_key_reused; a retry those 400s, 403 operator_only,
-//     409 attempt_in_flight or job_completed, 422 idempotency_key_reused or
+//     contract's table (README "API contract") and stated here in kErrorWords: any route 400
+//     unstorable_value (a value of the request, the caller's owner name included, that the store
+//     cannot hold), 401 unauthenticated, 404 not_found, 405 method_not_allowed, 413
+//     payload_too_large, 500 internal, 502 bad_gateway (the load balancer's), 503
+//     store_unavailable; a create 400 idempotency_key_missing, idempotency_key_invalid,
+//     invalid_json or invalid_body and 422 idempotency_key_reused; a retry those 400s, 403
+//     operator_only, 409 attempt_in_flight or job_completed, 422 idempotency_key_reused or
 //     provider_not_certified; a cancel those 400s, 403 operator_only, 409 attempt_not_live,
 //     422 idempotency_key_reused. A 409 is never a create's (a reused key is 422);
 //   - a failure the client cannot fix (a 5xx, or 400 unstorable_value) names, in its body's
 //     "request_id", the request id the API node handled it under, and the node's own record of
 //     that answer (api.response) keeps the failure's detail (failure_unnamed): the id is how an
 //     operator finds the detail the answer leaves out.
+//   - a request whose owner's name PostgreSQL text cannot hold (a NUL byte or invalid UTF-8, by
+//     the checker's own reading) is answered neither 2xx (nothing can be stored or read for an
+//     owner the store cannot hold) nor 503 while the store answered that node (no store.fault on
+//     its connection during the exchange): retrying cannot help (unstorable_misanswered). The
+//     contract's answer is 400 unstorable_value; a refusal the API makes before the store (401,
+//     404, 405, 413, a 400 for the key or the body) says something true first.
 // Does not check: what a success says (I1, I5, I11), owner scope (I7).
+#include <utility>
+
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "harness/check/api_routes.hpp"
@@ -81,6 +91,8 @@
 #include "harness/check/i13_truth.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/check/json_value.hpp"
+#include "harness/events/world_events.hpp"
+#include "harness/sim/utf8.hpp"
 
 namespace onejob::check {
 namespace {
@@ -297,14 +309,14 @@ const ErrorWords kErrorWords[] = {
     {kAny, 401, {"unauthenticated"}},
     {kAny, 404, {"not_found"}},
     {kAny, 405, {"method_not_allowed"}},
+    {kAny, 400, {"unstorable_value"}},
     {kAny, 413, {"payload_too_large"}},
     {kAny, 500, {"internal"}},
     {kAny, 502, {"bad_gateway"}},
     {kAny, 503, {"store_unavailable"}},
     {kWrite,
      400,
-     {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body",
-      "unstorable_value"}},
+     {"idempotency_key_missing", "idempotency_key_invalid", "invalid_json", "invalid_body"}},
     {kWrite, 422, {"idempotency_key_reused"}},
     {"retry", 403, {"operator_only"}},
     {"retry", 409, {"attempt_in_flight", "job_completed"}},
@@ -338,12 +350,51 @@ std::string error_misnamed(const Route& route, const events::ClientReceived& got
                    : "a refusal naming no error";
 }
 
+namespace {
+
+// The exchanges whose owner's name the store cannot hold, with the status each was answered.
+using UnstorableOwners = std::vector<std::pair<const ApiExchange*, std::int64_t>>;
+
+void check_unstorable_owners(const HistoryModel& model, const UnstorableOwners& answered,
+                             std::vector<Violation>& out) {
+  if (answered.empty() || model.history == nullptr) return;
+  // Where each node's store connection failed (store.fault), in trace order.
+  std::map<std::string, std::vector<std::uint64_t>, std::less<>> faults;
+  model.history->visit_kinds(
+      {&events::kind_name<events::StoreFault>()}, [&](const sim::TraceEvent& recorded) {
+        if (auto fault = events::from_event<events::StoreFault>(recorded.event)) {
+          faults[fault->node].push_back(recorded.seq);
+        }
+      });
+  for (const auto& [exchange, status] : answered) {
+    const auto found = faults.find(exchange->node.str());
+    const bool cut_off =
+        found != faults.end() && std::ranges::any_of(found->second, [&](std::uint64_t seq) {
+          return seq > exchange->request_seq && seq < exchange->response_seq;
+        });
+    const bool success = status >= 200 && status < 300;
+    if (!success && (status != 503 || cut_off)) continue;
+    out.push_back(violation(
+        "I13.unstorable_misanswered",
+        exchange->node + " answered " + exchange->route + " " + std::to_string(status) +
+            " for an owner whose name holds a NUL byte or invalid UTF-8, which the store cannot " +
+            "hold: " +
+            (success ? std::string("nothing can be stored or read for such an owner")
+                     : std::string("its store answered, and retrying cannot help")) +
+            " (400 unstorable_value)",
+        exchange->response_seq, {exchange->request_seq}));
+  }
+}
+
+}  // namespace
+
 std::vector<Violation> check_api_contract(const HistoryModel& model) {
   std::vector<Violation> out;
   AnswerCounts answers;
   for (const auto& exchange : model.exchanges) {
     if (exchange.answered()) ++answers[{exchange.client_request, exchange.client_send}];
   }
+  UnstorableOwners unstorable;
   for (const auto& exchange : model.exchanges) {
     const auto request_read = model.request_of(exchange);
     const auto& request = *request_read;
@@ -361,6 +412,7 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
     const auto& answer = *answer_read;
     const std::string head =
         exchange.node + " answered " + exchange.route + " " + std::to_string(answer.status) + ": ";
+    if (!sim::text_column_holds(request.owner)) unstorable.push_back({&exchange, answer.status});
     if (answer.status >= 500 && answer.status != 503) {
       out.push_back(violation("I13.internal_error",
                               head + "no answer but 503 (with Retry-After) may say the server "
@@ -379,6 +431,7 @@ std::vector<Violation> check_api_contract(const HistoryModel& model) {
       check_recorded_answer(model, exchange, answer, out);
     }
   }
+  check_unstorable_owners(model, unstorable, out);
   static const std::string kNoBody;
   // The providers the run has (run.provider): a create may name no other.
   std::set<std::string, std::less<>> providers;

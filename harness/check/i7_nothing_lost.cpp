@@ -14,6 +14,10 @@
 //     refusal, an output it quotes) as text the store holds, or the write is refused on every
 //     try and what it carried (a provider's answer, a certification) is lost. An API node's
 //     request may carry such a value from its client: what it answered is I13's.
+//   - the store commits no text PostgreSQL cannot hold (unstorable_committed): no text of a
+//     commit.* event holds a NUL byte or invalid UTF-8, by the checker's own reading of UTF-8.
+//     PgStore refuses such a value, so a store that commits it (the memory store) is not the
+//     store the system runs on: what it took would be refused there.
 // Does not check:
 //   - that the store's final rows still hold every committed job (the runner compares them with
 //     the log: violations of "log");
@@ -23,6 +27,7 @@
 #include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/events/commit_events.hpp"
+#include "harness/sim/utf8.hpp"
 
 namespace onejob::check {
 
@@ -45,6 +50,27 @@ void check_unstorable_writes(const HistoryModel& model, std::vector<Violation>& 
                                     "refused on every try, what it carried is lost",
                                 recorded.seq, {}));
       });
+}
+
+void check_committed_text(const HistoryModel& model, std::vector<Violation>& out) {
+  if (model.history == nullptr) return;
+  sim::PackedEvent recorded;
+  for (const std::size_t index : model.commit_log) {
+    model.history->read(index, recorded);
+    for (const auto& field : recorded.fields) {
+      if (field.type() != Event::Field::Type::string ||
+          sim::text_column_holds(recorded.text(field))) {
+        continue;
+      }
+      out.push_back(violation("I7.unstorable_committed",
+                              "the store committed " + *recorded.kind + " with its " +
+                                  field.name() +
+                                  " holding a NUL byte or invalid UTF-8, which PostgreSQL "
+                                  "text cannot hold: PgStore would have refused the write",
+                              recorded.seq, {}));
+      break;
+    }
+  }
 }
 
 }  // namespace
@@ -97,6 +123,7 @@ std::vector<Violation> check_nothing_lost(const HistoryModel& model) {
     }
   }
   check_unstorable_writes(model, out);
+  check_committed_text(model, out);
   return out;
 }
 

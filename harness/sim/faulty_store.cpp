@@ -86,7 +86,15 @@ Async<T> FaultyStore::round_trip(const char* operation, bool write, Statement st
     try {
       result = co_await statement();
     } catch (const StoreError& failed) {
-      error = failed;
+      // A value the store cannot hold: each store words the refusal in its own terms (PgStore its
+      // statement's name, the memory store the port's operation), and the node records those
+      // words. The node gets one wording from either, so that a run's trace is the same on both.
+      error = failed.kind() == StoreError::Kind::rejected
+                  ? StoreError(StoreError::Kind::rejected,
+                               std::string("refused ") + operation +
+                                   ": a value the store cannot hold (a NUL byte or invalid "
+                                   "UTF-8); nothing was written")
+                  : failed;
     }
   }
   if (!error) {

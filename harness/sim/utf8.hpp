@@ -48,4 +48,17 @@ inline bool valid_utf8(std::string_view text) {
   return true;
 }
 
+// What a PostgreSQL text column holds, by the harness's own reading (never the system's):
+// well-formed UTF-8 without a NUL byte.
+inline bool text_column_holds(std::string_view text) {
+  std::size_t length = 1;
+  for (std::size_t i = 0; i < text.size(); i += length) {
+    length = 1;
+    if (text[i] == '\0') return false;
+    if (static_cast<unsigned char>(text[i]) < 0x80) continue;
+    if (!decode_utf8(text, i, length)) return false;
+  }
+  return true;
+}
+
 }  // namespace onejob::sim

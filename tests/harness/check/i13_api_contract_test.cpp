@@ -136,6 +136,44 @@ std::vector<check::Violation> answered_with(const std::string& action, std::int6
   return violations;
 }
 
+// A request whose owner's name the store cannot hold is refused 400 unstorable_value: never a
+// success, never a 503 while its node's store answered (retrying cannot help).
+BOOST_AUTO_TEST_CASE(i13_an_owner_the_store_cannot_hold_is_refused_not_served_or_put_off) {
+  const std::string nul("mal\0lory", 8);
+  const auto answered = [](std::string owner, std::int64_t status, bool store_failed) {
+    HistoryBuilder h;
+    const ApiCall call{.request = 1,
+                       .route = "get_job",
+                       .owner = std::move(owner),
+                       .key = "",
+                       .status = status,
+                       .asks = 1};
+    api_request(h, call);
+    if (store_failed) {
+      h.add("net.node_store", events::StoreFault{.node = "api-1",
+                                                 .operation = "find_job",
+                                                 .fault = "drop_request",
+                                                 .maybe_committed = false});
+    }
+    const auto seq = api_response(h, call).last_seq();
+    auto violations = check_api_contract(h.model());
+    std::erase_if(violations,
+                  [](const auto& v) { return v.clause != "I13.unstorable_misanswered"; });
+    return std::pair{violations, seq};
+  };
+  require_none(answered(nul, 400, false).first);
+  require_none(answered(nul, 404, false).first);  // refused before the store: true as well
+  require_none(answered(nul, 503, true).first);   // its store was cut off: it could not tell
+  require_none(answered("alice", 503, false).first);
+  require_none(answered("caf\xC3\xA9", 200, false).first);  // UTF-8: storable
+  for (const auto& [owner, status] :
+       {std::pair{nul, 200}, std::pair{nul, 503}, std::pair{std::string("caf\xC3"), 201},
+        std::pair{std::string("\xED\xA0\x80"), 200}}) {
+    const auto [violations, seq] = answered(owner, status, false);
+    require_one(violations, "I13.unstorable_misanswered", seq);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(i13_every_refusal_names_a_word_its_status_has_on_its_route) {
   require_none(answered_with("create_job", 201, std::nullopt));
   require_none(answered_with("create_job", 422, "idempotency_key_reused"));
@@ -146,6 +184,10 @@ BOOST_AUTO_TEST_CASE(i13_every_refusal_names_a_word_its_status_has_on_its_route)
   require_none(answered_with("cancel", 409, "attempt_not_live"));
   require_none(answered_with("get_job", 404, "not_found"));
   require_none(answered_with("get_job", 503, "store_unavailable"));
+  // A value the store cannot hold (the caller's owner name) is refused on any route.
+  require_none(answered_with("get_job", 400, "unstorable_value"));
+  require_none(answered_with("cancel", 400, "unstorable_value"));
+  require_one(answered_with("get_job", 400, "invalid_body"), "I13.error_misnamed", 2);
   // A 409 is never a create's; in_flight is a retry's word, not a cancel's; a refusal names a
   // word; a success names none; a 422 on a create is a reused key, not an uncertified provider.
   require_one(answered_with("create_job", 409, "idempotency_key_reused"), "I13.error_misnamed", 2);

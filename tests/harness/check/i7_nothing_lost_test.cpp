@@ -67,6 +67,39 @@ BOOST_AUTO_TEST_CASE(an_unstorable_write_is_a_violation_except_an_api_nodes) {
   require_one(find_invariant("I7")->check(certifier.model()), "I7.write_unstorable", recorded);
 }
 
+// What the store commits PostgreSQL must be able to hold: text without a NUL byte, in UTF-8 (by
+// the checker's own reading: no overlong form, no surrogate, nothing past U+10FFFF).
+BOOST_AUTO_TEST_CASE(a_commit_holding_text_postgresql_cannot_hold_is_a_violation) {
+  const auto committed = [](std::string owner, std::string reason) {
+    HistoryBuilder h;
+    insert_job(h, {.owner = std::move(owner)});
+    h.add(kStore, claimed(1, 1));
+    auto failed = fenced_write(1, 1, AttemptState::running, AttemptState::failed);
+    failed.reason = std::move(reason);
+    const auto seq = h.add(kStore, failed).last_seq();
+    return std::pair{check_nothing_lost(h.model()), seq};
+  };
+  require_none(committed("alice", "refused: caf\xC3\xA9 \xE2\x9C\x93 \xF0\x9F\x98\x80").first);
+  // A refusal holds the value it refused: not committed, not judged here.
+  HistoryBuilder refused;
+  refused.add(kStore, events::StoreRefused{.operation = "insert_job",
+                                           .refusal = std::string(events::kRefusedUnstorable),
+                                           .by = "api-1",
+                                           .from = std::string("a\0b", 3)});
+  auto refusals = check_nothing_lost(refused.model());
+  std::erase_if(refusals, [](const auto& v) { return v.clause != "I7.unstorable_committed"; });
+  require_none(refusals);
+  for (const std::string& bad :
+       {std::string("a\0b", 3), std::string("\xFF"), std::string("\xC0\xAF"),
+        std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"), std::string("\xE2\x9C")}) {
+    const auto [violations, seq] = committed("alice", "refused: " + bad);
+    require_one(violations, "I7.unstorable_committed", seq);
+  }
+  // The job's insert, with its owner's name (seq 1).
+  require_one(committed(std::string("mal\0lory", 8), "refused").first, "I7.unstorable_committed",
+              1);
+}
+
 BOOST_AUTO_TEST_CASE(a_job_committed_without_its_first_attempt_is_a_violation) {
   HistoryBuilder h;
   const auto job = h.add(kStore, job_inserted({})).last_seq();
