@@ -13,6 +13,7 @@
 #include "harness/check/json_value.hpp"
 #include "harness/events/world_events.hpp"
 #include "harness/sim/rng.hpp"
+#include "harness/sim/utf8.hpp"
 
 namespace onejob::check {
 namespace {
@@ -54,8 +55,18 @@ class Folder {
   void on_executed(events::ProviderExecuted&& executed, const sim::PackedEvent& recorded);
   void on_transition(const At<Transition>& step);
   void on_cas(const At<Cas>& cas);
-  // A commit.* event: in the commit log, in commit order.
-  void logged(const sim::PackedEvent& recorded) { model_.commit_log.push_back(recorded.seq - 1); }
+  // A commit.* event: in the commit log, in commit order, with any text it holds that
+  // PostgreSQL could not.
+  void logged(const sim::PackedEvent& recorded) {
+    model_.commit_log.push_back(recorded.seq - 1);
+    for (const auto& field : recorded.fields) {
+      if (field.type() == Event::Field::Type::string &&
+          !sim::text_column_holds(recorded.text(field))) {
+        model_.unstorable_commits.emplace_back(recorded.seq, field.name_id);
+        break;
+      }
+    }
+  }
 
   HistoryModel model_;
   // Forwarded request id -> (client request, the client's attempt).

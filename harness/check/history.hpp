@@ -251,6 +251,9 @@ struct HistoryModel {
   // Every commit.* event, in commit order (indexes into *history; a deque: no doubling as it
   // grows).
   std::deque<std::size_t> commit_log;
+  // The commits holding a text PostgreSQL cannot hold (sim::text_column_holds), as the fold met
+  // them: (seq, the first such field's interned name id).
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> unstorable_commits;
   std::deque<Execution> executions;                    // attempt executions only, in order
   std::vector<Execution> certification_executions;     // in order
   std::map<std::string, std::size_t> first_execution;  // provider key -> index in executions

@@ -27,7 +27,6 @@
 #include "harness/check/api_routes.hpp"
 #include "harness/check/invariant.hpp"
 #include "harness/events/commit_events.hpp"
-#include "harness/sim/utf8.hpp"
 
 namespace onejob::check {
 
@@ -53,23 +52,13 @@ void check_unstorable_writes(const HistoryModel& model, std::vector<Violation>& 
 }
 
 void check_committed_text(const HistoryModel& model, std::vector<Violation>& out) {
-  if (model.history == nullptr) return;
-  sim::PackedEvent recorded;
-  for (const std::size_t index : model.commit_log) {
-    model.history->read(index, recorded);
-    for (const auto& field : recorded.fields) {
-      if (field.type() != Event::Field::Type::string ||
-          sim::text_column_holds(recorded.text(field))) {
-        continue;
-      }
-      out.push_back(violation("I7.unstorable_committed",
-                              "the store committed " + *recorded.kind + " with its " +
-                                  field.name() +
-                                  " holding a NUL byte or invalid UTF-8, which PostgreSQL "
-                                  "text cannot hold: PgStore would have refused the write",
-                              recorded.seq, {}));
-      break;
-    }
+  for (const auto& [seq, field] : model.unstorable_commits) {
+    out.push_back(violation("I7.unstorable_committed",
+                            "the store committed " + model.history->kind(seq - 1) + " with its " +
+                                interned(field) +
+                                " holding a NUL byte or invalid UTF-8, which PostgreSQL text "
+                                "cannot hold: PgStore would have refused the write",
+                            seq, {}));
   }
 }
 

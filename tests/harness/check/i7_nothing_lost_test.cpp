@@ -79,6 +79,7 @@ BOOST_AUTO_TEST_CASE(a_commit_holding_text_postgresql_cannot_hold_is_a_violation
     const auto seq = h.add(kStore, failed).last_seq();
     return std::pair{check_nothing_lost(h.model()), seq};
   };
+  require_none(committed("alice", "a reason of more than eight bytes, all of them ASCII").first);
   require_none(committed("alice", "refused: caf\xC3\xA9 \xE2\x9C\x93 \xF0\x9F\x98\x80").first);
   // A refusal holds the value it refused: not committed, not judged here.
   HistoryBuilder refused;
@@ -91,7 +92,10 @@ BOOST_AUTO_TEST_CASE(a_commit_holding_text_postgresql_cannot_hold_is_a_violation
   require_none(refusals);
   for (const std::string& bad :
        {std::string("a\0b", 3), std::string("\xFF"), std::string("\xC0\xAF"),
-        std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"), std::string("\xE2\x9C")}) {
+        std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"), std::string("\xE2\x9C"),
+        std::string("0123456789\0bcdefghijklmn", 24),
+        std::string("0123456789\xFF"
+                    "bcdefghijklmn")}) {
     const auto [violations, seq] = committed("alice", "refused: " + bad);
     require_one(violations, "I7.unstorable_committed", seq);
   }
