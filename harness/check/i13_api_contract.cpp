@@ -11,7 +11,8 @@
 //     exactly {"provider": a string} is never accepted but refused 400 invalid_json or
 //     invalid_body, and one naming a provider the run has not (run.provider) is refused 400
 //     invalid_body, each unless refused for its job (404, 409 job_completed), its key (422
-//     idempotency_key_reused), its credentials (401, 403) or a 5xx first; nor is a create whose
+//     idempotency_key_reused), its credentials (401, 403), its owner's name (400
+//     unstorable_value, for an owner the store cannot hold) or a 5xx first; nor is a create whose
 //     input has an empty or
 //     missing "text" or a member besides "text" and "fields", nor one whose operation is not
 //     classify, summarize or extract, whose provider is not one the run has (run.provider), or
@@ -189,11 +190,12 @@ std::string limit_breach(const events::ClientSent& sent, const Route& route,
   if (!create && is_success(got.status) && !retry_body_ok(body)) {
     return "a retry body the contract refuses (" + body + ") was accepted";
   }
-  // Refused for its job, its key, its credentials or a server failure first: a retry's body is
-  // read after those.
+  // Refused for its job, its key, its credentials, its owner's name the store cannot hold (the
+  // job is looked up under it) or a server failure first: a retry's body is read after those.
+  const bool owner_refused = error == "unstorable_value" && !sim::text_column_holds(sent.owner);
   const bool judged_before = got.status >= 500 || got.status == 401 || got.status == 403 ||
                              got.status == 404 || error == "job_completed" ||
-                             error == "idempotency_key_reused";
+                             error == "idempotency_key_reused" || owner_refused;
   if (!create && !retry_body_ok(body) && !judged_before && !is_success(got.status) &&
       !(got.status == 400 && (error == "invalid_json" || error == "invalid_body"))) {
     return "a retry body the contract refuses (" + body + ") was answered " +
@@ -232,7 +234,7 @@ std::string limit_breach(const events::ClientSent& sent, const Route& route,
            ", not refused as invalid JSON";
   }
   const std::size_t depth = facts.depth();
-  if (depth > kDepthLimit && error != "invalid_json" && got.status != 404) {
+  if (depth > kDepthLimit && error != "invalid_json" && got.status != 404 && !owner_refused) {
     return "JSON nested " + std::to_string(depth) + " levels deep was not refused as invalid JSON";
   }
   if (depth <= kDepthLimit && error == "invalid_json" && facts.readable()) {

@@ -84,9 +84,10 @@ rc::Gen<RawCase> raw_case() {
       });
   const auto top =
       record<16>({pick(1'000'000), in_range(0, 3), in_range(0, 3), in_range(0, 20), in_range(0, 20),
-                  in_range(0, 10), in_range(0, 4), in_range(0, 3), in_range(0, 3), pick(2),
-                  one_of({0, 0, 0, 1, 2, 3, 4}), one_of({1, 1, 0}), one_of({3, 3, 0, 1, 2}),
-                  one_of({4, 4, 4, 0, 1, 2}), one_of({0, 0, 0, 0, 1}), one_of({0, 1, 2})});
+                  in_range(0, 10), in_range(0, 4), in_range(0, 3), in_range(0, 3),
+                  one_of({0, 0, 0, 0, 1, 1, 1, 1, 2}), one_of({0, 0, 0, 1, 2, 3, 4}),
+                  one_of({1, 1, 0}), one_of({3, 3, 0, 1, 2}), one_of({4, 4, 4, 0, 1, 2}),
+                  one_of({0, 0, 0, 0, 1}), one_of({0, 1, 2})});
   using Drawn = std::tuple<std::array<int, 16>, std::vector<RawProvider>, std::vector<RawLink>,
                            std::vector<RawFault>, std::vector<RawStep>>;
   return rc::gen::map(

@@ -555,10 +555,12 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   }
   const int clients = 1 + std::max(raw.clients, 0) % 3;
   for (int i = 0; i < clients; ++i) {
-    const bool bob = raw.owners % 2 == 1 && i % 2 == 1;
+    const bool other = raw.owners % 3 != 0 && i % 2 == 1;
     std::string client = "c";
     client += std::to_string(i + 1);
-    spec.clients.push_back({std::move(client), bob ? "bob" : "alice"});
+    spec.clients.push_back({std::move(client), !other                ? std::string("alice")
+                                               : raw.owners % 3 == 1 ? std::string("bob")
+                                                                     : std::string("b\0b", 3)});
   }
   const RawLink quiet_link;
   const bool instant = pick(kGrids, raw.profile) > Duration(1);    // only the grid decides

@@ -115,7 +115,9 @@ struct RawCase {
   int client_retries = 0;
   int lb_retries = 0;
   int clients = 0;  // + 1
-  int owners = 0;   // clients share owners: 0 all alice, 1 alice and bob alternate
+  // Clients share owners: 0 all alice, 1 alice and bob alternate, 2 alice and an owner whose name
+  // holds a NUL byte (which the store cannot hold: each of its requests is refused) alternate.
+  int owners = 0;
   // 1 and 2: "ties": instant links and every time on a grid of 1 s or 5 s (multiples of the
   // workers' 250 ms poll), so that answers of two attempts can reach the store at one instant
   // (the seed then orders them). 3: "race": a 1 s grid, and providers set up for kind 5 steps.

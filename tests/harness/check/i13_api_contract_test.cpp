@@ -68,11 +68,13 @@ BOOST_AUTO_TEST_CASE(i13_a_create_names_only_operations_and_providers_the_server
 // The run has alpha and beta; an operator's retry with `body` is answered `status` `error`; the
 // violations of I13.limit_misjudged only.
 std::vector<check::Violation> retry_naming(const std::string& body, std::int64_t status,
-                                           std::optional<std::string> error) {
+                                           std::optional<std::string> error,
+                                           std::string owner = "alice") {
   HistoryBuilder h;
   run_alpha_and_beta(h);
   auto sent = operator_retry_sent(1, 1, "op-1");
   sent.body = body;
+  sent.owner = std::move(owner);
   auto got = received(1, status, std::nullopt);
   got.error = std::move(error);
   h.add("ops", sent).add("ops", got);
@@ -111,6 +113,10 @@ BOOST_AUTO_TEST_CASE(i13_a_retry_body_the_contract_refuses_is_refused_as_one) {
       require_none(retry_naming(body, 503, "store_unavailable"));
       require_one(retry_naming(body, 422, "provider_not_certified"), "I13.limit_misjudged", 4);
       require_one(retry_naming(body, 409, "attempt_in_flight"), "I13.limit_misjudged", 4);
+      // The job is looked up under its owner's name first: one the store cannot hold is refused
+      // for it; the name of an owner it can hold is no such reason.
+      require_none(retry_naming(body, 400, "unstorable_value", std::string("b\0b", 3)));
+      require_one(retry_naming(body, 400, "unstorable_value"), "I13.limit_misjudged", 4);
     }
   }
 }
