@@ -555,12 +555,9 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
   }
   const int clients = 1 + std::max(raw.clients, 0) % 3;
   for (int i = 0; i < clients; ++i) {
-    const bool other = raw.owners % 3 != 0 && i % 2 == 1;
-    std::string client = "c";
-    client += std::to_string(i + 1);
-    spec.clients.push_back({std::move(client), !other                ? std::string("alice")
-                                               : raw.owners % 3 == 1 ? std::string("bob")
-                                                                     : std::string("b\0b", 3)});
+    const std::string_view owners[] = {"alice", "bob", std::string_view("b\0b", 3)};
+    const auto other = static_cast<std::size_t>(wrap(raw.owners, 3));
+    spec.clients.push_back({"c" + std::to_string(i + 1), std::string(owners[i % 2 ? other : 0])});
   }
   const RawLink quiet_link;
   const bool instant = pick(kGrids, raw.profile) > Duration(1);    // only the grid decides

@@ -452,7 +452,7 @@ BOOST_AUTO_TEST_CASE(i14_a_store_fault_a_worker_never_reports_is_a_violation) {
 // The reconciler's report that its store answers again names the store errors it reported in a
 // row: since it started, or since its last such report; none before it is no recovery.
 BOOST_AUTO_TEST_CASE(i14_a_store_recovery_names_the_errors_reported_before_it) {
-  const auto recovered = [](int errors, bool restarted, std::int64_t failures) {
+  const auto recovered = [](int errors, bool restarted, int failures) {
     HistoryBuilder h;
     h.add("reconciler", events::NodeStarted{.incarnation = 1});
     for (int i = 0; i < errors; ++i) {
@@ -475,19 +475,17 @@ BOOST_AUTO_TEST_CASE(i14_a_store_recovery_names_the_errors_reported_before_it) {
   require_none(recovered(3, false, 3).first);
   require_none(recovered(3, true, 2).first);  // the first error was the crashed incarnation's
   for (const auto& [errors, restarted, failures] :
-       {std::tuple{0, false, std::int64_t{0}}, std::tuple{0, false, std::int64_t{1}},
-        std::tuple{2, false, std::int64_t{1}}, std::tuple{2, false, std::int64_t{3}},
-        std::tuple{3, true, std::int64_t{3}}}) {
+       {std::tuple{0, false, 0}, {0, false, 1}, {2, false, 1}, {2, false, 3}, {3, true, 3}}) {
     const auto [violations, seq] = recovered(errors, restarted, failures);
     require_one(violations, "I14.report_untrue", seq);
   }
   // Two recoveries: the second counts only the errors after the first.
   HistoryBuilder h;
   h.add("reconciler", events::NodeStarted{.incarnation = 1});
-  h.add("reconciler", events::ReconcilerStoreError{.message = "", .retry_in_us = 1000});
-  h.add("reconciler", events::ReconcilerStoreRecovered{.failures = 1});
-  h.add("reconciler", events::ReconcilerStoreError{.message = "", .retry_in_us = 1000});
-  h.add("reconciler", events::ReconcilerStoreRecovered{.failures = 1});
+  for (int i = 0; i < 2; ++i) {
+    h.add("reconciler", events::ReconcilerStoreError{})
+        .add("reconciler", events::ReconcilerStoreRecovered{.failures = 1});
+  }
   require_none(judged(h.model()));
   const auto seq = h.add("reconciler", events::ReconcilerStoreRecovered{.failures = 1}).last_seq();
   require_one(judged(h.model()), "I14.report_untrue", seq);
