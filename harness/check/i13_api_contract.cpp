@@ -368,7 +368,10 @@ void check_unstorable_owners(const HistoryModel& model, const UnstorableOwners& 
           faults[fault->node].push_back(recorded.seq);
         }
       });
-  for (const auto& [exchange, status] : answered) {
+  for (const auto& entry : answered) {
+    // Plain variables, not a structured binding: clang 14 cannot capture one in a lambda.
+    const ApiExchange* exchange = entry.first;
+    const std::int64_t status = entry.second;
     const auto found = faults.find(exchange->node.str());
     const bool cut_off =
         found != faults.end() && std::ranges::any_of(found->second, [&](std::uint64_t seq) {
