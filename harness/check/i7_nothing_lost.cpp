@@ -33,22 +33,16 @@ namespace onejob::check {
 namespace {
 
 void check_unstorable_writes(const HistoryModel& model, std::vector<Violation>& out) {
-  if (model.history == nullptr) return;
   std::set<std::string> api_nodes;
   for (const auto& exchange : model.exchanges) api_nodes.insert(exchange.node.str());
-  model.history->visit_kinds(
-      {&events::kind_name<events::StoreRefused>()}, [&](const sim::TraceEvent& recorded) {
-        const auto refused = events::from_event<events::StoreRefused>(recorded.event);
-        if (!refused || refused->refusal != events::kRefusedUnstorable ||
-            api_nodes.contains(refused->by)) {
-          return;
-        }
-        out.push_back(violation("I7.write_unstorable",
-                                refused->by + " asked the store to " + refused->operation +
-                                    " a value it cannot hold (a NUL byte or invalid UTF-8): "
-                                    "refused on every try, what it carried is lost",
-                                recorded.seq, {}));
-      });
+  for (const auto& [refused, seq, at] : model.refusals) {
+    if (refused.refusal != events::kRefusedUnstorable || api_nodes.contains(refused.by)) continue;
+    out.push_back(violation("I7.write_unstorable",
+                            refused.by + " asked the store to " + refused.operation +
+                                " a value it cannot hold (a NUL byte or invalid UTF-8): refused "
+                                "on every try, what it carried is lost",
+                            seq, {}));
+  }
 }
 
 void check_committed_text(const HistoryModel& model, std::vector<Violation>& out) {

@@ -554,9 +554,9 @@ scenario::ScenarioSpec build_scenario(const RawCase& raw, const std::string& nam
     spec.providers.push_back(std::move(provider));
   }
   const int clients = 1 + std::max(raw.clients, 0) % 3;
+  const std::string_view owners[] = {"alice", "bob", std::string_view("b\0b", 3)};
+  const auto other = static_cast<std::size_t>(wrap(raw.owners, 3));  // every other client's
   for (int i = 0; i < clients; ++i) {
-    const std::string_view owners[] = {"alice", "bob", std::string_view("b\0b", 3)};
-    const auto other = static_cast<std::size_t>(wrap(raw.owners, 3));
     spec.clients.push_back({"c" + std::to_string(i + 1), std::string(owners[i % 2 ? other : 0])});
   }
   const RawLink quiet_link;

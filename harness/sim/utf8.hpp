@@ -41,15 +41,6 @@ inline std::optional<char32_t> decode_utf8(std::string_view text, std::size_t i,
   return value;
 }
 
-// Whether `text` is well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
-inline bool valid_utf8(std::string_view text) {
-  std::size_t length = 1;
-  for (std::size_t i = 0; i < text.size(); i += length) {
-    if (!decode_utf8(text, i, length)) return false;
-  }
-  return true;
-}
-
 // What a PostgreSQL text column holds, by the harness's own reading (never the system's):
 // well-formed UTF-8 without a NUL byte.
 inline bool text_column_holds(std::string_view text) {
