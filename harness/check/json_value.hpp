@@ -33,9 +33,14 @@ using JsonValue = std::shared_ptr<const nlohmann::json>;
 JsonValue json_value(std::string_view text);
 // Whether a result is another JSON value than a provider's output. Equal bytes are an equal value
 // (or, neither being JSON, there is no value to compare), so only results whose bytes differ, which
-// is rare, are parsed.
+// is rare, are parsed. Bytes that differ where either holds no JSON value differ: an empty result
+// is not the output it stands for. (nlohmann compares a discarded value unequal to nothing, not
+// even with !=, so that case is decided here, before the values are compared.)
 inline bool differs_as_json(const std::string& result, const std::string& output) {
-  return result != output && *json_value(result) != *json_value(output);
+  if (result == output) return false;
+  const JsonValue one = json_value(result);
+  const JsonValue other = json_value(output);
+  return one->is_discarded() || other->is_discarded() || *one != *other;
 }
 // Whether `text` holds a JSON value as json_value reads it (scan_json_text, which reads what
 // nlohmann's parser reads, building nothing).

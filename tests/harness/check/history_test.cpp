@@ -298,6 +298,19 @@ BOOST_AUTO_TEST_CASE(json_digest_ignores_key_order_and_spacing) {
   BOOST_TEST(!json_digest("label: billing").has_value());
 }
 
+// A recorded result is the provider's output when it is the same JSON value; bytes that differ
+// where either side holds no JSON value are another result (an empty one stands for nothing).
+BOOST_AUTO_TEST_CASE(differs_as_json_compares_values_and_never_waves_through_non_json) {
+  BOOST_TEST(!differs_as_json(kBilling, kBilling));
+  BOOST_TEST(!differs_as_json(R"({ "label": "billing", "confidence": 0.9 })", kBilling));
+  BOOST_TEST(differs_as_json(kOther, kBilling));
+  BOOST_TEST(differs_as_json("", kBilling));
+  BOOST_TEST(differs_as_json(kBilling, ""));
+  BOOST_TEST(differs_as_json("label: billing", kBilling));
+  BOOST_TEST(differs_as_json("not json", "not json either"));
+  BOOST_TEST(!differs_as_json("not json", "not json"));
+}
+
 // The checkers' parser skips whitespace after the value: it changes neither the value nor whether
 // there is one.
 BOOST_AUTO_TEST_CASE(json_value_reads_past_trailing_whitespace_alone) {

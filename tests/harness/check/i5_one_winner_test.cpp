@@ -112,8 +112,9 @@ std::pair<std::vector<Violation>, std::uint64_t> loser_recorded_as(const std::st
 BOOST_AUTO_TEST_CASE(a_loser_recorded_with_bytes_not_its_own_is_a_violation) {
   // Its own output with the keys in another order is the same JSON value.
   require_none(loser_recorded_as(R"({"label": "other", "confidence": 0.8})").first);
+  // The store keeping no bytes for the loser (an empty result) is not its output either.
   for (const std::string& recorded :
-       {kBilling, std::string(R"({"confidence":0.4,"label":"other"})")}) {
+       {kBilling, std::string(R"({"confidence":0.4,"label":"other"})"), std::string()}) {
     const auto [violations, lost] = loser_recorded_as(recorded);
     require_one(violations, "I5.discarded_not_own", lost);
   }
