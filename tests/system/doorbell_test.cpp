@@ -10,6 +10,7 @@
 #include "system/service/ringing_store.hpp"
 
 #include "tests/support/instants.hpp"
+#include "tests/support/run_sync.hpp"
 #include "tests/support/system_fixture.hpp"
 
 namespace onejob {
@@ -96,6 +97,88 @@ BOOST_AUTO_TEST_CASE(doorbells_ring_every_bell_added_and_none_removed) {
   boost::asio::co_spawn(loop.io(), wait(b, "b"), rethrow_error);
   loop.run();
   BOOST_TEST(ended == std::vector<std::string>{"a"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// A store whose writes commit and then lose their reply (maybe_committed), or, once `unavailable`
+// is set, fail without running: what a node's connection to PostgreSQL can do.
+class RepliesLost final : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  bool unavailable = false;
+  Async<InsertJobResult> insert_job(NewJob job) override {
+    return lose(StoreWrapper::insert_job(std::move(job)));
+  }
+  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override {
+    return lose(StoreWrapper::insert_attempt(std::move(attempt)));
+  }
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
+    return lose(StoreWrapper::update_attempt(std::move(update)));
+  }
+
+ private:
+  template <typename T>
+  Async<T> lose(Async<T> write) {
+    if (unavailable) throw StoreError(StoreError::Kind::unavailable, "store unavailable");
+    co_await std::move(write);
+    throw StoreError(StoreError::Kind::maybe_committed, "store reply lost");
+  }
+};
+
+struct CountedRings final : WorkBell {
+  int rings = 0;
+  void ring() override { ++rings; }
+};
+
+BOOST_AUTO_TEST_SUITE(ringing_store)
+
+// A write that may have left an attempt STARTING rings even when its reply is lost: it may have
+// committed, and without the ring the attempt would wait for an idle worker's fallback poll. A
+// write that cannot leave one (a claim's RUNNING, here) or that never ran rings nothing.
+BOOST_AUTO_TEST_CASE(a_write_whose_reply_was_lost_rings_when_it_may_have_left_work) {
+  MemoryStore memory;
+  RepliesLost lossy{memory};
+  CountedRings bell;
+  RingingStore ringing{lossy, bell};
+  const auto lost = [](auto write) {
+    BOOST_CHECK_THROW(test::run_sync(std::move(write)), StoreError);
+  };
+  lost(ringing.insert_job(NewJob{.owner_id = "alice",
+                                 .idempotency_key = "k1",
+                                 .request_fingerprint = "POST /jobs\n{}",
+                                 .operation = "classify",
+                                 .target_provider = "alpha",
+                                 .failover = {},
+                                 .input_json = R"({"text":"x"})",
+                                 .payload_json = "{}"}));
+  BOOST_TEST(bell.rings == 1);  // the job committed: its attempt waits STARTING
+  const auto claimed = test::run_sync(memory.claim_next_attempt("w1", at(1), at(61)));
+  BOOST_REQUIRE(claimed.has_value());
+  const std::vector<AttemptState> running{AttemptState::running};
+  lost(ringing.update_attempt({.attempt_id = claimed->id,
+                               .from = running,
+                               .to = AttemptState::unknown,
+                               .fence = {},
+                               .take_over_as = {},
+                               .reason = "deadline passed",
+                               .at = at(31)}));
+  BOOST_TEST(bell.rings == 1);  // to UNKNOWN: nothing to claim
+  const std::vector<AttemptState> unknown{AttemptState::unknown};
+  lost(ringing.update_attempt({.attempt_id = claimed->id,
+                               .from = unknown,
+                               .to = AttemptState::starting,
+                               .fence = {},
+                               .take_over_as = {},
+                               .reason = "re-driven",
+                               .at = at(40)}));
+  BOOST_TEST(bell.rings == 2);  // a re-drive leaves it STARTING
+  lossy.unavailable = true;
+  lost(ringing.insert_attempt({.job_id = claimed->job_id,
+                               .provider = "alpha",
+                               .origin = AttemptOrigin::explicit_retry,
+                               .created_at = at(50)}));
+  BOOST_TEST(bell.rings == 2);  // never ran: nothing was written
 }
 
 BOOST_AUTO_TEST_SUITE_END()
