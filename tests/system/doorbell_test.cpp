@@ -155,23 +155,20 @@ BOOST_AUTO_TEST_CASE(a_write_whose_reply_was_lost_rings_when_it_may_have_left_wo
   BOOST_TEST(bell.rings == 1);  // the job committed: its attempt waits STARTING
   const auto claimed = test::run_sync(memory.claim_next_attempt("w1", at(1), at(61)));
   BOOST_REQUIRE(claimed.has_value());
-  const std::vector<AttemptState> running{AttemptState::running};
-  lost(ringing.update_attempt({.attempt_id = claimed->id,
-                               .from = running,
-                               .to = AttemptState::unknown,
-                               .fence = {},
-                               .take_over_as = {},
-                               .reason = "deadline passed",
-                               .at = at(31)}));
+  // Moves the claimed attempt from `from` to `to` through the ringing store (its reply lost).
+  const auto move = [&](AttemptState from, AttemptState to, Duration at) {
+    const std::vector<AttemptState> states{from};
+    lost(ringing.update_attempt({.attempt_id = claimed->id,
+                                 .from = states,
+                                 .to = to,
+                                 .fence = {},
+                                 .take_over_as = {},
+                                 .reason = "moved",
+                                 .at = Instant(at)}));
+  };
+  move(AttemptState::running, AttemptState::unknown, seconds(31));
   BOOST_TEST(bell.rings == 1);  // to UNKNOWN: nothing to claim
-  const std::vector<AttemptState> unknown{AttemptState::unknown};
-  lost(ringing.update_attempt({.attempt_id = claimed->id,
-                               .from = unknown,
-                               .to = AttemptState::starting,
-                               .fence = {},
-                               .take_over_as = {},
-                               .reason = "re-driven",
-                               .at = at(40)}));
+  move(AttemptState::unknown, AttemptState::starting, seconds(40));
   BOOST_TEST(bell.rings == 2);  // a re-drive leaves it STARTING
   lossy.unavailable = true;
   lost(ringing.insert_attempt({.job_id = claimed->job_id,
