@@ -299,8 +299,13 @@ BOOST_AUTO_TEST_CASE(expired_leases_are_running_attempts_at_or_past_their_lease)
   update(store(), c.first.id, {S::running}, S::unknown, 1, "deadline passed");
   // d stays STARTING: it has no lease at all.
 
+  // The reconciler's sweep reads the same list in a statement of its own: the two agree at every
+  // instant, the lease's own instant included.
   auto expired_at = [&](std::int64_t now) {
-    return ids_of(run(store().find_expired_leases(at_us(now))));
+    const auto listed = ids_of(run(store().find_expired_leases(at_us(now))));
+    BOOST_TEST(ids_of(run(store().find_sweep_work(at_us(now))).expired) == listed,
+               boost::test_tools::per_element());
+    return listed;
   };
   BOOST_TEST(expired_at(99).empty());
   BOOST_TEST(expired_at(100) == (std::vector<AttemptId>{a.first.id}),
