@@ -12,12 +12,12 @@
 #include <rapidcheck/state.h>
 
 #include "system/adapters/memory_store.hpp"
-#include "system/ports/store_wrapper.hpp"
 #include "system/service/api_handler.hpp"
 
 #include "harness/sim/rng.hpp"
 #include "harness/sim/sim_loop.hpp"
 
+#include "tests/support/broken_stores.hpp"
 #include "tests/support/fake_providers.hpp"
 #include "tests/support/recording_sink.hpp"
 #include "tests/support/run_sync.hpp"
@@ -37,21 +37,6 @@ const std::string kBodies[] = {
 constexpr int kSameAs[] = {0, 0, 2, 3};
 const std::string kOwners[] = {"alice", "bob"};
 const std::string kKeys[] = {"k1", "k2"};
-
-// A store whose next write's reply is lost after the write ran (commit outcome unknown).
-class LosingStore final : public StoreWrapper {
- public:
-  using StoreWrapper::StoreWrapper;
-  bool lose_next_reply = false;
-
-  Async<InsertJobResult> insert_job(NewJob job) override {
-    auto result = co_await target().insert_job(std::move(job));
-    if (std::exchange(lose_next_reply, false)) {
-      throw StoreError(StoreError::Kind::maybe_committed, "reply lost");
-    }
-    co_return result;
-  }
-};
 
 struct Model {
   std::map<std::pair<int, int>, int> request_class;  // (owner, key) -> the class it holds

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <utility>
+
 #include <map>
 #include <string>
 
@@ -86,6 +88,37 @@ class StoreHidingCompletions final : private OwnsMemoryStore, public StoreWrappe
       job->completed_by.reset();
     }
     co_return job;
+  }
+};
+
+// A store whose next write that may leave work (insert_job, insert_attempt, update_attempt) runs
+// and then loses its reply (maybe_committed) when `lose_next_reply` is set, or, while `down` is
+// set, fails without running: what a node's connection to PostgreSQL can do.
+class LosingStore final : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  bool lose_next_reply = false;
+  bool down = false;
+
+  Async<InsertJobResult> insert_job(onejob::NewJob job) override {
+    return lose(StoreWrapper::insert_job(std::move(job)));
+  }
+  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override {
+    return lose(StoreWrapper::insert_attempt(std::move(attempt)));
+  }
+  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
+    return lose(StoreWrapper::update_attempt(std::move(update)));
+  }
+
+ private:
+  template <typename T>
+  Async<T> lose(Async<T> write) {
+    if (down) throw StoreError(StoreError::Kind::unavailable, "store unavailable");
+    auto result = co_await std::move(write);
+    if (std::exchange(lose_next_reply, false)) {
+      throw StoreError(StoreError::Kind::maybe_committed, "reply lost");
+    }
+    co_return result;
   }
 };
 

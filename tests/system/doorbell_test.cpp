@@ -9,6 +9,7 @@
 #include "system/service/deadline.hpp"
 #include "system/service/ringing_store.hpp"
 
+#include "tests/support/broken_stores.hpp"
 #include "tests/support/instants.hpp"
 #include "tests/support/run_sync.hpp"
 #include "tests/support/system_fixture.hpp"
@@ -101,31 +102,6 @@ BOOST_AUTO_TEST_CASE(doorbells_ring_every_bell_added_and_none_removed) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// A store whose writes commit and then lose their reply (maybe_committed), or, once `unavailable`
-// is set, fail without running: what a node's connection to PostgreSQL can do.
-class RepliesLost final : public StoreWrapper {
- public:
-  using StoreWrapper::StoreWrapper;
-  bool unavailable = false;
-  Async<InsertJobResult> insert_job(NewJob job) override {
-    return lose(StoreWrapper::insert_job(std::move(job)));
-  }
-  Async<InsertAttemptResult> insert_attempt(NewAttempt attempt) override {
-    return lose(StoreWrapper::insert_attempt(std::move(attempt)));
-  }
-  Async<UpdateAttemptResult> update_attempt(AttemptUpdate update) override {
-    return lose(StoreWrapper::update_attempt(std::move(update)));
-  }
-
- private:
-  template <typename T>
-  Async<T> lose(Async<T> write) {
-    if (unavailable) throw StoreError(StoreError::Kind::unavailable, "store unavailable");
-    co_await std::move(write);
-    throw StoreError(StoreError::Kind::maybe_committed, "store reply lost");
-  }
-};
-
 struct CountedRings final : WorkBell {
   int rings = 0;
   void ring() override { ++rings; }
@@ -138,10 +114,11 @@ BOOST_AUTO_TEST_SUITE(ringing_store)
 // write that cannot leave one (a claim's RUNNING, here) or that never ran rings nothing.
 BOOST_AUTO_TEST_CASE(a_write_whose_reply_was_lost_rings_when_it_may_have_left_work) {
   MemoryStore memory;
-  RepliesLost lossy{memory};
+  test::LosingStore lossy{memory};
   CountedRings bell;
   RingingStore ringing{lossy, bell};
-  const auto lost = [](auto write) {
+  const auto lost = [&lossy](auto write) {
+    lossy.lose_next_reply = true;
     BOOST_CHECK_THROW(test::run_sync(std::move(write)), StoreError);
   };
   lost(ringing.insert_job(NewJob{.owner_id = "alice",
@@ -170,7 +147,7 @@ BOOST_AUTO_TEST_CASE(a_write_whose_reply_was_lost_rings_when_it_may_have_left_wo
   BOOST_TEST(bell.rings == 1);  // to UNKNOWN: nothing to claim
   move(AttemptState::unknown, AttemptState::starting, seconds(40));
   BOOST_TEST(bell.rings == 2);  // a re-drive leaves it STARTING
-  lossy.unavailable = true;
+  lossy.down = true;
   lost(ringing.insert_attempt({.job_id = claimed->job_id,
                                .provider = "alpha",
                                .origin = AttemptOrigin::explicit_retry,
