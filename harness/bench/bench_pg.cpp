@@ -199,7 +199,7 @@ Caller pgstore_caller(const PgTarget& target) {
   };
   auto create = [connect]() -> CreateCall {
     auto [store, io] = connect();
-    return [store, io](const std::string& key) {
+    return [store = store, io = io](const std::string& key) {
       const auto result = sim::complete_now(*io, store->insert_job(bench_job(key)));
       if (result.outcome == InsertJobResult::Outcome::inserted) return true;
       if (!sim::complete_now(*io, store->find_job_by_key("bench", key))) {
@@ -210,7 +210,7 @@ Caller pgstore_caller(const PgTarget& target) {
   };
   auto cas = [connect]() -> CasCall {
     auto [store, io] = connect();
-    return [store, io](AttemptId attempt, JobId job) -> std::string {
+    return [store = store, io = io](AttemptId attempt, JobId job) -> std::string {
       CompleteAttempt completion;
       completion.attempt_id = attempt;
       completion.job_id = job;

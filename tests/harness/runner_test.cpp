@@ -279,7 +279,7 @@ BOOST_AUTO_TEST_CASE(any_bytes_in_a_message_give_valid_utf8_json_and_well_formed
   const std::vector<RunResult> results = {result};
   // JSON: a strict parser (nlohmann rejects invalid UTF-8) reads it back.
   const auto summary = report::summary_json(results);
-  BOOST_REQUIRE_NO_THROW(nlohmann::json::parse(summary));
+  BOOST_REQUIRE(nlohmann::json::parse(summary).is_object());
   // XML: every character is one XML 1.0 allows, and the document parses.
   const auto junit = report::junit_xml(results);
   BOOST_TEST(well_formed_xml_text(junit));

@@ -158,10 +158,11 @@ BOOST_AUTO_TEST_CASE(the_reference_passes_every_black_box_rule) {
   BOOST_TEST(jobs.size() == 3u);
   for (const auto& [owner, job] : jobs) {
     const std::string token = owner + "-token";
-    wait_for([&] { return recorder.read(connection, owner, token, job); },
-             [&](const HttpReply& reply) {
-               return job == hang_job || body_of(reply).value("status", "") == "succeeded";
-             });
+    wait_for(
+        [&, &owner = owner, job = job] { return recorder.read(connection, owner, token, job); },
+        [&, job = job](const HttpReply& reply) {
+          return job == hang_job || body_of(reply).value("status", "") == "succeeded";
+        });
   }
   recorder.add_executions(alpha);
   recorder.add_executions(beta);

@@ -331,7 +331,8 @@ BOOST_AUTO_TEST_CASE(json_line_has_ts_node_kind_and_typed_fields_in_order) {
              R"("worker":"worker-1","attempt_id":7,"maybe_committed":true,)"
              R"("message":"reply \"lost\"","retry_in_us":-5})");
   // Before the epoch the milliseconds still count up within their second.
-  const auto line = nlohmann::json::parse(json_log_line(Event("x"), "n", sys_time(-1ms)));
+  const auto line =
+      nlohmann::json::parse(json_log_line(Event("x"), "n", sys_time<milliseconds>(-1ms)));
   BOOST_TEST(line.at("ts").get<std::string>() == "1969-12-31T23:59:59.999Z");
 }
 
