@@ -664,17 +664,19 @@ class Generator:
             f"insert {stmt}")
 
 
-def expand_files(repo: Path, patterns: list[str]) -> list[str]:
+def matched_files(repo: Path, patterns: list[str], flag: str) -> set[str]:
     files: set[str] = set()
     for pattern in patterns:
         matched = glob.glob(str(repo / pattern), recursive=True)
         if not matched:
-            raise SetupError(f"--files: {pattern!r} matches no file under {repo}")
-        for f in matched:
-            rel = Path(f).resolve().relative_to(repo.resolve()).as_posix()
-            if rel.endswith((".cpp", ".hpp", ".h", ".cc")) and rel not in ALWAYS_EXCLUDED:
-                files.add(rel)
-    return sorted(files)
+            raise SetupError(f"{flag}: {pattern!r} matches no file under {repo}")
+        files.update(Path(f).resolve().relative_to(repo.resolve()).as_posix() for f in matched)
+    return files
+
+
+def expand_files(repo: Path, patterns: list[str], excluded: list[str] | None = None) -> list[str]:
+    files = matched_files(repo, patterns, "--files") - matched_files(repo, excluded or [], "--exclude")
+    return sorted(f for f in files if f.endswith((".cpp", ".hpp", ".h", ".cc")) and f not in ALWAYS_EXCLUDED)
 
 
 def generate(root: Path, files: list[str]) -> list[Mutant]:
@@ -1047,6 +1049,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    "tree with its uncommitted edits")
     p.add_argument("--files", nargs="+", metavar="GLOB", help="files to mutate, globs relative to the repository "
                    f"(default: {' '.join(DEFAULT_FILES)}); system/service/defects.cpp and system/domain/check.cpp are always left out")
+    p.add_argument("--exclude", nargs="+", default=[], metavar="GLOB",
+                   help="leave out these files (globs relative to the repository), e.g. one only unit tests reach")
     p.add_argument("--list", action="store_true", help="print the selected mutants and counts per rule and file; run nothing")
     p.add_argument("--only", action="append", default=[], metavar="ID_OR_SUBSTRING",
                    help="run only mutants whose id contains this, or whose hash is this (repeatable)")
@@ -1179,12 +1183,12 @@ def main(argv: list[str]) -> int:
     source = describe_source(repo, args.rev)
     if args.list:
         if args.rev is None:
-            files = expand_files(repo, args.files or DEFAULT_FILES)
+            files = expand_files(repo, args.files or DEFAULT_FILES, args.exclude)
             mutants = generate(repo, files)
         else:
             with tempfile.TemporaryDirectory(prefix="mutate-list-") as tree:
                 sync_tree(source_files(repo, args.rev), Path(tree))
-                files = expand_files(Path(tree), args.files or DEFAULT_FILES)
+                files = expand_files(Path(tree), args.files or DEFAULT_FILES, args.exclude)
                 mutants = generate(Path(tree), files)
         selected = select(mutants, args.only, args.sample, args.seed)
         print_list(mutants, selected, equivalents)
@@ -1197,7 +1201,7 @@ def main(argv: list[str]) -> int:
         raise SetupError("--work-dir must be outside the repository")
     changed = sync_tree(source_files(repo, args.rev), work, keep=build_dir if work in build_dir.parents else None)
     log(f"scratch copy {work} ({'working tree' if args.rev is None else source['head'][:12]}): {changed} files refreshed")
-    files = expand_files(work, args.files or DEFAULT_FILES)
+    files = expand_files(work, args.files or DEFAULT_FILES, args.exclude)
     mutants = generate(work, files)
     selected = select(mutants, args.only, args.sample, args.seed)
     if not selected:
